@@ -1,0 +1,37 @@
+import { createHash, timingSafeEqual } from 'node:crypto'
+import fp from 'fastify-plugin'
+import type { FastifyRequest } from 'fastify'
+import { Unauthorized } from '../../src/errors.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** constant-time comparison with the configured API key */
+    checkApiKey: (candidate: string) => boolean
+    /** onRequest hook for scopes that require the key (every /api route) */
+    requireApiKey: (req: FastifyRequest) => Promise<void>
+  }
+}
+
+export default fp(async (app) => {
+  // Hash both sides so the comparison is constant-time whatever the lengths.
+  const expected = digest(app.config.apiKey)
+  const checkApiKey = (candidate: string) => timingSafeEqual(digest(candidate), expected)
+
+  app.decorate('checkApiKey', checkApiKey)
+  app.decorate('requireApiKey', async (req: FastifyRequest) => {
+    const key = apiKeyFrom(req)
+    if (key === undefined || !checkApiKey(key)) throw new Unauthorized()
+  })
+}, { name: 'auth', dependencies: ['config'] })
+
+function digest (value: string): Buffer {
+  return createHash('sha256').update(value, 'utf8').digest()
+}
+
+export function apiKeyFrom (req: FastifyRequest): string | undefined {
+  const header = req.headers['x-api-key']
+  if (typeof header === 'string' && header !== '') return header
+  const auth = req.headers.authorization
+  const m = auth === undefined ? null : /^Bearer\s+(.+)$/i.exec(auth)
+  return m === null ? undefined : m[1].trim()
+}

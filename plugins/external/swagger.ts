@@ -1,0 +1,43 @@
+import fp from 'fastify-plugin'
+import swagger from '@fastify/swagger'
+import swaggerUi from '@fastify/swagger-ui'
+import { EventSchemas } from '../../schemas/events.js'
+import { APP_VERSION } from '../../src/version.js'
+
+export default fp(async (app) => {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: {
+        title: 'Status Tracker API',
+        version: APP_VERSION,
+        description: 'Link messaging accounts by QR or pairing code, publish 24-hour statuses and see who viewed them. ' +
+          'Every response is `{ success, data }` or `{ success: false, error }`. Real-time events are served by socket.io at `/socket.io/`; ' +
+          'their payloads are the `Event*` schemas below.'
+      },
+      servers: [{ url: '/' }],
+      tags: [
+        { name: 'sessions', description: 'Linked accounts' },
+        { name: 'statuses', description: 'Publishing statuses and reading viewers' },
+        { name: 'uploads', description: 'Media for image and video statuses' },
+        { name: 'system', description: 'Health, statistics and storage' }
+      ],
+      components: {
+        securitySchemes: {
+          apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
+          bearer: { type: 'http', scheme: 'bearer' }
+        },
+        schemas: Object.fromEntries(Object.entries(EventSchemas).map(([name, schema]) => [
+          'Event' + name.split('-').map((w) => w[0].toUpperCase() + w.slice(1)).join(''),
+          JSON.parse(JSON.stringify(schema)) as object
+        ]))
+      },
+      security: [{ apiKey: [] }, { bearer: [] }]
+    },
+    refResolver: {
+      // shared schemas appear under their $id (e.g. ErrorEnvelope) instead of def-N
+      buildLocalReference: (json, _baseUri, _fragment, i) => typeof json.$id === 'string' ? json.$id : `def-${i}`
+    }
+  })
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } })
+}, { name: 'swagger' })

@@ -1,0 +1,14 @@
+import { Type } from '@sinclair/typebox'
+
+export const SESSION_ID_PATTERN = '^[A-Za-z0-9_-]{1,64}$'
+export const PHONE_PATTERN = '^[0-9]{10,15}$'
+
+export const SessionIdSchema = Type.String({ pattern: SESSION_ID_PATTERN, minLength: 1, maxLength: 64, description: 'Letters, digits, underscore and hyphen; at most 64 characters' })
+export const PhoneNumberSchema = Type.String({ pattern: PHONE_PATTERN, description: '10 to 15 digits including country code, no plus sign' })
+export const IsoDateSchema = Type.String({ format: 'date-time', description: 'ISO 8601 timestamp' })
+
+export const SessionParamsSchema = Type.Object({ sessionId: SessionIdSchema })
+export const StatusParamsSchema = Type.Object({
+  sessionId: SessionIdSchema,
+  statusId: Type.String({ pattern: '^[0-9]{1,15}$', description: 'Numeric status id' })
+})

@@ -1,0 +1,21 @@
+import { Type, type Static, type TSchema } from '@sinclair/typebox'
+
+/** The one failure body of the whole API, added once with addSchema and referenced by every route. */
+export const ErrorEnvelopeSchema = Type.Object({
+  success: Type.Literal(false),
+  error: Type.String({ description: 'What went wrong, written for people' })
+}, { $id: 'ErrorEnvelope', title: 'ErrorEnvelope', additionalProperties: false })
+export type ErrorEnvelope = Static<typeof ErrorEnvelopeSchema>
+
+export const ErrorRef = Type.Unsafe<ErrorEnvelope>(Type.Ref(ErrorEnvelopeSchema))
+
+/** `{ success: true, data }` around a payload schema. */
+export const Ok = <T extends TSchema>(data: T) => Type.Object({ success: Type.Literal(true), data })
+
+type ErrorCode = 400 | 401 | 404 | 409 | 413 | 429 | 500
+/** Response map entries for the failure codes a route can send; 401, 429 and 500 apply to every /api route. */
+export function failures (...codes: ErrorCode[]): Record<number, typeof ErrorRef> {
+  const out: Record<number, typeof ErrorRef> = {}
+  for (const code of new Set<ErrorCode>([...codes, 401, 429, 500])) out[code] = ErrorRef
+  return out
+}

@@ -1,0 +1,27 @@
+import { Type, type Static } from '@sinclair/typebox'
+import { AuthMethodSchema, ConnectionStatusSchema } from './session.js'
+import { StatusTypeSchema, ViewerSchema } from './status.js'
+
+// Payloads of every socket.io event the server emits. They are documented in the OpenAPI document
+// (components) and typed for the broadcaster, the one place that emits.
+
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(s: T) => Type.Union([s, Type.Null()])
+const SessionId = Type.String()
+
+export const EventSchemas = {
+  'connection-status': Type.Object({ sessionId: SessionId, connected: Type.Boolean(), status: ConnectionStatusSchema, ownNumber: Type.Optional(Nullable(Type.String())), reason: Type.Optional(Type.String()) }),
+  'pairing-code': Type.Object({ sessionId: SessionId, pairingCode: Type.String(), phoneNumber: Type.String(), authMethod: AuthMethodSchema }),
+  'pairing-code-error': Type.Object({ sessionId: SessionId, error: Type.String() }),
+  'qr-code': Type.Object({ sessionId: SessionId, qrCode: Type.String({ description: 'PNG data URL' }), authMethod: AuthMethodSchema }),
+  'qr-code-error': Type.Object({ sessionId: SessionId, error: Type.String() }),
+  'status-sent': Type.Object({ sessionId: SessionId, statusId: Type.String(), id: Type.String(), type: StatusTypeSchema, content: Type.String(), caption: Type.String(), timestamp: Type.String(), platformMessageId: Type.String(), contactCount: Type.Integer() }),
+  'status-send-progress': Type.Object({ sessionId: SessionId, statusId: Type.String(), sent: Type.Integer(), total: Type.Integer() }),
+  'status-viewers-update': Type.Object({ sessionId: SessionId, statusId: Type.String(), viewers: Type.Array(ViewerSchema) }),
+  'status-deleted': Type.Object({ sessionId: SessionId, statusId: Type.String() }),
+  'statuses-updated': Type.Object({ sessionId: SessionId, message: Type.Optional(Type.String()), action: Type.Optional(Type.String({ description: "'cleanup' after expiry, 'failed' when the platform rejected a status" })), statusId: Type.Optional(Type.String()) }),
+  'session-created': Type.Object({ sessionId: SessionId, sessionName: Type.String(), phoneNumber: Nullable(Type.String()), authMethod: AuthMethodSchema, createdAt: Type.String() }),
+  'session-deleted': Type.Object({ sessionId: SessionId })
+} as const
+
+export type EventName = keyof typeof EventSchemas
+export type EventPayloads = { [K in EventName]: Static<(typeof EventSchemas)[K]> }

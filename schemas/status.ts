@@ -1,0 +1,66 @@
+import { Type, type Static } from '@sinclair/typebox'
+import { IsoDateSchema } from './common.js'
+
+export const StatusTypeSchema = Type.Union(['text', 'image', 'video', 'url'].map((t) => Type.Literal(t)))
+
+export const SendStatusBodySchema = Type.Object({
+  type: Type.Union([Type.Literal('text'), Type.Literal('image'), Type.Literal('video'), Type.Literal('url')]),
+  content: Type.String({ minLength: 1, maxLength: 65536, description: 'text: the body; image/video: a filename returned by upload; url: a direct http(s) media URL' }),
+  caption: Type.Optional(Type.String({ maxLength: 4096, description: 'For image, video and url; ignored for text' })),
+  targetNumbers: Type.Optional(Type.String({ maxLength: 1_000_000, description: 'Comma-separated numbers with country code, no plus sign; empty: own number only' })),
+  backgroundColor: Type.Optional(Type.String({ pattern: '^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$', description: 'Text statuses: #RRGGBB or #AARRGGBB' })),
+  font: Type.Optional(Type.Integer({ minimum: 0, maximum: 10, description: 'Text statuses: platform font number' }))
+}, { additionalProperties: false })
+export type SendStatusBody = Static<typeof SendStatusBodySchema>
+
+export const SendStatusResultSchema = Type.Object({
+  statusId: Type.String(),
+  message: Type.String(),
+  platformMessageId: Type.String(),
+  contactCount: Type.Integer()
+})
+
+export const SentStatusSchema = Type.Object({
+  id: Type.String({ description: 'Numeric status id' }),
+  type: StatusTypeSchema,
+  content: Type.String(),
+  caption: Type.String(),
+  timestamp: IsoDateSchema,
+  platformMessageId: Type.String(),
+  contactCount: Type.Integer(),
+  targetNumbers: Type.String(),
+  viewerCount: Type.Integer({ description: 'Real viewers so far' }),
+  error: Type.Union([Type.String(), Type.Null()], { description: 'Rejection reported by the platform after sending, null when fine' })
+})
+export type SentStatus = Static<typeof SentStatusSchema>
+
+export const ViewerSchema = Type.Object({
+  jid: Type.String({ description: '<number>@s.whatsapp.net' }),
+  number: Type.String(),
+  viewedAt: IsoDateSchema,
+  isReal: Type.Boolean({ description: 'false when the viewer is the session\'s own account' })
+})
+export type Viewer = Static<typeof ViewerSchema>
+
+export const DeleteStatusQuerySchema = Type.Object({
+  revoke: Type.Optional(Type.Boolean({ default: false, description: 'Also ask the platform to revoke the status for its recipients' }))
+})
+
+export const DeletedStatusSchema = Type.Object({
+  statusId: Type.String(),
+  message: Type.String(),
+  deletedFromPlatform: Type.Boolean(),
+  deletedFromDatabase: Type.Boolean(),
+  deletedImageFile: Type.Boolean(),
+  note: Type.String()
+})
+
+export const UploadResultSchema = Type.Object({
+  success: Type.Literal(true),
+  filename: Type.String(),
+  data: Type.Object({
+    filename: Type.String(),
+    size: Type.Integer(),
+    mimeType: Type.String()
+  })
+})

@@ -1,0 +1,98 @@
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyPluginAsync, type FastifyServerOptions } from 'fastify'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import fp from 'fastify-plugin'
+import type { Config } from './config.js'
+import { EXPOSED_5XX_CODES, RouteNotFound } from './errors.js'
+import { ErrorEnvelopeSchema } from '../schemas/envelope.js'
+import configPlugin from '../plugins/app/config.js'
+import dbPlugin from '../plugins/app/db.js'
+import authPlugin from '../plugins/app/auth.js'
+import broadcasterPlugin from '../plugins/app/broadcaster.js'
+import swaggerPlugin from '../plugins/external/swagger.js'
+import rateLimitPlugin from '../plugins/external/rate-limit.js'
+import multipartPlugin from '../plugins/external/multipart.js'
+import socketIoPlugin from '../plugins/external/socket-io.js'
+import systemRoutes from '../plugins/routes/system/index.js'
+
+export interface AppOptions {
+  config: Config
+}
+
+/** Route plugins mounted under /api, each encapsulated; the API key hook covers all of them. */
+const apiRoutes: FastifyPluginAsync = async (api) => {
+  // preParsing, not onRequest: the per-route rate-limit hook (onRequest) must count unauthenticated
+  // requests too, and no body is parsed before the key is checked
+  api.addHook('preParsing', async (req, _reply, payload) => {
+    await api.requireApiKey(req)
+    return payload
+  })
+  await api.register(systemRoutes)
+}
+
+/** The whole service as one plugin. */
+export const serviceApp: FastifyPluginAsync<AppOptions> = async (app, opts) => {
+  app.addSchema(ErrorEnvelopeSchema)
+
+  await app.register(configPlugin, { config: opts.config })
+  await app.register(rateLimitPlugin)
+  await app.register(swaggerPlugin)
+  await app.register(multipartPlugin)
+  await app.register(dbPlugin)
+  await app.register(authPlugin)
+  await app.register(socketIoPlugin)
+  await app.register(broadcasterPlugin)
+
+  app.setErrorHandler((err: FastifyError, req, reply) => {
+    const status = err.validation !== undefined ? 400 : statusOf(err)
+    let message = err.message
+    if (err.validation !== undefined) {
+      message = validationMessage(err)
+    } else if (status >= 500 && (err.code === undefined || !EXPOSED_5XX_CODES.has(err.code))) {
+      req.log.error({ err }, 'unexpected error')
+      message = 'Internal server error'
+    } else if (status >= 500) {
+      req.log.warn({ err }, err.message)
+    }
+    void reply.code(status).send({ success: false, error: message })
+  })
+
+  app.setNotFoundHandler({ preHandler: app.rateLimit() }, () => {
+    throw new RouteNotFound()
+  })
+
+  // after the handlers: encapsulated children take the error handler in force when they are created
+  await app.register(apiRoutes, { prefix: '/api' })
+}
+
+function statusOf (err: FastifyError): number {
+  const code = err.statusCode
+  return typeof code === 'number' && code >= 400 && code <= 599 ? code : 500
+}
+
+function validationMessage (err: FastifyError): string {
+  const first = err.validation?.[0]
+  if (first === undefined) return err.message
+  const context = err.validationContext ?? 'body'
+  const field = first.instancePath.replace(/^\//, '').replaceAll('/', '.')
+  if (first.keyword === 'required') return `${context}.${String(first.params.missingProperty)} is required`
+  if (first.keyword === 'additionalProperties') return `${context}.${String(first.params.additionalProperty)} is not an allowed field`
+  const where = field === '' ? context : `${context}.${field}`
+  if (first.keyword === 'pattern' && /phoneNumber|targetNumbers/.test(field)) return `${where} must be 10 to 15 digits including country code, no plus sign`
+  if (first.keyword === 'pattern' && field === 'sessionId') return `${where} may contain only letters, digits, underscore and hyphen (at most 64 characters)`
+  return `${where} ${first.message ?? 'is invalid'}`
+}
+
+export async function buildApp (config: Config, fastifyOptions: FastifyServerOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: {
+      level: config.logLevel,
+      redact: ['req.headers.authorization', 'req.headers["x-api-key"]']
+    },
+    bodyLimit: 2 * 1024 * 1024,
+    // reject unknown fields instead of silently dropping them (a typo must not change what is sent)
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false } },
+    ...fastifyOptions
+  }).withTypeProvider<TypeBoxTypeProvider>()
+  await app.register(fp(serviceApp), { config })
+  return app
+}

@@ -1,0 +1,122 @@
+import { randomBytes } from 'node:crypto'
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { Value } from '@sinclair/typebox/value'
+import { EnvSchema, type Env } from '../schemas/env.js'
+
+export interface Config {
+  port: number
+  host: string
+  apiKey: string
+  /** where the key came from, for the start-up log line (never the key itself) */
+  apiKeySource: 'env' | 'file' | 'generated'
+  apiKeyFile: string | null
+  dataDir: string
+  uploadDir: string
+  databaseFile: string
+  maxUploadBytes: number
+  maxUploadMb: number
+  rateLimit: { max: number, windowMs: number }
+  logLevel: Env['LOG_LEVEL']
+  wa: {
+    websocketUrl: string
+    version: [number, number, number] | null
+    testTrustRoot: string | null
+    linkTimeoutMs: number
+    statusChunkSize: number
+  }
+  statusTtlMs: number
+  cleanupIntervalMs: number
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError'
+}
+
+/** Reads `.env` (if present) under the real environment, validates, and returns the typed config. */
+export function loadConfig (env: NodeJS.ProcessEnv = process.env, opts: { envFile?: string | false } = {}): Config {
+  const envFile = opts.envFile ?? '.env'
+  const merged: Record<string, string | undefined> = {}
+  if (envFile !== false && existsSync(envFile)) Object.assign(merged, parseEnvFile(readFileSync(envFile, 'utf8')))
+  for (const key of Object.keys(EnvSchema.properties)) {
+    const value = env[key]
+    if (value !== undefined && value !== '') merged[key] = value
+    else if (merged[key] === '') delete merged[key]
+  }
+  return configFromEnv(validateEnv(merged))
+}
+
+export function validateEnv (raw: Record<string, string | undefined>): Env {
+  const candidate: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(raw)) {
+    if (key in EnvSchema.properties && value !== undefined) candidate[key] = value
+  }
+  const converted = Value.Convert(EnvSchema, Value.Default(EnvSchema, candidate))
+  const first = Value.Errors(EnvSchema, converted).First()
+  if (first !== undefined) {
+    const name = first.path.replace(/^\//, '')
+    const shown = name === 'API_KEY' || name === 'WA_TEST_TRUST_ROOT' ? '' : ` (got ${JSON.stringify(raw[name])})`
+    const why = name === 'API_KEY' ? 'must be at least 16 characters' : first.message.toLowerCase()
+    throw new ConfigError(`Invalid setting ${name}: ${why}${shown}`)
+  }
+  return converted as Env
+}
+
+function configFromEnv (env: Env): Config {
+  const dataDir = resolve(env.DATA_DIR)
+  const key = resolveApiKey(env.API_KEY, dataDir)
+  const version = env.WA_VERSION?.split('.').map(Number) as [number, number, number] | undefined
+  return {
+    port: env.PORT,
+    host: env.HOST,
+    apiKey: key.key,
+    apiKeySource: key.source,
+    apiKeyFile: key.file,
+    dataDir,
+    uploadDir: resolve(env.UPLOAD_DIR),
+    databaseFile: join(dataDir, 'status-tracker.db'),
+    maxUploadBytes: env.MAX_UPLOAD_MB * 1024 * 1024,
+    maxUploadMb: env.MAX_UPLOAD_MB,
+    rateLimit: { max: env.RATE_LIMIT_MAX, windowMs: env.RATE_LIMIT_WINDOW_MS },
+    logLevel: env.LOG_LEVEL,
+    wa: {
+      websocketUrl: env.WA_WEBSOCKET_URL,
+      version: version ?? null,
+      testTrustRoot: env.WA_TEST_TRUST_ROOT ?? null,
+      linkTimeoutMs: env.LINK_TIMEOUT_MS,
+      statusChunkSize: env.STATUS_CHUNK_SIZE
+    },
+    statusTtlMs: Math.round(env.STATUS_TTL_HOURS * 3_600_000),
+    cleanupIntervalMs: env.CLEANUP_INTERVAL_MS
+  }
+}
+
+function resolveApiKey (fromEnv: string | undefined, dataDir: string): { key: string, source: Config['apiKeySource'], file: string | null } {
+  if (fromEnv !== undefined) return { key: fromEnv, source: 'env', file: null }
+  const file = join(dataDir, 'api-key')
+  if (existsSync(file)) {
+    const stored = readFileSync(file, 'utf8').trim()
+    if (stored.length < 16) throw new ConfigError(`Invalid setting API_KEY: the stored key in ${file} is shorter than 16 characters`)
+    return { key: stored, source: 'file', file }
+  }
+  mkdirSync(dataDir, { recursive: true })
+  const generated = randomBytes(24).toString('base64url')
+  writeFileSync(file, generated + '\n', { mode: 0o600, flag: 'wx' })
+  chmodSync(file, 0o600)
+  return { key: generated, source: 'generated', file }
+}
+
+/** Minimal dotenv: KEY=value lines, optional quotes, # comments. */
+export function parseEnvFile (text: string): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const line of text.split(/\r?\n/)) {
+    const m = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$/.exec(line)
+    if (m === null) continue
+    let value = m[2]
+    const quoted = /^(['"])(.*)\1$/.exec(value)
+    if (quoted !== null) value = quoted[2]
+    else value = value.replace(/\s+#.*$/, '')
+    out[m[1]] = value
+  }
+  return out
+}

@@ -1,0 +1,90 @@
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely'
+
+/** All times are stored as integer milliseconds since the epoch and turned into ISO 8601 at the edge. */
+type Millis = number
+
+export interface SessionTable {
+  id: string
+  name: string
+  auth_method: 'pairing' | 'qrcode'
+  phone_number: string | null
+  /** digits of the linked account; kept while unlinked so the UI can show who it was */
+  own_number: string | null
+  own_lid: string | null
+  /** 1 once the platform accepted the link (creds registered); 0 after logout */
+  linked: ColumnType<number, number | undefined, number>
+  created_at: Millis
+}
+
+export interface AuthCredsTable {
+  session_id: string
+  /** Baileys AuthenticationCreds serialised with BufferJSON */
+  creds: string
+  updated_at: Millis
+}
+
+export interface AuthKeyTable {
+  session_id: string
+  type: string
+  key_id: string
+  /** Baileys SignalDataTypeMap value serialised with BufferJSON */
+  value: string
+}
+
+export interface StatusTable {
+  id: Generated<number>
+  session_id: string
+  type: 'text' | 'image' | 'video' | 'url'
+  content: string
+  caption: string
+  /** platform message id; set before sending so receipts that race the insert still match */
+  message_id: string
+  /** 'sending' while chunks go out, 'sent' once every chunk was written, 'failed' if sending threw */
+  state: 'sending' | 'sent' | 'failed'
+  created_at: Millis
+  contact_count: number
+  /** comma-separated requested recipients (digits), as stored */
+  target_numbers: string
+  /** JSON array of the JIDs actually sent to (own number first); needed to revoke */
+  recipients: string
+  /** upload filename for image/video statuses, null otherwise */
+  media_file: string | null
+  background_color: string | null
+  font: number | null
+  /** platform rejection reported after sending (e.g. '479'), null when fine */
+  error: string | null
+}
+
+export interface ViewerTable {
+  status_id: number
+  number: string
+  jid: string
+  viewed_at: Millis
+  is_real: number
+}
+
+export interface UploadTable {
+  filename: string
+  kind: 'image' | 'video'
+  mime_type: string
+  size: number
+  created_at: Millis
+}
+
+export interface Database {
+  sessions: SessionTable
+  auth_creds: AuthCredsTable
+  auth_keys: AuthKeyTable
+  statuses: StatusTable
+  viewers: ViewerTable
+  uploads: UploadTable
+}
+
+export type SessionRow = Selectable<SessionTable>
+export type NewSessionRow = Insertable<SessionTable>
+export type SessionUpdate = Updateable<SessionTable>
+export type StatusRow = Selectable<StatusTable>
+export type NewStatusRow = Insertable<StatusTable>
+export type ViewerRow = Selectable<ViewerTable>
+export type NewViewerRow = Insertable<ViewerTable>
+export type UploadRow = Selectable<UploadTable>

@@ -1,0 +1,30 @@
+import createError from '@fastify/error'
+
+// Every error the service answers with, made once. Handlers throw these; the one error handler in
+// app.ts turns any error into `{ success: false, error }` with its statusCode.
+
+export const Unauthorized = createError('ST_UNAUTHORIZED', 'Unauthorized', 401)
+export const RouteNotFound = createError('ST_ROUTE_NOT_FOUND', 'Route not found', 404)
+export const BadRequest = createError<[string]>('ST_BAD_REQUEST', '%s', 400)
+export const InternalError = createError('ST_INTERNAL', 'Internal server error', 500)
+
+export const SessionExists = createError('ST_SESSION_EXISTS', 'Session already exists', 409)
+export const SessionNotFound = createError('ST_SESSION_NOT_FOUND', 'Session not found', 404)
+export const StatusNotFound = createError('ST_STATUS_NOT_FOUND', 'Status not found', 404)
+
+export const AlreadyConnected = createError('ST_ALREADY_CONNECTED', 'Session is already connected', 400)
+export const PhoneNotSet = createError('ST_PHONE_NOT_SET', 'Phone number not set for this session', 400)
+export const PairingInProgress = createError('ST_PAIRING_IN_PROGRESS', 'Pairing code request already in progress', 409)
+export const PairingUnavailable = createError('ST_PAIRING_UNAVAILABLE', 'Cannot generate pairing code at this time', 500)
+export const NotQrSession = createError('ST_NOT_QR_SESSION', 'This session links by pairing code, not QR code', 400)
+export const NotConnected = createError('ST_NOT_CONNECTED', 'WhatsApp is not connected', 500)
+export const SendFailed = createError<[string]>('ST_SEND_FAILED', 'Failed to send status: %s', 500)
+
+export const NoFileUploaded = createError('ST_NO_FILE', 'No file uploaded', 400)
+export const WrongFileType = createError('ST_WRONG_FILE_TYPE', 'Only image and video files are allowed', 400)
+export const FileTooLarge = createError('ST_FILE_TOO_LARGE', 'File too large', 413)
+export const VideoTooLarge = createError<[number]>('ST_VIDEO_TOO_LARGE', 'File size exceeds %dMB limit', 413)
+export const UploadNotFound = createError('ST_UPLOAD_NOT_FOUND', 'Uploaded file not found', 400)
+
+/** Status codes whose messages are written for users and shown as-is even when 5xx. */
+export const EXPOSED_5XX_CODES = new Set(['ST_PAIRING_UNAVAILABLE', 'ST_NOT_CONNECTED', 'ST_SEND_FAILED', 'ST_INTERNAL'])

@@ -1,0 +1,66 @@
+// The platform's public face. Route plugins, the broadcaster and the status service depend on these
+// types only, never on Baileys'. Everything that imports Baileys lives under src/platform/.
+
+export type AuthMethod = 'pairing' | 'qrcode'
+export type ConnectionStatus = 'connecting' | 'open' | 'close' | 'logged-out'
+
+export interface SessionSnapshot {
+  sessionId: string
+  connected: boolean
+  status: ConnectionStatus
+  /** digits of the linked account, null when not connected */
+  ownNumber: string | null
+  pairingCode: string | null
+  /** PNG data URL */
+  qrCode: string | null
+}
+
+export interface ReceiptEvent {
+  /** platform message id of the status */
+  messageId: string
+  /** the JID the platform named the viewer by (phone-number JID or LID) */
+  viewerJid: string
+  /** viewer digits after LID → phone-number mapping; null when the LID is not mapped */
+  viewerNumber: string | null
+  type: 'read' | 'played' | 'delivery'
+  /** ms since epoch */
+  at: number
+}
+
+export interface PlatformEventMap {
+  'connection-status': { sessionId: string, connected: boolean, status: ConnectionStatus, ownNumber: string | null, reason?: string }
+  'pairing-code': { sessionId: string, pairingCode: string, phoneNumber: string }
+  'pairing-code-error': { sessionId: string, error: string }
+  'qr-code': { sessionId: string, qrCode: string }
+  'qr-code-error': { sessionId: string, error: string }
+  /** receipts for the session's own statuses, batched as they arrive */
+  'status-receipts': { sessionId: string, receipts: ReceiptEvent[] }
+  /** a rejection the platform reported after the status was written (e.g. error 479) */
+  'status-error': { sessionId: string, messageId: string, error: string }
+}
+
+export type StatusContent =
+  | { kind: 'text', text: string, backgroundColor?: string, font?: number }
+  | { kind: 'image' | 'video', source: { path: string } | { url: string }, mimetype?: string, caption?: string }
+
+export interface SendStatusInput {
+  /** platform message id from newMessageId(); the caller stores it before sending */
+  messageId: string
+  content: StatusContent
+  /** recipient digits, de-duplicated, WITHOUT the own number (the platform adds it first) */
+  recipients: string[]
+  /** called after each chunk when the list spans more than one chunk */
+  onProgress?: (sent: number, total: number) => void
+}
+
+export interface SendStatusResult {
+  messageId: string
+  /** every JID the status was addressed to, own number first (kept for revoke) */
+  recipientJids: string[]
+}
+
+export interface SessionSpec {
+  sessionId: string
+  authMethod: AuthMethod
+  phoneNumber: string | null
+}

@@ -1,0 +1,71 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { ConfigError, loadConfig, parseEnvFile } from '../../src/config.js'
+
+function tempDir (t: { after: (fn: () => void) => void }): string {
+  const dir = mkdtempSync(join(tmpdir(), 'st-config-'))
+  t.after(() => { rmSync(dir, { recursive: true, force: true }) })
+  return dir
+}
+
+test('defaults match the documented settings', (t) => {
+  const dir = tempDir(t)
+  const c = loadConfig({ DATA_DIR: dir }, { envFile: false })
+  assert.equal(c.port, 3000)
+  assert.equal(c.host, '0.0.0.0')
+  assert.equal(c.maxUploadMb, 50)
+  assert.equal(c.rateLimit.max, 300)
+  assert.equal(c.rateLimit.windowMs, 900_000)
+  assert.equal(c.statusTtlMs, 24 * 3_600_000)
+  assert.equal(c.cleanupIntervalMs, 300_000)
+  assert.equal(c.wa.linkTimeoutMs, 600_000)
+  assert.equal(c.wa.statusChunkSize, 256)
+  assert.equal(c.wa.testTrustRoot, null)
+  assert.equal(c.wa.websocketUrl, 'wss://web.whatsapp.com/ws/chat')
+})
+
+test('without API_KEY a key is generated once into DATA_DIR/api-key with mode 0600', (t) => {
+  const dir = tempDir(t)
+  const first = loadConfig({ DATA_DIR: dir }, { envFile: false })
+  assert.equal(first.apiKeySource, 'generated')
+  assert.ok(first.apiKey.length >= 16)
+  const file = join(dir, 'api-key')
+  assert.equal(readFileSync(file, 'utf8').trim(), first.apiKey)
+  assert.equal(statSync(file).mode & 0o777, 0o600)
+  const second = loadConfig({ DATA_DIR: dir }, { envFile: false })
+  assert.equal(second.apiKeySource, 'file')
+  assert.equal(second.apiKey, first.apiKey)
+})
+
+test('invalid settings stop the start with a message naming the setting', (t) => {
+  const dir = tempDir(t)
+  const cases: Array<[Record<string, string>, RegExp]> = [
+    [{ API_KEY: 'short' }, /^Invalid setting API_KEY: must be at least 16 characters$/],
+    [{ PORT: 'eighty' }, /^Invalid setting PORT/],
+    [{ PORT: '70000' }, /^Invalid setting PORT/],
+    [{ MAX_UPLOAD_MB: '0' }, /^Invalid setting MAX_UPLOAD_MB/],
+    [{ LOG_LEVEL: 'loud' }, /^Invalid setting LOG_LEVEL/],
+    [{ WA_WEBSOCKET_URL: 'http://x' }, /^Invalid setting WA_WEBSOCKET_URL/],
+    [{ STATUS_TTL_HOURS: '-1' }, /^Invalid setting STATUS_TTL_HOURS/],
+    [{ WA_TEST_TRUST_ROOT: 'not-a-key' }, /^Invalid setting WA_TEST_TRUST_ROOT/]
+  ]
+  for (const [env, message] of cases) {
+    assert.throws(() => loadConfig({ DATA_DIR: dir, ...env }, { envFile: false }), (err: unknown) => err instanceof ConfigError && message.test(err.message), JSON.stringify(env))
+  }
+  // the key itself is never echoed back
+  assert.throws(() => loadConfig({ DATA_DIR: dir, API_KEY: 'secretvalue' }, { envFile: false }), (err: unknown) => err instanceof Error && !err.message.includes('secretvalue'))
+})
+
+test('.env values apply under the real environment', (t) => {
+  const dir = tempDir(t)
+  const envFile = join(dir, '.env')
+  writeFileSync(envFile, `# comment\nPORT=4001\nexport HOST="127.0.0.1"\nRATE_LIMIT_MAX=7 # inline\nDATA_DIR=${dir}\n`)
+  const c = loadConfig({ PORT: '4002' }, { envFile })
+  assert.equal(c.port, 4002)
+  assert.equal(c.host, '127.0.0.1')
+  assert.equal(c.rateLimit.max, 7)
+  assert.deepEqual(parseEnvFile("A='x y'\nB=\nnot a line\n"), { A: 'x y', B: '' })
+})

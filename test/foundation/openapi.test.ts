@@ -1,0 +1,32 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { Validator } from '@seriousme/openapi-schema-validator'
+import { build } from '../helper.js'
+
+interface Operation { tags?: string[], summary?: string, responses?: Record<string, unknown>, security?: unknown }
+
+test('the OpenAPI document is public, valid, and every operation is documented', async (t) => {
+  const { app } = await build(t)
+  const res = await app.inject({ url: '/docs/json' })
+  assert.equal(res.statusCode, 200)
+  const doc = res.json()
+  const result = await new Validator().validate(doc)
+  assert.equal(result.valid, true, JSON.stringify(result.errors, null, 2))
+  assert.ok(doc.components.schemas.ErrorEnvelope, 'one shared error envelope')
+  assert.ok(doc.components.securitySchemes.apiKey)
+  const paths = doc.paths as Record<string, Record<string, Operation>>
+  assert.ok(Object.keys(paths).length >= 3)
+  for (const [path, methods] of Object.entries(paths)) {
+    for (const [method, op] of Object.entries(methods)) {
+      const where = `${method.toUpperCase()} ${path}`
+      assert.ok(op.tags !== undefined && op.tags.length > 0, `${where} has tags`)
+      assert.ok(op.summary, `${where} has a summary`)
+      assert.ok(op.responses?.['200'], `${where} documents 200`)
+      for (const code of ['401', '429', '500']) {
+        assert.deepEqual(JSON.stringify(op.responses?.[code]).includes('ErrorEnvelope'), true, `${where} documents ${code} with the envelope`)
+      }
+    }
+  }
+  const ui = await app.inject({ url: '/docs' })
+  assert.ok(ui.statusCode === 200 || ui.statusCode === 302)
+})

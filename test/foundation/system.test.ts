@@ -1,0 +1,43 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { build } from '../helper.js'
+
+test('stats start empty with lastStatusSent null', async (t) => {
+  const { api } = await build(t)
+  const res = await api({ method: 'GET', url: '/api/stats' })
+  assert.equal(res.statusCode, 200)
+  assert.deepEqual(res.json(), {
+    success: true,
+    data: { totalSessions: 0, connectedSessions: 0, totalStatuses: 0, totalViewers: 0, lastStatusSent: null, sessions: [] }
+  })
+})
+
+test('stats and storage count what the database holds', async (t) => {
+  const { api, app } = await build(t)
+  const { db } = app.db
+  const now = Date.now()
+  await db.insertInto('sessions').values({ id: 's1', name: 'One', auth_method: 'qrcode', phone_number: null, own_number: null, own_lid: null, created_at: now - 1000 }).execute()
+  await db.insertInto('uploads').values({ filename: 'f.png', kind: 'image', mime_type: 'image/png', size: 1234, created_at: now }).execute()
+  const base = { session_id: 's1', caption: '', state: 'sent' as const, contact_count: 1, target_numbers: '', recipients: '[]', background_color: null, font: null, error: null }
+  const { id } = await db.insertInto('statuses').values({ ...base, type: 'image', content: 'f.png', message_id: 'M1', created_at: now - 500, media_file: 'f.png' }).returning('id').executeTakeFirstOrThrow()
+  await db.insertInto('statuses').values({ ...base, type: 'text', content: 'hi', message_id: 'M2', created_at: now, media_file: null }).execute()
+  await db.insertInto('viewers').values([
+    { status_id: id, number: '15550000001', jid: '15550000001@s.whatsapp.net', viewed_at: now, is_real: 1 },
+    { status_id: id, number: '15550000009', jid: '15550000009@s.whatsapp.net', viewed_at: now, is_real: 0 }
+  ]).execute()
+  await db.insertInto('auth_creds').values({ session_id: 's1', creds: '{}', updated_at: now }).execute()
+
+  const stats = (await api({ method: 'GET', url: '/api/stats' })).json().data
+  assert.equal(stats.totalSessions, 1)
+  assert.equal(stats.connectedSessions, 0)
+  assert.equal(stats.totalStatuses, 2)
+  assert.equal(stats.totalViewers, 1, 'the own account\'s view is not counted')
+  assert.equal(stats.lastStatusSent, new Date(now).toISOString())
+  assert.deepEqual(stats.sessions, [{ sessionId: 's1', sessionName: 'One', connected: false, ownNumber: null, createdAt: new Date(now - 1000).toISOString() }])
+
+  const storage = (await api({ method: 'GET', url: '/api/storage' })).json().data
+  assert.ok(storage.database.bytes > 0)
+  assert.equal(typeof storage.database.walBytes, 'number')
+  assert.deepEqual(storage.uploads, { count: 1, bytes: 1234 })
+  assert.deepEqual(storage.sessions, [{ sessionId: 's1', statuses: 2, viewers: 2, authStateRows: 1, mediaFiles: 1, mediaBytes: 1234 }])
+})

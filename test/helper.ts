@@ -1,0 +1,71 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { TestContext } from 'node:test'
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
+import { buildApp } from '../src/app.js'
+import { loadConfig, type Config } from '../src/config.js'
+
+export const TEST_API_KEY = 'test-api-key-0123456789abcdef'
+
+export interface TestApp {
+  app: FastifyInstance
+  config: Config
+  dir: string
+  /** inject with the API key header already set */
+  api: (opts: InjectOptions) => Promise<LightMyRequestResponse>
+  /** listen on 127.0.0.1 with a free port and return the base URL */
+  listen: () => Promise<string>
+}
+
+/** Settings for a test app: a fresh temporary data and upload folder, quiet logs, the test key. */
+export function testConfig (env: Record<string, string> = {}): { config: Config, dir: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'status-tracker-test-'))
+  const config = loadConfig({
+    API_KEY: TEST_API_KEY,
+    DATA_DIR: join(dir, 'data'),
+    UPLOAD_DIR: join(dir, 'uploads'),
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    ...env
+  }, { envFile: false })
+  return { config, dir }
+}
+
+/** Builds the same app as production, over a temporary folder that is removed after the test. */
+export async function build (t: TestContext, env: Record<string, string> = {}, opts: { keepDir?: string } = {}): Promise<TestApp> {
+  let config: Config
+  let dir: string
+  if (opts.keepDir !== undefined) {
+    dir = opts.keepDir
+    config = loadConfig({ API_KEY: TEST_API_KEY, DATA_DIR: join(dir, 'data'), UPLOAD_DIR: join(dir, 'uploads'), LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', ...env }, { envFile: false })
+  } else {
+    ({ config, dir } = testConfig(env))
+    t.after(() => { rmSync(dir, { recursive: true, force: true }) })
+  }
+  const app = await buildApp(config)
+  t.after(async () => { await app.close() })
+  await app.ready()
+  return {
+    app,
+    config,
+    dir,
+    api: async (o) => await app.inject({ ...o, headers: { 'x-api-key': TEST_API_KEY, ...o.headers } }),
+    listen: async () => {
+      await app.listen({ port: 0, host: '127.0.0.1' })
+      const address = app.server.address()
+      if (address === null || typeof address === 'string') throw new Error('no address')
+      return `http://127.0.0.1:${address.port}`
+    }
+  }
+}
+
+/** Polls `check` until it returns a truthy value, or fails after `timeoutMs`. */
+export async function waitFor<T> (check: () => T | Promise<T>, timeoutMs = 10_000, what = 'condition'): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const value = await check()
+    if (value !== undefined && value !== null && value !== false) return value as NonNullable<T>
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 25))
+  }
+}
