@@ -6,6 +6,7 @@ import { EXPOSED_5XX_CODES, RouteNotFound } from './errors.js'
 import { ErrorEnvelopeSchema } from '../schemas/envelope.js'
 import configPlugin from '../plugins/app/config.js'
 import dbPlugin from '../plugins/app/db.js'
+import mediaStorePlugin from '../plugins/app/media-store.js'
 import authPlugin from '../plugins/app/auth.js'
 import broadcasterPlugin from '../plugins/app/broadcaster.js'
 import swaggerPlugin from '../plugins/external/swagger.js'
@@ -13,6 +14,7 @@ import rateLimitPlugin from '../plugins/external/rate-limit.js'
 import multipartPlugin from '../plugins/external/multipart.js'
 import socketIoPlugin from '../plugins/external/socket-io.js'
 import systemRoutes from '../plugins/routes/system/index.js'
+import uploadRoutes from '../plugins/routes/uploads/index.js'
 
 export interface AppOptions {
   config: Config
@@ -27,6 +29,7 @@ const apiRoutes: FastifyPluginAsync = async (api) => {
     return payload
   })
   await api.register(systemRoutes)
+  await api.register(uploadRoutes)
 }
 
 /** The whole service as one plugin. */
@@ -38,6 +41,7 @@ export const serviceApp: FastifyPluginAsync<AppOptions> = async (app, opts) => {
   await app.register(swaggerPlugin)
   await app.register(multipartPlugin)
   await app.register(dbPlugin)
+  await app.register(mediaStorePlugin)
   await app.register(authPlugin)
   await app.register(socketIoPlugin)
   await app.register(broadcasterPlugin)

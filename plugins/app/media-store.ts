@@ -1,0 +1,183 @@
+import { randomBytes } from 'node:crypto'
+import { lstatSync } from 'node:fs'
+import { mkdir, open, readdir, rename, unlink } from 'node:fs/promises'
+import { dirname, join, resolve as resolvePath } from 'node:path'
+import { Transform, Writable, type TransformCallback } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
+import fp from 'fastify-plugin'
+import type { MultipartFile } from '@fastify/multipart'
+import type { Kysely } from 'kysely'
+import type { Database } from '../../src/db/database.js'
+import { BadRequest, FileTooLarge, NoFileUploaded, VideoTooLarge, WrongFileType } from '../../src/errors.js'
+import { EXTENSION_ALIASES, sniff, SNIFF_BYTES, type SniffedType } from '../../src/media/sniff.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** uploaded media in UPLOAD_DIR, one `uploads` row per file */
+    mediaStore: MediaStore
+  }
+}
+
+export type MediaKind = 'image' | 'video'
+export type MediaStore = ReturnType<typeof createMediaStore>
+
+export interface MediaStoreOptions {
+  dir: string
+  db: Kysely<Database>
+  maxUploadBytes: number
+  maxUploadMb: number
+}
+
+// `<Date.now()>-<12 hex>-<sanitized name>`; the name part never holds `..` (see safeName)
+const STORED_NAME = /^[0-9]{1,16}-[0-9a-f]{12}-[A-Za-z0-9._-]{1,110}$/
+const MAX_STEM = 100
+
+export function createMediaStore (opts: MediaStoreOptions) {
+  const dir = resolvePath(opts.dir)
+  const { db, maxUploadBytes } = opts
+  const tooLarge = (kind: MediaKind) => kind === 'image' ? new FileTooLarge() : new VideoTooLarge(opts.maxUploadMb)
+
+  async function save (file: MultipartFile, kind: MediaKind): Promise<{ filename: string, size: number, mimeType: string }> {
+    if (!file.mimetype.toLowerCase().startsWith(`${kind}/`)) {
+      await drain(file)
+      throw new WrongFileType()
+    }
+    const part = join(dir, `.upload-${randomBytes(8).toString('hex')}.part`)
+    const tap = new HeadTap(kind, maxUploadBytes)
+    // opened before streaming so that the cleanup below can never run ahead of the file's creation
+    const handle = await open(part, 'wx').catch(async (err: unknown) => { await drain(file); throw err })
+    let renamed: string | null = null
+    try {
+      try {
+        await pipeline(file.file, tap, handle.createWriteStream())
+      } catch (err) {
+        // fs errors carry a syscall and are ours (500); anything else is the client's stream breaking off
+        if (err instanceof Error && 'syscall' in err) throw err
+        throw new BadRequest('Upload interrupted')
+      } finally {
+        await handle.close().catch(() => {})
+      }
+      if (file.file.truncated || tap.bytes > maxUploadBytes) throw tooLarge(kind)
+      if (tap.bytes === 0) throw new NoFileUploaded()
+      const type = tap.sniffed()
+      if (type === null || type.kind !== kind) throw new WrongFileType()
+
+      const filename = `${Date.now()}-${randomBytes(6).toString('hex')}-${safeName(file.filename, type)}`
+      const target = join(dir, filename)
+      await rename(part, target)
+      renamed = target
+      await db.insertInto('uploads')
+        .values({ filename, kind, mime_type: type.mimeType, size: tap.bytes, created_at: Date.now() })
+        .execute()
+      renamed = null
+      return { filename, size: tap.bytes, mimeType: type.mimeType }
+    } finally {
+      await unlinkQuiet(part)
+      if (renamed !== null) await unlinkQuiet(renamed)
+    }
+  }
+
+  /** Absolute path of a stored upload, or null for anything that is not a bare stored name present on disk. */
+  function resolve (filename: string): string | null {
+    if (typeof filename !== 'string' || filename.includes('..') || !STORED_NAME.test(filename)) return null
+    const path = join(dir, filename)
+    if (dirname(path) !== dir) return null
+    try {
+      return lstatSync(path).isFile() ? path : null
+    } catch {
+      return null
+    }
+  }
+
+  async function remove (filename: string): Promise<boolean> {
+    const path = resolve(filename)
+    const deleted = path !== null && await unlinkQuiet(path)
+    await db.deleteFrom('uploads').where('filename', '=', filename).execute()
+    return deleted
+  }
+
+  return { dir, save, resolve, remove }
+}
+
+/** Creates the folder and removes `.part` files left by a previous run that stopped mid-upload. */
+export async function prepareUploadDir (dir: string): Promise<number> {
+  await mkdir(dir, { recursive: true })
+  let removed = 0
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    if (entry.isFile() && entry.name.endsWith('.part') && await unlinkQuiet(join(dir, entry.name))) removed++
+  }
+  return removed
+}
+
+/**
+ * The stored suffix for an original name: basename only, `[A-Za-z0-9._-]` kept (others → `_`), no `..`,
+ * length-capped, and the extension set to the sniffed type's unless it already is one of its spellings.
+ */
+export function safeName (original: string, type: SniffedType): string {
+  const base = original.split(/[/\\]/).pop() ?? ''
+  const cleaned = base.replace(/[^A-Za-z0-9._-]/g, '_').replace(/\.{2,}/g, '.')
+  const m = /^(.*)\.([A-Za-z0-9]{1,5})$/.exec(cleaned)
+  const ext = m?.[2].toLowerCase()
+  const stem = (m === null ? cleaned : m[1]).slice(0, MAX_STEM).replace(/^\.+|\.+$/g, '')
+  const allowed = EXTENSION_ALIASES[type.ext] ?? [type.ext]
+  return `${stem === '' ? 'upload' : stem}.${ext !== undefined && allowed.includes(ext) ? ext : type.ext}`
+}
+
+/** Reads a file part to its end without keeping it, so the rest of the request can be parsed and answered. */
+export async function drain (file: MultipartFile): Promise<void> {
+  await pipeline(file.file, new Writable({ write: (_chunk, _enc, cb) => { cb() } })).catch(() => {})
+}
+
+async function unlinkQuiet (path: string): Promise<boolean> {
+  try {
+    await unlink(path)
+    return true
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false
+    throw err
+  }
+}
+
+/**
+ * Passes the stream through while keeping its first bytes for sniffing and counting the total.
+ * Once the head shows the wrong kind, or the size passes the limit, it keeps reading but stops
+ * writing, so a refused upload costs no more disk and the request is still read to its end.
+ */
+class HeadTap extends Transform {
+  bytes = 0
+  private head: Buffer[] = []
+  private headBytes = 0
+  private refused = false
+
+  constructor (private readonly kind: MediaKind, private readonly limit: number) {
+    super()
+  }
+
+  sniffed (): SniffedType | null {
+    return sniff(Buffer.concat(this.head))
+  }
+
+  override _transform (chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
+    this.bytes += chunk.length
+    if (this.headBytes < SNIFF_BYTES) {
+      const wanted = chunk.subarray(0, SNIFF_BYTES - this.headBytes)
+      this.head.push(wanted)
+      this.headBytes += wanted.length
+      if (this.headBytes === SNIFF_BYTES && this.sniffed()?.kind !== this.kind) this.refused = true
+    }
+    if (this.bytes > this.limit) this.refused = true
+    cb(null, this.refused ? undefined : chunk)
+  }
+}
+
+export default fp(async (app) => {
+  const store = createMediaStore({
+    dir: app.config.uploadDir,
+    db: app.db.db,
+    maxUploadBytes: app.config.maxUploadBytes,
+    maxUploadMb: app.config.maxUploadMb
+  })
+  const stale = await prepareUploadDir(store.dir)
+  if (stale > 0) app.log.info({ dir: store.dir, removed: stale }, 'removed unfinished uploads from a previous run')
+  app.decorate('mediaStore', store)
+}, { name: 'media-store', dependencies: ['config', 'db'] })

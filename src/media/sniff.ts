@@ -1,0 +1,100 @@
+/** What the first bytes of a file say it is. */
+export interface SniffedType {
+  kind: 'image' | 'video'
+  mimeType: string
+  /** canonical extension, lower case, without the dot */
+  ext: string
+}
+
+/** Bytes `sniff` needs to decide every format it knows (ISO-BMFF compatible brands come last). */
+export const SNIFF_BYTES = 256
+
+const ASF_GUID = Buffer.from('3026b2758e66cf11a6d900aa0062ce6c', 'hex')
+
+const JPEG: SniffedType = { kind: 'image', mimeType: 'image/jpeg', ext: 'jpg' }
+const PNG: SniffedType = { kind: 'image', mimeType: 'image/png', ext: 'png' }
+const GIF: SniffedType = { kind: 'image', mimeType: 'image/gif', ext: 'gif' }
+const WEBP: SniffedType = { kind: 'image', mimeType: 'image/webp', ext: 'webp' }
+const BMP: SniffedType = { kind: 'image', mimeType: 'image/bmp', ext: 'bmp' }
+const MP4: SniffedType = { kind: 'video', mimeType: 'video/mp4', ext: 'mp4' }
+const M4V: SniffedType = { kind: 'video', mimeType: 'video/x-m4v', ext: 'm4v' }
+const MOV: SniffedType = { kind: 'video', mimeType: 'video/quicktime', ext: 'mov' }
+const GPP: SniffedType = { kind: 'video', mimeType: 'video/3gpp', ext: '3gp' }
+const GPP2: SniffedType = { kind: 'video', mimeType: 'video/3gpp2', ext: '3g2' }
+const WEBM: SniffedType = { kind: 'video', mimeType: 'video/webm', ext: 'webm' }
+const MKV: SniffedType = { kind: 'video', mimeType: 'video/x-matroska', ext: 'mkv' }
+const AVI: SniffedType = { kind: 'video', mimeType: 'video/x-msvideo', ext: 'avi' }
+const FLV: SniffedType = { kind: 'video', mimeType: 'video/x-flv', ext: 'flv' }
+const WMV: SniffedType = { kind: 'video', mimeType: 'video/x-ms-wmv', ext: 'wmv' }
+
+/** Other spellings of each canonical extension, accepted as they are in original filenames. */
+export const EXTENSION_ALIASES: Readonly<Record<string, readonly string[]>> = {
+  jpg: ['jpg', 'jpeg', 'jpe', 'jfif'],
+  mov: ['mov', 'qt'],
+  '3gp': ['3gp', '3gpp'],
+  '3g2': ['3g2', '3gpp2'],
+  wmv: ['wmv', 'asf']
+}
+
+// ISO-BMFF brands (major or compatible) that mean a video we can send; M4A/HEIF/AVIF brands are left out on purpose.
+const VIDEO_BRANDS = new Map<string, SniffedType>([
+  ['qt  ', MOV],
+  ['M4V ', M4V], ['M4VH', M4V], ['M4VP', M4V],
+  ['3gp4', GPP], ['3gp5', GPP], ['3gp6', GPP], ['3gp7', GPP], ['3ge6', GPP], ['3ge7', GPP], ['3gg6', GPP], ['3gs7', GPP],
+  ['3g2a', GPP2], ['3g2b', GPP2], ['3g2c', GPP2],
+  ['isom', MP4], ['iso2', MP4], ['iso3', MP4], ['iso4', MP4], ['iso5', MP4], ['iso6', MP4], ['iso7', MP4], ['iso8', MP4], ['iso9', MP4],
+  ['mp41', MP4], ['mp42', MP4], ['mp71', MP4], ['avc1', MP4], ['dash', MP4], ['MSNV', MP4], ['NDAS', MP4], ['f4v ', MP4],
+  ['mmp4', MP4], ['XAVC', MP4], ['FACE', MP4]
+])
+// A major brand naming audio or a still image wins over any video-ish compatible brand listed after it.
+const NON_VIDEO_BRANDS = new Set(['M4A ', 'M4B ', 'M4P ', 'F4A ', 'F4B ', 'heic', 'heix', 'heim', 'heis', 'hevc', 'hevx', 'mif1', 'msf1', 'avif', 'avis', 'crx '])
+// Classic QuickTime files may start straight with one of these atoms instead of `ftyp`.
+const QUICKTIME_ATOMS = new Set(['moov', 'mdat', 'wide'])
+const BMP_HEADER_SIZES = new Set([12, 16, 40, 52, 56, 64, 108, 124])
+
+/** Detects the real type of a file from its first bytes (`SNIFF_BYTES` are enough); null when unknown. */
+export function sniff (head: Uint8Array): SniffedType | null {
+  const b = Buffer.from(head.buffer, head.byteOffset, head.byteLength)
+  const ascii = (start: number, end: number) => b.toString('latin1', start, end)
+
+  if (b.length >= 3 && b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff) return JPEG
+  if (b.length >= 8 && b.readUInt32BE(0) === 0x89504e47 && b.readUInt32BE(4) === 0x0d0a1a0a) return PNG
+  if (b.length >= 6 && (ascii(0, 6) === 'GIF87a' || ascii(0, 6) === 'GIF89a')) return GIF
+  if (b.length >= 12 && ascii(0, 4) === 'RIFF') {
+    const form = ascii(8, 12)
+    if (form === 'WEBP') return WEBP
+    if (form === 'AVI ') return AVI
+    return null
+  }
+  // "BM" alone is too weak: also require the zero reserved words and a known DIB header size
+  if (b.length >= 18 && ascii(0, 2) === 'BM' && b.readUInt32LE(6) === 0 && BMP_HEADER_SIZES.has(b.readUInt32LE(14))) return BMP
+
+  if (b.length >= 12 && ascii(4, 8) === 'ftyp') return isoBrand(b)
+  if (b.length >= 8 && QUICKTIME_ATOMS.has(ascii(4, 8))) return MOV
+  if (b.length >= 4 && b.readUInt32BE(0) === 0x1a45dfa3) return ebmlDocType(b)
+  if (b.length >= 4 && ascii(0, 3) === 'FLV' && b[3] === 0x01) return FLV
+  if (b.length >= 16 && b.subarray(0, 16).equals(ASF_GUID)) return WMV
+  return null
+}
+
+function isoBrand (b: Buffer): SniffedType | null {
+  const major = b.toString('latin1', 8, 12)
+  const known = VIDEO_BRANDS.get(major)
+  if (known !== undefined) return known
+  if (NON_VIDEO_BRANDS.has(major)) return null
+  // compatible brands follow the minor version, up to the end of the ftyp box
+  const boxEnd = Math.min(b.readUInt32BE(0), b.length)
+  for (let at = 16; at + 4 <= boxEnd; at += 4) {
+    const brand = VIDEO_BRANDS.get(b.toString('latin1', at, at + 4))
+    if (brand !== undefined) return brand
+  }
+  return null
+}
+
+function ebmlDocType (b: Buffer): SniffedType {
+  // DocType element (ID 0x4282) sits in the EBML header, a few dozen bytes in
+  const header = b.subarray(0, Math.min(b.length, 64))
+  const at = header.indexOf(Buffer.from([0x42, 0x82]))
+  if (at !== -1 && header.subarray(at, at + 16).includes('webm', 0, 'latin1')) return WEBM
+  return MKV
+}
