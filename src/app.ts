@@ -9,12 +9,18 @@ import dbPlugin from '../plugins/app/db.js'
 import mediaStorePlugin from '../plugins/app/media-store.js'
 import authPlugin from '../plugins/app/auth.js'
 import broadcasterPlugin from '../plugins/app/broadcaster.js'
+import platformPlugin from '../plugins/app/platform.js'
+import sessionEventsPlugin from '../plugins/app/session-events.js'
+import statusesPlugin from '../plugins/app/statuses.js'
 import swaggerPlugin from '../plugins/external/swagger.js'
 import rateLimitPlugin from '../plugins/external/rate-limit.js'
 import multipartPlugin from '../plugins/external/multipart.js'
 import socketIoPlugin from '../plugins/external/socket-io.js'
+import staticPlugin from '../plugins/external/static.js'
 import systemRoutes from '../plugins/routes/system/index.js'
+import sessionRoutes from '../plugins/routes/sessions/index.js'
 import uploadRoutes from '../plugins/routes/uploads/index.js'
+import statusRoutes from '../plugins/routes/statuses/index.js'
 
 export interface AppOptions {
   config: Config
@@ -29,7 +35,9 @@ const apiRoutes: FastifyPluginAsync = async (api) => {
     return payload
   })
   await api.register(systemRoutes)
+  await api.register(sessionRoutes)
   await api.register(uploadRoutes)
+  await api.register(statusRoutes)
 }
 
 /** The whole service as one plugin. */
@@ -45,6 +53,10 @@ export const serviceApp: FastifyPluginAsync<AppOptions> = async (app, opts) => {
   await app.register(authPlugin)
   await app.register(socketIoPlugin)
   await app.register(broadcasterPlugin)
+  await app.register(platformPlugin)
+  await app.register(sessionEventsPlugin)
+  await app.register(statusesPlugin)
+  await app.register(staticPlugin)
 
   app.setErrorHandler((err: FastifyError, req, reply) => {
     const status = err.validation !== undefined ? 400 : statusOf(err)

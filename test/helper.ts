@@ -8,6 +8,9 @@ import { loadConfig, type Config } from '../src/config.js'
 
 export const TEST_API_KEY = 'test-api-key-0123456789abcdef'
 
+/** Tests never reach the real platform: without an emulator, sessions dial a closed loopback port. */
+const NO_PLATFORM = 'ws://127.0.0.1:9/ws/chat'
+
 export interface TestApp {
   app: FastifyInstance
   config: Config
@@ -26,6 +29,7 @@ export function testConfig (env: Record<string, string> = {}): { config: Config,
     DATA_DIR: join(dir, 'data'),
     UPLOAD_DIR: join(dir, 'uploads'),
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    WA_WEBSOCKET_URL: NO_PLATFORM,
     ...env
   }, { envFile: false })
   return { config, dir }
@@ -37,7 +41,7 @@ export async function build (t: TestContext, env: Record<string, string> = {}, o
   let dir: string
   if (opts.keepDir !== undefined) {
     dir = opts.keepDir
-    config = loadConfig({ API_KEY: TEST_API_KEY, DATA_DIR: join(dir, 'data'), UPLOAD_DIR: join(dir, 'uploads'), LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', ...env }, { envFile: false })
+    config = loadConfig({ API_KEY: TEST_API_KEY, DATA_DIR: join(dir, 'data'), UPLOAD_DIR: join(dir, 'uploads'), LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', WA_WEBSOCKET_URL: NO_PLATFORM, ...env }, { envFile: false })
   } else {
     ({ config, dir } = testConfig(env))
     t.after(() => { rmSync(dir, { recursive: true, force: true }) })

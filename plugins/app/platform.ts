@@ -1,0 +1,22 @@
+import fp from 'fastify-plugin'
+import { createPlatform, type Platform } from '../../src/platform/platform.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** every session's platform connection; the only code that talks to Baileys */
+    platform: Platform
+  }
+}
+
+export default fp(async (app) => {
+  const platform = createPlatform({ db: app.db, wa: app.config.wa, logger: app.log })
+  app.decorate('platform', platform)
+  // sessions reconnect once the app is ready, not while plugins are still registering
+  app.addHook('onReady', async () => {
+    await platform.restoreAll()
+  })
+  // preClose: sockets end before the database plugin closes the connection their writes need
+  app.addHook('preClose', async () => {
+    await platform.close()
+  })
+}, { name: 'platform', dependencies: ['config', 'db'] })

@@ -1,0 +1,192 @@
+import type SQLite from 'better-sqlite3'
+import {
+  BufferJSON,
+  initAuthCreds,
+  proto,
+  type AuthenticationCreds,
+  type AuthenticationState,
+  type SignalDataSet,
+  type SignalDataTypeMap,
+  type SignalKeyStore
+} from '@whiskeysockets/baileys'
+
+// Baileys' auth state (creds + Signal keys) kept in SQLite instead of useMultiFileAuthState files.
+//
+// Every `keys.set` is one better-sqlite3 transaction and creds are written on every `creds.update`,
+// so a crash at any point leaves rows that still log in. Reads go through a per-session cache that
+// mirrors committed rows as their serialised text: it is filled on a read miss (negative entries too,
+// Baileys asks for many keys that do not exist) and updated only after a commit, and every read
+// returns a freshly parsed value, so a caller mutating what it got can never make the cache disagree
+// with the database.
+
+type KeyType = keyof SignalDataTypeMap
+
+export interface SessionAuth {
+  readonly sessionId: string
+  /** the state to hand to the next socket; replaced by `reset()` */
+  readonly state: AuthenticationState
+  /** pair-success stored an account: the next socket logs in instead of registering */
+  isLinked: () => boolean
+  /** persists `creds` if they are still this session's current creds (a stale socket's are dropped) */
+  saveCreds: (creds: AuthenticationCreds) => void
+  /** deletes every auth row and starts over with fresh creds (after logout) */
+  reset: () => void
+  /** deletes every auth row; later writes from sockets still draining are ignored */
+  dispose: () => void
+}
+
+export interface AuthStore {
+  /** the session's auth state; the same object while the process lives, so restarts keep the cache */
+  open: (sessionId: string) => SessionAuth
+  /** deletes a session's auth rows whether or not it is open */
+  clear: (sessionId: string) => void
+}
+
+interface Epoch {
+  alive: boolean
+  creds: AuthenticationCreds
+  keys: SignalKeyStore
+  /** type → key id → serialised value, or null when the row is known not to exist */
+  cache: Map<string, Map<string, string | null>>
+}
+
+type KeyRow = [type: string, id: string, value: string | null]
+
+export function createAuthStore (sqlite: SQLite.Database): AuthStore {
+  const getCreds = sqlite.prepare<[string], string>('SELECT creds FROM auth_creds WHERE session_id = ?').pluck()
+  const putCreds = sqlite.prepare<[string, string, number]>(
+    `INSERT INTO auth_creds (session_id, creds, updated_at) VALUES (?, ?, ?)
+     ON CONFLICT (session_id) DO UPDATE SET creds = excluded.creds, updated_at = excluded.updated_at`)
+  const getOneKey = sqlite.prepare<[string, string, string], string>(
+    'SELECT value FROM auth_keys WHERE session_id = ? AND type = ? AND key_id = ?').pluck()
+  const getManyKeys = sqlite.prepare<[string, string, string], { key_id: string, value: string }>(
+    'SELECT key_id, value FROM auth_keys WHERE session_id = ? AND type = ? AND key_id IN (SELECT value FROM json_each(?))')
+  const putKey = sqlite.prepare<[string, string, string, string]>(
+    `INSERT INTO auth_keys (session_id, type, key_id, value) VALUES (?, ?, ?, ?)
+     ON CONFLICT (session_id, type, key_id) DO UPDATE SET value = excluded.value`)
+  const deleteKey = sqlite.prepare<[string, string, string]>('DELETE FROM auth_keys WHERE session_id = ? AND type = ? AND key_id = ?')
+  const deleteKeys = sqlite.prepare<[string]>('DELETE FROM auth_keys WHERE session_id = ?')
+  const deleteCreds = sqlite.prepare<[string]>('DELETE FROM auth_creds WHERE session_id = ?')
+
+  const writeKeys = sqlite.transaction((sessionId: string, rows: KeyRow[]) => {
+    for (const [type, id, value] of rows) {
+      if (value === null) deleteKey.run(sessionId, type, id)
+      else putKey.run(sessionId, type, id, value)
+    }
+  })
+  const clearRows = sqlite.transaction((sessionId: string) => {
+    deleteKeys.run(sessionId)
+    deleteCreds.run(sessionId)
+  })
+
+  const open = new Map<string, SessionAuth>()
+
+  function readKeys (sessionId: string, type: string, ids: string[]): Map<string, string> {
+    const found = new Map<string, string>()
+    if (ids.length === 1) {
+      const value = getOneKey.get(sessionId, type, ids[0])
+      if (value !== undefined) found.set(ids[0], value)
+      return found
+    }
+    for (const row of getManyKeys.all(sessionId, type, JSON.stringify(ids))) found.set(row.key_id, row.value)
+    return found
+  }
+
+  function makeEpoch (sessionId: string, creds: AuthenticationCreds): Epoch {
+    const cache = new Map<string, Map<string, string | null>>()
+    const bucket = (type: string): Map<string, string | null> => {
+      let b = cache.get(type)
+      if (b === undefined) { b = new Map(); cache.set(type, b) }
+      return b
+    }
+    const epoch: Epoch = {
+      alive: true,
+      creds,
+      cache,
+      keys: {
+        get: <T extends KeyType>(type: T, ids: string[]) => {
+          const out: Record<string, SignalDataTypeMap[T]> = {}
+          const b = bucket(type)
+          const missing: string[] = []
+          for (const id of ids) {
+            const text = b.get(id)
+            if (text === undefined) missing.push(id)
+            else if (text !== null) out[id] = parseKey(type, text)
+          }
+          if (missing.length > 0 && epoch.alive) {
+            const found = readKeys(sessionId, type, missing)
+            for (const id of missing) {
+              const text = found.get(id) ?? null
+              b.set(id, text)
+              if (text !== null) out[id] = parseKey(type, text)
+            }
+          }
+          return out
+        },
+        set: (data: SignalDataSet) => {
+          if (!epoch.alive) return
+          const rows: KeyRow[] = []
+          for (const type of Object.keys(data) as KeyType[]) {
+            const entries = data[type]
+            if (entries === undefined) continue
+            for (const [id, value] of Object.entries(entries)) {
+              rows.push([type, id, value === null || value === undefined ? null : JSON.stringify(value, BufferJSON.replacer)])
+            }
+          }
+          if (rows.length === 0) return
+          writeKeys(sessionId, rows)
+          for (const [type, id, text] of rows) bucket(type).set(id, text)
+        }
+      }
+    }
+    return epoch
+  }
+
+  function loadCreds (sessionId: string): AuthenticationCreds {
+    const text = getCreds.get(sessionId)
+    return text === undefined ? initAuthCreds() : JSON.parse(text, BufferJSON.reviver) as AuthenticationCreds
+  }
+
+  return {
+    open (sessionId) {
+      const existing = open.get(sessionId)
+      if (existing !== undefined) return existing
+      let epoch = makeEpoch(sessionId, loadCreds(sessionId))
+      const auth: SessionAuth = {
+        sessionId,
+        get state () { return { creds: epoch.creds, keys: epoch.keys } },
+        isLinked: () => epoch.creds.me?.id !== undefined && epoch.creds.account !== undefined && epoch.creds.account !== null,
+        saveCreds (creds) {
+          if (!epoch.alive || creds !== epoch.creds) return
+          putCreds.run(sessionId, JSON.stringify(creds, BufferJSON.replacer), Date.now())
+        },
+        reset () {
+          epoch.alive = false
+          clearRows(sessionId)
+          epoch = makeEpoch(sessionId, initAuthCreds())
+        },
+        dispose () {
+          epoch.alive = false
+          epoch.cache.clear()
+          clearRows(sessionId)
+          open.delete(sessionId)
+        }
+      }
+      open.set(sessionId, auth)
+      return auth
+    },
+    clear (sessionId) {
+      const auth = open.get(sessionId)
+      if (auth !== undefined) auth.dispose()
+      else clearRows(sessionId)
+    }
+  }
+}
+
+function parseKey<T extends KeyType> (type: T, text: string): SignalDataTypeMap[T] {
+  const value: unknown = JSON.parse(text, BufferJSON.reviver)
+  if (type === 'app-state-sync-key') {
+    return proto.Message.AppStateSyncKeyData.fromObject(value as Record<string, unknown>) as unknown as SignalDataTypeMap[T]
+  }
+  return value as SignalDataTypeMap[T]
+}

@@ -1,0 +1,173 @@
+import type { PlatformLogger } from './logger.js'
+import type { Config } from '../config.js'
+import type { DbHandle } from '../db/connection.js'
+import { BadRequest, SessionNotFound } from '../errors.js'
+import { createAuthStore } from './auth-state.js'
+import { TypedEmitter } from './emitter.js'
+import { createSessionRows } from './session-rows.js'
+import { DEFAULT_TIMING, SessionRuntime, type PlatformTiming } from './session-runtime.js'
+import { applyTestTrustRoot } from './trust-root.js'
+import type { PlatformEventMap, SendStatusInput, SendStatusResult, SessionSnapshot, SessionSpec } from './types.js'
+
+export type { PlatformTiming } from './session-runtime.js'
+export type { PlatformLogger } from './logger.js'
+
+export interface PlatformOptions {
+  db: DbHandle
+  wa: Config['wa']
+  logger: PlatformLogger
+  /** reconnect / wait bounds; the defaults suit production */
+  timing?: Partial<PlatformTiming>
+}
+
+type Listener<K extends keyof PlatformEventMap> = (payload: PlatformEventMap[K]) => void
+
+const LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const
+
+/** Baileys logs a lot at info; it runs one level quieter than the service (info → warn). */
+function quieter (level: string): string {
+  const i = LEVELS.indexOf(level as typeof LEVELS[number])
+  return i === -1 ? level : LEVELS[Math.min(i + 1, LEVELS.length - 1)]
+}
+
+const PHONE = /^[0-9]{10,15}$/
+
+/**
+ * The Baileys adapter: every linked account's socket, its auth state in SQLite, linking, reconnects,
+ * status sending and receipts. Nothing outside src/platform sees a Baileys type.
+ */
+export function createPlatform (options: PlatformOptions) {
+  const { db, wa } = options
+  const logger = options.logger.child({ module: 'platform' })
+  if (wa.testTrustRoot !== null) applyTestTrustRoot(wa.testTrustRoot, logger)
+  const timing: PlatformTiming = { ...DEFAULT_TIMING, ...options.timing }
+  const events = new TypedEmitter<PlatformEventMap>(logger)
+  const auth = createAuthStore(db.sqlite)
+  const rows = createSessionRows(db.sqlite)
+  const baileysLogger = options.logger.child({ module: 'baileys' }, { level: quieter(options.logger.level) })
+  const runtimes = new Map<string, SessionRuntime>()
+  let closed = false
+
+  const deps = { wa, logger, baileysLogger, events, rows, timing }
+
+  function runtime (sessionId: string): SessionRuntime {
+    const rt = runtimes.get(sessionId)
+    if (rt === undefined || closed) throw new SessionNotFound()
+    return rt
+  }
+
+  function ensureRuntime (spec: SessionSpec): SessionRuntime {
+    let rt = runtimes.get(spec.sessionId)
+    if (rt === undefined) {
+      rt = new SessionRuntime(spec, auth.open(spec.sessionId), deps)
+      runtimes.set(spec.sessionId, rt)
+    }
+    return rt
+  }
+
+  async function startSession (spec: SessionSpec): Promise<void> {
+    if (closed) throw new Error('platform is closed')
+    if (spec.phoneNumber !== null && !PHONE.test(spec.phoneNumber)) throw new BadRequest('phoneNumber must be 10 to 15 digits')
+    await ensureRuntime(spec).start(spec)
+  }
+
+  const platform = {
+    on<K extends keyof PlatformEventMap & string> (event: K, listener: Listener<K>) {
+      events.on(event, listener)
+      return platform
+    },
+    once<K extends keyof PlatformEventMap & string> (event: K, listener: Listener<K>) {
+      events.once(event, listener)
+      return platform
+    },
+    off<K extends keyof PlatformEventMap & string> (event: K, listener: Listener<K>) {
+      events.off(event, listener)
+      return platform
+    },
+
+    /** Starts (or resumes) a session: a linked one reconnects, an unlinked one starts linking. */
+    startSession,
+
+    /** Tears the socket down and connects again; also starts a new link attempt after a link timeout. */
+    async restartSession (sessionId: string): Promise<void> {
+      await runtime(sessionId).restart()
+    },
+
+    /** Ends the socket and stops reconnecting; `startSession` / `restartSession` resume it. */
+    async stopSession (sessionId: string): Promise<void> {
+      await runtime(sessionId).stop()
+    },
+
+    /** Logs the device out when linked, then deletes its auth rows. The caller deletes the sessions row. */
+    async removeSession (sessionId: string): Promise<void> {
+      if (closed) throw new SessionNotFound()
+      let rt = runtimes.get(sessionId)
+      if (rt === undefined) {
+        const row = rows.get(sessionId)
+        if (row === undefined) {
+          auth.clear(sessionId)
+          throw new SessionNotFound()
+        }
+        rt = new SessionRuntime({ sessionId, authMethod: row.authMethod, phoneNumber: row.phoneNumber }, auth.open(sessionId), deps)
+      }
+      try {
+        await rt.remove()
+      } finally {
+        runtimes.delete(sessionId)
+      }
+    },
+
+    /** While unlinked, the next pairing code (pushed at once if a link attempt is running) uses this number. */
+    async updatePhoneNumber (sessionId: string, phoneNumber: string): Promise<void> {
+      if (!PHONE.test(phoneNumber)) throw new BadRequest('phoneNumber must be 10 to 15 digits')
+      await runtime(sessionId).updatePhoneNumber(phoneNumber)
+    },
+
+    /** A fresh 8-character pairing code (also pushed as `pairing-code`). */
+    async requestPairingCode (sessionId: string): Promise<string> {
+      return await runtime(sessionId).requestPairingCode()
+    },
+
+    snapshot (sessionId: string): SessionSnapshot | null {
+      return closed ? null : runtimes.get(sessionId)?.snapshot() ?? null
+    },
+
+    /** A platform message id from Baileys' generator for this account (store it before sending). */
+    newMessageId (sessionId: string): string {
+      return runtime(sessionId).newMessageId()
+    },
+
+    async sendStatus (sessionId: string, input: SendStatusInput): Promise<SendStatusResult> {
+      return await runtime(sessionId).sendStatus(input)
+    },
+
+    /** Revokes a status for the JIDs it was sent to (`SendStatusResult.recipientJids`); true when sent. */
+    async revokeStatus (sessionId: string, messageId: string, recipientJids: string[]): Promise<boolean> {
+      return await runtime(sessionId).revokeStatus(messageId, recipientJids)
+    },
+
+    /** Starts every stored session at once; linked ones reconnect without linking again. */
+    async restoreAll (): Promise<number> {
+      const specs = rows.list()
+      const results = await Promise.allSettled(specs.map(async (row) => {
+        await startSession({ sessionId: row.id, authMethod: row.authMethod, phoneNumber: row.phoneNumber })
+      }))
+      results.forEach((r, i) => {
+        if (r.status === 'rejected') logger.error({ err: r.reason, sessionId: specs[i].id }, 'could not restore session')
+      })
+      logger.info({ sessions: specs.length }, 'sessions restored')
+      return specs.length
+    },
+
+    /** Ends every socket and timer; nothing reconnects afterwards. */
+    async close (): Promise<void> {
+      if (closed) return
+      closed = true
+      await Promise.all([...runtimes.values()].map(async (rt) => { await rt.shutdown() }))
+      runtimes.clear()
+    }
+  }
+  return platform
+}
+
+export type Platform = ReturnType<typeof createPlatform>

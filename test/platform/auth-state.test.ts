@@ -1,0 +1,138 @@
+import assert from 'node:assert/strict'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { test } from 'node:test'
+import { proto } from '@whiskeysockets/baileys'
+import { openDatabase, type DbHandle } from '../../src/db/connection.js'
+import { createAuthStore } from '../../src/platform/auth-state.js'
+
+async function tempDb (t: { after: (fn: () => Promise<void>) => void }): Promise<DbHandle> {
+  const dir = mkdtempSync(join(tmpdir(), 'st-auth-'))
+  const handle = await openDatabase(join(dir, 'test.db'))
+  t.after(async () => {
+    await handle.close()
+    rmSync(dir, { recursive: true, force: true })
+  })
+  return handle
+}
+
+function addSession (handle: DbHandle, id: string): void {
+  handle.sqlite.prepare('INSERT INTO sessions (id, name, auth_method, phone_number, created_at) VALUES (?, ?, ?, ?, ?)')
+    .run(id, id, 'qrcode', null, Date.now())
+}
+
+const countKeys = (handle: DbHandle, id: string): number =>
+  handle.sqlite.prepare<[string], number>('SELECT count(*) FROM auth_keys WHERE session_id = ?').pluck().get(id) ?? -1
+
+test('creds and keys survive a reopen (a new process) with Buffers and protos intact', async (t) => {
+  const handle = await tempDb(t)
+  addSession(handle, 's1')
+  const auth = createAuthStore(handle.sqlite).open('s1')
+  const { creds, keys } = auth.state
+  creds.me = { id: '15551230000:3@s.whatsapp.net', lid: '100000000000001:3@lid' }
+  auth.saveCreds(creds)
+  await keys.set({
+    session: { 'a.0': Buffer.from([1, 2, 3]) },
+    'pre-key': { 1: { public: Buffer.alloc(32, 7), private: Buffer.alloc(32, 8) } },
+    'lid-mapping': { 15551230001: '100000000000002', '100000000000002_reverse': '15551230001' },
+    'app-state-sync-key': { k1: proto.Message.AppStateSyncKeyData.fromObject({ keyData: Buffer.from('secret') }) }
+  })
+
+  const again = createAuthStore(handle.sqlite).open('s1')
+  assert.equal(again.state.creds.me?.id, '15551230000:3@s.whatsapp.net')
+  assert.ok(Buffer.isBuffer(again.state.creds.noiseKey.public))
+  assert.deepEqual(again.state.creds.noiseKey.public, creds.noiseKey.public)
+  const sessions = await again.state.keys.get('session', ['a.0', 'missing'])
+  assert.deepEqual(Object.keys(sessions), ['a.0'])
+  assert.deepEqual([...sessions['a.0']], [1, 2, 3])
+  const pre = await again.state.keys.get('pre-key', ['1'])
+  assert.deepEqual(pre['1'].private, Buffer.alloc(32, 8))
+  const map = await again.state.keys.get('lid-mapping', ['100000000000002_reverse'])
+  assert.equal(map['100000000000002_reverse'], '15551230001')
+  const app = await again.state.keys.get('app-state-sync-key', ['k1'])
+  assert.ok(app.k1 instanceof proto.Message.AppStateSyncKeyData)
+  assert.equal(Buffer.from(app.k1.keyData ?? []).toString(), 'secret')
+})
+
+test('keys.set is one transaction: a failing write leaves neither the rows nor the cache changed', async (t) => {
+  const handle = await tempDb(t)
+  addSession(handle, 's1')
+  const auth = createAuthStore(handle.sqlite).open('s1')
+  await auth.state.keys.set({ session: { keep: Buffer.from([1]) } })
+  // a trigger makes the second row of the batch fail after the first was written
+  handle.sqlite.exec(`CREATE TRIGGER boom BEFORE INSERT ON auth_keys WHEN NEW.key_id = 'bad'
+    BEGIN SELECT RAISE(ABORT, 'boom'); END`)
+  assert.throws(() => auth.state.keys.set({ session: { good: Buffer.from([2]), bad: Buffer.from([3]), keep: null } }), /boom/)
+  assert.equal(countKeys(handle, 's1'), 1)
+  const cached = await auth.state.keys.get('session', ['good', 'keep'])
+  assert.deepEqual(Object.keys(cached), ['keep'])
+  handle.sqlite.exec('DROP TRIGGER boom')
+
+  await auth.state.keys.set({ session: { good: Buffer.from([2]), keep: null } })
+  assert.equal(countKeys(handle, 's1'), 1)
+  assert.deepEqual(Object.keys(await auth.state.keys.get('session', ['good', 'keep'])), ['good'])
+})
+
+test('reads are served from the cache after the first miss, and the cache follows writes', async (t) => {
+  const handle = await tempDb(t)
+  addSession(handle, 's1')
+  const auth = createAuthStore(handle.sqlite).open('s1')
+  assert.deepEqual(await auth.state.keys.get('session', ['x']), {})
+  // a row written behind the store's back is not seen: the miss was cached (the store is the only writer)
+  handle.sqlite.prepare('INSERT INTO auth_keys VALUES (?, ?, ?, ?)').run('s1', 'session', 'x', JSON.stringify({ type: 'Buffer', data: 'AQ==' }))
+  assert.deepEqual(await auth.state.keys.get('session', ['x']), {})
+  await auth.state.keys.set({ session: { x: Buffer.from([9]) } })
+  const got = await auth.state.keys.get('session', ['x'])
+  assert.deepEqual([...got.x], [9])
+  // a caller mutating what it got does not change what the next reader gets
+  got.x[0] = 0
+  assert.deepEqual([...(await auth.state.keys.get('session', ['x'])).x], [9])
+})
+
+test('reset and dispose delete every auth row; a stale socket cannot write back', async (t) => {
+  const handle = await tempDb(t)
+  addSession(handle, 's1')
+  addSession(handle, 's2')
+  const store = createAuthStore(handle.sqlite)
+  const auth = store.open('s1')
+  const other = store.open('s2')
+  const old = auth.state
+  old.creds.me = { id: '15551230000:3@s.whatsapp.net' }
+  old.creds.account = proto.ADVSignedDeviceIdentity.fromObject({ details: Buffer.from([1]) })
+  auth.saveCreds(old.creds)
+  await old.keys.set({ session: { a: Buffer.from([1]) } })
+  await other.state.keys.set({ session: { a: Buffer.from([1]) } })
+  assert.equal(auth.isLinked(), true)
+
+  auth.reset()
+  assert.equal(auth.isLinked(), false)
+  assert.notEqual(auth.state.creds.noiseKey.public, old.creds.noiseKey.public)
+  assert.equal(countKeys(handle, 's1'), 0)
+  auth.saveCreds(old.creds)
+  await old.keys.set({ session: { b: Buffer.from([2]) } })
+  assert.equal(handle.sqlite.prepare('SELECT count(*) FROM auth_creds WHERE session_id = ?').pluck().get('s1'), 0)
+  assert.equal(countKeys(handle, 's1'), 0)
+  assert.equal(countKeys(handle, 's2'), 1)
+
+  store.clear('s2')
+  assert.equal(countKeys(handle, 's2'), 0)
+})
+
+test('opening 100 sessions and writing a pre-key batch each stays fast', async (t) => {
+  const handle = await tempDb(t)
+  const store = createAuthStore(handle.sqlite)
+  const started = performance.now()
+  for (let i = 0; i < 100; i++) {
+    const id = `s${i}`
+    addSession(handle, id)
+    const auth = store.open(id)
+    auth.saveCreds(auth.state.creds)
+    const preKeys: Record<string, { public: Buffer, private: Buffer }> = {}
+    for (let k = 1; k <= 100; k++) preKeys[k] = { public: Buffer.alloc(32, k), private: Buffer.alloc(32, k) }
+    await auth.state.keys.set({ 'pre-key': preKeys })
+    assert.equal(Object.keys(await auth.state.keys.get('pre-key', ['1', '50', '100', '101'])).length, 3)
+  }
+  const ms = performance.now() - started
+  assert.ok(ms < 5000, `100 sessions took ${ms.toFixed(0)} ms`)
+})

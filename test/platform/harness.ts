@@ -1,0 +1,128 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { Writable } from 'node:stream'
+import { pino } from 'pino'
+import { openDatabase, type DbHandle } from '../../src/db/connection.js'
+import { createPlatform, type Platform, type PlatformTiming } from '../../src/platform/platform.js'
+import type { AuthMethod, PlatformEventMap } from '../../src/platform/types.js'
+import type { Config } from '../../src/config.js'
+import { testCertPaths, type Emulator } from '../emulator/index.js'
+
+// Real Baileys through the platform, against the emulator on 127.0.0.1, over an on-disk SQLite file.
+
+export type EventName = keyof PlatformEventMap & string
+export interface Recorded { event: EventName, payload: unknown, at: number }
+
+/** Every platform event, in order, with waits that are always bounded. */
+export class EventLog {
+  readonly seen: Recorded[] = []
+  readonly #listeners = new Set<() => void>()
+
+  constructor (platform: Platform) {
+    const names: EventName[] = ['connection-status', 'pairing-code', 'pairing-code-error', 'qr-code', 'qr-code-error', 'status-receipts', 'status-error']
+    for (const event of names) {
+      platform.on(event, (payload: unknown) => {
+        this.seen.push({ event, payload, at: Date.now() })
+        for (const l of [...this.#listeners]) l()
+      })
+    }
+  }
+
+  /** position to wait from */
+  mark (): number {
+    return this.seen.length
+  }
+
+  all<K extends EventName>(event: K, where: (p: PlatformEventMap[K]) => boolean = () => true, since = 0): Array<PlatformEventMap[K]> {
+    return this.seen.slice(since).filter((r) => r.event === event).map((r) => r.payload as PlatformEventMap[K]).filter(where)
+  }
+
+  async next<K extends EventName>(event: K, where: (p: PlatformEventMap[K]) => boolean, since: number, timeoutMs = 15_000): Promise<PlatformEventMap[K]> {
+    return await new Promise((resolve, reject) => {
+      const check = (): void => {
+        const found = this.all(event, where, since)[0]
+        if (found === undefined) return
+        done()
+        resolve(found)
+      }
+      const done = (): void => { clearTimeout(timer); this.#listeners.delete(check) }
+      const timer = setTimeout(() => { done(); reject(new Error(`timed out after ${timeoutMs} ms waiting for ${event}`)) }, timeoutMs)
+      this.#listeners.add(check)
+      check()
+    })
+  }
+}
+
+/** Log lines the platform wrote (JSON), to check what it warned about. */
+export class LogSink {
+  readonly lines: Array<Record<string, unknown>> = []
+  readonly stream = new Writable({
+    write: (chunk: Buffer, _enc, cb) => {
+      for (const line of chunk.toString().split('\n')) if (line.trim() !== '') this.lines.push(JSON.parse(line) as Record<string, unknown>)
+      cb()
+    }
+  })
+
+  messages (level: number, since = 0): string[] {
+    return this.lines.slice(since).filter((l) => l.level === level).map((l) => String(l.msg))
+  }
+}
+
+export interface TempDb { db: DbHandle, dir: string, close: () => Promise<void> }
+
+export async function tempDb (): Promise<TempDb> {
+  const dir = mkdtempSync(join(tmpdir(), 'st-platform-'))
+  const db = await openDatabase(join(dir, 'platform.db'))
+  return { db, dir, close: async () => { await db.close(); rmSync(dir, { recursive: true, force: true }) } }
+}
+
+export function insertSession (db: DbHandle, id: string, authMethod: AuthMethod, phoneNumber: string | null): void {
+  db.sqlite.prepare('INSERT INTO sessions (id, name, auth_method, phone_number, created_at) VALUES (?, ?, ?, ?, ?)')
+    .run(id, id, authMethod, phoneNumber, Date.now())
+}
+
+export function sessionRow (db: DbHandle, id: string): { linked: number, own_number: string | null, own_lid: string | null } | undefined {
+  return db.sqlite.prepare<[string], { linked: number, own_number: string | null, own_lid: string | null }>(
+    'SELECT linked, own_number, own_lid FROM sessions WHERE id = ?').get(id)
+}
+
+export function authRows (db: DbHandle, id: string): { creds: number, keys: number } {
+  const count = (sql: string): number => db.sqlite.prepare<[string], number>(sql).pluck().get(id) ?? 0
+  return {
+    creds: count('SELECT count(*) FROM auth_creds WHERE session_id = ?'),
+    keys: count('SELECT count(*) FROM auth_keys WHERE session_id = ?')
+  }
+}
+
+export const FAST_TIMING: Partial<PlatformTiming> = {
+  reconnectBaseMs: 300,
+  reconnectMaxMs: 2000,
+  pairingReadyTimeoutMs: 10_000,
+  sendOpenWaitMs: 10_000,
+  sendRetryBaseMs: 200,
+  sendRetryMaxMs: 1000,
+  logoutTimeoutMs: 5000,
+  socketEndTimeoutMs: 2000
+}
+
+export function waConfig (emu: Emulator, overrides: Partial<Config['wa']> = {}): Config['wa'] {
+  return { websocketUrl: emu.wsUrl, version: null, testTrustRoot: emu.rootPublicKey, linkTimeoutMs: 60_000, statusChunkSize: 256, ...overrides }
+}
+
+export interface PlatformUnderTest { platform: Platform, events: EventLog, logs: LogSink }
+
+export function startPlatform (db: DbHandle, wa: Config['wa'], timing: Partial<PlatformTiming> = FAST_TIMING): PlatformUnderTest {
+  const logs = new LogSink()
+  const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'info' }, logs.stream)
+  const platform = createPlatform({ db, wa, logger, timing })
+  return { platform, events: new EventLog(platform), logs }
+}
+
+/** Media uploads go over HTTPS to the emulator, whose certificate is trusted only via NODE_EXTRA_CA_CERTS. */
+export function mediaTrusted (): boolean {
+  const ca = process.env.NODE_EXTRA_CA_CERTS
+  return ca !== undefined && resolve(ca) === testCertPaths().certFile
+}
+
+export const digitsOf = (jid: string): string => jid.split('@')[0].split(':')[0]

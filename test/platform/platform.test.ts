@@ -1,0 +1,300 @@
+import assert from 'node:assert/strict'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { after, before, describe, it } from 'node:test'
+import sharp from 'sharp'
+import { startEmulator, testCertPaths, type Emulator } from '../emulator/index.js'
+import type { ReceiptEvent } from '../../src/platform/types.js'
+import {
+  authRows,
+  digitsOf,
+  insertSession,
+  mediaTrusted,
+  sessionRow,
+  startPlatform,
+  tempDb,
+  waConfig,
+  type PlatformUnderTest,
+  type TempDb
+} from './harness.js'
+
+async function waitUntil (check: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 25))
+  }
+}
+
+// One emulator and one database for the whole file: the sessions linked first are reused by the
+// tests that follow (restore, faults, sending, receipts), in order.
+
+const OWN_PAIR = '15550001001'
+const OWN_QR = '15550001002'
+const PAIR = 'pair-1'
+const QR = 'qr-1'
+const skipMedia = !mediaTrusted() && 'needs NODE_EXTRA_CA_CERTS=test/.certs/cert.pem (npm test sets it)'
+
+describe('platform (real Baileys against the emulator)', () => {
+  let emu: Emulator
+  let tmp: TempDb
+  let p: PlatformUnderTest
+  const platforms: PlatformUnderTest[] = []
+
+  const open = (sessionId: string) => (e: { sessionId: string, status: string }) => e.sessionId === sessionId && e.status === 'open'
+
+  before(async () => {
+    emu = await startEmulator({ tls: testCertPaths() })
+    tmp = await tempDb()
+    p = startPlatform(tmp.db, waConfig(emu))
+    platforms.push(p)
+  })
+
+  after(async () => {
+    for (const x of platforms) await x.platform.close()
+    await emu.stop()
+    await tmp.close()
+  })
+
+  it('links by pairing code: event → code entered on the phone → open with the own number', async () => {
+    const account = emu.createAccount(OWN_PAIR)
+    insertSession(tmp.db, PAIR, 'pairing', OWN_PAIR)
+    const since = p.events.mark()
+    await p.platform.startSession({ sessionId: PAIR, authMethod: 'pairing', phoneNumber: OWN_PAIR })
+    const first = await p.events.next('pairing-code', (e) => e.sessionId === PAIR, since)
+    assert.match(first.pairingCode, /^[0-9A-Z]{8}$/)
+    assert.equal(first.phoneNumber, OWN_PAIR)
+    assert.equal(p.platform.snapshot(PAIR)?.pairingCode, first.pairingCode)
+
+    // an explicit request issues a fresh code; a second one while it runs is refused
+    const [fresh, busy] = await Promise.allSettled([p.platform.requestPairingCode(PAIR), p.platform.requestPairingCode(PAIR)])
+    assert.equal(busy.status, 'rejected')
+    assert.equal((busy as PromiseRejectedResult).reason.code, 'ST_PAIRING_IN_PROGRESS')
+    assert.equal(fresh.status, 'fulfilled')
+    const code = (fresh as PromiseFulfilledResult<string>).value
+    assert.match(code, /^[0-9A-Z]{8}$/)
+    assert.notEqual(code, first.pairingCode)
+    assert.equal(p.platform.snapshot(PAIR)?.pairingCode, code)
+
+    await emu.enterCode(OWN_PAIR, code)
+    const opened = await p.events.next('connection-status', open(PAIR), since)
+    assert.deepEqual(opened, { sessionId: PAIR, connected: true, status: 'open', ownNumber: OWN_PAIR })
+    assert.deepEqual(p.platform.snapshot(PAIR), { sessionId: PAIR, connected: true, status: 'open', ownNumber: OWN_PAIR, pairingCode: null, qrCode: null })
+    assert.deepEqual(sessionRow(tmp.db, PAIR), { linked: 1, own_number: OWN_PAIR, own_lid: `${account.lid}@lid` })
+    const rows = authRows(tmp.db, PAIR)
+    assert.equal(rows.creds, 1)
+    assert.ok(rows.keys >= 812, `pre-keys stored in SQLite (${rows.keys} key rows)`)
+    assert.equal(emu.getAccount(OWN_PAIR).linkedDevices.length, 1)
+    await assert.rejects(p.platform.requestPairingCode(PAIR), { code: 'ST_ALREADY_CONNECTED' })
+    await assert.rejects(p.platform.requestPairingCode('nope'), { code: 'ST_SESSION_NOT_FOUND' })
+  })
+
+  it('links by QR: the phone scans the PNG data URL from the qr-code event', async () => {
+    emu.createAccount(OWN_QR)
+    insertSession(tmp.db, QR, 'qrcode', null)
+    const since = p.events.mark()
+    await p.platform.startSession({ sessionId: QR, authMethod: 'qrcode', phoneNumber: null })
+    const { qrCode } = await p.events.next('qr-code', (e) => e.sessionId === QR, since)
+    assert.match(qrCode, /^data:image\/png;base64,/)
+    assert.equal(p.platform.snapshot(QR)?.qrCode, qrCode)
+    await assert.rejects(p.platform.requestPairingCode(QR), { code: 'ST_PHONE_NOT_SET' })
+    await emu.scan(OWN_QR, qrCode)
+    const opened = await p.events.next('connection-status', open(QR), since)
+    assert.equal(opened.ownNumber, OWN_QR)
+    assert.deepEqual(p.platform.snapshot(QR), { sessionId: QR, connected: true, status: 'open', ownNumber: OWN_QR, pairingCode: null, qrCode: null })
+    assert.equal(p.events.all('pairing-code', (e) => e.sessionId === QR).length, 0)
+  })
+
+  it('a new platform over the same database reconnects linked sessions without linking', async () => {
+    await p.platform.close()
+    const closedAt = p.events.mark()
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    assert.equal(p.events.mark(), closedAt, 'no events and no reconnects after close')
+    assert.equal(emu.getAccount(OWN_PAIR).connected, false)
+
+    p = startPlatform(tmp.db, waConfig(emu))
+    platforms.push(p)
+    assert.equal(await p.platform.restoreAll(), 2)
+    await p.events.next('connection-status', open(PAIR), 0)
+    await p.events.next('connection-status', open(QR), 0)
+    assert.equal(p.events.all('pairing-code').length + p.events.all('qr-code').length, 0)
+    assert.equal(emu.getAccount(OWN_PAIR).linkedDevices.length, 1, 'no second device was linked')
+    assert.equal(p.platform.snapshot(PAIR)?.ownNumber, OWN_PAIR)
+  })
+
+  it('reconnects after a drop with a logged backoff, and at once after restart-required', async () => {
+    const since = p.events.mark()
+    const logSince = p.logs.lines.length
+    emu.fault(OWN_PAIR, 'drop')
+    const closed = await p.events.next('connection-status', (e) => e.sessionId === PAIR && e.status === 'close', since)
+    assert.equal(closed.connected, false)
+    await p.events.next('connection-status', open(PAIR), since)
+    const warned = p.logs.lines.slice(logSince).find((l) => l.level === 40 && typeof l.delayMs === 'number')
+    assert.ok(warned !== undefined, 'the reconnect delay was logged at warn')
+    assert.ok((warned.delayMs as number) >= 150 && (warned.delayMs as number) <= 300, `first backoff within base bounds (${String(warned.delayMs)})`)
+
+    const since2 = p.events.mark()
+    const logSince2 = p.logs.lines.length
+    emu.fault(OWN_PAIR, 'restart-required')
+    await p.events.next('connection-status', (e) => e.sessionId === PAIR && e.status === 'connecting', since2)
+    await p.events.next('connection-status', open(PAIR), since2)
+    assert.equal(p.logs.lines.slice(logSince2).filter((l) => typeof l.delayMs === 'number').length, 0, 'no backoff for 515')
+    assert.equal(emu.getAccount(OWN_PAIR).linkedDevices[0].connected, true)
+  })
+
+  it('logout by the platform: logged-out event, auth cleared, and the session links again with a new code', async () => {
+    const since = p.events.mark()
+    emu.fault(OWN_PAIR, 'logout')
+    const out = await p.events.next('connection-status', (e) => e.sessionId === PAIR && e.status === 'logged-out', since)
+    assert.deepEqual(out, { sessionId: PAIR, connected: false, status: 'logged-out', ownNumber: null, reason: 'logged out' })
+    assert.deepEqual(authRows(tmp.db, PAIR), { creds: 0, keys: 0 })
+    assert.deepEqual(sessionRow(tmp.db, PAIR), { linked: 0, own_number: null, own_lid: null })
+    assert.equal(p.platform.snapshot(PAIR)?.status, 'logged-out')
+    await assert.rejects(p.platform.sendStatus(PAIR, { messageId: 'X', content: { kind: 'text', text: 'x' }, recipients: [] }), { code: 'ST_NOT_CONNECTED' })
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    assert.equal(p.events.all('connection-status', (e) => e.sessionId === PAIR && e.status === 'connecting', since).length, 0, 'no reconnect after logout')
+
+    const code = await p.platform.requestPairingCode(PAIR)
+    await emu.enterCode(OWN_PAIR, code)
+    await p.events.next('connection-status', open(PAIR), since)
+    assert.equal(sessionRow(tmp.db, PAIR)?.linked, 1)
+    assert.equal(emu.getAccount(OWN_PAIR).linkedDevices.length, 1)
+  })
+
+  let textStatus: { id: string, recipientJids: string[], contacts: string[] }
+
+  it('sends a text status with background and font to contacts, own number first', async () => {
+    const contacts = emu.addContacts(3).map((c) => c.number)
+    const messageId = p.platform.newMessageId(PAIR)
+    assert.match(messageId, /^3EB0[0-9A-F]{18}$/)
+    const result = await p.platform.sendStatus(PAIR, {
+      messageId,
+      content: { kind: 'text', text: 'hello from the platform test', backgroundColor: '#336699', font: 2 },
+      recipients: [...contacts, contacts[0], OWN_PAIR]
+    })
+    assert.equal(result.messageId, messageId)
+    assert.deepEqual(result.recipientJids, [OWN_PAIR, ...contacts].map((n) => `${n}@s.whatsapp.net`))
+    await emu.waitForStatus((s) => s.id === messageId)
+    await emu.settled()
+    const record = emu.status(messageId)
+    assert.equal(record.type, 'text')
+    assert.equal(record.text, 'hello from the platform test')
+    assert.equal(record.backgroundArgb, 0xff336699)
+    assert.equal(record.font, 2)
+    assert.deepEqual(record.recipients, [OWN_PAIR, ...contacts])
+    assert.equal(record.chunks, 1)
+    assert.deepEqual(record.duplicateRecipients, [])
+    assert.deepEqual(record.errors, [])
+    textStatus = { id: messageId, recipientJids: result.recipientJids, contacts }
+  })
+
+  it('turns receipts by PN, by LID, grouped <list> receipts and own-device views into numbered batches', async () => {
+    const [c1, c2, c3] = textStatus.contacts
+    const second = p.platform.newMessageId(PAIR)
+    await p.platform.sendStatus(PAIR, { messageId: second, content: { kind: 'text', text: 'second' }, recipients: [c1, c2, c3] })
+    await emu.waitForStatus((s) => s.id === second)
+    await emu.settled()
+    const since = p.events.mark()
+    await emu.sendView(textStatus.id, { viewer: c1, via: 'pn' })
+    await emu.sendView(textStatus.id, { viewer: c2, via: 'lid', type: 'played' })
+    await emu.sendView(textStatus.id, { viewer: c3, via: 'lid', type: 'delivery' })
+    await emu.sendView(textStatus.id, { viewer: OWN_PAIR, via: 'pn' })
+    await emu.sendViews(textStatus.id, { viewers: [c3], via: 'lid', grouped: true, alsoStatusIds: [second] })
+
+    const got: ReceiptEvent[] = []
+    const key = (r: Pick<ReceiptEvent, 'messageId' | 'viewerNumber' | 'type'>): string => `${r.messageId}|${r.viewerNumber}|${r.type}`
+    const want = [
+      { messageId: textStatus.id, viewerNumber: c1, type: 'read' },
+      { messageId: textStatus.id, viewerNumber: c2, type: 'played' },
+      { messageId: textStatus.id, viewerNumber: c3, type: 'delivery' },
+      { messageId: textStatus.id, viewerNumber: OWN_PAIR, type: 'read' },
+      { messageId: textStatus.id, viewerNumber: c3, type: 'read' },
+      { messageId: second, viewerNumber: c3, type: 'read' }
+    ] as const
+    const deadline = Date.now() + 10_000
+    while (got.length < want.length && Date.now() < deadline) {
+      const batches = p.events.all('status-receipts', (e) => e.sessionId === PAIR, since)
+      got.splice(0, got.length, ...batches.flatMap((b) => b.receipts))
+      await new Promise((resolve) => setTimeout(resolve, 25))
+    }
+    assert.deepEqual(got.map(key).sort(), want.map(key).sort())
+    const byLid = got.find((r) => r.viewerNumber === c2)
+    assert.match(byLid?.viewerJid ?? '', /@lid$/, 'the LID the platform used is kept')
+    assert.ok(got.every((r) => r.at > Date.now() - 60_000 && r.at <= Date.now() + 1000))
+  })
+
+  it('reports a status the platform rejects after writing it (bad ack 479)', async () => {
+    emu.fault(OWN_PAIR, 'reject-next-status')
+    const since = p.events.mark()
+    const messageId = p.platform.newMessageId(PAIR)
+    await p.platform.sendStatus(PAIR, { messageId, content: { kind: 'text', text: 'will be rejected' }, recipients: [textStatus.contacts[0]] })
+    const rejected = await p.events.next('status-error', (e) => e.sessionId === PAIR, since)
+    assert.deepEqual(rejected, { sessionId: PAIR, messageId, error: '479' })
+  })
+
+  it('revokes a status for its original recipients', async () => {
+    assert.equal(await p.platform.revokeStatus(PAIR, textStatus.id, textStatus.recipientJids), true)
+    const record = await emu.waitForStatus((s) => s.id === textStatus.id && s.revoked === true, 10_000)
+    assert.deepEqual([...(record.revokedFor ?? [])].sort(), textStatus.recipientJids.map(digitsOf).sort())
+  })
+
+  it('sends image and video statuses from local files, uploading each once', { skip: skipMedia }, async () => {
+    const png = join(tmp.dir, 'tiny.png')
+    const mp4 = join(tmp.dir, 'clip.mp4')
+    writeFileSync(png, await sharp({ create: { width: 64, height: 48, channels: 3, background: '#00aa55' } }).png().toBuffer())
+    writeFileSync(mp4, Buffer.concat([Buffer.from('000000186674797069736f6d', 'hex'), Buffer.alloc(4096, 7)]))
+    const contact = textStatus.contacts[1]
+    for (const [kind, path, mimetype] of [['image', png, 'image/png'], ['video', mp4, 'video/mp4']] as const) {
+      const uploads = emu.mediaUploads().length
+      const messageId = p.platform.newMessageId(PAIR)
+      await p.platform.sendStatus(PAIR, { messageId, content: { kind, source: { path }, caption: `a ${kind}` }, recipients: [contact] })
+      await emu.waitForStatus((s) => s.id === messageId)
+      await emu.settled()
+      const record = emu.status(messageId)
+      assert.equal(record.type, kind)
+      assert.equal(record.caption, `a ${kind}`)
+      assert.equal(record.media?.mimetype, mimetype)
+      assert.equal(record.media?.uploaded, true)
+      assert.equal(record.media?.verified, true)
+      assert.equal(emu.mediaUploads().length, uploads + 1)
+    }
+  })
+
+  it('relays 600 recipients in chunks of 256 under one id: each once, own number first, one upload', { skip: skipMedia }, async () => {
+    const contacts = emu.addContacts(600).map((c) => c.number)
+    const png = join(tmp.dir, 'many.png')
+    writeFileSync(png, await sharp({ create: { width: 32, height: 32, channels: 3, background: '#123456' } }).png().toBuffer())
+    const uploads = emu.mediaUploads().length
+    const messageId = p.platform.newMessageId(PAIR)
+    const progress: Array<[number, number]> = []
+    const result = await p.platform.sendStatus(PAIR, {
+      messageId,
+      content: { kind: 'image', source: { path: png } },
+      recipients: contacts,
+      onProgress: (sent, total) => { progress.push([sent, total]) }
+    })
+    assert.deepEqual(progress, [[256, 601], [512, 601], [601, 601]])
+    assert.equal(result.recipientJids.length, 601)
+    assert.equal(result.recipientJids[0], `${OWN_PAIR}@s.whatsapp.net`)
+    await emu.waitForStatus((s) => s.id === messageId && s.chunks === 3, 30_000)
+    await emu.settled(30_000)
+    const record = emu.status(messageId)
+    assert.equal(record.chunks, 3)
+    assert.equal(record.recipients.length, 601)
+    assert.deepEqual(new Set(record.recipients), new Set([OWN_PAIR, ...contacts]))
+    assert.deepEqual(record.duplicateRecipients, [])
+    assert.deepEqual(record.errors, [])
+    assert.ok(record.deliveries.filter((d) => d.number === OWN_PAIR).every((d) => d.chunk === 1), 'own number in the first chunk')
+    assert.equal(emu.mediaUploads().length, uploads + 1)
+  })
+
+  it('removeSession logs the device out on the platform and deletes its auth rows', async () => {
+    assert.equal(emu.getAccount(OWN_QR).linkedDevices.length, 1)
+    await p.platform.removeSession(QR)
+    // Baileys' logout writes remove-companion-device and closes without waiting for an answer
+    await waitUntil(() => emu.getAccount(OWN_QR).linkedDevices.length === 0, 5000, 'the emulator to drop the device')
+    assert.deepEqual(authRows(tmp.db, QR), { creds: 0, keys: 0 })
+    assert.equal(p.platform.snapshot(QR), null)
+    await assert.rejects(p.platform.restartSession(QR), { code: 'ST_SESSION_NOT_FOUND' })
+  })
+})

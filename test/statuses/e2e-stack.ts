@@ -1,0 +1,84 @@
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { resolve } from 'node:path'
+import type { TestContext } from 'node:test'
+import { io, type Socket } from 'socket.io-client'
+import { startEmulator, testCertPaths, type Emulator } from '../emulator/index.js'
+import { build, TEST_API_KEY, waitFor, type TestApp } from '../helper.js'
+import type { EventName, EventPayloads } from '../../schemas/events.js'
+
+// The service, real Baileys and the emulator on 127.0.0.1, plus a socket.io client recording events.
+
+export interface Stack extends TestApp {
+  emu: Emulator
+  events: Recorder
+  /** creates the session row, starts it through the platform, scans its QR in the emulator, waits until open */
+  link: (sessionId: string, number: string) => Promise<void>
+}
+
+export class Recorder {
+  readonly seen: Array<{ event: EventName, payload: unknown, at: number }> = []
+  constructor (readonly socket: Socket) {
+    socket.onAny((event: EventName, payload: unknown) => { this.seen.push({ event, payload, at: Date.now() }) })
+  }
+
+  all<K extends EventName>(event: K, where: (p: EventPayloads[K]) => boolean = () => true): Array<EventPayloads[K]> {
+    return this.seen.filter((e) => e.event === event).map((e) => e.payload as EventPayloads[K]).filter(where)
+  }
+
+  async next<K extends EventName>(event: K, where: (p: EventPayloads[K]) => boolean = () => true, timeoutMs = 10_000): Promise<EventPayloads[K]> {
+    return await waitFor(() => this.all(event, where).at(-1), timeoutMs, `socket.io event ${event}`)
+  }
+}
+
+/** Media uploads to the emulator go over HTTPS with its self-signed certificate, trusted only through NODE_EXTRA_CA_CERTS. */
+export function mediaTrusted (): boolean {
+  const ca = process.env.NODE_EXTRA_CA_CERTS
+  return ca !== undefined && resolve(ca) === testCertPaths().certFile
+}
+
+export async function startStack (t: TestContext, env: Record<string, string> = {}): Promise<Stack> {
+  const emu = await startEmulator({ tls: testCertPaths() })
+  t.after(async () => { await emu.stop() })
+  const app = await build(t, { WA_WEBSOCKET_URL: emu.wsUrl, WA_TEST_TRUST_ROOT: emu.rootPublicKey, ...env })
+  const base = await app.listen()
+  const socket = io(base, { path: '/socket.io/', auth: { apiKey: TEST_API_KEY }, transports: ['websocket'], reconnection: false })
+  t.after(() => { socket.close() })
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => { reject(new Error('socket.io connect timed out')) }, 5000)
+    socket.once('connect', () => { clearTimeout(timer); resolve() })
+    socket.once('connect_error', (err) => { clearTimeout(timer); reject(err) })
+  })
+
+  async function link (sessionId: string, number: string): Promise<void> {
+    emu.createAccount(number)
+    await app.app.db.db.insertInto('sessions')
+      .values({ id: sessionId, name: sessionId, auth_method: 'qrcode', phone_number: null, own_number: null, own_lid: null, created_at: Date.now() })
+      .execute()
+    await app.app.platform.startSession({ sessionId, authMethod: 'qrcode', phoneNumber: null })
+    const qr = await waitFor(() => app.app.platform.snapshot(sessionId)?.qrCode, 15_000, `QR code of ${sessionId}`)
+    await emu.scan(number, qr)
+    await waitFor(() => app.app.platform.snapshot(sessionId)?.connected, 30_000, `${sessionId} to connect`)
+  }
+
+  return { ...app, emu, events: new Recorder(socket), link }
+}
+
+/** A tiny HTTP server on 127.0.0.1 answering fixed bodies by path. */
+export async function serveFiles (t: TestContext, files: Record<string, { type: string, body: Buffer | string }>): Promise<{ url: (path: string) => string, hits: string[] }> {
+  const hits: string[] = []
+  const server: Server = createServer((req, res) => {
+    const path = new URL(req.url ?? '/', 'http://127.0.0.1').pathname
+    hits.push(path)
+    const file = files[path]
+    if (file === undefined) { res.writeHead(404).end(); return }
+    res.writeHead(200, { 'content-type': file.type }).end(file.body)
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.after(async () => {
+    server.closeAllConnections()
+    await new Promise((resolve) => server.close(resolve))
+  })
+  const { port } = server.address() as AddressInfo
+  return { url: (path) => `http://127.0.0.1:${port}${path}`, hits }
+}

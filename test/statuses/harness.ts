@@ -1,0 +1,133 @@
+import { rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import type { TestContext } from 'node:test'
+import Fastify, { type FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import configPlugin from '../../plugins/app/config.js'
+import dbPlugin from '../../plugins/app/db.js'
+import mediaStorePlugin from '../../plugins/app/media-store.js'
+import statusesPlugin from '../../plugins/app/statuses.js'
+import { NotConnected } from '../../src/errors.js'
+import type { PlatformEventMap, SendStatusInput, SendStatusResult, SessionSnapshot } from '../../src/platform/types.js'
+import type { EventName, EventPayloads } from '../../schemas/events.js'
+import { testConfig } from '../helper.js'
+
+// The status service over the real database and media store, with the platform and the socket.io
+// broadcaster replaced by recorders: fast, deterministic tests of everything the emulator is not needed for.
+
+export const OWN = '15550000001'
+
+export interface Emitted { event: EventName, payload: EventPayloads[EventName], at: number }
+
+/** Stands in for `app.platform`: the methods and events the status service uses. */
+export class FakePlatform {
+  connected = new Map<string, string>()
+  sent: Array<{ sessionId: string, input: SendStatusInput }> = []
+  revoked: Array<{ sessionId: string, messageId: string, recipientJids: string[] }> = []
+  /** makes the next sendStatus fail with this error, once */
+  failNext: Error | null = null
+  /** when set, sendStatus waits for it before answering */
+  gate: Promise<void> | null = null
+  private counter = 0
+  private listeners = new Map<string, Set<(p: never) => void>>()
+
+  snapshot (sessionId: string): SessionSnapshot | null {
+    const own = this.connected.get(sessionId)
+    return own === undefined
+      ? null
+      : { sessionId, connected: true, status: 'open', ownNumber: own, pairingCode: null, qrCode: null }
+  }
+
+  newMessageId (): string {
+    return `3EB0${(++this.counter).toString(16).padStart(16, '0').toUpperCase()}`
+  }
+
+  async sendStatus (sessionId: string, input: SendStatusInput): Promise<SendStatusResult> {
+    this.sent.push({ sessionId, input })
+    if (this.gate !== null) await this.gate
+    const own = this.connected.get(sessionId)
+    if (own === undefined) throw new NotConnected()
+    if (this.failNext !== null) { const err = this.failNext; this.failNext = null; throw err }
+    const all = [own, ...input.recipients]
+    if (input.onProgress !== undefined && all.length > 2) {
+      input.onProgress(2, all.length)
+      input.onProgress(all.length, all.length)
+    }
+    return { messageId: input.messageId, recipientJids: all.map((n) => `${n}@s.whatsapp.net`) }
+  }
+
+  async revokeStatus (sessionId: string, messageId: string, recipientJids: string[]): Promise<boolean> {
+    this.revoked.push({ sessionId, messageId, recipientJids })
+    return true
+  }
+
+  on<K extends 'status-receipts' | 'status-error'> (event: K, listener: (payload: PlatformEventMap[K]) => void): this {
+    let set = this.listeners.get(event)
+    if (set === undefined) this.listeners.set(event, set = new Set())
+    set.add(listener as (p: never) => void)
+    return this
+  }
+
+  off<K extends 'status-receipts' | 'status-error'> (event: K, listener: (payload: PlatformEventMap[K]) => void): this {
+    this.listeners.get(event)?.delete(listener as (p: never) => void)
+    return this
+  }
+
+  emit<K extends 'status-receipts' | 'status-error'> (event: K, payload: PlatformEventMap[K]): void {
+    for (const l of this.listeners.get(event) ?? []) (l as (p: PlatformEventMap[K]) => void)(payload)
+  }
+}
+
+export interface Harness {
+  app: FastifyInstance
+  platform: FakePlatform
+  events: Emitted[]
+  uploadDir: string
+  dbFile: string
+  /** events of one name, payloads only */
+  of: <K extends EventName>(event: K) => Array<EventPayloads[K]>
+  addSession: (sessionId: string, opts?: { connected?: boolean, own?: string }) => Promise<void>
+  /** writes a file under a stored upload name and its uploads row; createdAt defaults to now */
+  addUpload: (name: string, kind: 'image' | 'video', createdAt?: number) => Promise<string>
+}
+
+export async function harness (t: TestContext, env: Record<string, string> = {}): Promise<Harness> {
+  const { config, dir } = testConfig(env)
+  const platform = new FakePlatform()
+  const events: Emitted[] = []
+  const app = Fastify()
+  await app.register(configPlugin, { config })
+  await app.register(dbPlugin)
+  await app.register(mediaStorePlugin)
+  await app.register(fp(async (a) => {
+    a.decorate('broadcaster', { emit: <K extends EventName>(event: K, payload: EventPayloads[K]) => { events.push({ event, payload, at: Date.now() }) } })
+  }, { name: 'broadcaster' }))
+  await app.register(fp(async (a) => { a.decorate('platform', platform as unknown as FastifyInstance['platform']) }, { name: 'platform' }))
+  await app.register(statusesPlugin)
+  t.after(async () => {
+    await app.close()
+    rmSync(dir, { recursive: true, force: true })
+  })
+  await app.ready()
+
+  let uploadCounter = 0
+  return {
+    app,
+    platform,
+    events,
+    uploadDir: config.uploadDir,
+    dbFile: config.databaseFile,
+    of: <K extends EventName>(event: K) => events.filter((e) => e.event === event).map((e) => e.payload as EventPayloads[K]),
+    async addSession (sessionId, o = {}) {
+      const own = o.own ?? OWN
+      await app.db.db.insertInto('sessions').values({ id: sessionId, name: sessionId, auth_method: 'qrcode', phone_number: null, own_number: own, own_lid: null, linked: 1, created_at: Date.now() }).execute()
+      if (o.connected !== false) platform.connected.set(sessionId, own)
+    },
+    async addUpload (name, kind, createdAt = Date.now()) {
+      const filename = `${createdAt}-${(++uploadCounter).toString(16).padStart(12, '0')}-${name}`
+      writeFileSync(join(config.uploadDir, filename), 'x')
+      await app.db.db.insertInto('uploads').values({ filename, kind, mime_type: kind === 'image' ? 'image/jpeg' : 'video/mp4', size: 1, created_at: createdAt }).execute()
+      return filename
+    }
+  }
+}

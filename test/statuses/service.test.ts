@@ -1,0 +1,327 @@
+import assert from 'node:assert/strict'
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { test } from 'node:test'
+import SQLite from 'better-sqlite3'
+import { INGEST_BATCH_MAX, VIEWERS_UPDATE_MS } from '../../plugins/app/statuses.js'
+import { SendFailed } from '../../src/errors.js'
+import type { ReceiptEvent } from '../../src/platform/types.js'
+import { waitFor } from '../helper.js'
+import { harness, OWN } from './harness.js'
+
+const A = '15551230001'
+const B = '15551230002'
+const C = '447700900123'
+
+const receipt = (messageId: string, viewerNumber: string | null, type: ReceiptEvent['type'] = 'read', at = Date.now()): ReceiptEvent =>
+  ({ messageId, viewerJid: viewerNumber === null ? '99999@lid' : `${viewerNumber}@s.whatsapp.net`, viewerNumber, type, at })
+
+async function rejects (p: Promise<unknown>, status: number, message: RegExp): Promise<void> {
+  await assert.rejects(p, (err: Error & { statusCode?: number }) => {
+    assert.equal(err.statusCode, status, err.message)
+    assert.match(err.message, message)
+    return true
+  })
+}
+
+test('text status: colour and font go to the platform, row stored as sent, status-sent carries both ids', async (t) => {
+  const h = await harness(t)
+  await h.addSession('s1')
+  const res = await h.app.statuses.send('s1', { type: 'text', content: 'hello', caption: 'ignored', backgroundColor: '#FF112233', font: 3, targetNumbers: `${A}, ${B},${A},${OWN}` })
+  assert.equal(res.contactCount, 2)
+  assert.match(res.statusId, /^[0-9]+$/)
+  const [call] = h.platform.sent
+  assert.deepEqual(call.input.content, { kind: 'text', text: 'hello', backgroundColor: '#FF112233', font: 3 })
+  assert.deepEqual(call.input.recipients, [A, B], 'own number never sent twice, duplicates dropped')
+  assert.equal(call.input.messageId, res.platformMessageId)
+
+  const row = await h.app.db.db.selectFrom('statuses').selectAll().executeTakeFirstOrThrow()
+  assert.equal(row.state, 'sent')
+  assert.equal(row.caption, '', 'caption ignored for text')
+  assert.equal(row.target_numbers, `${A},${B},${OWN}`)
+  assert.deepEqual(JSON.parse(row.recipients), [OWN, A, B].map((n) => `${n}@s.whatsapp.net`))
+  assert.equal(row.background_color, '#FF112233')
+  assert.equal(row.font, 3)
+
+  const [sent] = h.of('status-sent')
+  assert.equal(sent.statusId, res.statusId)
+  assert.equal(sent.id, res.statusId)
+  assert.equal(sent.platformMessageId, res.platformMessageId)
+  assert.equal(sent.contactCount, 2)
+  assert.equal(sent.caption, '')
+  assert.ok(!Number.isNaN(Date.parse(sent.timestamp)))
+  assert.deepEqual(h.of('status-send-progress').map((p) => [p.statusId, p.sent, p.total]), [[res.statusId, 2, 3], [res.statusId, 3, 3]])
+
+  const [listed] = await h.app.statuses.list('s1')
+  assert.deepEqual({ ...listed, timestamp: undefined }, {
+    id: res.statusId, type: 'text', content: 'hello', caption: '', timestamp: undefined, platformMessageId: res.platformMessageId,
+    contactCount: 2, targetNumbers: `${A},${B},${OWN}`, viewerCount: 0, error: null
+  })
+})
+
+test('empty targetNumbers or only the own number: sent to the own number only, contactCount 1', async (t) => {
+  const h = await harness(t)
+  await h.addSession('s1')
+  for (const targetNumbers of [undefined, '', ` ${OWN} ,${OWN}`]) {
+    const res = await h.app.statuses.send('s1', { type: 'text', content: 'x', targetNumbers })
+    assert.equal(res.contactCount, 1)
+    assert.deepEqual(h.platform.sent.at(-1)?.input.recipients, [])
+  }
+})
+
+test('image/video: upload must exist and be of that kind; url: media by extension, otherwise text with the URL', async (t) => {
+  const h = await harness(t)
+  await h.addSession('s1')
+  const img = await h.addUpload('photo.jpg', 'image')
+  const vid = await h.addUpload('clip.mp4', 'video')
+  await h.app.statuses.send('s1', { type: 'image', content: img, caption: 'cap' })
+  assert.deepEqual(h.platform.sent.at(-1)?.input.content, { kind: 'image', source: { path: join(h.uploadDir, img) }, caption: 'cap', mimetype: 'image/jpeg' })
+  await h.app.statuses.send('s1', { type: 'video', content: vid })
+  assert.deepEqual(h.platform.sent.at(-1)?.input.content, { kind: 'video', source: { path: join(h.uploadDir, vid) }, caption: '', mimetype: 'video/mp4' })
+
+  await rejects(h.app.statuses.send('s1', { type: 'image', content: vid }), 400, /uploaded video/)
+  await rejects(h.app.statuses.send('s1', { type: 'image', content: '1700000000000-000000000000-missing.jpg' }), 400, /^Uploaded file not found$/)
+  await rejects(h.app.statuses.send('s1', { type: 'video', content: `../uploads/${vid}` }), 400, /^Uploaded file not found$/)
+
+  await h.app.statuses.send('s1', { type: 'url', content: 'https://cdn.example/p/Cat.WEBP?v=2', caption: 'meow' })
+  assert.deepEqual(h.platform.sent.at(-1)?.input.content, { kind: 'image', source: { url: 'https://cdn.example/p/Cat.WEBP?v=2' }, mimetype: 'image/webp', caption: 'meow' })
+  await h.app.statuses.send('s1', { type: 'url', content: 'http://cdn.example/v.mkv' })
+  assert.equal(h.platform.sent.at(-1)?.input.content.kind, 'video')
+  await h.app.statuses.send('s1', { type: 'url', content: 'https://news.example/story', caption: 'read this' })
+  assert.deepEqual(h.platform.sent.at(-1)?.input.content, { kind: 'text', text: 'https://news.example/story\nread this' })
+  await rejects(h.app.statuses.send('s1', { type: 'url', content: 'ftp://x/a.jpg' }), 400, /http\(s\) URL/)
+
+  const rows = await h.app.db.db.selectFrom('statuses').select(['type', 'content', 'media_file']).orderBy('id').execute()
+  assert.deepEqual(rows.map((r) => [r.type, r.media_file]), [['image', img], ['video', vid], ['url', null], ['url', null], ['url', null]])
+  assert.equal(rows[4].content, 'https://news.example/story', 'only the URL is stored')
+})
+
+test('errors: unknown session 404, not connected 500, bad numbers 400; a failed send leaves no row', async (t) => {
+  const h = await harness(t)
+  await h.addSession('s1')
+  await h.addSession('off', { connected: false })
+  await rejects(h.app.statuses.send('nope', { type: 'text', content: 'x' }), 404, /^Session not found$/)
+  await rejects(h.app.statuses.send('off', { type: 'text', content: 'x' }), 500, /^WhatsApp is not connected$/)
+  await rejects(h.app.statuses.send('s1', { type: 'text', content: 'x', targetNumbers: `${A},12ab` }), 400, /"12ab"/)
+
+  h.platform.failNext = new Error('All encryptions failed')
+  await rejects(h.app.statuses.send('s1', { type: 'text', content: 'x' }), 500, /^Failed to send status: All encryptions failed$/)
+  h.platform.failNext = new SendFailed('media upload timed out')
+  await rejects(h.app.statuses.send('s1', { type: 'text', content: 'x' }), 500, /^Failed to send status: media upload timed out$/)
+  // goes offline while sending
+  let open!: () => void
+  h.platform.gate = new Promise((resolve) => { open = resolve })
+  const pending = h.app.statuses.send('s1', { type: 'text', content: 'x' })
+  await waitFor(() => h.platform.sent.length === 3, 2000, 'third send')
+  h.platform.connected.delete('s1')
+  open()
+  await rejects(pending, 500, /^WhatsApp is not connected$/)
+  const count = await h.app.db.db.selectFrom('statuses').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
+  assert.equal(Number(count.n), 0)
+  assert.equal(h.of('status-sent').length, 0)
+  await rejects(h.app.statuses.list('nope'), 404, /Session not found/)
+  await rejects(h.app.statuses.viewers('s1', '12345'), 404, /^Status not found$/)
+  await rejects(h.app.statuses.remove('s1', '12345'), 404, /^Status not found$/)
+})
+
+test('viewer ingest: read/played count, delivery and unmapped LIDs do not, own number isReal false, first view kept', async (t) => {
+  const h = await harness(t)
+  await h.addSession('s1')
+  await h.addSession('s2', { own: '15550000002' })
+  const { statusId, platformMessageId: mid } = await h.app.statuses.send('s1', { type: 'text', content: 'x', targetNumbers: `${A},${B},${C}` })
+  const other = await h.app.statuses.send('s2', { type: 'text', content: 'y' })
+  const t0 = Date.now() - 10_000
+  h.platform.emit('status-receipts', {
+    sessionId: 's1',
+    receipts: [
+      receipt(mid, A, 'delivery', t0),
+      receipt(mid, A, 'read', t0 + 2000),
+      receipt(mid, B, 'played', t0 + 3000),
+      receipt(mid, null, 'read', t0 + 3500),
+      receipt(mid, OWN, 'read', t0 + 4000),
+      receipt(mid, A, 'played', t0 + 5000),
+      receipt('UNKNOWNID', C, 'read', t0),
+      receipt(other.platformMessageId, C, 'read', t0) // another session's status: not this one
+    ]
+  })
+  // an older read that arrives later still wins
+  h.platform.emit('status-receipts', { sessionId: 's1', receipts: [receipt(mid, B, 'read', t0 + 1000)] })
+  await waitFor(() => h.of('status-viewers-update').length > 0, 2000, 'viewers update')
+  const viewers = await h.app.statuses.viewers('s1', statusId)
+  assert.deepEqual(viewers, [
+    { jid: `${B}@s.whatsapp.net`, number: B, viewedAt: new Date(t0 + 1000).toISOString(), isReal: true },
+    { jid: `${A}@s.whatsapp.net`, number: A, viewedAt: new Date(t0 + 2000).toISOString(), isReal: true },
+    { jid: `${OWN}@s.whatsapp.net`, number: OWN, viewedAt: new Date(t0 + 4000).toISOString(), isReal: false }
+  ])
+  assert.deepEqual(await h.app.statuses.viewers('s2', other.statusId), [])
+  await rejects(h.app.statuses.viewers('s2', statusId), 404, /Status not found/)
+  const [listed] = await h.app.statuses.list('s1')
+  assert.equal(listed.viewerCount, 2, 'own views are not counted')
+  const last = h.of('status-viewers-update').at(-1)
+  assert.equal(last?.statusId, statusId)
+  assert.equal(last?.sessionId, 's1')
+  assert.deepEqual(last?.viewers, viewers)
+})
+
+test('receipts that race the send are kept (the row exists before the first stanza)', async (t) => {
+  const h = await harness(t)
+  await h.addSession('s1')
+  let open!: () => void
+  h.platform.gate = new Promise((resolve) => { open = resolve })
+  const pending = h.app.statuses.send('s1', { type: 'text', content: 'x', targetNumbers: A })
+  await waitFor(() => h.platform.sent.length === 1, 2000, 'send call')
+  h.platform.emit('status-receipts', { sessionId: 's1', receipts: [receipt(h.platform.sent[0].input.messageId, A)] })
+  await new Promise((resolve) => setTimeout(resolve, 60))
+  open()
+  const res = await pending
+  assert.equal((await h.app.statuses.viewers('s1', res.statusId)).length, 1)
+})
+
+test('viewer ingest batches into few transactions and coalesces updates to one per status per window', async (t) => {
+  const h = await harness(t)
+  await h.addSession('s1')
+  const s = await h.app.statuses.send('s1', { type: 'text', content: 'x' })
+  const mid = s.platformMessageId
+  const total = 20_000
+  const started = performance.now()
+  for (let i = 0; i < total; i += 50) {
+    const batch: ReceiptEvent[] = []
+    for (let j = i; j < i + 50; j++) batch.push(receipt(mid, String(10_000_000_000 + j)))
+    h.platform.emit('status-receipts', { sessionId: 's1', receipts: batch })
+  }
+  h.app.statuses.flush()
+  const elapsed = performance.now() - started
+  const stats = h.app.statuses.stats()
+  assert.equal(stats.recorded, total)
+  assert.ok(stats.flushes <= Math.ceil(total / INGEST_BATCH_MAX) + 1, `flushes ${stats.flushes}`)
+  t.diagnostic(`ingest: ${total} receipts in ${elapsed.toFixed(0)} ms (${Math.round(total / (elapsed / 1000))}/s), ${stats.flushes} transactions`)
+  assert.equal((await h.app.statuses.viewers('s1', s.statusId)).length, total)
+  await waitFor(() => h.of('status-viewers-update').some((u) => u.viewers.length === total), 5000, 'the update after the bulk')
+  await new Promise((resolve) => setTimeout(resolve, VIEWERS_UPDATE_MS + 50))
+
+  // a steady trickle for ~700 ms: leading event, then at most one per window, and the last holds everything
+  const before = h.of('status-viewers-update').length
+  const startTrickle = Date.now()
+  let n = 0
+  while (Date.now() - startTrickle < 700) {
+    h.platform.emit('status-receipts', { sessionId: 's1', receipts: [receipt(mid, String(20_000_000_000 + n++))] })
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+  await new Promise((resolve) => setTimeout(resolve, VIEWERS_UPDATE_MS * 2 + 100))
+  const updates = h.events.filter((e) => e.event === 'status-viewers-update').slice(before)
+  assert.ok(updates.length >= 3 && updates.length <= 6, `updates: ${updates.length} for ${n} receipts`)
+  for (let i = 1; i < updates.length; i++) assert.ok(updates[i].at - updates[i - 1].at >= VIEWERS_UPDATE_MS, `spaced by the window: ${updates.map((u) => u.at - updates[0].at).join(', ')}`)
+  const last = updates.at(-1)?.payload as { viewers: unknown[] }
+  assert.equal(last.viewers.length, total + n, 'trailing edge carries the final state')
+})
+
+test('queued views are written on close', async (t) => {
+  const h = await harness(t)
+  await h.addSession('s1')
+  const s = await h.app.statuses.send('s1', { type: 'text', content: 'x' })
+  h.platform.emit('status-receipts', { sessionId: 's1', receipts: [receipt(s.platformMessageId, A), receipt(s.platformMessageId, B)] })
+  assert.equal(h.app.statuses.stats().queued, 2)
+  await h.app.close()
+  const raw = new SQLite(h.dbFile, { readonly: true })
+  try {
+    assert.equal(raw.prepare('select count(*) from viewers').pluck().get(), 2)
+  } finally {
+    raw.close()
+  }
+})
+
+test('status-error sets the error and emits statuses-updated failed', async (t) => {
+  const h = await harness(t)
+  await h.addSession('s1')
+  const s = await h.app.statuses.send('s1', { type: 'text', content: 'x' })
+  h.platform.emit('status-error', { sessionId: 's1', messageId: s.platformMessageId, error: '479' })
+  h.platform.emit('status-error', { sessionId: 's1', messageId: 'UNKNOWN', error: '479' })
+  const ev = await waitFor(() => h.of('statuses-updated')[0], 2000, 'statuses-updated')
+  assert.equal(ev.action, 'failed')
+  assert.equal(ev.statusId, s.statusId)
+  assert.match(ev.message ?? '', /479/)
+  const [listed] = await h.app.statuses.list('s1')
+  assert.equal(listed.error, '479')
+  await new Promise((resolve) => setTimeout(resolve, 30))
+  assert.equal(h.of('statuses-updated').length, 1)
+})
+
+test('remove: record and viewers go, media file only when no other status uses it, revoke on request', async (t) => {
+  const h = await harness(t)
+  await h.addSession('s1')
+  const img = await h.addUpload('p.png', 'image')
+  const a = await h.app.statuses.send('s1', { type: 'image', content: img, targetNumbers: A })
+  const b = await h.app.statuses.send('s1', { type: 'image', content: img })
+  h.platform.emit('status-receipts', { sessionId: 's1', receipts: [receipt(a.platformMessageId, A)] })
+  h.app.statuses.flush()
+
+  const first = await h.app.statuses.remove('s1', a.statusId)
+  assert.deepEqual({ ...first, note: undefined }, { statusId: a.statusId, message: 'Status deleted', deletedFromPlatform: false, deletedFromDatabase: true, deletedImageFile: false, note: undefined })
+  assert.match(first.note, /until it expires/)
+  assert.ok(existsSync(join(h.uploadDir, img)), 'still used by the other status')
+  assert.equal(h.platform.revoked.length, 0)
+  const v = await h.app.db.db.selectFrom('viewers').selectAll().execute()
+  assert.equal(v.length, 0, 'viewers cascade')
+
+  const second = await h.app.statuses.remove('s1', b.statusId, { revoke: true })
+  assert.equal(second.deletedFromPlatform, true)
+  assert.equal(second.deletedImageFile, true)
+  assert.ok(!existsSync(join(h.uploadDir, img)))
+  assert.deepEqual(h.platform.revoked, [{ sessionId: 's1', messageId: b.platformMessageId, recipientJids: [`${OWN}@s.whatsapp.net`] }])
+  assert.deepEqual(h.of('status-deleted'), [{ sessionId: 's1', statusId: a.statusId }, { sessionId: 's1', statusId: b.statusId }])
+
+  const c = await h.app.statuses.send('s1', { type: 'text', content: 'x' })
+  h.platform.connected.delete('s1')
+  const third = await h.app.statuses.remove('s1', c.statusId, { revoke: true })
+  assert.equal(third.deletedFromPlatform, false)
+  assert.equal(third.deletedFromDatabase, true)
+  assert.match(third.note, /not connected/)
+  assert.equal(h.platform.revoked.length, 1)
+  await rejects(h.app.statuses.remove('s1', c.statusId), 404, /Status not found/)
+})
+
+test('cleanup: expired statuses with viewers and media, old unused uploads, one event per affected session', async (t) => {
+  const ttlMs = 60_000
+  const h = await harness(t, { STATUS_TTL_HOURS: String(ttlMs / 3_600_000) })
+  await h.addSession('s1')
+  await h.addSession('s2', { own: '15550000002' })
+  await h.addSession('s3', { own: '15550000003' })
+  const old = Date.now() - ttlMs - 1000
+  const usedImg = await h.addUpload('used.jpg', 'image', old)
+  const oldUnused = await h.addUpload('unused.jpg', 'image', old)
+  const freshUnused = await h.addUpload('fresh.mp4', 'video')
+  const keptImg = await h.addUpload('kept.jpg', 'image', old)
+  const e1 = await h.app.statuses.send('s1', { type: 'image', content: usedImg })
+  const e2 = await h.app.statuses.send('s1', { type: 'text', content: 'a' })
+  const e3 = await h.app.statuses.send('s2', { type: 'text', content: 'b' })
+  const live = await h.app.statuses.send('s3', { type: 'image', content: keptImg })
+  h.platform.emit('status-receipts', { sessionId: 's1', receipts: [receipt(e1.platformMessageId, A)] })
+  h.app.statuses.flush()
+  await h.app.db.db.updateTable('statuses').set({ created_at: old }).where('id', 'in', [e1, e2, e3].map((s) => Number(s.statusId))).execute()
+  assert.equal((await h.app.statuses.list('s1')).length, 0, 'expired statuses are not listed even before cleanup')
+
+  const res = await h.app.statuses.cleanup()
+  assert.deepEqual(res, { statuses: 3, uploads: 2 })
+  assert.ok(!existsSync(join(h.uploadDir, usedImg)))
+  assert.ok(!existsSync(join(h.uploadDir, oldUnused)))
+  assert.ok(existsSync(join(h.uploadDir, freshUnused)))
+  assert.ok(existsSync(join(h.uploadDir, keptImg)), 'an old upload still used by a live status stays')
+  const remaining = await h.app.db.db.selectFrom('statuses').select('id').execute()
+  assert.deepEqual(remaining.map((r) => String(r.id)), [live.statusId])
+  assert.equal((await h.app.db.db.selectFrom('viewers').selectAll().execute()).length, 0)
+  const uploads = await h.app.db.db.selectFrom('uploads').select('filename').orderBy('filename').execute()
+  assert.deepEqual(uploads.map((u) => u.filename).sort(), [freshUnused, keptImg].sort())
+  const events = h.of('statuses-updated')
+  assert.deepEqual(events.map((e) => [e.sessionId, e.action]).sort(), [['s1', 'cleanup'], ['s2', 'cleanup']])
+  assert.deepEqual(await h.app.statuses.cleanup(), { statuses: 0, uploads: 0 })
+  assert.equal(h.of('statuses-updated').length, 2, 'nothing to clean: no event')
+})
+
+test('cleanup runs at start and on the interval', async (t) => {
+  const h = await harness(t, { STATUS_TTL_HOURS: String(1 / 3_600_000 * 200), CLEANUP_INTERVAL_MS: '100' })
+  await h.addSession('s1')
+  await h.app.statuses.send('s1', { type: 'text', content: 'x' })
+  const ev = await waitFor(() => h.of('statuses-updated').find((e) => e.action === 'cleanup'), 3000, 'interval cleanup')
+  assert.equal(ev.sessionId, 's1')
+  assert.equal((await h.app.db.db.selectFrom('statuses').selectAll().execute()).length, 0)
+})
