@@ -1,0 +1,45 @@
+import { fileURLToPath } from 'node:url'
+import fp from 'fastify-plugin'
+import fastifyStatic from '@fastify/static'
+
+/** The dashboard's folder: plain files, no build step. */
+export const PUBLIC_DIR = fileURLToPath(new URL('../../public/', import.meta.url))
+
+// The page loads only its own files and the socket.io client served at /socket.io/; QR codes are
+// data: URLs. No inline script or style, so injected markup could not run even if some slipped through.
+const CONTENT_SECURITY_POLICY = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'"
+].join('; ')
+
+/**
+ * Serves the dashboard (public/) at `/`. The files are public; every API call they make needs the key.
+ * One route per file (no wildcard), so unknown paths, /api/* included, still reach the app's JSON 404
+ * handler, and /docs and /socket.io/ are untouched.
+ */
+export default fp(async (app) => {
+  await app.register(fastifyStatic, {
+    root: PUBLIC_DIR,
+    prefix: '/',
+    wildcard: false,
+    index: ['index.html'],
+    // swagger-ui registers its own copy of @fastify/static; nothing here needs reply.sendFile
+    decorateReply: false,
+    serveDotFiles: false,
+    // small files that change with every release: always revalidate (ETag) instead of caching blind
+    cacheControl: false,
+    setHeaders: (res) => {
+      res.setHeader('cache-control', 'no-cache')
+      res.setHeader('content-security-policy', CONTENT_SECURITY_POLICY)
+      res.setHeader('x-content-type-options', 'nosniff')
+      res.setHeader('referrer-policy', 'no-referrer')
+    }
+  })
+}, { name: 'static' })

@@ -1,0 +1,137 @@
+// Shared by the dashboard browser test and scripts/screenshot.ts: find Debian's Chromium, start the
+// service wired to the emulator, and drive the page the way a person would.
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { TestContext } from 'node:test'
+import { chromium, type BrowserContext, type Page } from 'playwright-core'
+import { build, TEST_API_KEY, type TestApp } from '../helper.js'
+import { startEmulator, type Emulator } from '../emulator/index.js'
+
+export const CHROMIUM_CANDIDATES = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].filter((p): p is string => p !== undefined && p !== '')
+
+/** The first Chromium executable present, or undefined. */
+export function findChromium (): string | undefined {
+  return CHROMIUM_CANDIDATES.find((p) => existsSync(p))
+}
+
+/** Cleanups registered the way node:test's `t.after` does; lets scripts reuse `build()`. */
+export function scriptContext (): { t: TestContext, close: () => Promise<void> } {
+  const cleanups: Array<() => unknown> = []
+  const t = { after: (fn: () => unknown) => { cleanups.push(fn) } } as unknown as TestContext
+  return {
+    t,
+    close: async () => {
+      for (const fn of cleanups.reverse()) {
+        try { await fn() } catch (err) { console.error('cleanup failed:', err) }
+      }
+    }
+  }
+}
+
+export interface Stack {
+  emu: Emulator
+  testApp: TestApp
+  url: string
+}
+
+/** The emulator, and the real service pointed at it, listening on a free loopback port. */
+export async function startStack (t: TestContext): Promise<Stack> {
+  const emu = await startEmulator()
+  t.after(async () => { await emu.stop() })
+  const testApp = await build(t, { WA_WEBSOCKET_URL: emu.wsUrl, WA_TEST_TRUST_ROOT: emu.rootPublicKey })
+  const url = await testApp.listen()
+  return { emu, testApp, url }
+}
+
+export interface Browser {
+  context: BrowserContext
+  page: Page
+  /** console errors and uncaught page errors seen so far */
+  errors: string[]
+}
+
+/** Headless Chromium with a fresh profile; closed (and the profile removed) after the test. */
+export async function openBrowser (t: TestContext, executablePath: string, viewport = { width: 1280, height: 800 }): Promise<Browser> {
+  const profile = mkdtempSync(join(tmpdir(), 'status-tracker-chromium-'))
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath,
+    headless: true,
+    args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu', '--no-first-run', '--no-default-browser-check'],
+    viewport,
+    deviceScaleFactor: 1,
+    locale: 'en-GB',
+    timezoneId: 'UTC',
+    colorScheme: 'light',
+    reducedMotion: 'reduce'
+  })
+  // one hook, in this order: the browser must be gone before its profile is removed
+  t.after(async () => {
+    try {
+      await context.close()
+    } finally {
+      rmSync(profile, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 })
+    }
+  })
+  const page = context.pages()[0] ?? await context.newPage()
+  page.setDefaultTimeout(15_000)
+  const errors: string[] = []
+  page.on('console', (msg) => { if (msg.type() === 'error') errors.push(`console: ${msg.text()}`) })
+  page.on('pageerror', (err) => { errors.push(`page error: ${err.message}`) })
+  return { context, page, errors }
+}
+
+/** Saves a screenshot under test/.artifacts/ (git-ignored) and returns its path. */
+export async function saveArtifact (page: Page, name: string): Promise<string | undefined> {
+  try {
+    const dir = join(process.cwd(), 'test', '.artifacts')
+    mkdirSync(dir, { recursive: true })
+    const path = join(dir, `${name.replace(/[^A-Za-z0-9_-]+/g, '-')}-${Date.now()}.png`)
+    await page.screenshot({ path, fullPage: true })
+    return path
+  } catch {
+    return undefined
+  }
+}
+
+/** Types the key and submits with Enter (the keyboard path). */
+export async function enterKey (page: Page, key = TEST_API_KEY): Promise<void> {
+  const input = page.getByRole('textbox', { name: 'API key' })
+  await input.fill(key)
+  await input.press('Enter')
+}
+
+/** Creates a QR session through the form and returns its card. */
+export async function createQrSession (page: Page, sessionId: string, sessionName: string) {
+  // the form is folded away once sessions exist: decide after the list has loaded
+  await page.locator('#session-list[aria-busy="false"]').waitFor({ state: 'attached' })
+  const details = page.locator('#create-details')
+  if (await details.getAttribute('open') === null) await details.locator('summary').click()
+  const form = page.locator('#create-form')
+  await form.getByLabel('Name').fill(sessionName)
+  await form.getByLabel('Session ID').fill(sessionId)
+  await form.getByLabel('QR code').check()
+  await form.getByRole('button', { name: 'Create session' }).click()
+  return page.locator(`.session-card[data-session-id="${sessionId}"]`)
+}
+
+/** Waits for the card's QR image and returns its data URL (what a phone would scan). */
+export async function qrDataUrl (page: Page, sessionId: string): Promise<string> {
+  const img = page.locator(`.session-card[data-session-id="${sessionId}"] img.qr`)
+  await img.waitFor({ state: 'visible' })
+  const src = await img.getAttribute('src')
+  if (src === null || !src.startsWith('data:image/png;base64,')) throw new Error(`the QR image has no PNG data URL (src=${String(src).slice(0, 40)})`)
+  return src
+}
+
+/** Posts a text status to `recipients` from the selected session's form; returns the result line. */
+export async function postText (page: Page, text: string, recipients: string[]): Promise<string> {
+  const form = page.locator('#post-form')
+  await form.getByRole('radio', { name: 'Text' }).check()
+  await form.getByRole('textbox', { name: 'Text', exact: true }).fill(text)
+  await form.getByLabel('Recipients').fill(recipients.join('\n'))
+  await form.getByRole('button', { name: 'Post status' }).click()
+  const result = form.locator('#post-result')
+  await result.filter({ hasText: /\(status #\d+\)/ }).waitFor()
+  return (await result.textContent()) ?? ''
+}
