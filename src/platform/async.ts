@@ -7,42 +7,15 @@ export class SerialQueue {
     this.#tail = result.catch(() => undefined)
     return result
   }
-
-  /** resolves once everything queued so far has finished */
-  async idle (): Promise<void> {
-    await this.#tail
-  }
 }
 
-/** Exponential backoff with jitter: attempt 0 → about base, doubling up to max; half fixed, half random. */
+/** Exponential backoff with jitter: base × 2^attempt, capped at max, plus up to 25 % random on top (still ≤ max). */
 export function backoffDelay (attempt: number, baseMs: number, maxMs: number, random: () => number = Math.random): number {
   const ceiling = Math.min(maxMs, baseMs * 2 ** Math.min(attempt, 30))
-  return Math.round(ceiling / 2 + random() * ceiling / 2)
+  return Math.round(Math.min(maxMs, ceiling * (1 + random() * 0.25)))
 }
 
 export const sleep = async (ms: number): Promise<void> => await new Promise((resolve) => setTimeout(resolve, ms))
-
-/** A promise with its settle functions, for "wait until X happens" handshakes. */
-export interface Deferred<T> {
-  promise: Promise<T>
-  resolve: (value: T) => void
-  reject: (err: Error) => void
-  settled: boolean
-}
-
-export function deferred<T> (): Deferred<T> {
-  let resolve!: (value: T) => void
-  let reject!: (err: Error) => void
-  const promise = new Promise<T>((res, rej) => { resolve = res; reject = rej })
-  promise.catch(() => undefined)
-  const d: Deferred<T> = {
-    promise,
-    settled: false,
-    resolve: (v) => { if (!d.settled) { d.settled = true; resolve(v) } },
-    reject: (e) => { if (!d.settled) { d.settled = true; reject(e) } }
-  }
-  return d
-}
 
 /** `promise`, or a rejection with `message` after `ms` (the timer never keeps the process alive). */
 export async function withTimeout<T> (promise: Promise<T>, ms: number, message: string): Promise<T> {

@@ -149,12 +149,6 @@ export class ReceiptBatcher {
     }
   }
 
-  /** resolves once everything pushed so far has been emitted */
-  async drain (): Promise<void> {
-    await new Promise((resolve) => setImmediate(resolve))
-    await this.#chain
-  }
-
   #correct (key: string, kind: 'played' | 'ignore'): void {
     this.#corrections.set(key, kind)
     // bounded: a correction whose Baileys report never comes must not pile up

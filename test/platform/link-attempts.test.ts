@@ -7,7 +7,7 @@ import { insertSession, startPlatform, tempDb, waConfig, type PlatformUnderTest,
 // (socket.js uploadPreKeys races the upload against an uncleared setTimeout), so a file's process
 // exits up to 30 s after its last link; split, those tails overlap.
 
-/** Uses the first code; if the phone was too late for it, waits for a newer one and uses that (3 tries). */
+/** Uses the first code; if the phone was too late for it, waits for a newer one and uses that (4 tries). */
 async function linkWithLatest (first: () => Promise<string>, use: (code: string) => Promise<void>, latest: () => string | undefined): Promise<void> {
   let code = await first()
   for (let attempt = 1; ; attempt++) {
@@ -15,7 +15,7 @@ async function linkWithLatest (first: () => Promise<string>, use: (code: string)
       await use(code)
       return
     } catch (err) {
-      if (attempt >= 3) throw err
+      if (attempt >= 4) throw err
       const deadline = Date.now() + 5000
       while (latest() === code || latest() === undefined) {
         if (Date.now() > deadline) throw err
@@ -30,11 +30,11 @@ describe('link attempts: refresh while unlinked and the link timeout', () => {
   let emu: Emulator
   let tmp: TempDb
   let p: PlatformUnderTest
-  const LINK_TIMEOUT_MS = 4000
+  const LINK_TIMEOUT_MS = 5000
 
   before(async () => {
     // each socket is offered one short-lived ref, then the server closes it
-    emu = await startEmulator({ tls: testCertPaths(), qr: { refs: 1, firstTtlMs: 1200, closeGraceMs: 100 } })
+    emu = await startEmulator({ tls: testCertPaths(), qr: { refs: 1, firstTtlMs: 2000, closeGraceMs: 100 } })
     tmp = await tempDb()
     p = startPlatform(tmp.db, waConfig(emu, { linkTimeoutMs: LINK_TIMEOUT_MS }))
   })
@@ -74,7 +74,7 @@ describe('link attempts: refresh while unlinked and the link timeout', () => {
     assert.equal(p.events.all('qr-code', () => true, quiet).length + p.events.all('pairing-code', () => true, quiet).length, 0, 'nothing after the timeout')
 
     // restartSession / requestPairingCode start linking again, and linking works. A code or QR may
-    // expire (1.2 s here) before the phone uses it: then the next one pushed is used.
+    // expire (2 s here) before the phone uses it: then the next one pushed is used.
     const again = p.events.mark()
     const code = await p.platform.requestPairingCode('pair-t')
     await linkWithLatest(async () => code,
@@ -84,5 +84,28 @@ describe('link attempts: refresh while unlinked and the link timeout', () => {
       async (qr) => { await emu.scan(qrNumber, qr) }, () => p.events.all('qr-code', (e) => e.sessionId === 'qr-t', again).at(-1)?.qrCode)
     await p.events.next('connection-status', (e) => e.sessionId === 'qr-t' && e.status === 'open', again)
     await p.events.next('connection-status', (e) => e.sessionId === 'pair-t' && e.status === 'open', again)
+  })
+})
+
+describe('pairing when the platform cannot be reached', () => {
+  it('requestPairingCode fails with PairingUnavailable (and a pairing-code-error) instead of hanging', async () => {
+    const tmp = await tempDb()
+    // a port nothing listens on: every connection attempt fails and the session keeps backing off
+    const wa = { websocketUrl: 'ws://127.0.0.1:9/ws/chat', version: null, testTrustRoot: null, linkTimeoutMs: 60_000, statusChunkSize: 256 }
+    const p = startPlatform(tmp.db, wa, { reconnectBaseMs: 100, reconnectMaxMs: 200, pairingReadyTimeoutMs: 800, socketEndTimeoutMs: 500 })
+    try {
+      insertSession(tmp.db, 'down', 'pairing', '15550003001')
+      await p.platform.startSession({ sessionId: 'down', authMethod: 'pairing', phoneNumber: '15550003001' })
+      const started = Date.now()
+      await assert.rejects(p.platform.requestPairingCode('down'), { code: 'ST_PAIRING_UNAVAILABLE', statusCode: 500 })
+      assert.ok(Date.now() - started < 3000)
+      const error = await p.events.next('pairing-code-error', (e) => e.sessionId === 'down', 0, 1000)
+      assert.match(error.error, /^Cannot generate pairing code at this time/)
+      assert.ok(p.events.all('connection-status', (e) => e.sessionId === 'down' && e.status === 'close').length >= 1)
+      assert.equal(p.platform.snapshot('down')?.pairingCode, null)
+    } finally {
+      await p.platform.close()
+      await tmp.close()
+    }
   })
 })

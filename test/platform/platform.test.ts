@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict'
 import { writeFileSync } from 'node:fs'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import sharp from 'sharp'
@@ -33,6 +35,7 @@ const OWN_PAIR = '15550001001'
 const OWN_QR = '15550001002'
 const PAIR = 'pair-1'
 const QR = 'qr-1'
+const PAIR2 = 'pair-2'
 const skipMedia = !mediaTrusted() && 'needs NODE_EXTRA_CA_CERTS=test/.certs/cert.pem (npm test sets it)'
 
 describe('platform (real Baileys against the emulator)', () => {
@@ -87,6 +90,7 @@ describe('platform (real Baileys against the emulator)', () => {
     assert.equal(emu.getAccount(OWN_PAIR).linkedDevices.length, 1)
     await assert.rejects(p.platform.requestPairingCode(PAIR), { code: 'ST_ALREADY_CONNECTED' })
     await assert.rejects(p.platform.requestPairingCode('nope'), { code: 'ST_SESSION_NOT_FOUND' })
+    assert.ok(p.logs.messages(40).some((m) => /certificate root is overridden/.test(m)), 'the test-only trust root is announced at warn')
   })
 
   it('links by QR: the phone scans the PNG data URL from the qr-code event', async () => {
@@ -105,6 +109,23 @@ describe('platform (real Baileys against the emulator)', () => {
     assert.equal(p.events.all('pairing-code', (e) => e.sessionId === QR).length, 0)
   })
 
+  it('updatePhoneNumber while pairing pushes a code for the new number, which links', async () => {
+    const before = '15550001003'
+    const after = '15550001004'
+    emu.createAccount(after)
+    insertSession(tmp.db, PAIR2, 'pairing', before)
+    const since = p.events.mark()
+    await p.platform.startSession({ sessionId: PAIR2, authMethod: 'pairing', phoneNumber: before })
+    const first = await p.events.next('pairing-code', (e) => e.sessionId === PAIR2, since)
+    assert.equal(first.phoneNumber, before)
+    await p.platform.updatePhoneNumber(PAIR2, after)
+    const next = await p.events.next('pairing-code', (e) => e.sessionId === PAIR2 && e.phoneNumber === after, since)
+    assert.notEqual(next.pairingCode, first.pairingCode)
+    await emu.enterCode(after, next.pairingCode)
+    const opened = await p.events.next('connection-status', open(PAIR2), since)
+    assert.equal(opened.ownNumber, after)
+  })
+
   it('a new platform over the same database reconnects linked sessions without linking', async () => {
     await p.platform.close()
     const closedAt = p.events.mark()
@@ -114,9 +135,10 @@ describe('platform (real Baileys against the emulator)', () => {
 
     p = startPlatform(tmp.db, waConfig(emu))
     platforms.push(p)
-    assert.equal(await p.platform.restoreAll(), 2)
+    assert.equal(await p.platform.restoreAll(), 3)
     await p.events.next('connection-status', open(PAIR), 0)
     await p.events.next('connection-status', open(QR), 0)
+    await p.events.next('connection-status', open(PAIR2), 0)
     assert.equal(p.events.all('pairing-code').length + p.events.all('qr-code').length, 0)
     assert.equal(emu.getAccount(OWN_PAIR).linkedDevices.length, 1, 'no second device was linked')
     assert.equal(p.platform.snapshot(PAIR)?.ownNumber, OWN_PAIR)
@@ -131,7 +153,7 @@ describe('platform (real Baileys against the emulator)', () => {
     await p.events.next('connection-status', open(PAIR), since)
     const warned = p.logs.lines.slice(logSince).find((l) => l.level === 40 && typeof l.delayMs === 'number')
     assert.ok(warned !== undefined, 'the reconnect delay was logged at warn')
-    assert.ok((warned.delayMs as number) >= 150 && (warned.delayMs as number) <= 300, `first backoff within base bounds (${String(warned.delayMs)})`)
+    assert.ok((warned.delayMs as number) >= 300 && (warned.delayMs as number) <= 375, `first backoff is the base plus jitter (${String(warned.delayMs)})`)
 
     const since2 = p.events.mark()
     const logSince2 = p.logs.lines.length
@@ -258,6 +280,34 @@ describe('platform (real Baileys against the emulator)', () => {
       assert.equal(record.media?.verified, true)
       assert.equal(emu.mediaUploads().length, uploads + 1)
     }
+  })
+
+  it('sends an image status straight from a URL (fetched and uploaded once)', { skip: skipMedia }, async (t) => {
+    const png = await sharp({ create: { width: 40, height: 40, channels: 3, background: '#aa0000' } }).png().toBuffer()
+    const hits: string[] = []
+    const server = createServer((req, res) => {
+      hits.push(req.url ?? '')
+      res.writeHead(200, { 'content-type': 'image/png' }).end(png)
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    t.after(async () => { server.closeAllConnections(); await new Promise((resolve) => server.close(resolve)) })
+    const { port } = server.address() as AddressInfo
+    const uploads = emu.mediaUploads().length
+    const messageId = p.platform.newMessageId(PAIR)
+    await p.platform.sendStatus(PAIR, {
+      messageId,
+      content: { kind: 'image', source: { url: `http://127.0.0.1:${port}/media/pic.png?size=40` }, caption: 'from a URL' },
+      recipients: [textStatus.contacts[2]]
+    })
+    await emu.waitForStatus((s) => s.id === messageId)
+    await emu.settled()
+    const record = emu.status(messageId)
+    assert.equal(record.type, 'image')
+    assert.equal(record.caption, 'from a URL')
+    assert.equal(record.media?.mimetype, 'image/png')
+    assert.equal(record.media?.verified, true)
+    assert.deepEqual(hits, ['/media/pic.png?size=40'])
+    assert.equal(emu.mediaUploads().length, uploads + 1)
   })
 
   it('relays 600 recipients in chunks of 256 under one id: each once, own number first, one upload', { skip: skipMedia }, async () => {
