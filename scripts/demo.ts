@@ -19,7 +19,7 @@ mkdirSync(demoDir, { recursive: true })
 const port = Number(process.env.PORT ?? 3000)
 const emulator = await startEmulator({
   tls: { certFile: join(demoDir, 'emulator-cert.pem'), keyFile: join(demoDir, 'emulator-key.pem') },
-  logger: pino({ level: process.env.EMULATOR_LOG_LEVEL ?? 'warn', name: 'wa-emulator' }, pino.destination(2))
+  logger: pino({ level: process.env.EMULATOR_LOG_LEVEL ?? 'warn', name: 'wa-emulator' }, process.stderr)
 })
 
 // The service reads the same settings it would in production, with the demo's folders and the emulator.

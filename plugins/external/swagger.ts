@@ -34,6 +34,13 @@ export default fp(async (app) => {
       },
       security: [{ apiKey: [] }, { bearer: [] }]
     },
+    // every operation gets a stable operationId (getSessionsQrCode, postSessionsSendStatus, …) for client generators
+    transform: ({ schema, url, route }) => {
+      const path = url.replace(/^\/api/, '').split('/').filter((p) => p !== '' && !p.startsWith(':'))
+      const method = (Array.isArray(route.method) ? route.method[0] : route.method).toLowerCase()
+      const operationId = method + path.map((p) => p.split('-').map((w) => w[0].toUpperCase() + w.slice(1)).join('')).join('')
+      return { schema: { ...schema, operationId } as typeof schema, url }
+    },
     refResolver: {
       // shared schemas appear under their $id (e.g. ErrorEnvelope) instead of def-N
       buildLocalReference: (json, _baseUri, _fragment, i) => typeof json.$id === 'string' ? json.$id : `def-${i}`
