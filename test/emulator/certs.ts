@@ -53,6 +53,8 @@ export interface TlsMaterial {
 	key: string
 	certFile: string
 	keyFile: string
+	/** set when the files live in a directory made for them (remove it when done) */
+	temporaryDir?: string
 }
 
 export interface TlsFiles {
@@ -104,7 +106,7 @@ export async function ensureTlsFiles(files: TlsFiles): Promise<TlsMaterial> {
 /** A fresh certificate in a new temporary directory. */
 export async function temporaryTlsFiles(): Promise<TlsMaterial> {
 	const dir = await mkdtemp(join(tmpdir(), 'wa-emulator-'))
-	return ensureTlsFiles({ certFile: join(dir, 'cert.pem'), keyFile: join(dir, 'key.pem') })
+	return { ...(await ensureTlsFiles({ certFile: join(dir, 'cert.pem'), keyFile: join(dir, 'key.pem') })), temporaryDir: dir }
 }
 
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')

@@ -8,6 +8,8 @@ import type { KeyPair } from './xeddsa.js'
 
 /** Frames written in one WebSocket message at most (Baileys' reader accepts several frames per message). */
 const MAX_BATCH_BYTES = 256 * 1024
+/** A client that has not finished the Noise handshake by then is dropped. */
+const HANDSHAKE_TIMEOUT_MS = 20_000
 
 export interface ConnectionHandler {
 	onHandshake(conn: WaConnection, result: HandshakeResult): void
@@ -48,8 +50,6 @@ export interface PendingPairing {
 	done: boolean
 }
 
-import * as fsDebug from 'node:fs'
-const require_fs = () => fsDebug
 let nextConnectionId = 1
 
 export class WaConnection {
@@ -74,6 +74,10 @@ export class WaConnection {
 		private readonly logger: Logger
 	) {
 		this.handshake = new NoiseServerHandshake(serverStatic, certChain)
+		const handshakeTimer = setTimeout(() => {
+			if (this.stage === 'hello' || this.stage === 'finish') this.fail(new Error('handshake timed out'))
+		}, HANDSHAKE_TIMEOUT_MS)
+		handshakeTimer.unref()
 		ws.on('message', (data, isBinary) => {
 			if (!isBinary) {
 				this.fail(new Error('text WebSocket message'))
@@ -82,6 +86,7 @@ export class WaConnection {
 			this.onData(Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer))
 		})
 		ws.on('close', () => {
+			clearTimeout(handshakeTimer)
 			if (this.stage !== 'closed') {
 				this.stage = 'closed'
 				this.handler.onClose(this)
@@ -138,7 +143,6 @@ export class WaConnection {
 			.then(async () => {
 				if (this.stage === 'closed') return
 				const node = await decodeBinaryNode(plaintext)
-				if (process.env.EMU_SYNC_TRACE) require_fs().writeSync(2, `IN ${this.id} ${node.tag} ${node.attrs.id ?? ''} ${node.attrs.type ?? ''} ${node.attrs.xmlns ?? ''} ${Array.isArray(node.content) ? node.content[0]?.tag : ''}\n`)
 				await this.handler.onNode(this, node)
 			})
 			.catch(error => this.fail(error as Error))
@@ -164,7 +168,6 @@ export class WaConnection {
 			batchBytes = 0
 		}
 		for (const node of nodes) {
-			if (process.env.EMU_SYNC_TRACE) require_fs().writeSync(2, `OUT ${this.id} ${node.tag} ${node.attrs.id ?? ''} ${node.attrs.type ?? ''}\n`)
 			const frame = encodeFrame(this.transport.encrypt(encodeBinaryNode(node)))
 			if (batchBytes + frame.length > MAX_BATCH_BYTES) flush()
 			batch.push(frame)

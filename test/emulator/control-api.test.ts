@@ -15,7 +15,7 @@ import {
 	waitForClose,
 	waitForEvent
 } from './baileys-helpers.js'
-import { testCertPaths, type StatusRecord } from './index.js'
+import { testCertPaths, type AccountInfo, type StatusRecord } from './index.js'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const OWN = '15557770000'
@@ -34,13 +34,13 @@ describe('emulator process and control API', () => {
 	let ready: Ready
 	let sock: WASocket | undefined
 
-	const call = async (method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; json: any }> => {
+	const call = async <T = Record<string, unknown>>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; json: T }> => {
 		const response = await fetch(`${ready.controlUrl}${path}`, {
 			method,
 			headers: body === undefined ? undefined : { 'content-type': 'application/json' },
 			body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body)
 		})
-		return { status: response.status, json: await response.json() }
+		return { status: response.status, json: (await response.json()) as T }
 	}
 
 	before(async () => {
@@ -81,7 +81,7 @@ describe('emulator process and control API', () => {
 		const created = await call('POST', '/accounts', { number: OWN })
 		assert.equal(created.status, 201)
 		assert.equal(created.json.number, OWN)
-		assert.match(created.json.lid, /^\d{15}$/)
+		assert.match(String(created.json.lid), /^\d{15}$/)
 		assert.deepEqual((await call('GET', `/accounts/${OWN}`)).json, { number: OWN, lid: created.json.lid, connected: false, linkedDevices: [] })
 		const contact = await call('POST', '/contacts', { number: FRIEND, devices: 2 })
 		assert.equal(contact.status, 201)
@@ -99,7 +99,7 @@ describe('emulator process and control API', () => {
 
 	it('links, records a status and sends a receipt, all over HTTP', async () => {
 		const auth = makeMemoryAuthState()
-		let scanned: Promise<{ status: number; json: any }> | undefined
+		let scanned: Promise<{ status: number; json: Record<string, unknown> }> | undefined
 		sock = await connectUntilOpen({
 			wsUrl: ready.wsUrl,
 			auth,
@@ -108,7 +108,7 @@ describe('emulator process and control API', () => {
 			}
 		})
 		assert.deepEqual((await scanned!).json, { linked: true, device: 1 })
-		const account = (await call('GET', `/accounts/${OWN}`)).json
+		const account = (await call<AccountInfo>('GET', `/accounts/${OWN}`)).json
 		assert.equal(account.connected, true)
 		assert.equal(account.linkedDevices.length, 1)
 
@@ -118,7 +118,7 @@ describe('emulator process and control API', () => {
 		id = sent!.key.id!
 		await ownUpsert
 		assert.equal((await call('GET', '/settled')).status, 200)
-		const statuses = (await call('GET', '/statuses')).json as StatusRecord[]
+		const statuses = (await call<StatusRecord[]>('GET', '/statuses')).json
 		const status = statuses.find(s => s.id === id)
 		assert.ok(status)
 		assert.equal(status.text, 'over http')

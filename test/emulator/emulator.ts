@@ -3,6 +3,7 @@
  * for emulated phones (QR or pairing code), logs them in, takes their statuses and sends receipts.
  */
 import { randomBytes } from 'node:crypto'
+import { rm } from 'node:fs/promises'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { getBinaryNodeChildBuffer, jidDecode, proto, type BinaryNode } from '@whiskeysockets/baileys'
@@ -42,7 +43,7 @@ import type {
 	StatusRecord,
 	ViewOptions
 } from './types.js'
-import { generateSigningKeyPair, generateX25519KeyPair, toSigningKeyPair, type KeyPair } from './xeddsa.js'
+import { generateX25519KeyPair, toSigningKeyPair, type KeyPair, type SigningKeyPair } from './xeddsa.js'
 
 const STATUS_JID = 'status@broadcast'
 const FAULT_KINDS: readonly FaultKind[] = ['drop', 'logout', 'restart-required', 'reject-next-status']
@@ -58,7 +59,7 @@ export interface Emulator {
 	readonly mediaUrl: string
 	/** base64 of the 32-byte root public key to pin with `WA_CERT_DETAILS.PUBLIC_KEY.set(...)` */
 	readonly rootPublicKey: string
-	/** PEM of the media server's self-signed certificate (trust it with NODE_EXTRA_CA_CERTS) */
+	/** path of the media server's self-signed certificate (PEM); trust it with NODE_EXTRA_CA_CERTS */
 	readonly caFile: string
 	createAccount(number: string): AccountRef
 	getAccount(number: string): AccountInfo
@@ -91,7 +92,7 @@ interface Resolved {
 	autoCreateContacts: boolean
 }
 
-function positive(value: number | undefined, fallback: number, name: string): number {
+function nonNegative(value: number | undefined, fallback: number, name: string): number {
 	if (value === undefined) return fallback
 	if (!Number.isFinite(value) || value < 0) throw new EmulatorError(400, `${name} must be a non-negative number`)
 	return value
@@ -113,8 +114,8 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
 	readonly directory: Directory
 	readonly autoCreateContacts: boolean
 	private readonly config: Resolved
-	private readonly root
-	private readonly serverStatic: KeyPair = generateSigningKeyPair()
+	private readonly root: SigningKeyPair
+	private readonly serverStatic: KeyPair = generateX25519KeyPair()
 	private certChain: Uint8Array = new Uint8Array()
 	private media?: MediaServer
 	private center?: StatusCenter
@@ -125,6 +126,7 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
 	private readonly changeListeners = new Set<() => void>()
 	private readonly rejected: RejectedMessage[] = []
 	private stopped = false
+	private temporaryDir?: string
 
 	constructor(options: EmulatorOptions) {
 		this.logger = options.logger ?? pino({ level: process.env.EMULATOR_LOG_LEVEL ?? 'silent', name: 'wa-emulator' })
@@ -132,13 +134,13 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
 		this.rootPublicKey = this.root.public.toString('base64')
 		this.directory = new Directory(options.lidBase)
 		this.config = {
-			port: positive(options.port, 0, 'port'),
-			mediaPort: positive(options.mediaPort, 0, 'mediaPort'),
-			qrRefs: Math.max(1, Math.floor(positive(options.qr?.refs, 6, 'qr.refs'))),
-			qrFirstTtlMs: positive(options.qr?.firstTtlMs, 60_000, 'qr.firstTtlMs'),
-			qrNextTtlMs: positive(options.qr?.nextTtlMs, 20_000, 'qr.nextTtlMs'),
-			qrCloseGraceMs: positive(options.qr?.closeGraceMs, 1_000, 'qr.closeGraceMs'),
-			linkTimeoutMs: positive(options.linkTimeoutMs, DEFAULT_WAIT_MS, 'linkTimeoutMs'),
+			port: nonNegative(options.port, 0, 'port'),
+			mediaPort: nonNegative(options.mediaPort, 0, 'mediaPort'),
+			qrRefs: Math.max(1, Math.floor(nonNegative(options.qr?.refs, 6, 'qr.refs'))),
+			qrFirstTtlMs: nonNegative(options.qr?.firstTtlMs, 60_000, 'qr.firstTtlMs'),
+			qrNextTtlMs: nonNegative(options.qr?.nextTtlMs, 20_000, 'qr.nextTtlMs'),
+			qrCloseGraceMs: nonNegative(options.qr?.closeGraceMs, 1_000, 'qr.closeGraceMs'),
+			linkTimeoutMs: nonNegative(options.linkTimeoutMs, DEFAULT_WAIT_MS, 'linkTimeoutMs'),
 			autoCreateContacts: options.autoCreateContacts ?? true
 		}
 		this.autoCreateContacts = this.config.autoCreateContacts
@@ -159,6 +161,7 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
 	async start(options: EmulatorOptions): Promise<void> {
 		const tls = options.tls ? await ensureTlsFiles(options.tls) : await temporaryTlsFiles()
 		this.caFile = tls.certFile
+		this.temporaryDir = tls.temporaryDir
 		this.certChain = buildCertChain(this.root, this.serverStatic.public)
 		this.media = await MediaServer.start(tls, this.config.mediaPort, this.logger)
 		this.center = new StatusCenter(this.directory, this.media, this.logger)
@@ -205,6 +208,7 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
 			await new Promise<void>(resolve => this.http!.close(() => resolve()))
 		}
 		await this.media?.stop()
+		if (this.temporaryDir) await rm(this.temporaryDir, { recursive: true, force: true })
 	}
 
 	// ---------------------------------------------------------------- connections
@@ -348,6 +352,13 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
 			platform = undefined
 		}
 		registration.pairing = { iqId, account, deviceId, keyIndex: deviceId, companionIdentity, platform, done: false }
+		registration.closeTimer = setTimeout(() => {
+			if (!registration.pairing?.done) {
+				this.logger.warn({ conn: conn.id }, 'no pair-device-sign in time, closing')
+				conn.close()
+			}
+		}, this.config.linkTimeoutMs)
+		registration.closeTimer.unref()
 		conn.send(
 			buildPairSuccess({
 				iqId,

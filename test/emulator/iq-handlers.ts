@@ -70,7 +70,8 @@ function readSignedPreKey(skey: BinaryNode | undefined): CompanionDevice['signed
 
 /** Dispatch one client `<iq type="get|set">` and send the reply. */
 export async function handleIq(host: IqHost, conn: WaConnection, iq: BinaryNode): Promise<void> {
-	host.logger.trace({ conn: conn.id, id: iq.attrs.id, xmlns: iq.attrs.xmlns, type: iq.attrs.type, child: Array.isArray(iq.content) ? iq.content[0]?.tag : undefined }, 'iq')
+	const child = Array.isArray(iq.content) ? iq.content[0]?.tag : undefined
+	host.logger.trace({ conn: conn.id, id: iq.attrs.id, xmlns: iq.attrs.xmlns, type: iq.attrs.type, child }, 'iq')
 	let answer: IqAnswer
 	try {
 		answer = await answerIq(host, conn, iq)

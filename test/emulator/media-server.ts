@@ -50,16 +50,14 @@ export class MediaServer {
 	) {}
 
 	static async start(tls: { cert: string; key: string }, port: number, logger: Logger): Promise<MediaServer> {
-		let instance: MediaServer | undefined
-		const server = createServer({ cert: tls.cert, key: tls.key }, (req, res) => {
-			void instance!.handle(req, res)
-		})
+		const server = createServer({ cert: tls.cert, key: tls.key })
 		await new Promise<void>((resolve, reject) => {
 			server.once('error', reject)
 			server.listen(port, '127.0.0.1', () => resolve())
 		})
 		const { port: actual } = server.address() as AddressInfo
-		instance = new MediaServer(server, `127.0.0.1:${actual}`, logger)
+		const instance = new MediaServer(server, `127.0.0.1:${actual}`, logger)
+		server.on('request', (req, res) => void instance.handle(req, res))
 		return instance
 	}
 

@@ -22,17 +22,12 @@ describe('scale', () => {
 		emu = await startEmulator({ tls: testCertPaths() })
 		trustEmulatorRoot(emu.rootPublicKey)
 		emu.createAccount(OWN)
-		console.error('P linking');
 		;({ sock } = await linkWithQr(emu, OWN))
-		console.error('P linked')
 	})
 
 	after(async () => {
-		console.error('P after');
 		await endSocket(sock)
-		console.error('P ended');
 		await emu.stop()
-		console.error('P stopped')
 	})
 
 	it(`1,000 contacts, one status to all of them, ${RECEIPT_ROUNDS * CONTACTS} receipts`, { timeout: 120_000 }, async t => {
@@ -52,13 +47,10 @@ describe('scale', () => {
 			{ statusJidList: [`${OWN}@s.whatsapp.net`, ...contacts.map(c => `${c.number}@s.whatsapp.net`)] }
 		)
 		id = sent!.key.id!
-		console.error('P sent')
 		const sendMs = performance.now() - started
 		const record = await emu.waitForStatus(s => s.id === id, 60_000)
 		const recordMs = performance.now() - started
-		console.error('P recorded')
 		await ownUpsert
-		console.error('P upsert')
 		assert.equal(record.recipients.length, CONTACTS + 1)
 		assert.equal(record.deliveries.length, CONTACTS + 1)
 		assert.equal(record.deliveries.filter(d => d.decrypted).length, CONTACTS + 1)
@@ -95,9 +87,7 @@ describe('scale', () => {
 			stanzas += result.stanzas
 		}
 		const writeMs = performance.now() - started
-		console.error('P written')
 		await done
-		console.error('P done')
 		const receiptMs = performance.now() - started
 
 		assert.equal(stanzas, RECEIPT_ROUNDS * CONTACTS)

@@ -16,8 +16,6 @@ import { ProtocolAddress, SessionCipher, type SessionRecord, type SignalStorage 
 import { generateSigningKeyPair, generateX25519KeyPair, type KeyPair } from './xeddsa.js'
 
 const KEY_TYPE = Buffer.from([5])
-/** One-time prekeys a simulated device generates per refill (generated on demand, never reused). */
-const PREKEY_BATCH = 1
 
 export interface SignalBundle {
 	registrationId: number
@@ -55,7 +53,6 @@ interface DeviceKeys {
 
 export class SimulatedDevice {
 	private keysCache?: DeviceKeys
-	private readonly unusedPreKeys: number[] = []
 	private readonly preKeys = new Map<number, KeyPair>()
 	private nextPreKeyId = 1
 	private readonly sessions = new Map<string, SessionRecord>()
@@ -107,22 +104,14 @@ export class SimulatedDevice {
 		return this.keys.identity.public
 	}
 
-	/** Unconsumed one-time prekeys still held (served ones included until a pkmsg uses them). */
-	get heldPreKeys(): number {
-		return this.preKeys.size
-	}
-
-	/** The bundle the server hands out for this device; each call consumes a fresh one-time prekey. */
+	/**
+	 * The bundle the server hands out for this device. Each call mints a new one-time prekey (made on
+	 * demand, so idle contacts cost nothing); its private half is kept until a pkmsg consumes it.
+	 */
 	takeBundle(): SignalBundle {
-		if (this.unusedPreKeys.length === 0) {
-			for (let i = 0; i < PREKEY_BATCH; i++) {
-				const id = this.nextPreKeyId++
-				if (this.nextPreKeyId >= 1 << 24) this.nextPreKeyId = 1
-				this.preKeys.set(id, generateX25519KeyPair())
-				this.unusedPreKeys.push(id)
-			}
-		}
-		const preKeyId = this.unusedPreKeys.shift()!
+		const preKeyId = this.nextPreKeyId
+		this.nextPreKeyId = preKeyId >= (1 << 24) - 1 ? 1 : preKeyId + 1
+		this.preKeys.set(preKeyId, generateX25519KeyPair())
 		const { registrationId, identity, signedPreKey } = this.keys
 		return {
 			registrationId,
