@@ -1,0 +1,186 @@
+/**
+ * What every benchmark script shares: its figures with targets, smoke mode, a temporary folder, the
+ * two processes it measures (emulator and service), optional CPU profiles, and a hard time limit.
+ *
+ * A script prints one `BENCH_FIGURE {json}` line per figure (bench/run.ts collects them) and a table.
+ */
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { formatSummary, summarize } from '../profile-top.js'
+import {
+  planEmulator, ROOT, startEmulatorProcess, startService, tempDir,
+  type EmulatorPlan, type EmulatorProc, type ServiceOptions, type ServiceProc
+} from './procs.js'
+
+export const SMOKE = process.env.BENCH_SMOKE === '1'
+/** BENCH_PROFILE=1: the service runs with --cpu-prof; its top frames are printed after the run */
+export const PROFILE = process.env.BENCH_PROFILE === '1'
+/**
+ * BENCH_EXPERIMENT=a,b: modules from bench/experiments/ preloaded into the service (after tsx), to
+ * measure what a change outside the service would give; figures then do not describe the service as is
+ */
+export const EXPERIMENTS = (process.env.BENCH_EXPERIMENT ?? '').split(',').map((e) => e.trim()).filter((e) => e !== '')
+for (const e of EXPERIMENTS) {
+  if (!existsSync(join(ROOT, 'bench', 'experiments', `${e}.ts`))) throw new Error(`unknown experiment ${e} (see bench/experiments/)`)
+}
+
+export interface Target {
+  op: '<' | '<=' | '>='
+  value: number
+}
+
+export interface Figure {
+  /** stable key, e.g. `reads.health.rps` */
+  id: string
+  /** what was measured, as shown in the table */
+  name: string
+  /** null when the run could not measure it */
+  value: number | null
+  unit: string
+  /** absent: reported for context only */
+  target?: Target
+  /** one line of how / conditions */
+  note?: string
+}
+
+export function passes (f: Figure): boolean | null {
+  if (f.target === undefined || f.value === null) return null
+  const { op, value } = f.target
+  return op === '<' ? f.value < value : op === '<=' ? f.value <= value : f.value >= value
+}
+
+export function formatValue (value: number | null, unit: string): string {
+  if (value === null) return 'n/a'
+  const digits = Math.abs(value) >= 100 ? 0 : Math.abs(value) >= 10 ? 1 : 2
+  const n = value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: 0 })
+  return unit === '' ? n : `${n} ${unit}`
+}
+
+export function formatTarget (f: Figure): string {
+  if (f.target === undefined) return '—'
+  const op = f.target.op === '<=' ? '≤' : f.target.op === '>=' ? '≥' : '<'
+  return `${op} ${formatValue(f.target.value, f.unit)}`
+}
+
+/** "pass", or "miss (2.3× target)" style, or "—" */
+export function verdict (f: Figure): string {
+  const ok = passes(f)
+  if (ok === null) return f.target === undefined ? '—' : 'n/a'
+  if (ok) return 'pass'
+  const ratio = f.target!.op === '>=' ? f.target!.value / Math.max(f.value!, 1e-9) : f.value! / f.target!.value
+  return `**miss** (${ratio.toFixed(1)}× off)`
+}
+
+export function table (figures: Figure[]): string {
+  const rows = figures.map((f) => [f.name, formatValue(f.value, f.unit), formatTarget(f), verdict(f).replace(/\*\*/g, '')])
+  const head = ['figure', 'measured', 'target', 'result']
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)))
+  const line = (cells: string[]): string => cells.map((c, i) => c.padEnd(widths[i])).join('  ')
+  return [line(head), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n')
+}
+
+export interface BenchContext {
+  smoke: boolean
+  dir: string
+  log: (msg: string) => void
+  emulator: () => Promise<EmulatorProc>
+  /** the service as its own process; with BENCH_PROFILE=1 under --cpu-prof */
+  service: (opts?: Partial<ServiceOptions> & { profile?: boolean }) => Promise<ServiceProc>
+}
+
+/**
+ * Runs one benchmark: `fn` returns its figures. Bounded by `limitMs`; every child is killed at the end,
+ * on failure and on timeout too (procs.ts). Exit code 0 only when the figures were measured.
+ */
+export async function runBench (name: string, limitMs: number, fn: (ctx: BenchContext) => Promise<Figure[]>): Promise<void> {
+  const started = performance.now()
+  const dir = tempDir(`bench-${name}-`)
+  const log = (msg: string): void => { console.log(`[${name} +${((performance.now() - started) / 1000).toFixed(1)}s] ${msg}`) }
+  const profileDir = join(ROOT, 'bench', '.profiles', name)
+  const profileFlags = (who: string): string[] => {
+    mkdirSync(join(profileDir, who), { recursive: true })
+    return ['--cpu-prof', '--cpu-prof-dir', join(profileDir, who)]
+  }
+  let plan: Promise<EmulatorPlan> | undefined
+  let emulatorStart: Promise<EmulatorProc> | undefined
+  let emulator: EmulatorProc | undefined
+  const services: ServiceProc[] = []
+  const startEmulator = async (): Promise<EmulatorProc> => {
+    plan ??= planEmulator()
+    emulatorStart ??= plan.then(async (p) => {
+      emulator = await startEmulatorProcess(dir.path, p, PROFILE ? { nodeFlags: profileFlags('emulator') } : {})
+      return emulator
+    })
+    return await emulatorStart
+  }
+  const ctx: BenchContext = {
+    smoke: SMOKE,
+    dir: dir.path,
+    log,
+    emulator: startEmulator,
+    service: async (opts = {}) => {
+      plan ??= planEmulator()
+      const p = await plan
+      // both load at the same time: the service only dials the emulator once a session starts
+      const [, svc] = await Promise.all([startEmulator(), startService({
+        dir: dir.path,
+        emulator: p,
+        ...opts,
+        nodeFlags: [...(opts.nodeFlags ?? []), ...((opts.profile ?? PROFILE) ? profileFlags('service') : [])],
+        imports: [...(opts.imports ?? []), ...EXPERIMENTS.map((e) => join(ROOT, 'bench', 'experiments', `${e}.ts`))]
+      })])
+      services.push(svc)
+      return svc
+    }
+  }
+  const limit = SMOKE ? Math.min(limitMs, 100_000) : limitMs
+  const timer = setTimeout(() => {
+    console.error(`[${name}] gave up after ${limit / 1000} s`)
+    process.exit(3)
+  }, limit)
+  timer.unref()
+  let code = 0
+  try {
+    const figures = await fn(ctx)
+    for (const f of figures) console.log(`BENCH_FIGURE ${JSON.stringify(f)}`)
+    console.log(`\n${table(figures)}\n`)
+  } catch (err) {
+    code = 1
+    console.error(`[${name}] failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}`)
+    for (const svc of services) console.error(`--- service log (${svc.logFile}) ---\n${svc.tail(15)}`)
+    if (emulator !== undefined) console.error(`--- emulator log ---\n${emulator.tail(15)}`)
+  } finally {
+    // SIGTERM first: the service closes cleanly and writes its CPU profile
+    await Promise.all(services.map(async (s) => await s.stop(10_000)))
+    await emulator?.stop(5000)
+    clearTimeout(timer)
+  }
+  if (PROFILE && code === 0) {
+    printProfiles('service', join(profileDir, 'service'))
+    printProfiles('emulator', join(profileDir, 'emulator'))
+  }
+  log(`done in ${((performance.now() - started) / 1000).toFixed(1)} s`)
+  if (code === 0 && process.env.BENCH_KEEP !== '1') dir.rm()
+  else { dir.keep(); log(`logs and data kept in ${dir.path}`) }
+  process.exit(code)
+}
+
+function printProfiles (who: string, profileDir: string): void {
+  let files: string[]
+  try { files = readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile')) } catch { return }
+  for (const file of files) {
+    const path = join(profileDir, file)
+    const profile = JSON.parse(readFileSync(path, 'utf8')) as Parameters<typeof summarize>[0]
+    const s = summarize(profile, 15)
+    if (s.totalMs - s.idleMs < 200) continue // loader worker threads and the like
+    console.log(`\n=== CPU profile of the ${who}: ${path}\n${formatSummary(s)}`)
+  }
+}
+
+/** Percentiles of a list of numbers (ms). */
+export function percentiles (values: number[]): { p50: number, p90: number, p99: number, max: number, mean: number } {
+  if (values.length === 0) return { p50: NaN, p90: NaN, p99: NaN, max: NaN, mean: NaN }
+  const sorted = [...values].sort((a, b) => a - b)
+  const at = (q: number): number => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]
+  return { p50: at(0.5), p90: at(0.9), p99: at(0.99), max: sorted[sorted.length - 1], mean: sorted.reduce((a, b) => a + b, 0) / sorted.length }
+}

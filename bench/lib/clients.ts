@@ -1,0 +1,111 @@
+/** What a benchmark talks to: the service's REST API and socket.io, and the emulator's control API. */
+import { io, type Socket } from 'socket.io-client'
+import { API_KEY, sleep } from './procs.js'
+
+export class HttpError extends Error {
+  constructor (readonly status: number, readonly body: string, what: string) {
+    super(`${what} → HTTP ${status}: ${body.slice(0, 300)}`)
+  }
+}
+
+async function request<T> (url: string, method: string, headers: Record<string, string>, body?: unknown): Promise<T> {
+  const res = await fetch(url, {
+    method,
+    headers: body === undefined ? headers : { ...headers, 'content-type': 'application/json' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    signal: AbortSignal.timeout(120_000)
+  })
+  const text = await res.text()
+  if (!res.ok) throw new HttpError(res.status, text, `${method} ${url}`)
+  return (text === '' ? undefined : JSON.parse(text)) as T
+}
+
+/** The service's API; answers are unwrapped from the `{ success, data }` envelope. */
+export function serviceApi (base: string) {
+  const headers = { 'x-api-key': API_KEY }
+  const call = async <T = unknown>(method: string, path: string, body?: unknown): Promise<T> =>
+    (await request<{ data: T }>(`${base}/api${path}`, method, headers, body)).data
+  return {
+    call,
+    get: async <T = unknown>(path: string) => await call<T>('GET', path),
+    post: async <T = unknown>(path: string, body?: unknown) => await call<T>('POST', path, body)
+  }
+}
+export type ServiceApi = ReturnType<typeof serviceApi>
+
+export interface EmulatorStatus { id: string, recipients: string[], chunks: number, decrypted: boolean, errors: string[] }
+
+/** The emulator's JSON control API (test/emulator/control-api.ts). */
+export function emulatorApi (controlUrl: string) {
+  const call = async <T = unknown>(method: string, path: string, body?: unknown): Promise<T> =>
+    await request<T>(`${controlUrl}${path}`, method, {}, body)
+  return {
+    createAccount: async (number: string) => await call<{ number: string, lid: string }>('POST', '/accounts', { number }),
+    scan: async (number: string, qr: string) => await call<{ linked: true, device: number }>('POST', `/accounts/${number}/scan`, { qr }),
+    addContacts: async (count: number, prefix: string) =>
+      await call<Array<{ number: string }>>('POST', '/contacts/bulk', { count, prefix }),
+    status: async (id: string) => await call<EmulatorStatus>('GET', `/statuses/${id}`),
+    sendViews: async (statusId: string, viewers: string[], opts: { force?: boolean } = {}) =>
+      await call<{ stanzas: number, deliveredTo: number }>('POST', `/statuses/${statusId}/views`, { viewers, type: 'read', ...opts }),
+    settled: async (timeoutMs = 60_000) => await call('GET', `/settled?timeoutMs=${timeoutMs}`)
+  }
+}
+export type EmulatorApi = ReturnType<typeof emulatorApi>
+
+/** A real socket.io client with the key; resolves once connected. */
+export async function connectSocket (base: string): Promise<Socket> {
+  const socket = io(base, { path: '/socket.io/', auth: { apiKey: API_KEY }, transports: ['websocket'], reconnection: false })
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => { reject(new Error('socket.io connect timed out')) }, 10_000)
+    socket.once('connect', () => { clearTimeout(timer); resolve() })
+    socket.once('connect_error', (err) => { clearTimeout(timer); reject(err) })
+  })
+  return socket
+}
+
+/** Polls `check` every `everyMs` until it returns a value, or fails after `timeoutMs`. */
+export async function poll<T> (check: () => Promise<T | undefined | null | false>, timeoutMs: number, what: string, everyMs = 50): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const value = await check()
+    if (value !== undefined && value !== null && value !== false) return value
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
+    await sleep(everyMs)
+  }
+}
+
+/** Runs `fn` over `items` with at most `limit` at a time, in order of start. */
+export async function mapLimit<T, R> (items: T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length)
+  let next = 0
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const i = next++
+      out[i] = await fn(items[i], i)
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker))
+  return out
+}
+
+export interface LinkSpec { sessionId: string, number: string }
+
+/**
+ * Links sessions the way a user does: the phone account exists in the emulator, the session is
+ * created by the API as a QR session, its QR is read from GET …/qr-code and the phone scans it.
+ * Resolves when every session reports connected.
+ */
+export async function linkSessions (api: ServiceApi, emu: EmulatorApi, specs: LinkSpec[], concurrency = 6): Promise<void> {
+  await mapLimit(specs, concurrency, async ({ sessionId, number }) => {
+    await emu.createAccount(number)
+    await api.post('/sessions', { sessionId, sessionName: sessionId, authMethod: 'qrcode' })
+    const qr = await poll(async () => (await api.get<{ qrCode: string | null }>(`/sessions/${sessionId}/qr-code`)).qrCode, 60_000, `QR code of ${sessionId}`)
+    await emu.scan(number, qr)
+    await poll(async () => (await api.get<{ connected: boolean }>(`/sessions/${sessionId}/connection-status`)).connected, 60_000, `${sessionId} to connect`, 100)
+  })
+}
+
+/** Sessions the service reports as connected (GET /api/stats). */
+export async function connectedCount (api: ServiceApi): Promise<number> {
+  return (await api.get<{ connectedSessions: number }>('/stats')).connectedSessions
+}

@@ -1,0 +1,82 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import SQLite from 'better-sqlite3'
+import { build, waitFor } from '../helper.js'
+
+// GET …/sent-statuses keeps each session's answer serialised until the database changes or its oldest
+// status expires (added for bench/reads.ts). Whatever changes the list must show at once.
+
+async function setup (t: Parameters<typeof build>[0], env: Record<string, string> = {}) {
+  const s = await build(t, env)
+  const { db } = s.app.db
+  const addSession = async (id: string): Promise<void> => {
+    await db.insertInto('sessions').values({ id, name: id, auth_method: 'qrcode', phone_number: null, own_number: '15550000000', own_lid: null, created_at: Date.now() }).execute()
+  }
+  const addStatus = async (sessionId: string, messageId: string, createdAt = Date.now()): Promise<number> => {
+    const { id } = await db.insertInto('statuses').values({
+      session_id: sessionId, type: 'text', content: `text of ${messageId}`, caption: '', message_id: messageId, state: 'sent', created_at: createdAt,
+      contact_count: 1, target_numbers: '15551110000', recipients: '[]', media_file: null, background_color: null, font: null, error: null
+    }).returning('id').executeTakeFirstOrThrow()
+    return id
+  }
+  const list = async (sessionId: string) => {
+    const res = await s.api({ method: 'GET', url: `/api/sessions/${sessionId}/sent-statuses` })
+    return { status: res.statusCode, type: res.headers['content-type'], body: res.json<{ success: boolean, data: Array<{ id: string, content: string, viewerCount: number, error: string | null }>, error?: string }>() }
+  }
+  return { ...s, addSession, addStatus, list }
+}
+
+test('sent-statuses: the same answer as the service computes, and every write shows at once', async (t) => {
+  const s = await setup(t)
+  await s.addSession('a')
+  const first = await s.addStatus('a', 'M1', Date.now() - 1000)
+  await s.addStatus('a', 'M2')
+
+  const before = await s.list('a')
+  assert.equal(before.type, 'application/json; charset=utf-8')
+  assert.deepEqual(before.body, { success: true, data: await s.app.statuses.list('a') })
+  assert.deepEqual(before.body.data.map((x) => [x.content, x.viewerCount]), [['text of M2', 0], ['text of M1', 0]])
+  assert.deepEqual((await s.list('a')).body, before.body, 'a repeated read answers the same')
+
+  // a view recorded by the ingest
+  s.app.statuses.ingest('a', [{ messageId: 'M1', viewerJid: '15551110000@s.whatsapp.net', viewerNumber: '15551110000', type: 'read', at: Date.now() }])
+  s.app.statuses.flush()
+  assert.equal((await s.list('a')).body.data.find((x) => x.id === String(first))?.viewerCount, 1)
+
+  // a rejection, a new status, a deletion through the API
+  await s.app.db.db.updateTable('statuses').set({ error: '479' }).where('id', '=', first).execute()
+  assert.equal((await s.list('a')).body.data.find((x) => x.id === String(first))?.error, '479')
+  await s.addStatus('a', 'M3')
+  assert.equal((await s.list('a')).body.data.length, 3)
+  const del = await s.api({ method: 'DELETE', url: `/api/sessions/a/delete-status/${first}` })
+  assert.equal(del.statusCode, 200)
+  assert.deepEqual((await s.list('a')).body.data.map((x) => x.content), ['text of M3', 'text of M2'])
+
+  // a write by another connection to the same file
+  const other = new SQLite(s.config.databaseFile)
+  t.after(() => { other.close() })
+  other.prepare("update statuses set content = 'edited' where message_id = 'M2'").run()
+  assert.deepEqual((await s.list('a')).body.data.map((x) => x.content), ['text of M3', 'edited'])
+})
+
+test('sent-statuses: a removed session answers 404, and one created again under its id starts empty', async (t) => {
+  const s = await setup(t)
+  await s.addSession('b')
+  await s.addStatus('b', 'M1')
+  assert.equal((await s.list('b')).body.data.length, 1)
+  await s.app.db.db.deleteFrom('sessions').where('id', '=', 'b').execute()
+  assert.deepEqual((await s.list('b')), { status: 404, type: 'application/json; charset=utf-8', body: { success: false, error: 'Session not found' } })
+  await s.addSession('b')
+  assert.deepEqual((await s.list('b')).body, { success: true, data: [] })
+})
+
+test('sent-statuses: a status leaves the list when it expires, with no write in between', async (t) => {
+  const ttlMs = 3600
+  const s = await setup(t, { STATUS_TTL_HOURS: String(ttlMs / 3_600_000) })
+  await s.addSession('c')
+  await s.addStatus('c', 'OLD', Date.now() - ttlMs + 400)
+  await s.addStatus('c', 'NEW', Date.now())
+  assert.deepEqual((await s.list('c')).body.data.map((x) => x.content), ['text of NEW', 'text of OLD'])
+  await waitFor(async () => (await s.list('c')).body.data.length === 1, 5000, 'the old status to expire from the list')
+  assert.deepEqual((await s.list('c')).body.data.map((x) => x.content), ['text of NEW'])
+})

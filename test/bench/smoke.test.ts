@@ -1,0 +1,48 @@
+import { spawn } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+
+// `npm run bench` in smoke mode: every script with tiny sizes (2 sessions, 200 receipts, 20 recipients,
+// 1 s of autocannon, 3 sessions at start), each against its own service and emulator processes. Checks
+// that the scripts complete and report every figure; the values (and so the targets) mean nothing here.
+
+const ROOT = resolve(import.meta.dirname, '..', '..')
+const FIGURES = [
+  'memory.per-session', 'memory.link-time',
+  'receipts.burst.rate', 'receipts.paced.p99', 'receipts.paced.p50',
+  'send-many.first', 'send-many.again',
+  'reads.health.rps', 'reads.health.p99', 'reads.list.rps', 'reads.list.p99', 'reads.bare.rps',
+  'startup.all-open', 'startup.http-ready'
+]
+
+interface Report { runs: Array<{ name: string, code: number | null, figures: Array<{ id: string, name: string, value: number | null }> }> }
+
+test('npm run bench in smoke mode: every script completes and prints its figures', { timeout: 175_000 }, async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-smoke-'))
+  t.after(() => { rmSync(dir, { recursive: true, force: true }) })
+  const env: NodeJS.ProcessEnv = { ...process.env, BENCH_SMOKE: '1', BENCH_OUT: join(dir, 'BENCHMARKS.md'), BENCH_JSON: join(dir, 'figures.json') }
+  // the benchmark's own processes are not what this suite measures coverage of
+  delete env.NODE_V8_COVERAGE
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'run.ts')], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  t.after(() => { child.kill('SIGKILL') })
+  let output = ''
+  child.stdout.on('data', (c: Buffer) => { output += c.toString() })
+  child.stderr.on('data', (c: Buffer) => { output += c.toString() })
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve))
+  assert.equal(code, 0, `bench/run.ts failed:\n${output.slice(-4000)}`)
+
+  const report = JSON.parse(readFileSync(join(dir, 'figures.json'), 'utf8')) as Report
+  assert.deepEqual(report.runs.map((r) => [r.name, r.code]), [['memory', 0], ['receipts', 0], ['send-many', 0], ['reads', 0], ['startup', 0]])
+  const figures = report.runs.flatMap((r) => r.figures)
+  assert.deepEqual(figures.map((f) => f.id).sort(), [...FIGURES].sort())
+  for (const f of figures) assert.ok(typeof f.value === 'number' && Number.isFinite(f.value) && f.value >= 0, `${f.id} = ${String(f.value)}`)
+
+  const markdown = readFileSync(join(dir, 'BENCHMARKS.md'), 'utf8')
+  assert.match(markdown, /^\| figure \| measured \| target \| result \| how \|$/m)
+  assert.match(markdown, /Node\.js v\d+/)
+  for (const f of figures) assert.ok(markdown.includes(`| ${f.name} |`), `${f.name} is in the table`)
+  assert.match(output, /\[run\] all done in/)
+})
