@@ -4,10 +4,12 @@
  *
  *   npm run bench                    all figures, writes BENCHMARKS.md
  *   npm run bench -- receipts reads  only these scripts (prints; writes only with BENCH_OUT)
- *   BENCH_SMOKE=1 npm run bench      tiny sizes, seconds; writes only with BENCH_OUT
- *   BENCH_PROFILE=1 npm run bench    the measured service runs under --cpu-prof; top frames printed
- *   BENCH_EXPERIMENT=fast-x25519 npm run bench -- send-many
+ *   BENCH_SMOKE=1 npm run bench      tiny sizes, about a minute; writes only with BENCH_OUT
+ *   BENCH_PROFILE=1 npm run bench    service and emulator under --cpu-prof; top frames printed
+ *   BENCH_EXPERIMENT=native-curve npm run bench -- send-many
  *                                    preload bench/experiments/<name>.ts into the service (writes only with BENCH_OUT)
+ *   BENCH_KEEP=1                     keep each script's temporary folder (data, service and emulator logs);
+ *                                    kept anyway when a script fails
  */
 import { spawn } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'

@@ -13,7 +13,7 @@ import {
 } from './procs.js'
 
 export const SMOKE = process.env.BENCH_SMOKE === '1'
-/** BENCH_PROFILE=1: the service runs with --cpu-prof; its top frames are printed after the run */
+/** BENCH_PROFILE=1: the service and the emulator run under --cpu-prof; their top frames are printed after the run */
 export const PROFILE = process.env.BENCH_PROFILE === '1'
 /**
  * BENCH_EXPERIMENT=a,b: modules from bench/experiments/ preloaded into the service (after tsx), to
@@ -135,7 +135,8 @@ export async function runBench (name: string, limitMs: number, fn: (ctx: BenchCo
   }
   const limit = SMOKE ? Math.min(limitMs, 100_000) : limitMs
   const timer = setTimeout(() => {
-    console.error(`[${name}] gave up after ${limit / 1000} s`)
+    dir.keep()
+    console.error(`[${name}] gave up after ${limit / 1000} s; logs and data kept in ${dir.path}`)
     process.exit(3)
   }, limit)
   timer.unref()
@@ -175,12 +176,4 @@ function printProfiles (who: string, profileDir: string): void {
     if (s.totalMs - s.idleMs < 200) continue // loader worker threads and the like
     console.log(`\n=== CPU profile of the ${who}: ${path}\n${formatSummary(s)}`)
   }
-}
-
-/** Percentiles of a list of numbers (ms). */
-export function percentiles (values: number[]): { p50: number, p90: number, p99: number, max: number, mean: number } {
-  if (values.length === 0) return { p50: NaN, p90: NaN, p99: NaN, max: NaN, mean: NaN }
-  const sorted = [...values].sort((a, b) => a - b)
-  const at = (q: number): number => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]
-  return { p50: at(0.5), p90: at(0.9), p99: at(0.99), max: sorted[sorted.length - 1], mean: sorted.reduce((a, b) => a + b, 0) / sorted.length }
 }
