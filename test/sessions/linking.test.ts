@@ -1,7 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { build, waitFor } from '../helper.js'
-import { startStack } from '../statuses/e2e-stack.js'
+import { startStack } from '../stack.js'
 
 const json = { 'content-type': 'application/json' }
 const PNG_DATA_URL = /^data:image\/png;base64,[A-Za-z0-9+/]+=*$/

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { test } from 'node:test'
 import { form, jpeg } from '../uploads/fixtures.js'
 import { waitFor } from '../helper.js'
-import { mediaTrusted, startStack } from './e2e-stack.js'
+import { mediaTrusted, startStack } from '../stack.js'
 
 const OWN = '4915200000001'
 const A = '4915200000011'

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { test } from 'node:test'
 import { form, jpeg, mp4, png } from '../uploads/fixtures.js'
 import { waitFor } from '../helper.js'
-import { mediaTrusted, serveFiles, startStack, type Stack } from './e2e-stack.js'
+import { mediaTrusted, serveFiles, startStack, type Stack } from '../stack.js'
 
 // Statuses through the HTTP API, real Baileys and the emulator, events through a real socket.io client.
 
