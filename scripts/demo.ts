@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process'
 import { mkdirSync, rmSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { pino } from 'pino'
-import { startEmulator } from '../test/emulator/index.js'
+import { startEmulator } from '@status-tracker/emulator'
 import { loadConfig } from '../src/config.js'
 
 const root = resolve(import.meta.dirname, '..')

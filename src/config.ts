@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { Value } from '@sinclair/typebox/value'
-import { EnvSchema, type Env } from '../schemas/env.js'
+import { EnvSchema, type Env } from './schemas/env.js'
 
 export interface Config {
   port: number

@@ -11,7 +11,7 @@
 // Only for measuring: it relies on Node ignoring `x` when importing an X25519 private JWK.
 import { createPrivateKey, createPublicKey, diffieHellman } from 'node:crypto'
 import { createRequire } from 'node:module'
-import { xeddsaVerify } from '../../test/emulator/xeddsa.js'
+import { xeddsaVerify } from '@status-tracker/emulator/xeddsa'
 
 interface CurveJs { verify: (pub: Uint8Array, msg: Uint8Array, sig: Uint8Array) => boolean }
 

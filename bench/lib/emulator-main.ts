@@ -7,7 +7,7 @@
  *   EMULATOR_CERT_DIR  reuse/generate <dir>/cert.pem + <dir>/key.pem
  */
 import { join } from 'node:path'
-import { startEmulator } from '../../test/emulator/index.js'
+import { startEmulator } from '@status-tracker/emulator'
 
 const root = Buffer.from(process.env.EMULATOR_ROOT ?? '', 'base64')
 const certDir = process.env.EMULATOR_CERT_DIR

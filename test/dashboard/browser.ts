@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import type { TestContext } from 'node:test'
 import { chromium, type BrowserContext, type Page } from 'playwright-core'
 import { build, TEST_API_KEY, type TestApp } from '../helper.js'
-import { startEmulator, type Emulator } from '../emulator/index.js'
+import { startEmulator, type Emulator } from '@status-tracker/emulator'
 
 export const CHROMIUM_CANDIDATES = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].filter((p): p is string => p !== undefined && p !== '')
 

@@ -7,7 +7,7 @@ import { openDatabase, type DbHandle } from '../../src/db/connection.js'
 import { createPlatform, type Platform, type PlatformTiming } from '../../src/platform/platform.js'
 import type { AuthMethod, PlatformEventMap } from '../../src/platform/types.js'
 import type { Config } from '../../src/config.js'
-import { testCertPaths, type Emulator } from '../emulator/index.js'
+import { testCertPaths, type Emulator } from '@status-tracker/emulator'
 
 // Real Baileys through the platform, against the emulator on 127.0.0.1, over an on-disk SQLite file.
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { startEmulator, testCertPaths, type Emulator } from '../emulator/index.js'
+import { startEmulator, testCertPaths, type Emulator } from '@status-tracker/emulator'
 import { insertSession, startPlatform, tempDb, waConfig, type PlatformUnderTest, type TempDb } from './harness.js'
 
 // A separate file (its own process) because Baileys leaves a 30 s timer behind every pre-key upload

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import sharp from 'sharp'
-import { startEmulator, testCertPaths, type Emulator } from '../emulator/index.js'
+import { startEmulator, testCertPaths, type Emulator } from '@status-tracker/emulator'
 import type { ReceiptEvent } from '../../src/platform/types.js'
 import {
   authRows,

@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin'
-import { openDatabase, type DbHandle } from '../../src/db/connection.js'
+import { openDatabase, type DbHandle } from '../../db/connection.js'
 
 declare module 'fastify' {
   interface FastifyInstance {

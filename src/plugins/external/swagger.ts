@@ -2,7 +2,7 @@ import fp from 'fastify-plugin'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import { EventSchemas } from '../../schemas/events.js'
-import { APP_VERSION } from '../../src/version.js'
+import { APP_VERSION } from '../../version.js'
 
 export default fp(async (app) => {
   await app.register(swagger, {

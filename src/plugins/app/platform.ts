@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin'
-import { createPlatform, type Platform } from '../../src/platform/platform.js'
+import { createPlatform, type Platform } from '../../platform/platform.js'
 
 declare module 'fastify' {
   interface FastifyInstance {

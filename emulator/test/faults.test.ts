@@ -10,8 +10,8 @@ import {
 	unrefBaileysUploadTimer,
 	waitForClose,
 	waitForMessageError
-} from './baileys-helpers.js'
-import { startEmulator, testCertPaths, type Emulator } from './index.js'
+} from '../src/baileys-helpers.js'
+import { startEmulator, testCertPaths, type Emulator } from '../src/index.js'
 
 const CONTACT = '15554440009'
 const jid = (number: string) => `${number}@s.whatsapp.net`

@@ -2,10 +2,10 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { MultipartFile } from '@fastify/multipart'
 import type { FastifyRequest } from 'fastify'
 import { Type } from '@sinclair/typebox'
-import { failures } from '../../../schemas/envelope.js'
-import { UploadResultSchema } from '../../../schemas/status.js'
-import { NoFileUploaded } from '../../../src/errors.js'
-import { drain, type MediaKind } from '../../app/media-store.js'
+import { failures } from '../../schemas/envelope.js'
+import { UploadResultSchema } from '../../schemas/status.js'
+import { NoFileUploaded } from '../../errors.js'
+import { drain, type MediaKind } from '../../plugins/app/media-store.js'
 
 const KINDS: ReadonlyArray<{ kind: MediaKind, summary: string, description: string }> = [
   {

@@ -1,16 +1,16 @@
 import fp from 'fastify-plugin'
 import type { FastifyBaseLogger, FastifyError, FastifyInstance } from 'fastify'
 import type { Static } from '@sinclair/typebox'
-import type { Config } from '../../src/config.js'
-import type { DbHandle } from '../../src/db/connection.js'
-import type { StatusRow } from '../../src/db/database.js'
+import type { Config } from '../../config.js'
+import type { DbHandle } from '../../db/connection.js'
+import type { StatusRow } from '../../db/database.js'
 import {
   deleteStatus, deleteStatusesBefore, findSession, findStatus, findUpload, insertStatus, listSent, markSent,
   mediaInUse, setStatusError, unusedUploadsBefore
-} from '../../src/db/repositories/statuses.js'
-import { listViewers, viewerWriter, type ViewToRecord } from '../../src/db/repositories/viewers.js'
-import { BadRequest, NotConnected, SendFailed, SessionNotFound, StatusNotFound, UploadNotFound } from '../../src/errors.js'
-import type { PlatformEventMap, ReceiptEvent, SendStatusResult, StatusContent } from '../../src/platform/types.js'
+} from '../../db/repositories/statuses.js'
+import { listViewers, viewerWriter, type ViewToRecord } from '../../db/repositories/viewers.js'
+import { BadRequest, NotConnected, SendFailed, SessionNotFound, StatusNotFound, UploadNotFound } from '../../errors.js'
+import type { PlatformEventMap, ReceiptEvent, SendStatusResult, StatusContent } from '../../platform/types.js'
 import type { DeletedStatusSchema, SendStatusBody, SendStatusResultSchema, SentStatus, Viewer } from '../../schemas/status.js'
 
 /** What the status service uses of the other decorators. */

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { WASocket } from '@whiskeysockets/baileys'
-import { endSocket, linkWithQr, trustEmulatorRoot, unrefBaileysUploadTimer, waitForEvent } from './baileys-helpers.js'
-import { startEmulator, testCertPaths, type ContactInfo, type Emulator } from './index.js'
+import { endSocket, linkWithQr, trustEmulatorRoot, unrefBaileysUploadTimer, waitForEvent } from '../src/baileys-helpers.js'
+import { startEmulator, testCertPaths, type ContactInfo, type Emulator } from '../src/index.js'
 
 const OWN = '15556660000'
 const CONTACTS = 1_000

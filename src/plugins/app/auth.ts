@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import fp from 'fastify-plugin'
 import type { FastifyRequest } from 'fastify'
-import { Unauthorized } from '../../src/errors.js'
+import { Unauthorized } from '../../errors.js'
 
 declare module 'fastify' {
   interface FastifyInstance {

@@ -8,8 +8,8 @@ import {
 	trustEmulatorRoot,
 	unrefBaileysUploadTimer,
 	waitForEvent
-} from './baileys-helpers.js'
-import { EmulatorError, startEmulator, testCertPaths, type ContactInfo, type Emulator } from './index.js'
+} from '../src/baileys-helpers.js'
+import { EmulatorError, startEmulator, testCertPaths, type ContactInfo, type Emulator } from '../src/index.js'
 
 type ReceiptUpdate = BaileysEventMap['message-receipt.update'][number]
 

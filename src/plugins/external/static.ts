@@ -3,7 +3,7 @@ import fp from 'fastify-plugin'
 import fastifyStatic from '@fastify/static'
 
 /** The dashboard's folder: plain files, no build step. */
-export const PUBLIC_DIR = fileURLToPath(new URL('../../public/', import.meta.url))
+export const PUBLIC_DIR = fileURLToPath(new URL('../../../public/', import.meta.url))
 
 // The page loads only its own files and the socket.io client served at /socket.io/; QR codes are
 // data: URLs. No inline script or style, so injected markup could not run even if some slipped through.

@@ -12,8 +12,8 @@ import {
 	trustEmulatorRoot,
 	unrefBaileysUploadTimer,
 	waitForClose
-} from './baileys-helpers.js'
-import { EmulatorError, startEmulator, testCertPaths, type Emulator } from './index.js'
+} from '../src/baileys-helpers.js'
+import { EmulatorError, startEmulator, testCertPaths, type Emulator } from '../src/index.js'
 
 describe('linking', () => {
 	let emu: Emulator

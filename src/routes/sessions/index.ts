@@ -1,13 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import { SessionParamsSchema } from '../../../schemas/common.js'
-import { failures, Ok } from '../../../schemas/envelope.js'
+import { SessionParamsSchema } from '../../schemas/common.js'
+import { failures, Ok } from '../../schemas/envelope.js'
 import {
   ConnectionStatusViewSchema, CreatedSessionSchema, CreateSessionBodySchema, PairingCodeRequestedSchema, PairingCodeViewSchema,
   PhoneNumberBodySchema, PhoneNumberUpdatedSchema, QrCodeViewSchema, SessionMessageSchema, SessionSchema
-} from '../../../schemas/session.js'
-import { BadRequest, NotQrSession, SessionExists, SessionNotFound } from '../../../src/errors.js'
-import type { SessionRow } from '../../../src/db/database.js'
+} from '../../schemas/session.js'
+import { BadRequest, NotQrSession, SessionExists, SessionNotFound } from '../../errors.js'
+import type { SessionRow } from '../../db/database.js'
 
 const tags = ['sessions']
 

@@ -1,11 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply } from 'fastify'
 import { Type } from '@sinclair/typebox'
-import { SessionParamsSchema, StatusParamsSchema } from '../../../schemas/common.js'
-import { failures, Ok } from '../../../schemas/envelope.js'
+import { SessionParamsSchema, StatusParamsSchema } from '../../schemas/common.js'
+import { failures, Ok } from '../../schemas/envelope.js'
 import {
   DeletedStatusSchema, DeleteStatusQuerySchema, SendStatusBodySchema, SendStatusResultSchema, SentStatusSchema, ViewerSchema
-} from '../../../schemas/status.js'
+} from '../../schemas/status.js'
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/sessions/:sessionId/send-status', {

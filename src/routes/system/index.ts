@@ -1,9 +1,9 @@
 import { statSync } from 'node:fs'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { sql } from 'kysely'
-import { failures, Ok } from '../../../schemas/envelope.js'
-import { HealthSchema, StatsSchema, StorageSchema } from '../../../schemas/system.js'
-import { APP_VERSION } from '../../../src/version.js'
+import { failures, Ok } from '../../schemas/envelope.js'
+import { HealthSchema, StatsSchema, StorageSchema } from '../../schemas/system.js'
+import { APP_VERSION } from '../../version.js'
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/health', {

@@ -14,8 +14,8 @@ import {
 	unrefBaileysUploadTimer,
 	waitForClose,
 	waitForEvent
-} from './baileys-helpers.js'
-import { testCertPaths, type AccountInfo, type StatusRecord } from './index.js'
+} from '../src/baileys-helpers.js'
+import { testCertPaths, type AccountInfo, type StatusRecord } from '../src/index.js'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const OWN = '15557770000'
@@ -45,7 +45,7 @@ describe('emulator process and control API', () => {
 
 	before(async () => {
 		unrefBaileysUploadTimer()
-		child = spawn(process.execPath, ['--import', 'tsx', join(here, 'cli.ts')], {
+		child = spawn(process.execPath, ['--import', 'tsx', join(here, '..', 'src', 'cli.ts')], {
 			cwd: resolve(here, '..', '..'),
 			env: { ...process.env, EMULATOR_CERT_DIR: dirname(testCertPaths().certFile), EMULATOR_LOG_LEVEL: 'warn' },
 			stdio: ['ignore', 'pipe', 'inherit']

@@ -7,9 +7,9 @@ import { pipeline } from 'node:stream/promises'
 import fp from 'fastify-plugin'
 import type { MultipartFile } from '@fastify/multipart'
 import type { Kysely } from 'kysely'
-import type { Database } from '../../src/db/database.js'
-import { BadRequest, FileTooLarge, NoFileUploaded, VideoTooLarge, WrongFileType } from '../../src/errors.js'
-import { EXTENSION_ALIASES, sniff, SNIFF_BYTES, type SniffedType } from '../../src/media/sniff.js'
+import type { Database } from '../../db/database.js'
+import { BadRequest, FileTooLarge, NoFileUploaded, VideoTooLarge, WrongFileType } from '../../errors.js'
+import { EXTENSION_ALIASES, sniff, SNIFF_BYTES, type SniffedType } from '../../media/sniff.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
