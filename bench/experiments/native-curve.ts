@@ -55,8 +55,8 @@ const signature = original.calculateSignature(a.privKey, message)
 const tampered = Buffer.from(signature)
 tampered[5] ^= 1
 if (!calculateAgreement(b.pubKey, a.privKey).equals(original.calculateAgreement(b.pubKey, a.privKey)) ||
-    !verify(a.pubKey.subarray(1), message, signature) || verify(a.pubKey.subarray(1), message, tampered) ||
-    !pureJsVerify(a.pubKey.subarray(1), message, signature) || pureJsVerify(a.pubKey.subarray(1), message, tampered)) {
+  !verify(a.pubKey.subarray(1), message, signature) || verify(a.pubKey.subarray(1), message, tampered) ||
+  !pureJsVerify(a.pubKey.subarray(1), message, signature) || pureJsVerify(a.pubKey.subarray(1), message, tampered)) {
   throw new Error('native-curve experiment: results differ from libsignal, not applied')
 }
 curve.calculateAgreement = calculateAgreement

@@ -10,54 +10,54 @@ import { join, resolve } from 'node:path'
 import { destination, pino } from 'pino'
 import { startEmulator } from './index.js'
 
-function portFromEnv(name: string): number {
-	const raw = process.env[name]
-	if (raw === undefined || raw === '') return 0
-	const port = Number(raw)
-	if (!Number.isInteger(port) || port < 0 || port > 65535) {
-		throw new Error(`${name} must be a port number, got ${JSON.stringify(raw)}`)
-	}
-	return port
+function portFromEnv (name: string): number {
+  const raw = process.env[name]
+  if (raw === undefined || raw === '') return 0
+  const port = Number(raw)
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new Error(`${name} must be a port number, got ${JSON.stringify(raw)}`)
+  }
+  return port
 }
 
 const logger = pino({ level: process.env.EMULATOR_LOG_LEVEL ?? 'info', name: 'wa-emulator' }, destination(2))
 const certDir = process.env.EMULATOR_CERT_DIR
 const emulator = await startEmulator({
-	port: portFromEnv('EMULATOR_PORT'),
-	mediaPort: portFromEnv('EMULATOR_MEDIA_PORT'),
-	tls: certDir ? { certFile: join(resolve(certDir), 'cert.pem'), keyFile: join(resolve(certDir), 'key.pem') } : undefined,
-	logger
+  port: portFromEnv('EMULATOR_PORT'),
+  mediaPort: portFromEnv('EMULATOR_MEDIA_PORT'),
+  tls: certDir ? { certFile: join(resolve(certDir), 'cert.pem'), keyFile: join(resolve(certDir), 'key.pem') } : undefined,
+  logger
 })
 
 process.stdout.write(
-	`${JSON.stringify({
-		wsUrl: emulator.wsUrl,
-		controlUrl: emulator.controlUrl,
-		mediaUrl: emulator.mediaUrl,
-		rootPublicKey: emulator.rootPublicKey,
-		caFile: emulator.caFile
-	})}\n`
+  `${JSON.stringify({
+    wsUrl: emulator.wsUrl,
+    controlUrl: emulator.controlUrl,
+    mediaUrl: emulator.mediaUrl,
+    rootPublicKey: emulator.rootPublicKey,
+    caFile: emulator.caFile
+  })}\n`
 )
 
 let stopping = false
 const shutdown = (signal: NodeJS.Signals) => {
-	if (stopping) return
-	stopping = true
-	logger.info({ signal }, 'stopping')
-	const force = setTimeout(() => {
-		logger.error('stop timed out')
-		process.exit(1)
-	}, 5_000)
-	force.unref()
-	emulator.stop().then(
-		() => {
-			process.exitCode = 0
-		},
-		error => {
-			logger.error({ err: error }, 'stop failed')
-			process.exitCode = 1
-		}
-	)
+  if (stopping) return
+  stopping = true
+  logger.info({ signal }, 'stopping')
+  const force = setTimeout(() => {
+    logger.error('stop timed out')
+    process.exit(1)
+  }, 5_000)
+  force.unref()
+  emulator.stop().then(
+    () => {
+      process.exitCode = 0
+    },
+    (error) => {
+      logger.error({ err: error }, 'stop failed')
+      process.exitCode = 1
+    }
+  )
 }
 process.once('SIGINT', shutdown)
 process.once('SIGTERM', shutdown)

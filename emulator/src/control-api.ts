@@ -11,144 +11,144 @@ type Json = Record<string, unknown>
 type Handler = (emulator: Emulator, params: string[], body: Json, query: URLSearchParams) => Promise<[number, unknown]> | [number, unknown]
 
 interface Route {
-	method: 'GET' | 'POST'
-	pattern: RegExp
-	handler: Handler
+  method: 'GET' | 'POST'
+  pattern: RegExp
+  handler: Handler
 }
 
 const SEGMENT = '([^/]+)'
 
 const routes: Route[] = [
-	{
-		method: 'GET',
-		pattern: /^\/(?:health)?$/,
-		handler: emulator => [
-			200,
-			{ ok: true, wsUrl: emulator.wsUrl, controlUrl: emulator.controlUrl, mediaUrl: emulator.mediaUrl, rootPublicKey: emulator.rootPublicKey, caFile: emulator.caFile }
-		]
-	},
-	{ method: 'POST', pattern: /^\/accounts$/, handler: (e, _, body) => [201, e.createAccount(body.number as string)] },
-	{ method: 'GET', pattern: new RegExp(`^/accounts/${SEGMENT}$`), handler: (e, [number]) => [200, e.getAccount(number)] },
-	{
-		method: 'POST',
-		pattern: new RegExp(`^/accounts/${SEGMENT}/scan$`),
-		handler: async (e, [number], body) => [200, await e.scan(number, requireString(body, 'qr'))]
-	},
-	{
-		method: 'POST',
-		pattern: new RegExp(`^/accounts/${SEGMENT}/enter-code$`),
-		handler: async (e, [number], body) => [200, await e.enterCode(number, requireString(body, 'code'))]
-	},
-	{
-		method: 'POST',
-		pattern: new RegExp(`^/accounts/${SEGMENT}/faults$`),
-		handler: (e, [number], body) => {
-			e.fault(number, requireString(body, 'kind') as FaultKind)
-			return [200, { ok: true }]
-		}
-	},
-	{
-		method: 'POST',
-		pattern: /^\/contacts$/,
-		handler: (e, _, body) => [201, e.addContact({ number: body.number as string, devices: optionalNumber(body, 'devices') })]
-	},
-	{
-		method: 'POST',
-		pattern: /^\/contacts\/bulk$/,
-		handler: (e, _, body) => {
-			const count = optionalNumber(body, 'count')
-			if (count === undefined) throw new EmulatorError(400, 'count is required')
-			const prefix = body.prefix === undefined ? undefined : requireString(body, 'prefix')
-			return [201, e.addContacts(count, { devices: optionalNumber(body, 'devices'), prefix })]
-		}
-	},
-	{ method: 'GET', pattern: new RegExp(`^/contacts/${SEGMENT}$`), handler: (e, [number]) => [200, e.getContact(number)] },
-	{ method: 'GET', pattern: /^\/statuses$/, handler: e => [200, e.statuses()] },
-	{ method: 'GET', pattern: new RegExp(`^/statuses/${SEGMENT}$`), handler: (e, [id]) => [200, e.status(id)] },
-	{
-		method: 'POST',
-		pattern: new RegExp(`^/statuses/${SEGMENT}/views$`),
-		handler: async (e, [id], body) => {
-			const viewers = body.viewers ?? (body.viewer === undefined ? undefined : [body.viewer])
-			if (!Array.isArray(viewers)) throw new EmulatorError(400, 'viewer (string) or viewers (array) is required')
-			const options: BulkViewOptions = {
-				viewers: viewers.map(v => String(v)),
-				type: body.type as BulkViewOptions['type'],
-				via: body.via as BulkViewOptions['via'],
-				grouped: body.grouped === true,
-				alsoStatusIds: body.alsoStatusIds as string[] | undefined,
-				force: body.force === true
-			}
-			return [200, await e.sendViews(id, options)]
-		}
-	},
-	{ method: 'GET', pattern: /^\/media$/, handler: e => [200, e.mediaUploads()] },
-	{ method: 'GET', pattern: /^\/rejected$/, handler: e => [200, e.rejectedMessages()] },
-	{
-		method: 'GET',
-		pattern: /^\/settled$/,
-		handler: async (e, _, __, query) => {
-			const timeoutMs = Number(query.get('timeoutMs') ?? 10_000)
-			if (!Number.isFinite(timeoutMs) || timeoutMs <= 0 || timeoutMs > 120_000) throw new EmulatorError(400, 'timeoutMs must be 1..120000')
-			await e.settled(timeoutMs)
-			return [200, { ok: true }]
-		}
-	}
+  {
+    method: 'GET',
+    pattern: /^\/(?:health)?$/,
+    handler: (emulator) => [
+      200,
+      { ok: true, wsUrl: emulator.wsUrl, controlUrl: emulator.controlUrl, mediaUrl: emulator.mediaUrl, rootPublicKey: emulator.rootPublicKey, caFile: emulator.caFile }
+    ]
+  },
+  { method: 'POST', pattern: /^\/accounts$/, handler: (e, _, body) => [201, e.createAccount(body.number as string)] },
+  { method: 'GET', pattern: new RegExp(`^/accounts/${SEGMENT}$`), handler: (e, [number]) => [200, e.getAccount(number)] },
+  {
+    method: 'POST',
+    pattern: new RegExp(`^/accounts/${SEGMENT}/scan$`),
+    handler: async (e, [number], body) => [200, await e.scan(number, requireString(body, 'qr'))]
+  },
+  {
+    method: 'POST',
+    pattern: new RegExp(`^/accounts/${SEGMENT}/enter-code$`),
+    handler: async (e, [number], body) => [200, await e.enterCode(number, requireString(body, 'code'))]
+  },
+  {
+    method: 'POST',
+    pattern: new RegExp(`^/accounts/${SEGMENT}/faults$`),
+    handler: (e, [number], body) => {
+      e.fault(number, requireString(body, 'kind') as FaultKind)
+      return [200, { ok: true }]
+    }
+  },
+  {
+    method: 'POST',
+    pattern: /^\/contacts$/,
+    handler: (e, _, body) => [201, e.addContact({ number: body.number as string, devices: optionalNumber(body, 'devices') })]
+  },
+  {
+    method: 'POST',
+    pattern: /^\/contacts\/bulk$/,
+    handler: (e, _, body) => {
+      const count = optionalNumber(body, 'count')
+      if (count === undefined) throw new EmulatorError(400, 'count is required')
+      const prefix = body.prefix === undefined ? undefined : requireString(body, 'prefix')
+      return [201, e.addContacts(count, { devices: optionalNumber(body, 'devices'), prefix })]
+    }
+  },
+  { method: 'GET', pattern: new RegExp(`^/contacts/${SEGMENT}$`), handler: (e, [number]) => [200, e.getContact(number)] },
+  { method: 'GET', pattern: /^\/statuses$/, handler: (e) => [200, e.statuses()] },
+  { method: 'GET', pattern: new RegExp(`^/statuses/${SEGMENT}$`), handler: (e, [id]) => [200, e.status(id)] },
+  {
+    method: 'POST',
+    pattern: new RegExp(`^/statuses/${SEGMENT}/views$`),
+    handler: async (e, [id], body) => {
+      const viewers = body.viewers ?? (body.viewer === undefined ? undefined : [body.viewer])
+      if (!Array.isArray(viewers)) throw new EmulatorError(400, 'viewer (string) or viewers (array) is required')
+      const options: BulkViewOptions = {
+        viewers: viewers.map((v) => String(v)),
+        type: body.type as BulkViewOptions['type'],
+        via: body.via as BulkViewOptions['via'],
+        grouped: body.grouped === true,
+        alsoStatusIds: body.alsoStatusIds as string[] | undefined,
+        force: body.force === true
+      }
+      return [200, await e.sendViews(id, options)]
+    }
+  },
+  { method: 'GET', pattern: /^\/media$/, handler: (e) => [200, e.mediaUploads()] },
+  { method: 'GET', pattern: /^\/rejected$/, handler: (e) => [200, e.rejectedMessages()] },
+  {
+    method: 'GET',
+    pattern: /^\/settled$/,
+    handler: async (e, _, __, query) => {
+      const timeoutMs = Number(query.get('timeoutMs') ?? 10_000)
+      if (!Number.isFinite(timeoutMs) || timeoutMs <= 0 || timeoutMs > 120_000) throw new EmulatorError(400, 'timeoutMs must be 1..120000')
+      await e.settled(timeoutMs)
+      return [200, { ok: true }]
+    }
+  }
 ]
 
-function requireString(body: Json, key: string): string {
-	const value = body[key]
-	if (typeof value !== 'string' || !value) throw new EmulatorError(400, `${key} (string) is required`)
-	return value
+function requireString (body: Json, key: string): string {
+  const value = body[key]
+  if (typeof value !== 'string' || !value) throw new EmulatorError(400, `${key} (string) is required`)
+  return value
 }
 
-function optionalNumber(body: Json, key: string): number | undefined {
-	const value = body[key]
-	if (value === undefined) return undefined
-	if (typeof value !== 'number') throw new EmulatorError(400, `${key} must be a number`)
-	return value
+function optionalNumber (body: Json, key: string): number | undefined {
+  const value = body[key]
+  if (value === undefined) return undefined
+  if (typeof value !== 'number') throw new EmulatorError(400, `${key} must be a number`)
+  return value
 }
 
-function send(res: ServerResponse, status: number, body: unknown): void {
-	if (res.headersSent) return
-	const text = JSON.stringify(body)
-	res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) })
-	res.end(text)
+function send (res: ServerResponse, status: number, body: unknown): void {
+  if (res.headersSent) return
+  const text = JSON.stringify(body)
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) })
+  res.end(text)
 }
 
-export async function handleControlRequest(emulator: Emulator, req: IncomingMessage, res: ServerResponse): Promise<void> {
-	try {
-		const url = new URL(req.url ?? '/', 'http://127.0.0.1')
-		const candidates = routes.filter(r => r.pattern.test(url.pathname))
-		if (!candidates.length) throw new EmulatorError(404, `no route ${url.pathname}`)
-		const route = candidates.find(r => r.method === req.method)
-		if (!route) {
-			res.setHeader('allow', candidates.map(r => r.method).join(', '))
-			send(res, 405, { error: `method ${req.method} not allowed on ${url.pathname}` })
-			return
-		}
-		const params = (route.pattern.exec(url.pathname) ?? []).slice(1).map(p => decodeURIComponent(p))
-		let body: Json = {}
-		if (req.method === 'POST') {
-			const raw = await readBody(req, MAX_BODY)
-			if (raw.length) {
-				let parsed: unknown
-				try {
-					parsed = JSON.parse(raw.toString('utf8'))
-				} catch {
-					throw new EmulatorError(400, 'body is not valid JSON')
-				}
-				if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new EmulatorError(400, 'body must be a JSON object')
-				body = parsed as Json
-			}
-		}
-		const [status, payload] = await route.handler(emulator, params, body, url.searchParams)
-		send(res, status, payload)
-	} catch (error) {
-		if (error instanceof EmulatorError) {
-			send(res, error.status, { error: error.message })
-		} else {
-			send(res, 500, { error: (error as Error).message })
-		}
-	}
+export async function handleControlRequest (emulator: Emulator, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  try {
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1')
+    const candidates = routes.filter((r) => r.pattern.test(url.pathname))
+    if (!candidates.length) throw new EmulatorError(404, `no route ${url.pathname}`)
+    const route = candidates.find((r) => r.method === req.method)
+    if (!route) {
+      res.setHeader('allow', candidates.map((r) => r.method).join(', '))
+      send(res, 405, { error: `method ${req.method} not allowed on ${url.pathname}` })
+      return
+    }
+    const params = (route.pattern.exec(url.pathname) ?? []).slice(1).map((p) => decodeURIComponent(p))
+    let body: Json = {}
+    if (req.method === 'POST') {
+      const raw = await readBody(req, MAX_BODY)
+      if (raw.length) {
+        let parsed: unknown
+        try {
+          parsed = JSON.parse(raw.toString('utf8'))
+        } catch {
+          throw new EmulatorError(400, 'body is not valid JSON')
+        }
+        if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new EmulatorError(400, 'body must be a JSON object')
+        body = parsed as Json
+      }
+    }
+    const [status, payload] = await route.handler(emulator, params, body, url.searchParams)
+    send(res, status, payload)
+  } catch (error) {
+    if (error instanceof EmulatorError) {
+      send(res, error.status, { error: error.message })
+    } else {
+      send(res, 500, { error: (error as Error).message })
+    }
+  }
 }

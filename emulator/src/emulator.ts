@@ -17,31 +17,31 @@ import { handleControlRequest } from './control-api.js'
 import { EmulatorError } from './errors.js'
 import { DEFERRED, handleIq, iqResult, IqError, type IqAnswer, type IqHost } from './iq-handlers.js'
 import {
-	buildPairSuccess,
-	openKeyBundle,
-	parseQr,
-	unwrapCompanionEphemeral,
-	verifyPairDeviceSign,
-	wrapPrimaryEphemeral
+  buildPairSuccess,
+  openKeyBundle,
+  parseQr,
+  unwrapCompanionEphemeral,
+  verifyPairDeviceSign,
+  wrapPrimaryEphemeral
 } from './linking.js'
 import { MediaServer, type MediaUploadInfo } from './media-server.js'
 import type { HandshakeResult } from './noise.js'
 import { decodeQrDataUrl, isPngDataUrl } from './qr-image.js'
 import { StatusCenter } from './statuses.js'
 import type {
-	AccountInfo,
-	AccountRef,
-	BulkViewOptions,
-	ContactInfo,
-	EmulatorOptions,
-	FaultKind,
-	LinkResult,
-	ReceiptType,
-	ReceiptVia,
-	RejectedMessage,
-	SendViewsResult,
-	StatusRecord,
-	ViewOptions
+  AccountInfo,
+  AccountRef,
+  BulkViewOptions,
+  ContactInfo,
+  EmulatorOptions,
+  FaultKind,
+  LinkResult,
+  ReceiptType,
+  ReceiptVia,
+  RejectedMessage,
+  SendViewsResult,
+  StatusRecord,
+  ViewOptions
 } from './types.js'
 import { generateX25519KeyPair, toSigningKeyPair, type KeyPair, type SigningKeyPair } from './xeddsa.js'
 
@@ -54,748 +54,747 @@ const unixNow = () => String(Math.floor(Date.now() / 1000))
 
 /** The library API; the control API mirrors it over HTTP. */
 export interface Emulator {
-	readonly wsUrl: string
-	readonly controlUrl: string
-	readonly mediaUrl: string
-	/** base64 of the 32-byte root public key to pin with `WA_CERT_DETAILS.PUBLIC_KEY.set(...)` */
-	readonly rootPublicKey: string
-	/** path of the media server's self-signed certificate (PEM); trust it with NODE_EXTRA_CA_CERTS */
-	readonly caFile: string
-	createAccount(number: string): AccountRef
-	getAccount(number: string): AccountInfo
-	scan(number: string, qr: string): Promise<LinkResult>
-	enterCode(number: string, code: string): Promise<LinkResult>
-	addContact(spec: { number: string; devices?: number }): ContactInfo
-	addContacts(count: number, options?: { devices?: number; prefix?: string }): ContactInfo[]
-	getContact(number: string): ContactInfo
-	statuses(): StatusRecord[]
-	status(id: string): StatusRecord
-	sendView(statusId: string, options: ViewOptions): Promise<SendViewsResult>
-	sendViews(statusId: string, options: BulkViewOptions): Promise<SendViewsResult>
-	fault(number: string, kind: FaultKind): void
-	waitForStatus(predicate: (status: StatusRecord) => boolean, timeoutMs?: number): Promise<StatusRecord>
-	/** resolves when every stanza received so far has been handled and every status decrypted */
-	settled(timeoutMs?: number): Promise<void>
-	mediaUploads(): MediaUploadInfo[]
-	rejectedMessages(): RejectedMessage[]
-	stop(): Promise<void>
+  readonly wsUrl: string
+  readonly controlUrl: string
+  readonly mediaUrl: string
+  /** base64 of the 32-byte root public key to pin with `WA_CERT_DETAILS.PUBLIC_KEY.set(...)` */
+  readonly rootPublicKey: string
+  /** path of the media server's self-signed certificate (PEM); trust it with NODE_EXTRA_CA_CERTS */
+  readonly caFile: string
+  createAccount(number: string): AccountRef
+  getAccount(number: string): AccountInfo
+  scan(number: string, qr: string): Promise<LinkResult>
+  enterCode(number: string, code: string): Promise<LinkResult>
+  addContact(spec: { number: string, devices?: number }): ContactInfo
+  addContacts(count: number, options?: { devices?: number, prefix?: string }): ContactInfo[]
+  getContact(number: string): ContactInfo
+  statuses(): StatusRecord[]
+  status(id: string): StatusRecord
+  sendView(statusId: string, options: ViewOptions): Promise<SendViewsResult>
+  sendViews(statusId: string, options: BulkViewOptions): Promise<SendViewsResult>
+  fault(number: string, kind: FaultKind): void
+  waitForStatus(predicate: (status: StatusRecord) => boolean, timeoutMs?: number): Promise<StatusRecord>
+  /** resolves when every stanza received so far has been handled and every status decrypted */
+  settled(timeoutMs?: number): Promise<void>
+  mediaUploads(): MediaUploadInfo[]
+  rejectedMessages(): RejectedMessage[]
+  stop(): Promise<void>
 }
 
 interface Resolved {
-	port: number
-	mediaPort: number
-	qrRefs: number
-	qrFirstTtlMs: number
-	qrNextTtlMs: number
-	qrCloseGraceMs: number
-	linkTimeoutMs: number
-	autoCreateContacts: boolean
+  port: number
+  mediaPort: number
+  qrRefs: number
+  qrFirstTtlMs: number
+  qrNextTtlMs: number
+  qrCloseGraceMs: number
+  linkTimeoutMs: number
+  autoCreateContacts: boolean
 }
 
-function nonNegative(value: number | undefined, fallback: number, name: string): number {
-	if (value === undefined) return fallback
-	if (!Number.isFinite(value) || value < 0) throw new EmulatorError(400, `${name} must be a non-negative number`)
-	return value
+function nonNegative (value: number | undefined, fallback: number, name: string): number {
+  if (value === undefined) return fallback
+  if (!Number.isFinite(value) || value < 0) throw new EmulatorError(400, `${name} must be a non-negative number`)
+  return value
 }
 
-export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
-	const emulator = new EmulatorServer(options)
-	await emulator.start(options)
-	return emulator
+export async function startEmulator (options: EmulatorOptions = {}): Promise<Emulator> {
+  const emulator = new EmulatorServer(options)
+  await emulator.start(options)
+  return emulator
 }
 
 export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
-	wsUrl = ''
-	controlUrl = ''
-	mediaUrl = ''
-	caFile = ''
-	readonly rootPublicKey: string
-	readonly logger: Logger
-	readonly directory: Directory
-	readonly autoCreateContacts: boolean
-	private readonly config: Resolved
-	private readonly root: SigningKeyPair
-	private readonly serverStatic: KeyPair = generateX25519KeyPair()
-	private certChain: Uint8Array = new Uint8Array()
-	private media?: MediaServer
-	private center?: StatusCenter
-	private http?: Server
-	private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 * 1024 })
-	private readonly connections = new Set<WaConnection>()
-	private readonly refs = new Map<string, { conn: WaConnection; expiresAt: number }>()
-	private readonly changeListeners = new Set<() => void>()
-	private readonly rejected: RejectedMessage[] = []
-	private stopped = false
-	private temporaryDir?: string
+  wsUrl = ''
+  controlUrl = ''
+  mediaUrl = ''
+  caFile = ''
+  readonly rootPublicKey: string
+  readonly logger: Logger
+  readonly directory: Directory
+  readonly autoCreateContacts: boolean
+  private readonly config: Resolved
+  private readonly root: SigningKeyPair
+  private readonly serverStatic: KeyPair = generateX25519KeyPair()
+  private certChain: Uint8Array = new Uint8Array()
+  private media?: MediaServer
+  private center?: StatusCenter
+  private http?: Server
+  private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 * 1024 })
+  private readonly connections = new Set<WaConnection>()
+  private readonly refs = new Map<string, { conn: WaConnection, expiresAt: number }>()
+  private readonly changeListeners = new Set<() => void>()
+  private readonly rejected: RejectedMessage[] = []
+  private stopped = false
+  private temporaryDir?: string
 
-	constructor(options: EmulatorOptions) {
-		this.logger = options.logger ?? pino({ level: process.env.EMULATOR_LOG_LEVEL ?? 'silent', name: 'wa-emulator' })
-		this.root = options.root ? toSigningKeyPair(options.root) : defaultRootKeyPair()
-		this.rootPublicKey = this.root.public.toString('base64')
-		this.directory = new Directory(options.lidBase)
-		this.config = {
-			port: nonNegative(options.port, 0, 'port'),
-			mediaPort: nonNegative(options.mediaPort, 0, 'mediaPort'),
-			qrRefs: Math.max(1, Math.floor(nonNegative(options.qr?.refs, 6, 'qr.refs'))),
-			qrFirstTtlMs: nonNegative(options.qr?.firstTtlMs, 60_000, 'qr.firstTtlMs'),
-			qrNextTtlMs: nonNegative(options.qr?.nextTtlMs, 20_000, 'qr.nextTtlMs'),
-			qrCloseGraceMs: nonNegative(options.qr?.closeGraceMs, 1_000, 'qr.closeGraceMs'),
-			linkTimeoutMs: nonNegative(options.linkTimeoutMs, DEFAULT_WAIT_MS, 'linkTimeoutMs'),
-			autoCreateContacts: options.autoCreateContacts ?? true
-		}
-		this.autoCreateContacts = this.config.autoCreateContacts
-	}
+  constructor (options: EmulatorOptions) {
+    this.logger = options.logger ?? pino({ level: process.env.EMULATOR_LOG_LEVEL ?? 'silent', name: 'wa-emulator' })
+    this.root = options.root ? toSigningKeyPair(options.root) : defaultRootKeyPair()
+    this.rootPublicKey = this.root.public.toString('base64')
+    this.directory = new Directory(options.lidBase)
+    this.config = {
+      port: nonNegative(options.port, 0, 'port'),
+      mediaPort: nonNegative(options.mediaPort, 0, 'mediaPort'),
+      qrRefs: Math.max(1, Math.floor(nonNegative(options.qr?.refs, 6, 'qr.refs'))),
+      qrFirstTtlMs: nonNegative(options.qr?.firstTtlMs, 60_000, 'qr.firstTtlMs'),
+      qrNextTtlMs: nonNegative(options.qr?.nextTtlMs, 20_000, 'qr.nextTtlMs'),
+      qrCloseGraceMs: nonNegative(options.qr?.closeGraceMs, 1_000, 'qr.closeGraceMs'),
+      linkTimeoutMs: nonNegative(options.linkTimeoutMs, DEFAULT_WAIT_MS, 'linkTimeoutMs'),
+      autoCreateContacts: options.autoCreateContacts ?? true
+    }
+    this.autoCreateContacts = this.config.autoCreateContacts
+  }
 
-	get mediaHost(): string {
-		return this.media!.host
-	}
+  get mediaHost (): string {
+    return this.media!.host
+  }
 
-	get mediaAuth(): string {
-		return this.media!.auth
-	}
+  get mediaAuth (): string {
+    return this.media!.auth
+  }
 
-	private get statusCenter(): StatusCenter {
-		return this.center!
-	}
+  private get statusCenter (): StatusCenter {
+    return this.center!
+  }
 
-	async start(options: EmulatorOptions): Promise<void> {
-		const tls = options.tls ? await ensureTlsFiles(options.tls) : await temporaryTlsFiles()
-		this.caFile = tls.certFile
-		this.temporaryDir = tls.temporaryDir
-		this.certChain = buildCertChain(this.root, this.serverStatic.public)
-		this.media = await MediaServer.start(tls, this.config.mediaPort, this.logger)
-		this.center = new StatusCenter(this.directory, this.media, this.logger)
-		const http = createServer((req, res) => void handleControlRequest(this, req, res))
-		http.on('upgrade', (req, socket, head) => {
-			const path = new URL(req.url ?? '/', 'http://127.0.0.1').pathname
-			if (path !== '/ws/chat' || this.stopped) {
-				socket.end('HTTP/1.1 404 Not Found\r\n\r\n')
-				return
-			}
-			this.wss.handleUpgrade(req, socket, head, ws => this.onWebSocket(ws))
-		})
-		try {
-			await new Promise<void>((resolve, reject) => {
-				http.once('error', reject)
-				http.listen(this.config.port, '127.0.0.1', () => resolve())
-			})
-		} catch (error) {
-			await this.media.stop()
-			throw error
-		}
-		this.http = http
-		const { port } = http.address() as AddressInfo
-		this.wsUrl = `ws://127.0.0.1:${port}/ws/chat`
-		this.controlUrl = `http://127.0.0.1:${port}`
-		this.mediaUrl = this.media.url
-		this.logger.info({ wsUrl: this.wsUrl, mediaUrl: this.mediaUrl }, 'emulator listening')
-	}
+  async start (options: EmulatorOptions): Promise<void> {
+    const tls = options.tls ? await ensureTlsFiles(options.tls) : await temporaryTlsFiles()
+    this.caFile = tls.certFile
+    this.temporaryDir = tls.temporaryDir
+    this.certChain = buildCertChain(this.root, this.serverStatic.public)
+    this.media = await MediaServer.start(tls, this.config.mediaPort, this.logger)
+    this.center = new StatusCenter(this.directory, this.media, this.logger)
+    const http = createServer((req, res) => void handleControlRequest(this, req, res))
+    http.on('upgrade', (req, socket, head) => {
+      const path = new URL(req.url ?? '/', 'http://127.0.0.1').pathname
+      if (path !== '/ws/chat' || this.stopped) {
+        socket.end('HTTP/1.1 404 Not Found\r\n\r\n')
+        return
+      }
+      this.wss.handleUpgrade(req, socket, head, (ws) => this.onWebSocket(ws))
+    })
+    try {
+      await new Promise<void>((resolve, reject) => {
+        http.once('error', reject)
+        http.listen(this.config.port, '127.0.0.1', () => resolve())
+      })
+    } catch (error) {
+      await this.media.stop()
+      throw error
+    }
+    this.http = http
+    const { port } = http.address() as AddressInfo
+    this.wsUrl = `ws://127.0.0.1:${port}/ws/chat`
+    this.controlUrl = `http://127.0.0.1:${port}`
+    this.mediaUrl = this.media.url
+    this.logger.info({ wsUrl: this.wsUrl, mediaUrl: this.mediaUrl }, 'emulator listening')
+  }
 
-	async stop(): Promise<void> {
-		if (this.stopped) return
-		this.stopped = true
-		for (const conn of this.connections) {
-			if (conn.registration?.closeTimer) clearTimeout(conn.registration.closeTimer)
-			conn.terminate()
-		}
-		this.connections.clear()
-		this.refs.clear()
-		this.center?.close()
-		for (const listener of this.changeListeners) listener()
-		this.wss.close()
-		if (this.http) {
-			this.http.closeAllConnections()
-			await new Promise<void>(resolve => this.http!.close(() => resolve()))
-		}
-		await this.media?.stop()
-		if (this.temporaryDir) await rm(this.temporaryDir, { recursive: true, force: true })
-	}
+  async stop (): Promise<void> {
+    if (this.stopped) return
+    this.stopped = true
+    for (const conn of this.connections) {
+      if (conn.registration?.closeTimer) clearTimeout(conn.registration.closeTimer)
+      conn.terminate()
+    }
+    this.connections.clear()
+    this.refs.clear()
+    this.center?.close()
+    for (const listener of this.changeListeners) listener()
+    this.wss.close()
+    if (this.http) {
+      this.http.closeAllConnections()
+      await new Promise<void>((resolve) => this.http!.close(() => resolve()))
+    }
+    await this.media?.stop()
+    if (this.temporaryDir) await rm(this.temporaryDir, { recursive: true, force: true })
+  }
 
-	// ---------------------------------------------------------------- connections
+  // ---------------------------------------------------------------- connections
 
-	private onWebSocket(ws: WebSocket): void {
-		const conn = new WaConnection(ws, this.serverStatic, this.certChain, this, this.logger)
-		this.connections.add(conn)
-		this.logger.debug({ conn: conn.id }, 'client connected')
-	}
+  private onWebSocket (ws: WebSocket): void {
+    const conn = new WaConnection(ws, this.serverStatic, this.certChain, this, this.logger)
+    this.connections.add(conn)
+    this.logger.debug({ conn: conn.id }, 'client connected')
+  }
 
-	onClose(conn: WaConnection): void {
-		this.connections.delete(conn)
-		const registration = conn.registration
-		if (registration) {
-			if (registration.closeTimer) clearTimeout(registration.closeTimer)
-			for (const { ref } of registration.refs) this.refs.delete(ref)
-			registration.linkCode?.attempt?.settle(new EmulatorError(409, 'the client closed the connection during pairing'))
-		}
-		this.logger.debug({ conn: conn.id, device: conn.device?.id }, 'client disconnected')
-		this.changed()
-	}
+  onClose (conn: WaConnection): void {
+    this.connections.delete(conn)
+    const registration = conn.registration
+    if (registration) {
+      if (registration.closeTimer) clearTimeout(registration.closeTimer)
+      for (const { ref } of registration.refs) this.refs.delete(ref)
+      registration.linkCode?.attempt?.settle(new EmulatorError(409, 'the client closed the connection during pairing'))
+    }
+    this.logger.debug({ conn: conn.id, device: conn.device?.id }, 'client disconnected')
+    this.changed()
+  }
 
-	onHandshake(conn: WaConnection, { payload }: HandshakeResult): void {
-		if (payload.devicePairingData) {
-			this.startRegistration(conn, payload.devicePairingData)
-		} else {
-			this.login(conn, payload)
-		}
-	}
+  onHandshake (conn: WaConnection, { payload }: HandshakeResult): void {
+    if (payload.devicePairingData) {
+      this.startRegistration(conn, payload.devicePairingData)
+    } else {
+      this.login(conn, payload)
+    }
+  }
 
-	async onNode(conn: WaConnection, node: BinaryNode): Promise<void> {
-		switch (node.tag) {
-			case 'iq':
-				if (node.attrs.type === 'result' || node.attrs.type === 'error') {
-					this.onIqResponse(conn, node)
-				} else {
-					await handleIq(this, conn, node)
-				}
-				return
-			case 'message':
-				this.onMessage(conn, node)
-				return
-			case 'ack':
-			case 'receipt':
-			case 'presence':
-			case 'ib':
-			case 'chatstate':
-			case 'notification':
-			case 'call':
-				return
-			default:
-				this.logger.debug({ tag: node.tag, attrs: node.attrs }, 'unhandled client stanza')
-		}
-	}
+  async onNode (conn: WaConnection, node: BinaryNode): Promise<void> {
+    switch (node.tag) {
+      case 'iq':
+        if (node.attrs.type === 'result' || node.attrs.type === 'error') {
+          this.onIqResponse(conn, node)
+        } else {
+          await handleIq(this, conn, node)
+        }
+        return
+      case 'message':
+        this.onMessage(conn, node)
+        return
+      case 'ack':
+      case 'receipt':
+      case 'presence':
+      case 'ib':
+      case 'chatstate':
+      case 'notification':
+      case 'call':
+        return
+      default:
+        this.logger.debug({ tag: node.tag, attrs: node.attrs }, 'unhandled client stanza')
+    }
+  }
 
-	private liveConnections(account: Account): WaConnection[] {
-		return [...this.connections].filter(c => c.account === account && c.isLoggedIn)
-	}
+  private liveConnections (account: Account): WaConnection[] {
+    return [...this.connections].filter((c) => c.account === account && c.isLoggedIn)
+  }
 
-	private changed(): void {
-		for (const listener of [...this.changeListeners]) listener()
-	}
+  private changed (): void {
+    for (const listener of [...this.changeListeners]) listener()
+  }
 
-	/** Wait until `probe` returns a value, re-checking whenever connection state changes. */
-	private waitUntil<T>(probe: () => T | undefined, timeoutMs: number, onTimeout: () => EmulatorError): Promise<T> {
-		const first = probe()
-		if (first !== undefined) return Promise.resolve(first)
-		return new Promise((resolve, reject) => {
-			const listener = () => {
-				if (this.stopped) {
-					finish()
-					reject(new EmulatorError(409, 'emulator stopped'))
-					return
-				}
-				const value = probe()
-				if (value !== undefined) {
-					finish()
-					resolve(value)
-				}
-			}
-			const finish = () => {
-				clearTimeout(timer)
-				this.changeListeners.delete(listener)
-			}
-			const timer = setTimeout(() => {
-				finish()
-				reject(onTimeout())
-			}, timeoutMs)
-			this.changeListeners.add(listener)
-		})
-	}
+  /** Wait until `probe` returns a value, re-checking whenever connection state changes. */
+  private waitUntil<T>(probe: () => T | undefined, timeoutMs: number, onTimeout: () => EmulatorError): Promise<T> {
+    const first = probe()
+    if (first !== undefined) return Promise.resolve(first)
+    return new Promise((resolve, reject) => {
+      const listener = () => {
+        if (this.stopped) {
+          finish()
+          reject(new EmulatorError(409, 'emulator stopped'))
+          return
+        }
+        const value = probe()
+        if (value !== undefined) {
+          finish()
+          resolve(value)
+        }
+      }
+      const finish = () => {
+        clearTimeout(timer)
+        this.changeListeners.delete(listener)
+      }
+      const timer = setTimeout(() => {
+        finish()
+        reject(onTimeout())
+      }, timeoutMs)
+      this.changeListeners.add(listener)
+    })
+  }
 
-	// ---------------------------------------------------------------- linking
+  // ---------------------------------------------------------------- linking
 
-	private startRegistration(conn: WaConnection, pairingData: proto.ClientPayload.IDevicePairingRegistrationData): void {
-		const { qrRefs, qrFirstTtlMs, qrNextTtlMs, qrCloseGraceMs } = this.config
-		const now = Date.now()
-		let expiresAt = now
-		const refs: { ref: string; expiresAt: number }[] = []
-		for (let i = 0; i < qrRefs; i++) {
-			expiresAt += i === 0 ? qrFirstTtlMs : qrNextTtlMs
-			const ref = `2@${randomBytes(30).toString('base64')}`
-			refs.push({ ref, expiresAt })
-			this.refs.set(ref, { conn, expiresAt })
-		}
-		// when the last ref has expired unscanned the server drops the socket; Baileys' own QR timer
-		// (qrTimeout, same schedule) normally fires first and reports 408 "QR refs attempts ended"
-		const closeTimer = setTimeout(() => {
-			if (!conn.registration?.pairing) {
-				this.logger.debug({ conn: conn.id }, 'all QR refs expired, closing')
-				conn.close()
-			}
-		}, expiresAt - now + qrCloseGraceMs)
-		closeTimer.unref()
-		conn.registration = { pairingData, refs, closeTimer }
-		conn.send({
-			tag: 'iq',
-			attrs: { from: 's.whatsapp.net', type: 'set', id: `pd-${randomBytes(6).toString('hex')}`, t: unixNow() },
-			content: [
-				{
-					tag: 'pair-device',
-					attrs: {},
-					content: refs.map(r => ({ tag: 'ref', attrs: {}, content: Buffer.from(r.ref) }))
-				}
-			]
-		})
-	}
+  private startRegistration (conn: WaConnection, pairingData: proto.ClientPayload.IDevicePairingRegistrationData): void {
+    const { qrRefs, qrFirstTtlMs, qrNextTtlMs, qrCloseGraceMs } = this.config
+    const now = Date.now()
+    let expiresAt = now
+    const refs: { ref: string, expiresAt: number }[] = []
+    for (let i = 0; i < qrRefs; i++) {
+      expiresAt += i === 0 ? qrFirstTtlMs : qrNextTtlMs
+      const ref = `2@${randomBytes(30).toString('base64')}`
+      refs.push({ ref, expiresAt })
+      this.refs.set(ref, { conn, expiresAt })
+    }
+    // when the last ref has expired unscanned the server drops the socket; Baileys' own QR timer
+    // (qrTimeout, same schedule) normally fires first and reports 408 "QR refs attempts ended"
+    const closeTimer = setTimeout(() => {
+      if (!conn.registration?.pairing) {
+        this.logger.debug({ conn: conn.id }, 'all QR refs expired, closing')
+        conn.close()
+      }
+    }, expiresAt - now + qrCloseGraceMs)
+    closeTimer.unref()
+    conn.registration = { pairingData, refs, closeTimer }
+    conn.send({
+      tag: 'iq',
+      attrs: { from: 's.whatsapp.net', type: 'set', id: `pd-${randomBytes(6).toString('hex')}`, t: unixNow() },
+      content: [
+        {
+          tag: 'pair-device',
+          attrs: {},
+          content: refs.map((r) => ({ tag: 'ref', attrs: {}, content: Buffer.from(r.ref) }))
+        }
+      ]
+    })
+  }
 
-	/** The phone approves the companion: send pair-success (the companion answers with pair-device-sign). */
-	private startPairing(conn: WaConnection, account: Account, companionIdentity: Buffer, advSecret: Buffer): number {
-		const registration = conn.registration!
-		if (registration.closeTimer) clearTimeout(registration.closeTimer)
-		for (const { ref } of registration.refs) this.refs.delete(ref)
-		const deviceId = account.allocateDeviceId()
-		const iqId = `ps-${randomBytes(6).toString('hex')}`
-		let platform: string | undefined
-		try {
-			const props = registration.pairingData.deviceProps ? proto.DeviceProps.decode(registration.pairingData.deviceProps) : undefined
-			platform = props?.os ?? undefined
-		} catch {
-			platform = undefined
-		}
-		registration.pairing = { iqId, account, deviceId, keyIndex: deviceId, companionIdentity, platform, done: false }
-		registration.closeTimer = setTimeout(() => {
-			if (!registration.pairing?.done) {
-				this.logger.warn({ conn: conn.id }, 'no pair-device-sign in time, closing')
-				conn.close()
-			}
-		}, this.config.linkTimeoutMs)
-		registration.closeTimer.unref()
-		conn.send(
-			buildPairSuccess({
-				iqId,
-				number: account.number,
-				lid: account.lid,
-				deviceId,
-				keyIndex: deviceId,
-				accountKey: account.accountKey,
-				companionIdentity,
-				advSecret,
-				platform: 'android'
-			})
-		)
-		this.logger.debug({ conn: conn.id, number: account.number, device: deviceId }, 'pair-success sent')
-		this.changed()
-		return deviceId
-	}
+  /** The phone approves the companion: send pair-success (the companion answers with pair-device-sign). */
+  private startPairing (conn: WaConnection, account: Account, companionIdentity: Buffer, advSecret: Buffer): number {
+    const registration = conn.registration!
+    if (registration.closeTimer) clearTimeout(registration.closeTimer)
+    for (const { ref } of registration.refs) this.refs.delete(ref)
+    const deviceId = account.allocateDeviceId()
+    const iqId = `ps-${randomBytes(6).toString('hex')}`
+    let platform: string | undefined
+    try {
+      const props = registration.pairingData.deviceProps ? proto.DeviceProps.decode(registration.pairingData.deviceProps) : undefined
+      platform = props?.os ?? undefined
+    } catch {
+      platform = undefined
+    }
+    registration.pairing = { iqId, account, deviceId, keyIndex: deviceId, companionIdentity, platform, done: false }
+    registration.closeTimer = setTimeout(() => {
+      if (!registration.pairing?.done) {
+        this.logger.warn({ conn: conn.id }, 'no pair-device-sign in time, closing')
+        conn.close()
+      }
+    }, this.config.linkTimeoutMs)
+    registration.closeTimer.unref()
+    conn.send(
+      buildPairSuccess({
+        iqId,
+        number: account.number,
+        lid: account.lid,
+        deviceId,
+        keyIndex: deviceId,
+        accountKey: account.accountKey,
+        companionIdentity,
+        advSecret,
+        platform: 'android'
+      })
+    )
+    this.logger.debug({ conn: conn.id, number: account.number, device: deviceId }, 'pair-success sent')
+    this.changed()
+    return deviceId
+  }
 
-	private onIqResponse(conn: WaConnection, node: BinaryNode): void {
-		const pairing = conn.registration?.pairing
-		if (!pairing || pairing.done || node.attrs.id !== pairing.iqId) return
-		pairing.done = true
-		const pairingData = conn.registration!.pairingData
-		const identity = Buffer.from(pairingData.eIdent ?? [])
-		const verdict =
-			node.attrs.type !== 'result'
-				? { ok: false as const, reason: 'client answered pair-success with an error' }
-				: !identity.equals(pairing.companionIdentity)
-					? { ok: false as const, reason: 'identity in the QR/key bundle differs from the registration payload' }
-					: verifyPairDeviceSign(node, pairing.companionIdentity, pairing.account.accountKey.public, pairing.keyIndex)
-		if (!verdict.ok) {
-			this.logger.error({ conn: conn.id, reason: verdict.reason }, 'pairing failed')
-			conn.streamError('500')
-			return
-		}
-		const { eRegid, eSkeyId, eSkeyVal, eSkeySig } = pairingData
-		if (!eRegid?.length || !eSkeyId?.length || !eSkeyVal?.length || !eSkeySig?.length || !conn.clientStaticKey) {
-			this.logger.error({ conn: conn.id }, 'pairing failed: incomplete registration payload')
-			conn.streamError('500')
-			return
-		}
-		const device = new CompanionDevice(
-			pairing.deviceId,
-			pairing.keyIndex,
-			new Date(),
-			pairing.platform,
-			conn.clientStaticKey,
-			identity,
-			Buffer.from(eRegid).readUIntBE(0, eRegid.length),
-			{
-				keyId: Buffer.from(eSkeyId).readUIntBE(0, eSkeyId.length),
-				publicKey: Buffer.from(eSkeyVal),
-				signature: Buffer.from(eSkeySig)
-			}
-		)
-		pairing.account.companions.set(device.id, device)
-		this.logger.info({ number: pairing.account.number, device: device.id }, 'companion linked, asking it to restart')
-		conn.streamError('515')
-		this.changed()
-	}
+  private onIqResponse (conn: WaConnection, node: BinaryNode): void {
+    const pairing = conn.registration?.pairing
+    if (!pairing || pairing.done || node.attrs.id !== pairing.iqId) return
+    pairing.done = true
+    const pairingData = conn.registration!.pairingData
+    const identity = Buffer.from(pairingData.eIdent ?? [])
+    const verdict =
+      node.attrs.type !== 'result'
+        ? { ok: false as const, reason: 'client answered pair-success with an error' }
+        : !identity.equals(pairing.companionIdentity)
+            ? { ok: false as const, reason: 'identity in the QR/key bundle differs from the registration payload' }
+            : verifyPairDeviceSign(node, pairing.companionIdentity, pairing.account.accountKey.public, pairing.keyIndex)
+    if (!verdict.ok) {
+      this.logger.error({ conn: conn.id, reason: verdict.reason }, 'pairing failed')
+      conn.streamError('500')
+      return
+    }
+    const { eRegid, eSkeyId, eSkeyVal, eSkeySig } = pairingData
+    if (!eRegid?.length || !eSkeyId?.length || !eSkeyVal?.length || !eSkeySig?.length || !conn.clientStaticKey) {
+      this.logger.error({ conn: conn.id }, 'pairing failed: incomplete registration payload')
+      conn.streamError('500')
+      return
+    }
+    const device = new CompanionDevice(
+      pairing.deviceId,
+      pairing.keyIndex,
+      new Date(),
+      pairing.platform,
+      conn.clientStaticKey,
+      identity,
+      Buffer.from(eRegid).readUIntBE(0, eRegid.length),
+      {
+        keyId: Buffer.from(eSkeyId).readUIntBE(0, eSkeyId.length),
+        publicKey: Buffer.from(eSkeyVal),
+        signature: Buffer.from(eSkeySig)
+      }
+    )
+    pairing.account.companions.set(device.id, device)
+    this.logger.info({ number: pairing.account.number, device: device.id }, 'companion linked, asking it to restart')
+    conn.streamError('515')
+    this.changed()
+  }
 
-	private login(conn: WaConnection, payload: proto.ClientPayload): void {
-		const number = payload.username !== null && payload.username !== undefined ? String(payload.username) : ''
-		const deviceId = payload.device ?? 0
-		const party = this.directory.getByNumber(number)
-		const device = party?.kind === 'account' ? party.companions.get(deviceId) : undefined
-		const refusal = !device
-			? 'unknown device'
-			: device.removed
-				? 'device was logged out'
-				: !conn.clientStaticKey?.equals(device.noiseKey)
-					? 'noise key differs from the one registered at pairing'
-					: undefined
-		if (refusal || !device || party?.kind !== 'account') {
-			this.logger.info({ number, device: deviceId, refusal }, 'login refused')
-			conn.send({ tag: 'failure', attrs: { reason: '401', location: 'emulator' } })
-			conn.close()
-			return
-		}
-		for (const other of this.connections) {
-			if (other !== conn && other.device === device && other.isOpen) {
-				other.streamError('440', { tag: 'conflict', attrs: { type: 'replaced' } })
-			}
-		}
-		conn.account = party
-		conn.device = device
-		conn.send({
-			tag: 'success',
-			attrs: {
-				t: unixNow(),
-				props: '1',
-				abprops: '1',
-				location: 'emulator',
-				creation: String(Math.floor(device.linkedAt.getTime() / 1000)),
-				lid: `${party.lid}:${device.id}@lid`
-			}
-		})
-		const queued = device.offlineQueue.splice(0)
-		// the server delivers what queued up while the device was away, then marks the end of the offline queue
-		conn.sendMany([
-			...queued.map(n => ({ ...n, attrs: { ...n.attrs, offline: '1' } })),
-			{ tag: 'ib', attrs: { from: 's.whatsapp.net' }, content: [{ tag: 'offline', attrs: { count: String(queued.length) } }] }
-		])
-		this.logger.debug({ conn: conn.id, number, device: device.id, offline: queued.length }, 'logged in')
-		this.changed()
-	}
+  private login (conn: WaConnection, payload: proto.ClientPayload): void {
+    const number = payload.username !== null && payload.username !== undefined ? String(payload.username) : ''
+    const deviceId = payload.device ?? 0
+    const party = this.directory.getByNumber(number)
+    const device = party?.kind === 'account' ? party.companions.get(deviceId) : undefined
+    const refusal = !device
+      ? 'unknown device'
+      : device.removed
+        ? 'device was logged out'
+        : !conn.clientStaticKey?.equals(device.noiseKey)
+            ? 'noise key differs from the one registered at pairing'
+            : undefined
+    if (refusal || !device || party?.kind !== 'account') {
+      this.logger.info({ number, device: deviceId, refusal }, 'login refused')
+      conn.send({ tag: 'failure', attrs: { reason: '401', location: 'emulator' } })
+      conn.close()
+      return
+    }
+    for (const other of this.connections) {
+      if (other !== conn && other.device === device && other.isOpen) {
+        other.streamError('440', { tag: 'conflict', attrs: { type: 'replaced' } })
+      }
+    }
+    conn.account = party
+    conn.device = device
+    conn.send({
+      tag: 'success',
+      attrs: {
+        t: unixNow(),
+        props: '1',
+        abprops: '1',
+        location: 'emulator',
+        creation: String(Math.floor(device.linkedAt.getTime() / 1000)),
+        lid: `${party.lid}:${device.id}@lid`
+      }
+    })
+    const queued = device.offlineQueue.splice(0)
+    // the server delivers what queued up while the device was away, then marks the end of the offline queue
+    conn.sendMany([
+      ...queued.map((n) => ({ ...n, attrs: { ...n.attrs, offline: '1' } })),
+      { tag: 'ib', attrs: { from: 's.whatsapp.net' }, content: [{ tag: 'offline', attrs: { count: String(queued.length) } }] }
+    ])
+    this.logger.debug({ conn: conn.id, number, device: device.id, offline: queued.length }, 'logged in')
+    this.changed()
+  }
 
-	async onLinkCodeIq(conn: WaConnection, iq: BinaryNode, child: BinaryNode): Promise<IqAnswer> {
-		const registration = conn.registration
-		if (!registration || registration.pairing) throw new IqError(400, 'bad-request')
-		const stage = child.attrs.stage
-		if (stage === 'companion_hello') {
-			const number = jidDecode(child.attrs.jid)?.user
-			const wrapped = getBinaryNodeChildBuffer(child, 'link_code_pairing_wrapped_companion_ephemeral_pub')
-			const noiseKey = getBinaryNodeChildBuffer(child, 'companion_server_auth_key_pub')
-			if (!number || !wrapped || wrapped.length !== 80) throw new IqError(400, 'bad-request')
-			if (!noiseKey || !conn.clientStaticKey?.equals(Buffer.from(noiseKey))) throw new IqError(400, 'bad-request')
-			const ref = randomBytes(16).toString('base64')
-			registration.linkCode = { number, ref, wrappedEphemeral: Buffer.from(wrapped) }
-			this.logger.debug({ conn: conn.id, number }, 'pairing-code request (companion_hello)')
-			this.changed()
-			return [
-				{
-					tag: 'link_code_companion_reg',
-					attrs: {},
-					content: [{ tag: 'link_code_pairing_ref', attrs: {}, content: Buffer.from(ref) }]
-				}
-			]
-		}
-		if (stage === 'companion_finish') {
-			const request = registration.linkCode
-			const attempt = request?.attempt
-			if (!request || !attempt) throw new IqError(400, 'bad-request')
-			const ref = getBinaryNodeChildBuffer(child, 'link_code_pairing_ref')
-			const wrappedBundle = getBinaryNodeChildBuffer(child, 'link_code_pairing_wrapped_key_bundle')
-			const companionIdentity = getBinaryNodeChildBuffer(child, 'companion_identity_public')
-			request.attempt = undefined
-			let advSecret: Buffer
-			try {
-				if (!ref || Buffer.from(ref).toString() !== request.ref) throw new EmulatorError(400, 'companion_finish for another pairing ref')
-				if (!wrappedBundle || !companionIdentity) throw new EmulatorError(400, 'companion_finish without key bundle or identity')
-				;({ advSecret } = openKeyBundle({
-					primaryEphemeral: attempt.primaryEphemeral,
-					companionEphemeralPublic: attempt.companionEphemeral,
-					wrappedBundle: Buffer.from(wrappedBundle),
-					companionIdentity: Buffer.from(companionIdentity),
-					accountKey: attempt.account.accountKey
-				}))
-			} catch (error) {
-				attempt.settle(error as Error)
-				throw new IqError(400, 'bad-request')
-			}
-			conn.send(iqResult(iq))
-			const device = this.startPairing(conn, attempt.account, Buffer.from(companionIdentity!), advSecret)
-			attempt.settle({ device })
-			return DEFERRED
-		}
-		throw new IqError(400, 'bad-request')
-	}
+  async onLinkCodeIq (conn: WaConnection, iq: BinaryNode, child: BinaryNode): Promise<IqAnswer> {
+    const registration = conn.registration
+    if (!registration || registration.pairing) throw new IqError(400, 'bad-request')
+    const stage = child.attrs.stage
+    if (stage === 'companion_hello') {
+      const number = jidDecode(child.attrs.jid)?.user
+      const wrapped = getBinaryNodeChildBuffer(child, 'link_code_pairing_wrapped_companion_ephemeral_pub')
+      const noiseKey = getBinaryNodeChildBuffer(child, 'companion_server_auth_key_pub')
+      if (!number || !wrapped || wrapped.length !== 80) throw new IqError(400, 'bad-request')
+      if (!noiseKey || !conn.clientStaticKey?.equals(Buffer.from(noiseKey))) throw new IqError(400, 'bad-request')
+      const ref = randomBytes(16).toString('base64')
+      registration.linkCode = { number, ref, wrappedEphemeral: Buffer.from(wrapped) }
+      this.logger.debug({ conn: conn.id, number }, 'pairing-code request (companion_hello)')
+      this.changed()
+      return [
+        {
+          tag: 'link_code_companion_reg',
+          attrs: {},
+          content: [{ tag: 'link_code_pairing_ref', attrs: {}, content: Buffer.from(ref) }]
+        }
+      ]
+    }
+    if (stage === 'companion_finish') {
+      const request = registration.linkCode
+      const attempt = request?.attempt
+      if (!request || !attempt) throw new IqError(400, 'bad-request')
+      const ref = getBinaryNodeChildBuffer(child, 'link_code_pairing_ref')
+      const wrappedBundle = getBinaryNodeChildBuffer(child, 'link_code_pairing_wrapped_key_bundle')
+      const companionIdentity = getBinaryNodeChildBuffer(child, 'companion_identity_public')
+      request.attempt = undefined
+      let advSecret: Buffer
+      try {
+        if (!ref || Buffer.from(ref).toString() !== request.ref) throw new EmulatorError(400, 'companion_finish for another pairing ref')
+        if (!wrappedBundle || !companionIdentity) throw new EmulatorError(400, 'companion_finish without key bundle or identity')
+        ;({ advSecret } = openKeyBundle({
+          primaryEphemeral: attempt.primaryEphemeral,
+          companionEphemeralPublic: attempt.companionEphemeral,
+          wrappedBundle: Buffer.from(wrappedBundle),
+          companionIdentity: Buffer.from(companionIdentity),
+          accountKey: attempt.account.accountKey
+        }))
+      } catch (error) {
+        attempt.settle(error as Error)
+        throw new IqError(400, 'bad-request')
+      }
+      conn.send(iqResult(iq))
+      const device = this.startPairing(conn, attempt.account, Buffer.from(companionIdentity!), advSecret)
+      attempt.settle({ device })
+      return DEFERRED
+    }
+    throw new IqError(400, 'bad-request')
+  }
 
-	onRemoveCompanion(conn: WaConnection): void {
-		if (conn.device) {
-			conn.device.removed = true
-			conn.device.removedAt = new Date()
-			conn.device.offlineQueue.length = 0
-			this.logger.info({ number: conn.account?.number, device: conn.device.id }, 'companion logged itself out')
-		}
-		setImmediate(() => conn.close())
-	}
+  onRemoveCompanion (conn: WaConnection): void {
+    if (conn.device) {
+      conn.device.removed = true
+      conn.device.removedAt = new Date()
+      conn.device.offlineQueue.length = 0
+      this.logger.info({ number: conn.account?.number, device: conn.device.id }, 'companion logged itself out')
+    }
+    setImmediate(() => conn.close())
+  }
 
-	async scan(number: string, qr: string): Promise<LinkResult> {
-		const account = this.directory.account(number)
-		if (typeof qr !== 'string' || !qr) throw new EmulatorError(400, 'qr must be a string')
-		const parsed = parseQr(isPngDataUrl(qr) ? decodeQrDataUrl(qr) : qr)
-		const entry = this.refs.get(parsed.ref)
-		if (!entry) throw new EmulatorError(404, 'QR code not recognised (unknown ref, or its connection is gone)')
-		if (Date.now() > entry.expiresAt) throw new EmulatorError(400, 'QR code expired')
-		const { conn } = entry
-		if (!conn.isOpen || !conn.registration || conn.registration.pairing) {
-			throw new EmulatorError(409, 'the connection showing this QR code is no longer waiting to be linked')
-		}
-		if (!conn.clientStaticKey || !parsed.noiseKey.equals(conn.clientStaticKey)) {
-			throw new EmulatorError(400, 'QR noise key does not belong to the connection that showed it')
-		}
-		if (!parsed.identityKey.equals(Buffer.from(conn.registration.pairingData.eIdent ?? []))) {
-			throw new EmulatorError(400, 'QR identity key differs from the registration payload')
-		}
-		return { linked: true, device: this.startPairing(conn, account, parsed.identityKey, parsed.advSecret) }
-	}
+  async scan (number: string, qr: string): Promise<LinkResult> {
+    const account = this.directory.account(number)
+    if (typeof qr !== 'string' || !qr) throw new EmulatorError(400, 'qr must be a string')
+    const parsed = parseQr(isPngDataUrl(qr) ? decodeQrDataUrl(qr) : qr)
+    const entry = this.refs.get(parsed.ref)
+    if (!entry) throw new EmulatorError(404, 'QR code not recognised (unknown ref, or its connection is gone)')
+    if (Date.now() > entry.expiresAt) throw new EmulatorError(400, 'QR code expired')
+    const { conn } = entry
+    if (!conn.isOpen || !conn.registration || conn.registration.pairing) {
+      throw new EmulatorError(409, 'the connection showing this QR code is no longer waiting to be linked')
+    }
+    if (!conn.clientStaticKey || !parsed.noiseKey.equals(conn.clientStaticKey)) {
+      throw new EmulatorError(400, 'QR noise key does not belong to the connection that showed it')
+    }
+    if (!parsed.identityKey.equals(Buffer.from(conn.registration.pairingData.eIdent ?? []))) {
+      throw new EmulatorError(400, 'QR identity key differs from the registration payload')
+    }
+    return { linked: true, device: this.startPairing(conn, account, parsed.identityKey, parsed.advSecret) }
+  }
 
-	async enterCode(number: string, rawCode: string): Promise<LinkResult> {
-		const account = this.directory.account(number)
-		const code = String(rawCode ?? '').replace(/[\s-]/g, '').toUpperCase()
-		if (!/^[0-9A-Z]{8}$/.test(code)) throw new EmulatorError(400, 'a pairing code is 8 letters/digits')
-		const conn = await this.waitUntil(
-			() =>
-				[...this.connections]
-					.reverse()
-					.find(c => c.isOpen && c.registration?.linkCode?.number === account.number && !c.registration.pairing),
-			this.config.linkTimeoutMs,
-			() => new EmulatorError(409, `no client is waiting for a pairing code for ${account.number}`)
-		)
-		const request = conn.registration!.linkCode!
-		if (request.attempt) throw new EmulatorError(409, 'a pairing code is already being checked for this client')
-		const companionEphemeral = await unwrapCompanionEphemeral(code, request.wrappedEphemeral)
-		const primaryEphemeral = generateX25519KeyPair()
-		const wrappedPrimary = await wrapPrimaryEphemeral(code, primaryEphemeral.public)
-		const outcome = new Promise<{ device: number }>((resolve, reject) => {
-			const timer = setTimeout(() => {
-				if (request.attempt === attempt) request.attempt = undefined
-				reject(new EmulatorError(504, `client did not finish pairing within ${this.config.linkTimeoutMs} ms`))
-			}, this.config.linkTimeoutMs)
-			const attempt: LinkCodeAttempt = {
-				account,
-				primaryEphemeral,
-				companionEphemeral,
-				settle: result => {
-					clearTimeout(timer)
-					if (result instanceof Error) reject(result)
-					else resolve(result)
-				}
-			}
-			request.attempt = attempt
-		})
-		conn.send({
-			tag: 'notification',
-			attrs: { from: 's.whatsapp.net', type: 'link_code_companion_reg', id: randomBytes(8).toString('hex').toUpperCase(), t: unixNow() },
-			content: [
-				{
-					tag: 'link_code_companion_reg',
-					attrs: {},
-					content: [
-						{ tag: 'link_code_pairing_ref', attrs: {}, content: Buffer.from(request.ref) },
-						{ tag: 'primary_identity_pub', attrs: {}, content: account.accountKey.public },
-						{ tag: 'link_code_pairing_wrapped_primary_ephemeral_pub', attrs: {}, content: wrappedPrimary }
-					]
-				}
-			]
-		})
-		const { device } = await outcome
-		return { linked: true, device }
-	}
+  async enterCode (number: string, rawCode: string): Promise<LinkResult> {
+    const account = this.directory.account(number)
+    const code = String(rawCode ?? '').replace(/[\s-]/g, '').toUpperCase()
+    if (!/^[0-9A-Z]{8}$/.test(code)) throw new EmulatorError(400, 'a pairing code is 8 letters/digits')
+    const conn = await this.waitUntil(
+      () =>
+        [...this.connections]
+          .reverse()
+          .find((c) => c.isOpen && c.registration?.linkCode?.number === account.number && !c.registration.pairing),
+      this.config.linkTimeoutMs,
+      () => new EmulatorError(409, `no client is waiting for a pairing code for ${account.number}`)
+    )
+    const request = conn.registration!.linkCode!
+    if (request.attempt) throw new EmulatorError(409, 'a pairing code is already being checked for this client')
+    const companionEphemeral = await unwrapCompanionEphemeral(code, request.wrappedEphemeral)
+    const primaryEphemeral = generateX25519KeyPair()
+    const wrappedPrimary = await wrapPrimaryEphemeral(code, primaryEphemeral.public)
+    const outcome = new Promise<{ device: number }>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        if (request.attempt === attempt) request.attempt = undefined
+        reject(new EmulatorError(504, `client did not finish pairing within ${this.config.linkTimeoutMs} ms`))
+      }, this.config.linkTimeoutMs)
+      const attempt: LinkCodeAttempt = {
+        account,
+        primaryEphemeral,
+        companionEphemeral,
+        settle: (result) => {
+          clearTimeout(timer)
+          if (result instanceof Error) reject(result)
+          else resolve(result)
+        }
+      }
+      request.attempt = attempt
+    })
+    conn.send({
+      tag: 'notification',
+      attrs: { from: 's.whatsapp.net', type: 'link_code_companion_reg', id: randomBytes(8).toString('hex').toUpperCase(), t: unixNow() },
+      content: [
+        {
+          tag: 'link_code_companion_reg',
+          attrs: {},
+          content: [
+            { tag: 'link_code_pairing_ref', attrs: {}, content: Buffer.from(request.ref) },
+            { tag: 'primary_identity_pub', attrs: {}, content: account.accountKey.public },
+            { tag: 'link_code_pairing_wrapped_primary_ephemeral_pub', attrs: {}, content: wrappedPrimary }
+          ]
+        }
+      ]
+    })
+    const { device } = await outcome
+    return { linked: true, device }
+  }
 
-	// ---------------------------------------------------------------- accounts & contacts
+  // ---------------------------------------------------------------- accounts & contacts
 
-	createAccount(number: string): AccountRef {
-		const account = this.directory.createAccount(number)
-		return { number: account.number, lid: account.lid }
-	}
+  createAccount (number: string): AccountRef {
+    const account = this.directory.createAccount(number)
+    return { number: account.number, lid: account.lid }
+  }
 
-	getAccount(number: string): AccountInfo {
-		const account = this.directory.account(number)
-		const live = this.liveConnections(account)
-		return {
-			number: account.number,
-			lid: account.lid,
-			connected: live.length > 0,
-			linkedDevices: account.activeCompanions().map(d => ({
-				device: d.id,
-				keyIndex: d.keyIndex,
-				jid: `${account.number}:${d.id}@s.whatsapp.net`,
-				lidJid: `${account.lid}:${d.id}@lid`,
-				platform: d.platform,
-				linkedAt: d.linkedAt.toISOString(),
-				connected: live.some(c => c.device === d),
-				preKeysOnServer: d.preKeyCount
-			}))
-		}
-	}
+  getAccount (number: string): AccountInfo {
+    const account = this.directory.account(number)
+    const live = this.liveConnections(account)
+    return {
+      number: account.number,
+      lid: account.lid,
+      connected: live.length > 0,
+      linkedDevices: account.activeCompanions().map((d) => ({
+        device: d.id,
+        keyIndex: d.keyIndex,
+        jid: `${account.number}:${d.id}@s.whatsapp.net`,
+        lidJid: `${account.lid}:${d.id}@lid`,
+        platform: d.platform,
+        linkedAt: d.linkedAt.toISOString(),
+        connected: live.some((c) => c.device === d),
+        preKeysOnServer: d.preKeyCount
+      }))
+    }
+  }
 
-	addContact(spec: { number: string; devices?: number }): ContactInfo {
-		const contact = this.directory.createContact(spec?.number, spec?.devices ?? 1)
-		return { number: contact.number, lid: contact.lid, devices: contact.devices.length }
-	}
+  addContact (spec: { number: string, devices?: number }): ContactInfo {
+    const contact = this.directory.createContact(spec?.number, spec?.devices ?? 1)
+    return { number: contact.number, lid: contact.lid, devices: contact.devices.length }
+  }
 
-	addContacts(count: number, options: { devices?: number; prefix?: string } = {}): ContactInfo[] {
-		return this.directory
-			.createContacts(count, options.devices ?? 1, options.prefix)
-			.map(c => ({ number: c.number, lid: c.lid, devices: c.devices.length }))
-	}
+  addContacts (count: number, options: { devices?: number, prefix?: string } = {}): ContactInfo[] {
+    return this.directory
+      .createContacts(count, options.devices ?? 1, options.prefix)
+      .map((c) => ({ number: c.number, lid: c.lid, devices: c.devices.length }))
+  }
 
-	getContact(number: string): ContactInfo {
-		const contact = this.directory.contact(number)
-		return { number: contact.number, lid: contact.lid, devices: contact.devices.length }
-	}
+  getContact (number: string): ContactInfo {
+    const contact = this.directory.contact(number)
+    return { number: contact.number, lid: contact.lid, devices: contact.devices.length }
+  }
 
-	// ---------------------------------------------------------------- statuses & receipts
+  // ---------------------------------------------------------------- statuses & receipts
 
-	private onMessage(conn: WaConnection, node: BinaryNode): void {
-		const account = conn.account
-		const device = conn.device
-		if (!account || !device) return
-		const id = node.attrs.id
-		const to = node.attrs.to ?? ''
-		if (to === STATUS_JID && account.rejectNextStatus) {
-			account.rejectNextStatus = false
-			conn.send({ tag: 'ack', attrs: { class: 'message', id, from: to, t: unixNow(), error: '479' } })
-			this.rejected.push({ id, from: account.number, to, error: 479, at: new Date().toISOString() })
-			this.logger.info({ id, number: account.number }, 'status rejected with 479 (fault)')
-			return
-		}
-		conn.send({ tag: 'ack', attrs: { class: 'message', id, from: to, t: unixNow() } })
-		if (to === STATUS_JID) {
-			this.statusCenter.enqueue(account, device.id, node, new Date())
-		} else {
-			this.logger.debug({ id, to }, 'non-status message acked, not recorded')
-		}
-	}
+  private onMessage (conn: WaConnection, node: BinaryNode): void {
+    const account = conn.account
+    const device = conn.device
+    if (!account || !device) return
+    const id = node.attrs.id
+    const to = node.attrs.to ?? ''
+    if (to === STATUS_JID && account.rejectNextStatus) {
+      account.rejectNextStatus = false
+      conn.send({ tag: 'ack', attrs: { class: 'message', id, from: to, t: unixNow(), error: '479' } })
+      this.rejected.push({ id, from: account.number, to, error: 479, at: new Date().toISOString() })
+      this.logger.info({ id, number: account.number }, 'status rejected with 479 (fault)')
+      return
+    }
+    conn.send({ tag: 'ack', attrs: { class: 'message', id, from: to, t: unixNow() } })
+    if (to === STATUS_JID) {
+      this.statusCenter.enqueue(account, device.id, node, new Date())
+    } else {
+      this.logger.debug({ id, to }, 'non-status message acked, not recorded')
+    }
+  }
 
-	statuses(): StatusRecord[] {
-		return this.statusCenter.list()
-	}
+  statuses (): StatusRecord[] {
+    return this.statusCenter.list()
+  }
 
-	status(id: string): StatusRecord {
-		return this.statusCenter.get(id)
-	}
+  status (id: string): StatusRecord {
+    return this.statusCenter.get(id)
+  }
 
-	waitForStatus(predicate: (status: StatusRecord) => boolean, timeoutMs = DEFAULT_WAIT_MS): Promise<StatusRecord> {
-		return this.statusCenter.waitFor(predicate, timeoutMs)
-	}
+  waitForStatus (predicate: (status: StatusRecord) => boolean, timeoutMs = DEFAULT_WAIT_MS): Promise<StatusRecord> {
+    return this.statusCenter.waitFor(predicate, timeoutMs)
+  }
 
-	async settled(timeoutMs = DEFAULT_WAIT_MS): Promise<void> {
-		const deadline = Date.now() + timeoutMs
-		let timer: NodeJS.Timeout | undefined
-		const timeout = new Promise<never>((_, reject) => {
-			timer = setTimeout(() => reject(new EmulatorError(504, `emulator still busy after ${timeoutMs} ms`)), timeoutMs)
-		})
-		try {
-			await Promise.race([Promise.all([...this.connections].map(c => c.idle())), timeout])
-			await this.statusCenter.idle(Math.max(1, deadline - Date.now()))
-		} finally {
-			clearTimeout(timer)
-		}
-	}
+  async settled (timeoutMs = DEFAULT_WAIT_MS): Promise<void> {
+    const deadline = Date.now() + timeoutMs
+    let timer: NodeJS.Timeout | undefined
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new EmulatorError(504, `emulator still busy after ${timeoutMs} ms`)), timeoutMs)
+    })
+    try {
+      await Promise.race([Promise.all([...this.connections].map((c) => c.idle())), timeout])
+      await this.statusCenter.idle(Math.max(1, deadline - Date.now()))
+    } finally {
+      clearTimeout(timer)
+    }
+  }
 
-	mediaUploads(): MediaUploadInfo[] {
-		return this.media!.uploads()
-	}
+  mediaUploads (): MediaUploadInfo[] {
+    return this.media!.uploads()
+  }
 
-	rejectedMessages(): RejectedMessage[] {
-		return this.rejected.map(r => ({ ...r }))
-	}
+  rejectedMessages (): RejectedMessage[] {
+    return this.rejected.map((r) => ({ ...r }))
+  }
 
-	sendView(statusId: string, options: ViewOptions): Promise<SendViewsResult> {
-		return this.sendViews(statusId, {
-			viewers: [options?.viewer],
-			type: options?.type,
-			via: options?.via,
-			force: options?.force
-		})
-	}
+  sendView (statusId: string, options: ViewOptions): Promise<SendViewsResult> {
+    return this.sendViews(statusId, {
+      viewers: [options?.viewer],
+      type: options?.type,
+      via: options?.via,
+      force: options?.force
+    })
+  }
 
-	async sendViews(statusId: string, options: BulkViewOptions): Promise<SendViewsResult> {
-		const status = this.statusCenter.get(statusId)
-		const type: ReceiptType = options?.type ?? 'read'
-		const via: ReceiptVia = options?.via ?? 'pn'
-		if (!RECEIPT_TYPES.includes(type)) throw new EmulatorError(400, `type must be one of ${RECEIPT_TYPES.join(', ')}`)
-		if (via !== 'pn' && via !== 'lid') throw new EmulatorError(400, 'via must be pn or lid')
-		if (!Array.isArray(options?.viewers) || options.viewers.length === 0) throw new EmulatorError(400, 'viewers must be a non-empty array')
-		const also = options.alsoStatusIds ?? []
-		if (!Array.isArray(also)) throw new EmulatorError(400, 'alsoStatusIds must be an array')
-		const others = also.map(id => this.statusCenter.get(id))
-		if (others.some(s => s.from !== status.from)) throw new EmulatorError(400, 'alsoStatusIds must be statuses of the same account')
-		const author = this.directory.account(status.from)
-		const allStatuses = [status, ...others]
-		const t = unixNow()
-		const nodes: BinaryNode[] = []
-		for (const rawViewer of options.viewers) {
-			const number = normalizeNumber(rawViewer)
-			const viewer = this.directory.getByNumber(number)
-			if (!viewer) throw new EmulatorError(404, `unknown viewer ${number}`)
-			if (!options.force) {
-				for (const s of allStatuses) {
-					if (!s.recipients.includes(number)) throw new EmulatorError(400, `${number} did not receive status ${s.id}`)
-					if (s.revoked) throw new EmulatorError(409, `status ${s.id} was revoked`)
-				}
-			}
-			const participant = via === 'lid' ? `${viewer.lid}@lid` : `${viewer.number}@s.whatsapp.net`
-			const receipt = (id: string, content?: BinaryNode[]): BinaryNode => ({
-				tag: 'receipt',
-				attrs: { from: STATUS_JID, participant, id, t, ...(type === 'delivery' ? {} : { type }) },
-				content
-			})
-			if (options.grouped && also.length) {
-				nodes.push(receipt(status.id, [{ tag: 'list', attrs: {}, content: also.map(id => ({ tag: 'item', attrs: { id } })) }]))
-			} else {
-				for (const s of allStatuses) nodes.push(receipt(s.id))
-			}
-		}
-		return this.deliverToAccount(author, nodes)
-	}
+  async sendViews (statusId: string, options: BulkViewOptions): Promise<SendViewsResult> {
+    const status = this.statusCenter.get(statusId)
+    const type: ReceiptType = options?.type ?? 'read'
+    const via: ReceiptVia = options?.via ?? 'pn'
+    if (!RECEIPT_TYPES.includes(type)) throw new EmulatorError(400, `type must be one of ${RECEIPT_TYPES.join(', ')}`)
+    if (via !== 'pn' && via !== 'lid') throw new EmulatorError(400, 'via must be pn or lid')
+    if (!Array.isArray(options?.viewers) || options.viewers.length === 0) throw new EmulatorError(400, 'viewers must be a non-empty array')
+    const also = options.alsoStatusIds ?? []
+    if (!Array.isArray(also)) throw new EmulatorError(400, 'alsoStatusIds must be an array')
+    const others = also.map((id) => this.statusCenter.get(id))
+    if (others.some((s) => s.from !== status.from)) throw new EmulatorError(400, 'alsoStatusIds must be statuses of the same account')
+    const author = this.directory.account(status.from)
+    const allStatuses = [status, ...others]
+    const t = unixNow()
+    const nodes: BinaryNode[] = []
+    for (const rawViewer of options.viewers) {
+      const number = normalizeNumber(rawViewer)
+      const viewer = this.directory.getByNumber(number)
+      if (!viewer) throw new EmulatorError(404, `unknown viewer ${number}`)
+      if (!options.force) {
+        for (const s of allStatuses) {
+          if (!s.recipients.includes(number)) throw new EmulatorError(400, `${number} did not receive status ${s.id}`)
+          if (s.revoked) throw new EmulatorError(409, `status ${s.id} was revoked`)
+        }
+      }
+      const participant = via === 'lid' ? `${viewer.lid}@lid` : `${viewer.number}@s.whatsapp.net`
+      const receipt = (id: string, content?: BinaryNode[]): BinaryNode => ({
+        tag: 'receipt',
+        attrs: { from: STATUS_JID, participant, id, t, ...(type === 'delivery' ? {} : { type }) },
+        content
+      })
+      if (options.grouped && also.length) {
+        nodes.push(receipt(status.id, [{ tag: 'list', attrs: {}, content: also.map((id) => ({ tag: 'item', attrs: { id } })) }]))
+      } else {
+        for (const s of allStatuses) nodes.push(receipt(s.id))
+      }
+    }
+    return this.deliverToAccount(author, nodes)
+  }
 
-	/** Send to every linked device of the account; offline ones get the stanzas at their next login. */
-	private deliverToAccount(account: Account, nodes: BinaryNode[]): SendViewsResult {
-		let deliveredTo = 0
-		let queuedFor = 0
-		const live = this.liveConnections(account)
-		for (const device of account.activeCompanions()) {
-			const conns = live.filter(c => c.device === device)
-			if (conns.length) {
-				for (const conn of conns) conn.sendMany(nodes)
-				deliveredTo++
-			} else {
-				device.enqueueOffline(nodes)
-				queuedFor++
-			}
-		}
-		return { sent: true, stanzas: nodes.length, deliveredTo, queuedFor }
-	}
+  /** Send to every linked device of the account; offline ones get the stanzas at their next login. */
+  private deliverToAccount (account: Account, nodes: BinaryNode[]): SendViewsResult {
+    let deliveredTo = 0
+    let queuedFor = 0
+    const live = this.liveConnections(account)
+    for (const device of account.activeCompanions()) {
+      const conns = live.filter((c) => c.device === device)
+      if (conns.length) {
+        for (const conn of conns) conn.sendMany(nodes)
+        deliveredTo++
+      } else {
+        device.enqueueOffline(nodes)
+        queuedFor++
+      }
+    }
+    return { sent: true, stanzas: nodes.length, deliveredTo, queuedFor }
+  }
 
-	// ---------------------------------------------------------------- faults
+  // ---------------------------------------------------------------- faults
 
-	fault(number: string, kind: FaultKind): void {
-		const account = this.directory.account(number)
-		if (!FAULT_KINDS.includes(kind)) throw new EmulatorError(400, `kind must be one of ${FAULT_KINDS.join(', ')}`)
-		const live = this.liveConnections(account)
-		this.logger.info({ number: account.number, kind, connections: live.length }, 'fault')
-		switch (kind) {
-			case 'drop':
-				for (const conn of live) conn.terminate()
-				break
-			case 'logout':
-				// what the server sends when the phone removes the device: Baileys maps 401 to loggedOut
-				for (const device of account.activeCompanions()) {
-					device.removed = true
-					device.removedAt = new Date()
-					device.offlineQueue.length = 0
-				}
-				for (const conn of live) conn.streamError('401', { tag: 'conflict', attrs: { type: 'device_removed' } })
-				break
-			case 'restart-required':
-				for (const conn of live) conn.streamError('515')
-				break
-			case 'reject-next-status':
-				account.rejectNextStatus = true
-				break
-		}
-	}
+  fault (number: string, kind: FaultKind): void {
+    const account = this.directory.account(number)
+    if (!FAULT_KINDS.includes(kind)) throw new EmulatorError(400, `kind must be one of ${FAULT_KINDS.join(', ')}`)
+    const live = this.liveConnections(account)
+    this.logger.info({ number: account.number, kind, connections: live.length }, 'fault')
+    switch (kind) {
+      case 'drop':
+        for (const conn of live) conn.terminate()
+        break
+      case 'logout':
+        // what the server sends when the phone removes the device: Baileys maps 401 to loggedOut
+        for (const device of account.activeCompanions()) {
+          device.removed = true
+          device.removedAt = new Date()
+          device.offlineQueue.length = 0
+        }
+        for (const conn of live) conn.streamError('401', { tag: 'conflict', attrs: { type: 'device_removed' } })
+        break
+      case 'restart-required':
+        for (const conn of live) conn.streamError('515')
+        break
+      case 'reject-next-status':
+        account.rejectNextStatus = true
+        break
+    }
+  }
 }
-

@@ -8,8 +8,8 @@ import { ensureTlsFiles } from './certs.js'
 
 const dir = process.argv[2]
 if (!dir) {
-	console.error('usage: tsx emulator/src/make-cert.ts <dir>')
-	process.exit(2)
+  console.error('usage: tsx emulator/src/make-cert.ts <dir>')
+  process.exit(2)
 }
 const { certFile, keyFile } = await ensureTlsFiles({ certFile: join(resolve(dir), 'cert.pem'), keyFile: join(resolve(dir), 'key.pem') })
 console.log(JSON.stringify({ certFile, keyFile }))

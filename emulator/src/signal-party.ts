@@ -6,11 +6,11 @@
 import { createHash, randomInt } from 'node:crypto'
 import { proto, unpadRandomMax16, type BinaryNode } from '@whiskeysockets/baileys'
 import {
-	GroupCipher,
-	GroupSessionBuilder,
-	SenderKeyDistributionMessage,
-	SenderKeyName,
-	SenderKeyRecord
+  GroupCipher,
+  GroupSessionBuilder,
+  SenderKeyDistributionMessage,
+  SenderKeyName,
+  SenderKeyRecord
 } from '@whiskeysockets/baileys/lib/Signal/Group/index.js'
 import { ProtocolAddress, SessionCipher, type SessionRecord, type SignalStorage } from 'libsignal'
 import { generateSigningKeyPair, generateX25519KeyPair, type KeyPair } from './xeddsa.js'
@@ -18,153 +18,153 @@ import { generateSigningKeyPair, generateX25519KeyPair, type KeyPair } from './x
 const KEY_TYPE = Buffer.from([5])
 
 export interface SignalBundle {
-	registrationId: number
-	identityKey: Buffer
-	signedPreKey: { keyId: number; publicKey: Buffer; signature: Buffer }
-	preKey?: { keyId: number; publicKey: Buffer }
+  registrationId: number
+  identityKey: Buffer
+  signedPreKey: { keyId: number, publicKey: Buffer, signature: Buffer }
+  preKey?: { keyId: number, publicKey: Buffer }
 }
 
 /** Identifies who encrypted a message: the signal address Baileys' peers would use for that device. */
 export interface SignalSender {
-	/** `user` for PN, `user_1` for LID (Baileys' jidToSignalProtocolAddress) */
-	name: string
-	device: number
+  /** `user` for PN, `user_1` for LID (Baileys' jidToSignalProtocolAddress) */
+  name: string
+  device: number
 }
 
-export function signalSenderFor(user: string, server: 'lid' | 's.whatsapp.net', device: number): SignalSender {
-	return { name: server === 'lid' ? `${user}_1` : user, device }
+export function signalSenderFor (user: string, server: 'lid' | 's.whatsapp.net', device: number): SignalSender {
+  return { name: server === 'lid' ? `${user}_1` : user, device }
 }
 
-function encodeBigEndian(value: number, bytes: number): Buffer {
-	const out = Buffer.alloc(bytes)
-	out.writeUIntBE(value, 0, bytes)
-	return out
+function encodeBigEndian (value: number, bytes: number): Buffer {
+  const out = Buffer.alloc(bytes)
+  out.writeUIntBE(value, 0, bytes)
+  return out
 }
 
-function withType(publicKey: Buffer): Buffer {
-	return Buffer.concat([KEY_TYPE, publicKey])
+function withType (publicKey: Buffer): Buffer {
+  return Buffer.concat([KEY_TYPE, publicKey])
 }
 
 interface DeviceKeys {
-	registrationId: number
-	identity: KeyPair
-	signedPreKey: { keyId: number; pair: KeyPair; signature: Buffer }
+  registrationId: number
+  identity: KeyPair
+  signedPreKey: { keyId: number, pair: KeyPair, signature: Buffer }
 }
 
 export class SimulatedDevice {
-	private keysCache?: DeviceKeys
-	private readonly preKeys = new Map<number, KeyPair>()
-	private nextPreKeyId = 1
-	private readonly sessions = new Map<string, SessionRecord>()
-	/** last sender-key distribution message per (group, sender), for skmsg stanzas that carry none */
-	private readonly senderKeys = new Map<string, Buffer>()
-	private readonly store: SignalStorage
+  private keysCache?: DeviceKeys
+  private readonly preKeys = new Map<number, KeyPair>()
+  private nextPreKeyId = 1
+  private readonly sessions = new Map<string, SessionRecord>()
+  /** last sender-key distribution message per (group, sender), for skmsg stanzas that carry none */
+  private readonly senderKeys = new Map<string, Buffer>()
+  private readonly store: SignalStorage
 
-	constructor(
-		readonly deviceId: number,
-		readonly keyIndex: number
-	) {
-		this.store = {
-			loadSession: async id => this.sessions.get(id),
-			storeSession: async (id, record) => {
-				this.sessions.set(id, record)
-			},
-			isTrustedIdentity: () => true,
-			loadPreKey: async id => {
-				const pair = this.preKeys.get(Number(id))
-				return pair ? { privKey: pair.private, pubKey: withType(pair.public) } : undefined
-			},
-			removePreKey: id => {
-				this.preKeys.delete(Number(id))
-			},
-			loadSignedPreKey: () => {
-				const { pair } = this.keys.signedPreKey
-				return { privKey: pair.private, pubKey: withType(pair.public) }
-			},
-			getOurRegistrationId: () => this.keys.registrationId,
-			getOurIdentity: () => ({ privKey: this.keys.identity.private, pubKey: withType(this.keys.identity.public) })
-		}
-	}
+  constructor (
+    readonly deviceId: number,
+    readonly keyIndex: number
+  ) {
+    this.store = {
+      loadSession: async (id) => this.sessions.get(id),
+      storeSession: async (id, record) => {
+        this.sessions.set(id, record)
+      },
+      isTrustedIdentity: () => true,
+      loadPreKey: async (id) => {
+        const pair = this.preKeys.get(Number(id))
+        return pair ? { privKey: pair.private, pubKey: withType(pair.public) } : undefined
+      },
+      removePreKey: (id) => {
+        this.preKeys.delete(Number(id))
+      },
+      loadSignedPreKey: () => {
+        const { pair } = this.keys.signedPreKey
+        return { privKey: pair.private, pubKey: withType(pair.public) }
+      },
+      getOurRegistrationId: () => this.keys.registrationId,
+      getOurIdentity: () => ({ privKey: this.keys.identity.private, pubKey: withType(this.keys.identity.public) })
+    }
+  }
 
-	/** Generated on first use so that creating thousands of contacts costs nothing up front. */
-	private get keys(): DeviceKeys {
-		if (!this.keysCache) {
-			const identity = generateSigningKeyPair()
-			const signedPair = generateX25519KeyPair()
-			this.keysCache = {
-				registrationId: randomInt(1, 16380),
-				identity,
-				signedPreKey: { keyId: 1, pair: signedPair, signature: identity.sign(withType(signedPair.public)) }
-			}
-		}
-		return this.keysCache
-	}
+  /** Generated on first use so that creating thousands of contacts costs nothing up front. */
+  private get keys (): DeviceKeys {
+    if (!this.keysCache) {
+      const identity = generateSigningKeyPair()
+      const signedPair = generateX25519KeyPair()
+      this.keysCache = {
+        registrationId: randomInt(1, 16380),
+        identity,
+        signedPreKey: { keyId: 1, pair: signedPair, signature: identity.sign(withType(signedPair.public)) }
+      }
+    }
+    return this.keysCache
+  }
 
-	get identityKey(): Buffer {
-		return this.keys.identity.public
-	}
+  get identityKey (): Buffer {
+    return this.keys.identity.public
+  }
 
-	/**
-	 * The bundle the server hands out for this device. Each call mints a new one-time prekey (made on
-	 * demand, so idle contacts cost nothing); its private half is kept until a pkmsg consumes it.
-	 */
-	takeBundle(): SignalBundle {
-		const preKeyId = this.nextPreKeyId
-		this.nextPreKeyId = preKeyId >= (1 << 24) - 1 ? 1 : preKeyId + 1
-		this.preKeys.set(preKeyId, generateX25519KeyPair())
-		const { registrationId, identity, signedPreKey } = this.keys
-		return {
-			registrationId,
-			identityKey: identity.public,
-			signedPreKey: { keyId: signedPreKey.keyId, publicKey: signedPreKey.pair.public, signature: signedPreKey.signature },
-			preKey: { keyId: preKeyId, publicKey: this.preKeys.get(preKeyId)!.public }
-		}
-	}
+  /**
+   * The bundle the server hands out for this device. Each call mints a new one-time prekey (made on
+   * demand, so idle contacts cost nothing); its private half is kept until a pkmsg consumes it.
+   */
+  takeBundle (): SignalBundle {
+    const preKeyId = this.nextPreKeyId
+    this.nextPreKeyId = preKeyId >= (1 << 24) - 1 ? 1 : preKeyId + 1
+    this.preKeys.set(preKeyId, generateX25519KeyPair())
+    const { registrationId, identity, signedPreKey } = this.keys
+    return {
+      registrationId,
+      identityKey: identity.public,
+      signedPreKey: { keyId: signedPreKey.keyId, publicKey: signedPreKey.pair.public, signature: signedPreKey.signature },
+      preKey: { keyId: preKeyId, publicKey: this.preKeys.get(preKeyId)!.public }
+    }
+  }
 
-	/** Decrypt a 1:1 `pkmsg`/`msg` from `sender` and decode the padded proto.Message inside. */
-	async decrypt(sender: SignalSender, type: 'pkmsg' | 'msg', ciphertext: Uint8Array): Promise<proto.Message> {
-		const cipher = new SessionCipher(this.store, new ProtocolAddress(sender.name, sender.device))
-		const data = Buffer.from(ciphertext)
-		const padded =
-			type === 'pkmsg' ? await cipher.decryptPreKeyWhisperMessage(data) : await cipher.decryptWhisperMessage(data)
-		return proto.Message.decode(unpadRandomMax16(padded))
-	}
+  /** Decrypt a 1:1 `pkmsg`/`msg` from `sender` and decode the padded proto.Message inside. */
+  async decrypt (sender: SignalSender, type: 'pkmsg' | 'msg', ciphertext: Uint8Array): Promise<proto.Message> {
+    const cipher = new SessionCipher(this.store, new ProtocolAddress(sender.name, sender.device))
+    const data = Buffer.from(ciphertext)
+    const padded =
+      type === 'pkmsg' ? await cipher.decryptPreKeyWhisperMessage(data) : await cipher.decryptWhisperMessage(data)
+    return proto.Message.decode(unpadRandomMax16(padded))
+  }
 
-	rememberSenderKey(groupId: string, sender: SignalSender, skdm: Uint8Array): void {
-		this.senderKeys.set(`${groupId}|${sender.name}.${sender.device}`, Buffer.from(skdm))
-	}
+  rememberSenderKey (groupId: string, sender: SignalSender, skdm: Uint8Array): void {
+    this.senderKeys.set(`${groupId}|${sender.name}.${sender.device}`, Buffer.from(skdm))
+  }
 
-	senderKeyFor(groupId: string, sender: SignalSender): Buffer | undefined {
-		return this.senderKeys.get(`${groupId}|${sender.name}.${sender.device}`)
-	}
+  senderKeyFor (groupId: string, sender: SignalSender): Buffer | undefined {
+    return this.senderKeys.get(`${groupId}|${sender.name}.${sender.device}`)
+  }
 }
 
-export function bundleNode(jid: string, bundle: SignalBundle): BinaryNode {
-	const content: BinaryNode[] = [
-		{ tag: 'registration', attrs: {}, content: encodeBigEndian(bundle.registrationId, 4) },
-		{ tag: 'type', attrs: {}, content: KEY_TYPE },
-		{ tag: 'identity', attrs: {}, content: bundle.identityKey },
-		{
-			tag: 'skey',
-			attrs: {},
-			content: [
-				{ tag: 'id', attrs: {}, content: encodeBigEndian(bundle.signedPreKey.keyId, 3) },
-				{ tag: 'value', attrs: {}, content: bundle.signedPreKey.publicKey },
-				{ tag: 'signature', attrs: {}, content: bundle.signedPreKey.signature }
-			]
-		}
-	]
-	if (bundle.preKey) {
-		content.push({
-			tag: 'key',
-			attrs: {},
-			content: [
-				{ tag: 'id', attrs: {}, content: encodeBigEndian(bundle.preKey.keyId, 3) },
-				{ tag: 'value', attrs: {}, content: bundle.preKey.publicKey }
-			]
-		})
-	}
-	return { tag: 'user', attrs: { jid }, content }
+export function bundleNode (jid: string, bundle: SignalBundle): BinaryNode {
+  const content: BinaryNode[] = [
+    { tag: 'registration', attrs: {}, content: encodeBigEndian(bundle.registrationId, 4) },
+    { tag: 'type', attrs: {}, content: KEY_TYPE },
+    { tag: 'identity', attrs: {}, content: bundle.identityKey },
+    {
+      tag: 'skey',
+      attrs: {},
+      content: [
+        { tag: 'id', attrs: {}, content: encodeBigEndian(bundle.signedPreKey.keyId, 3) },
+        { tag: 'value', attrs: {}, content: bundle.signedPreKey.publicKey },
+        { tag: 'signature', attrs: {}, content: bundle.signedPreKey.signature }
+      ]
+    }
+  ]
+  if (bundle.preKey) {
+    content.push({
+      tag: 'key',
+      attrs: {},
+      content: [
+        { tag: 'id', attrs: {}, content: encodeBigEndian(bundle.preKey.keyId, 3) },
+        { tag: 'value', attrs: {}, content: bundle.preKey.publicKey }
+      ]
+    })
+  }
+  return { tag: 'user', attrs: { jid }, content }
 }
 
 /** Results of sender-key decryption keyed by (SKDM, skmsg): every device that got the same SKDM gets the same plaintext. */
@@ -176,41 +176,41 @@ const GROUP_CACHE_LIMIT = 512
  * A device that processed this SKDM reaches exactly this state, so the (expensive, XEdDSA-verifying)
  * decryption runs once per distinct SKDM/skmsg pair rather than once per recipient device.
  */
-export function decryptSenderKeyMessage(
-	groupId: string,
-	sender: SignalSender,
-	skdm: Uint8Array,
-	skmsg: Uint8Array
+export function decryptSenderKeyMessage (
+  groupId: string,
+  sender: SignalSender,
+  skdm: Uint8Array,
+  skmsg: Uint8Array
 ): Promise<proto.Message> {
-	const cacheKey = createHash('sha256')
-		.update(groupId)
-		.update(`${sender.name}.${sender.device}`)
-		.update(skdm)
-		.update(skmsg)
-		.digest('hex')
-	let pending = groupPlaintextCache.get(cacheKey)
-	if (!pending) {
-		pending = (async () => {
-			const records = new Map<string, SenderKeyRecord>()
-			const store = {
-				loadSenderKey: async (name: SenderKeyName) => records.get(name.toString()) ?? new SenderKeyRecord(),
-				storeSenderKey: async (name: SenderKeyName, record: SenderKeyRecord) => {
-					records.set(name.toString(), record)
-				}
-			}
-			const name = new SenderKeyName(groupId, new ProtocolAddress(sender.name, sender.device))
-			await new GroupSessionBuilder(store).process(
-				name,
-				new SenderKeyDistributionMessage(null, null, null, null, Buffer.from(skdm))
-			)
-			return new GroupCipher(store, name).decrypt(Buffer.from(skmsg))
-		})()
-		groupPlaintextCache.set(cacheKey, pending)
-		if (groupPlaintextCache.size > GROUP_CACHE_LIMIT) {
-			const oldest = groupPlaintextCache.keys().next().value
-			if (oldest !== undefined) groupPlaintextCache.delete(oldest)
-		}
-		pending.catch(() => groupPlaintextCache.delete(cacheKey))
-	}
-	return pending.then(padded => proto.Message.decode(unpadRandomMax16(padded)))
+  const cacheKey = createHash('sha256')
+    .update(groupId)
+    .update(`${sender.name}.${sender.device}`)
+    .update(skdm)
+    .update(skmsg)
+    .digest('hex')
+  let pending = groupPlaintextCache.get(cacheKey)
+  if (!pending) {
+    pending = (async () => {
+      const records = new Map<string, SenderKeyRecord>()
+      const store = {
+        loadSenderKey: async (name: SenderKeyName) => records.get(name.toString()) ?? new SenderKeyRecord(),
+        storeSenderKey: async (name: SenderKeyName, record: SenderKeyRecord) => {
+          records.set(name.toString(), record)
+        }
+      }
+      const name = new SenderKeyName(groupId, new ProtocolAddress(sender.name, sender.device))
+      await new GroupSessionBuilder(store).process(
+        name,
+        new SenderKeyDistributionMessage(null, null, null, null, Buffer.from(skdm))
+      )
+      return new GroupCipher(store, name).decrypt(Buffer.from(skmsg))
+    })()
+    groupPlaintextCache.set(cacheKey, pending)
+    if (groupPlaintextCache.size > GROUP_CACHE_LIMIT) {
+      const oldest = groupPlaintextCache.keys().next().value
+      if (oldest !== undefined) groupPlaintextCache.delete(oldest)
+    }
+    pending.catch(() => groupPlaintextCache.delete(cacheKey))
+  }
+  return pending.then((padded) => proto.Message.decode(unpadRandomMax16(padded)))
 }

@@ -8,155 +8,155 @@ export type FaultKind = 'drop' | 'logout' | 'restart-required' | 'reject-next-st
 export type StatusType = 'text' | 'image' | 'video' | 'other'
 
 export interface EmulatorOptions {
-	/** port of the HTTP server (WebSocket `/ws/chat` + control API); 0 = any free port */
-	port?: number
-	/** port of the HTTPS media server; 0 = any free port */
-	mediaPort?: number
-	/** root Curve25519 key pair signing the Noise certificate chain; default: one shared per process */
-	root?: KeyPair
-	/** reuse these PEM files if they exist, else generate and write them; default: a fresh temp dir */
-	tls?: { certFile: string; keyFile: string }
-	qr?: {
-		/** refs in one `pair-device` (default 6) */
-		refs?: number
-		/** lifetime of the first ref (default 60000) */
-		firstTtlMs?: number
-		/** lifetime of each following ref (default 20000) */
-		nextTtlMs?: number
-		/** after the last ref expires, close the socket this much later (default 1000) */
-		closeGraceMs?: number
-	}
-	/** how long scan/enterCode wait for the client (default 10000) */
-	linkTimeoutMs?: number
-	/** numbers a client asks about (usync) become contacts with one device (default true) */
-	autoCreateContacts?: boolean
-	/** first LID user is lidBase + 1 (default 100000000000000, i.e. 15 digits) */
-	lidBase?: bigint
-	/** pino logger; default silent (EMULATOR_LOG_LEVEL overrides) */
-	logger?: Logger
+  /** port of the HTTP server (WebSocket `/ws/chat` + control API); 0 = any free port */
+  port?: number
+  /** port of the HTTPS media server; 0 = any free port */
+  mediaPort?: number
+  /** root Curve25519 key pair signing the Noise certificate chain; default: one shared per process */
+  root?: KeyPair
+  /** reuse these PEM files if they exist, else generate and write them; default: a fresh temp dir */
+  tls?: { certFile: string, keyFile: string }
+  qr?: {
+    /** refs in one `pair-device` (default 6) */
+    refs?: number
+    /** lifetime of the first ref (default 60000) */
+    firstTtlMs?: number
+    /** lifetime of each following ref (default 20000) */
+    nextTtlMs?: number
+    /** after the last ref expires, close the socket this much later (default 1000) */
+    closeGraceMs?: number
+  }
+  /** how long scan/enterCode wait for the client (default 10000) */
+  linkTimeoutMs?: number
+  /** numbers a client asks about (usync) become contacts with one device (default true) */
+  autoCreateContacts?: boolean
+  /** first LID user is lidBase + 1 (default 100000000000000, i.e. 15 digits) */
+  lidBase?: bigint
+  /** pino logger; default silent (EMULATOR_LOG_LEVEL overrides) */
+  logger?: Logger
 }
 
 export interface AccountRef {
-	number: string
-	lid: string
+  number: string
+  lid: string
 }
 
 export interface LinkedDeviceInfo {
-	device: number
-	keyIndex: number
-	jid: string
-	lidJid: string
-	platform?: string
-	linkedAt: string
-	connected: boolean
-	preKeysOnServer: number
+  device: number
+  keyIndex: number
+  jid: string
+  lidJid: string
+  platform?: string
+  linkedAt: string
+  connected: boolean
+  preKeysOnServer: number
 }
 
 export interface AccountInfo extends AccountRef {
-	linkedDevices: LinkedDeviceInfo[]
-	connected: boolean
+  linkedDevices: LinkedDeviceInfo[]
+  connected: boolean
 }
 
 export interface ContactInfo {
-	number: string
-	lid: string
-	devices: number
+  number: string
+  lid: string
+  devices: number
 }
 
 export interface LinkResult {
-	linked: true
-	device: number
+  linked: true
+  device: number
 }
 
 export interface StatusMedia {
-	mimetype: string
-	/** plaintext size in bytes (of the decrypted upload when it was found, else fileLength) */
-	size: number
-	/** base64 sha256 of the plaintext */
-	sha256: string
-	/** the upload was found on the media server and decrypted */
-	uploaded: boolean
-	/** MAC valid and plaintext hash equal to the message's fileSha256 */
-	verified: boolean
-	directPath?: string
+  mimetype: string
+  /** plaintext size in bytes (of the decrypted upload when it was found, else fileLength) */
+  size: number
+  /** base64 sha256 of the plaintext */
+  sha256: string
+  /** the upload was found on the media server and decrypted */
+  uploaded: boolean
+  /** MAC valid and plaintext hash equal to the message's fileSha256 */
+  verified: boolean
+  directPath?: string
 }
 
 export interface StatusDelivery {
-	number: string
-	device: number
-	/** the `<to jid>` the client addressed */
-	jid: string
-	chunk: number
-	encType: string
-	decrypted: boolean
-	error?: string
+  number: string
+  device: number
+  /** the `<to jid>` the client addressed */
+  jid: string
+  chunk: number
+  encType: string
+  decrypted: boolean
+  error?: string
 }
 
 export interface StatusRecord {
-	/** raw message id (stanza id, Baileys `key.id`) */
-	id: string
-	from: string
-	fromDevice: number
-	type: StatusType
-	text?: string
-	caption?: string
-	backgroundArgb?: number
-	font?: number
-	media?: StatusMedia
-	/** recipient numbers (owners of the addressed devices), in order of first arrival */
-	recipients: string[]
-	deliveries: StatusDelivery[]
-	receivedAt: string
-	/** stanzas that arrived with this id */
-	chunks: number
-	/** numbers that had one device addressed more than once across the chunks */
-	duplicateRecipients: string[]
-	/** at least one recipient device decrypted the content */
-	decrypted: boolean
-	/** decryption/verification problems, empty when all went well */
-	errors: string[]
-	revoked?: boolean
-	revokedAt?: string
-	/** numbers that received the revoke */
-	revokedFor?: string[]
-	revokeMessageId?: string
+  /** raw message id (stanza id, Baileys `key.id`) */
+  id: string
+  from: string
+  fromDevice: number
+  type: StatusType
+  text?: string
+  caption?: string
+  backgroundArgb?: number
+  font?: number
+  media?: StatusMedia
+  /** recipient numbers (owners of the addressed devices), in order of first arrival */
+  recipients: string[]
+  deliveries: StatusDelivery[]
+  receivedAt: string
+  /** stanzas that arrived with this id */
+  chunks: number
+  /** numbers that had one device addressed more than once across the chunks */
+  duplicateRecipients: string[]
+  /** at least one recipient device decrypted the content */
+  decrypted: boolean
+  /** decryption/verification problems, empty when all went well */
+  errors: string[]
+  revoked?: boolean
+  revokedAt?: string
+  /** numbers that received the revoke */
+  revokedFor?: string[]
+  revokeMessageId?: string
 }
 
 export interface RejectedMessage {
-	id: string
-	from: string
-	to: string
-	error: number
-	at: string
+  id: string
+  from: string
+  to: string
+  error: number
+  at: string
 }
 
 export interface ViewOptions {
-	viewer: string
-	type?: ReceiptType
-	via?: ReceiptVia
-	/** skip the checks that the viewer received the status and that it was not revoked */
-	force?: boolean
+  viewer: string
+  type?: ReceiptType
+  via?: ReceiptVia
+  /** skip the checks that the viewer received the status and that it was not revoked */
+  force?: boolean
 }
 
 export interface BulkViewOptions {
-	viewers: string[]
-	type?: ReceiptType
-	via?: ReceiptVia
-	/**
-	 * one stanza per viewer covering this status and `alsoStatusIds` as `<list><item id/></list>`
-	 * (the only multi-item receipt form Baileys parses); default false = one stanza per viewer and status
-	 */
-	grouped?: boolean
-	alsoStatusIds?: string[]
-	force?: boolean
+  viewers: string[]
+  type?: ReceiptType
+  via?: ReceiptVia
+  /**
+   * one stanza per viewer covering this status and `alsoStatusIds` as `<list><item id/></list>`
+   * (the only multi-item receipt form Baileys parses); default false = one stanza per viewer and status
+   */
+  grouped?: boolean
+  alsoStatusIds?: string[]
+  force?: boolean
 }
 
 export interface SendViewsResult {
-	sent: true
-	/** receipt stanzas written (per connected device) or queued */
-	stanzas: number
-	/** linked devices the stanzas went to right away */
-	deliveredTo: number
-	/** linked devices that were offline: stanzas are kept and delivered (offline) at their next login */
-	queuedFor: number
+  sent: true
+  /** receipt stanzas written (per connected device) or queued */
+  stanzas: number
+  /** linked devices the stanzas went to right away */
+  deliveredTo: number
+  /** linked devices that were offline: stanzas are kept and delivered (offline) at their next login */
+  queuedFor: number
 }

@@ -7,13 +7,13 @@ import { after, before, describe, it } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { DisconnectReason, type WASocket } from '@whiskeysockets/baileys'
 import {
-	connectUntilOpen,
-	endSocket,
-	makeMemoryAuthState,
-	trustEmulatorRoot,
-	unrefBaileysUploadTimer,
-	waitForClose,
-	waitForEvent
+  connectUntilOpen,
+  endSocket,
+  makeMemoryAuthState,
+  trustEmulatorRoot,
+  unrefBaileysUploadTimer,
+  waitForClose,
+  waitForEvent
 } from '../src/baileys-helpers.js'
 import { testCertPaths, type AccountInfo, type StatusRecord } from '../src/index.js'
 
@@ -22,132 +22,132 @@ const OWN = '15557770000'
 const FRIEND = '15557770001'
 
 interface Ready {
-	wsUrl: string
-	controlUrl: string
-	mediaUrl: string
-	rootPublicKey: string
-	caFile: string
+  wsUrl: string
+  controlUrl: string
+  mediaUrl: string
+  rootPublicKey: string
+  caFile: string
 }
 
 describe('emulator process and control API', () => {
-	let child: ChildProcess
-	let ready: Ready
-	let sock: WASocket | undefined
+  let child: ChildProcess
+  let ready: Ready
+  let sock: WASocket | undefined
 
-	const call = async <T = Record<string, unknown>>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; json: T }> => {
-		const response = await fetch(`${ready.controlUrl}${path}`, {
-			method,
-			headers: body === undefined ? undefined : { 'content-type': 'application/json' },
-			body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body)
-		})
-		return { status: response.status, json: (await response.json()) as T }
-	}
+  const call = async <T = Record<string, unknown>>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number, json: T }> => {
+    const response = await fetch(`${ready.controlUrl}${path}`, {
+      method,
+      headers: body === undefined ? undefined : { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body)
+    })
+    return { status: response.status, json: (await response.json()) as T }
+  }
 
-	before(async () => {
-		unrefBaileysUploadTimer()
-		child = spawn(process.execPath, ['--import', 'tsx', join(here, '..', 'src', 'cli.ts')], {
-			cwd: resolve(here, '..', '..'),
-			env: { ...process.env, EMULATOR_CERT_DIR: dirname(testCertPaths().certFile), EMULATOR_LOG_LEVEL: 'warn' },
-			stdio: ['ignore', 'pipe', 'inherit']
-		})
-		const lines = createInterface({ input: child.stdout! })
-		const first = await Promise.race([
-			once(lines, 'line').then(([line]) => String(line)),
-			once(child, 'exit').then(([code]) => Promise.reject(new Error(`emulator exited early (${code})`))),
-			new Promise<string>((_, reject) => setTimeout(() => reject(new Error('emulator did not start within 15 s')), 15_000).unref())
-		])
-		lines.close()
-		ready = JSON.parse(first) as Ready
-		trustEmulatorRoot(ready.rootPublicKey)
-	})
+  before(async () => {
+    unrefBaileysUploadTimer()
+    child = spawn(process.execPath, ['--import', 'tsx', join(here, '..', 'src', 'cli.ts')], {
+      cwd: resolve(here, '..', '..'),
+      env: { ...process.env, EMULATOR_CERT_DIR: dirname(testCertPaths().certFile), EMULATOR_LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'pipe', 'inherit']
+    })
+    const lines = createInterface({ input: child.stdout! })
+    const first = await Promise.race([
+      once(lines, 'line').then(([line]) => String(line)),
+      once(child, 'exit').then(([code]) => Promise.reject(new Error(`emulator exited early (${code})`))),
+      new Promise<string>((_, reject) => setTimeout(() => reject(new Error('emulator did not start within 15 s')), 15_000).unref())
+    ])
+    lines.close()
+    ready = JSON.parse(first) as Ready
+    trustEmulatorRoot(ready.rootPublicKey)
+  })
 
-	after(async () => {
-		await endSocket(sock)
-		if (child.exitCode === null) {
-			child.kill('SIGKILL')
-			await once(child, 'exit')
-		}
-	})
+  after(async () => {
+    await endSocket(sock)
+    if (child.exitCode === null) {
+      child.kill('SIGKILL')
+      await once(child, 'exit')
+    }
+  })
 
-	it('prints one JSON line with the URLs, root key and certificate when ready', () => {
-		assert.match(ready.wsUrl, /^ws:\/\/127\.0\.0\.1:\d+\/ws\/chat$/)
-		assert.match(ready.controlUrl, /^http:\/\/127\.0\.0\.1:\d+$/)
-		assert.match(ready.mediaUrl, /^https:\/\/127\.0\.0\.1:\d+$/)
-		assert.equal(Buffer.from(ready.rootPublicKey, 'base64').length, 32)
-		assert.equal(ready.caFile, testCertPaths().certFile)
-	})
+  it('prints one JSON line with the URLs, root key and certificate when ready', () => {
+    assert.match(ready.wsUrl, /^ws:\/\/127\.0\.0\.1:\d+\/ws\/chat$/)
+    assert.match(ready.controlUrl, /^http:\/\/127\.0\.0\.1:\d+$/)
+    assert.match(ready.mediaUrl, /^https:\/\/127\.0\.0\.1:\d+$/)
+    assert.equal(Buffer.from(ready.rootPublicKey, 'base64').length, 32)
+    assert.equal(ready.caFile, testCertPaths().certFile)
+  })
 
-	it('creates and reports accounts and contacts, with JSON errors', async () => {
-		const created = await call('POST', '/accounts', { number: OWN })
-		assert.equal(created.status, 201)
-		assert.equal(created.json.number, OWN)
-		assert.match(String(created.json.lid), /^\d{15}$/)
-		assert.deepEqual((await call('GET', `/accounts/${OWN}`)).json, { number: OWN, lid: created.json.lid, connected: false, linkedDevices: [] })
-		const contact = await call('POST', '/contacts', { number: FRIEND, devices: 2 })
-		assert.equal(contact.status, 201)
-		assert.equal(contact.json.devices, 2)
-		assert.equal((await call('POST', '/accounts', { number: OWN })).status, 409)
-		assert.equal((await call('GET', '/accounts/15557779999')).status, 404)
-		const bad = await call('POST', '/accounts', '{not json')
-		assert.equal(bad.status, 400)
-		assert.equal(typeof bad.json.error, 'string')
-		assert.equal((await call('POST', '/accounts', { number: 'abc' })).status, 400)
-		assert.equal((await call('POST', `/accounts/${OWN}/faults`, { kind: 'explode' })).status, 400)
-		assert.equal((await call('GET', '/nowhere')).status, 404)
-		assert.deepEqual((await call('GET', '/statuses')).json, [])
-	})
+  it('creates and reports accounts and contacts, with JSON errors', async () => {
+    const created = await call('POST', '/accounts', { number: OWN })
+    assert.equal(created.status, 201)
+    assert.equal(created.json.number, OWN)
+    assert.match(String(created.json.lid), /^\d{15}$/)
+    assert.deepEqual((await call('GET', `/accounts/${OWN}`)).json, { number: OWN, lid: created.json.lid, connected: false, linkedDevices: [] })
+    const contact = await call('POST', '/contacts', { number: FRIEND, devices: 2 })
+    assert.equal(contact.status, 201)
+    assert.equal(contact.json.devices, 2)
+    assert.equal((await call('POST', '/accounts', { number: OWN })).status, 409)
+    assert.equal((await call('GET', '/accounts/15557779999')).status, 404)
+    const bad = await call('POST', '/accounts', '{not json')
+    assert.equal(bad.status, 400)
+    assert.equal(typeof bad.json.error, 'string')
+    assert.equal((await call('POST', '/accounts', { number: 'abc' })).status, 400)
+    assert.equal((await call('POST', `/accounts/${OWN}/faults`, { kind: 'explode' })).status, 400)
+    assert.equal((await call('GET', '/nowhere')).status, 404)
+    assert.deepEqual((await call('GET', '/statuses')).json, [])
+  })
 
-	it('links, records a status and sends a receipt, all over HTTP', async () => {
-		const auth = makeMemoryAuthState()
-		let scanned: Promise<{ status: number; json: Record<string, unknown> }> | undefined
-		sock = await connectUntilOpen({
-			wsUrl: ready.wsUrl,
-			auth,
-			onQr: qr => {
-				scanned ??= call('POST', `/accounts/${OWN}/scan`, { qr })
-			}
-		})
-		assert.deepEqual((await scanned!).json, { linked: true, device: 1 })
-		const account = (await call<AccountInfo>('GET', `/accounts/${OWN}`)).json
-		assert.equal(account.connected, true)
-		assert.equal(account.linkedDevices.length, 1)
+  it('links, records a status and sends a receipt, all over HTTP', async () => {
+    const auth = makeMemoryAuthState()
+    let scanned: Promise<{ status: number, json: Record<string, unknown> }> | undefined
+    sock = await connectUntilOpen({
+      wsUrl: ready.wsUrl,
+      auth,
+      onQr: (qr) => {
+        scanned ??= call('POST', `/accounts/${OWN}/scan`, { qr })
+      }
+    })
+    assert.deepEqual((await scanned!).json, { linked: true, device: 1 })
+    const account = (await call<AccountInfo>('GET', `/accounts/${OWN}`)).json
+    assert.equal(account.connected, true)
+    assert.equal(account.linkedDevices.length, 1)
 
-		let id = ''
-		const ownUpsert = waitForEvent(sock, 'messages.upsert', u => u.messages.some(m => m.key.id === id))
-		const sent = await sock.sendMessage('status@broadcast', { text: 'over http' }, { statusJidList: [`${FRIEND}@s.whatsapp.net`] })
-		id = sent!.key.id!
-		await ownUpsert
-		assert.equal((await call('GET', '/settled')).status, 200)
-		const statuses = (await call<StatusRecord[]>('GET', '/statuses')).json
-		const status = statuses.find(s => s.id === id)
-		assert.ok(status)
-		assert.equal(status.text, 'over http')
-		assert.deepEqual(status.recipients, [FRIEND])
-		assert.equal(status.chunks, 1)
+    let id = ''
+    const ownUpsert = waitForEvent(sock, 'messages.upsert', (u) => u.messages.some((m) => m.key.id === id))
+    const sent = await sock.sendMessage('status@broadcast', { text: 'over http' }, { statusJidList: [`${FRIEND}@s.whatsapp.net`] })
+    id = sent!.key.id!
+    await ownUpsert
+    assert.equal((await call('GET', '/settled')).status, 200)
+    const statuses = (await call<StatusRecord[]>('GET', '/statuses')).json
+    const status = statuses.find((s) => s.id === id)
+    assert.ok(status)
+    assert.equal(status.text, 'over http')
+    assert.deepEqual(status.recipients, [FRIEND])
+    assert.equal(status.chunks, 1)
 
-		const receipt = waitForEvent(sock, 'message-receipt.update')
-		const view = await call('POST', `/statuses/${id}/views`, { viewer: FRIEND, type: 'played', via: 'lid' })
-		assert.equal(view.status, 200)
-		assert.equal(view.json.sent, true)
-		const [update] = await receipt
-		assert.equal(update.key.id, id)
-		assert.match(update.receipt.userJid ?? '', /@lid$/)
-		assert.equal((await call('POST', `/statuses/${id}/views`, { viewer: OWN })).status, 400, 'the owner did not receive it')
-		assert.equal((await call('POST', '/statuses/UNKNOWN/views', { viewer: FRIEND })).status, 404)
+    const receipt = waitForEvent(sock, 'message-receipt.update')
+    const view = await call('POST', `/statuses/${id}/views`, { viewer: FRIEND, type: 'played', via: 'lid' })
+    assert.equal(view.status, 200)
+    assert.equal(view.json.sent, true)
+    const [update] = await receipt
+    assert.equal(update.key.id, id)
+    assert.match(update.receipt.userJid ?? '', /@lid$/)
+    assert.equal((await call('POST', `/statuses/${id}/views`, { viewer: OWN })).status, 400, 'the owner did not receive it')
+    assert.equal((await call('POST', '/statuses/UNKNOWN/views', { viewer: FRIEND })).status, 404)
 
-		const closed = waitForClose(sock)
-		assert.deepEqual((await call('POST', `/accounts/${OWN}/faults`, { kind: 'drop' })).json, { ok: true })
-		assert.equal((await closed).statusCode, DisconnectReason.connectionClosed)
-	})
+    const closed = waitForClose(sock)
+    assert.deepEqual((await call('POST', `/accounts/${OWN}/faults`, { kind: 'drop' })).json, { ok: true })
+    assert.equal((await closed).statusCode, DisconnectReason.connectionClosed)
+  })
 
-	it('exits cleanly on SIGTERM', async () => {
-		const exited = once(child, 'exit')
-		child.kill('SIGTERM')
-		const [code, signal] = (await Promise.race([
-			exited,
-			new Promise((_, reject) => setTimeout(() => reject(new Error('no exit within 5 s')), 5_000).unref())
-		])) as [number | null, NodeJS.Signals | null]
-		assert.equal(signal, null)
-		assert.equal(code, 0)
-	})
+  it('exits cleanly on SIGTERM', async () => {
+    const exited = once(child, 'exit')
+    child.kill('SIGTERM')
+    const [code, signal] = (await Promise.race([
+      exited,
+      new Promise((_, reject) => setTimeout(() => reject(new Error('no exit within 5 s')), 5_000).unref())
+    ])) as [number | null, NodeJS.Signals | null]
+    assert.equal(signal, null)
+    assert.equal(code, 0)
+  })
 })

@@ -2,12 +2,12 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { BaileysEventMap, WASocket } from '@whiskeysockets/baileys'
 import {
-	connectUntilOpen,
-	endSocket,
-	linkWithQr,
-	trustEmulatorRoot,
-	unrefBaileysUploadTimer,
-	waitForEvent
+  connectUntilOpen,
+  endSocket,
+  linkWithQr,
+  trustEmulatorRoot,
+  unrefBaileysUploadTimer,
+  waitForEvent
 } from '../src/baileys-helpers.js'
 import { EmulatorError, startEmulator, testCertPaths, type ContactInfo, type Emulator } from '../src/index.js'
 
@@ -17,117 +17,117 @@ const OWN = '15553330000'
 const jid = (number: string) => `${number}@s.whatsapp.net`
 
 describe('view receipts', () => {
-	let emu: Emulator
-	let sock: WASocket
-	let auth: Awaited<ReturnType<typeof linkWithQr>>['auth']
-	let alice: ContactInfo
-	let bob: ContactInfo
-	let statusId = ''
-	let secondId = ''
+  let emu: Emulator
+  let sock: WASocket
+  let auth: Awaited<ReturnType<typeof linkWithQr>>['auth']
+  let alice: ContactInfo
+  let bob: ContactInfo
+  let statusId = ''
+  let secondId = ''
 
-	const nextReceipts = (count: number) => {
-		const seen: ReceiptUpdate[] = []
-		return waitForEvent(sock, 'message-receipt.update', updates => {
-			seen.push(...updates)
-			return seen.length >= count
-		}).then(() => seen)
-	}
+  const nextReceipts = (count: number) => {
+    const seen: ReceiptUpdate[] = []
+    return waitForEvent(sock, 'message-receipt.update', (updates) => {
+      seen.push(...updates)
+      return seen.length >= count
+    }).then(() => seen)
+  }
 
-	before(async () => {
-		unrefBaileysUploadTimer()
-		emu = await startEmulator({ tls: testCertPaths() })
-		trustEmulatorRoot(emu.rootPublicKey)
-		emu.createAccount(OWN)
-		alice = emu.addContact({ number: '15553330001' })
-		bob = emu.addContact({ number: '15553330002', devices: 2 })
-		;({ sock, auth } = await linkWithQr(emu, OWN))
-		const statusJidList = [jid(OWN), jid(alice.number), jid(bob.number)]
-		for (const text of ['first', 'second']) {
-			// Baileys folds receipts that arrive while its own 'append' upsert of the status is still
-			// buffered into that upsert (message.userReceipt); wait until it has been emitted
-			let id = ''
-			const ownUpsert = waitForEvent(sock, 'messages.upsert', u => u.messages.some(m => m.key.id === id))
-			const sent = await sock.sendMessage('status@broadcast', { text }, { statusJidList })
-			id = sent!.key.id!
-			await Promise.all([ownUpsert, emu.waitForStatus(s => s.id === sent!.key.id)])
-			if (!statusId) statusId = sent!.key.id!
-			else secondId = sent!.key.id!
-		}
-	})
+  before(async () => {
+    unrefBaileysUploadTimer()
+    emu = await startEmulator({ tls: testCertPaths() })
+    trustEmulatorRoot(emu.rootPublicKey)
+    emu.createAccount(OWN)
+    alice = emu.addContact({ number: '15553330001' })
+    bob = emu.addContact({ number: '15553330002', devices: 2 })
+    ;({ sock, auth } = await linkWithQr(emu, OWN))
+    const statusJidList = [jid(OWN), jid(alice.number), jid(bob.number)]
+    for (const text of ['first', 'second']) {
+      // Baileys folds receipts that arrive while its own 'append' upsert of the status is still
+      // buffered into that upsert (message.userReceipt); wait until it has been emitted
+      let id = ''
+      const ownUpsert = waitForEvent(sock, 'messages.upsert', (u) => u.messages.some((m) => m.key.id === id))
+      const sent = await sock.sendMessage('status@broadcast', { text }, { statusJidList })
+      id = sent!.key.id!
+      await Promise.all([ownUpsert, emu.waitForStatus((s) => s.id === sent!.key.id)])
+      if (!statusId) statusId = sent!.key.id!
+      else secondId = sent!.key.id!
+    }
+  })
 
-	after(async () => {
-		await endSocket(sock)
-		await emu.stop()
-	})
+  after(async () => {
+    await endSocket(sock)
+    await emu.stop()
+  })
 
-	for (const via of ['pn', 'lid'] as const) {
-		for (const type of ['read', 'played'] as const) {
-			it(`${type} by ${via.toUpperCase()} sets readTimestamp for that viewer`, async () => {
-				const viewer = via === 'pn' ? jid(alice.number) : `${alice.lid}@lid`
-				const received = nextReceipts(1)
-				const result = await emu.sendView(statusId, { viewer: alice.number, type, via })
-				assert.deepEqual(result, { sent: true, stanzas: 1, deliveredTo: 1, queuedFor: 0 })
-				const [update] = await received
-				assert.deepEqual(update.key, { remoteJid: 'status@broadcast', id: statusId, fromMe: true, participant: viewer })
-				assert.equal(update.receipt.userJid, viewer)
-				assert.equal(typeof update.receipt.readTimestamp, 'number')
-				assert.ok(Math.abs(Number(update.receipt.readTimestamp) - Date.now() / 1000) < 60)
-				assert.equal(update.receipt.receiptTimestamp, undefined)
-			})
-		}
-		it(`delivery by ${via.toUpperCase()} sets only receiptTimestamp`, async () => {
-			const viewer = via === 'pn' ? jid(bob.number) : `${bob.lid}@lid`
-			const received = nextReceipts(1)
-			await emu.sendView(statusId, { viewer: bob.number, type: 'delivery', via })
-			const [update] = await received
-			assert.equal(update.receipt.userJid, viewer)
-			assert.equal(typeof update.receipt.receiptTimestamp, 'number')
-			assert.equal(update.receipt.readTimestamp, undefined)
-		})
-	}
+  for (const via of ['pn', 'lid'] as const) {
+    for (const type of ['read', 'played'] as const) {
+      it(`${type} by ${via.toUpperCase()} sets readTimestamp for that viewer`, async () => {
+        const viewer = via === 'pn' ? jid(alice.number) : `${alice.lid}@lid`
+        const received = nextReceipts(1)
+        const result = await emu.sendView(statusId, { viewer: alice.number, type, via })
+        assert.deepEqual(result, { sent: true, stanzas: 1, deliveredTo: 1, queuedFor: 0 })
+        const [update] = await received
+        assert.deepEqual(update.key, { remoteJid: 'status@broadcast', id: statusId, fromMe: true, participant: viewer })
+        assert.equal(update.receipt.userJid, viewer)
+        assert.equal(typeof update.receipt.readTimestamp, 'number')
+        assert.ok(Math.abs(Number(update.receipt.readTimestamp) - Date.now() / 1000) < 60)
+        assert.equal(update.receipt.receiptTimestamp, undefined)
+      })
+    }
+    it(`delivery by ${via.toUpperCase()} sets only receiptTimestamp`, async () => {
+      const viewer = via === 'pn' ? jid(bob.number) : `${bob.lid}@lid`
+      const received = nextReceipts(1)
+      await emu.sendView(statusId, { viewer: bob.number, type: 'delivery', via })
+      const [update] = await received
+      assert.equal(update.receipt.userJid, viewer)
+      assert.equal(typeof update.receipt.receiptTimestamp, 'number')
+      assert.equal(update.receipt.readTimestamp, undefined)
+    })
+  }
 
-	it('grouped: one stanza per viewer carries several status ids as <list><item/></list>', async () => {
-		const received = nextReceipts(4)
-		const result = await emu.sendViews(statusId, { viewers: [alice.number, bob.number], grouped: true, alsoStatusIds: [secondId] })
-		assert.equal(result.stanzas, 2)
-		const updates = await received
-		const pairs = updates.map(u => `${u.receipt.userJid}|${u.key.id}`).sort()
-		assert.deepEqual(
-			pairs,
-			[
-				`${jid(alice.number)}|${statusId}`,
-				`${jid(alice.number)}|${secondId}`,
-				`${jid(bob.number)}|${statusId}`,
-				`${jid(bob.number)}|${secondId}`
-			].sort()
-		)
-	})
+  it('grouped: one stanza per viewer carries several status ids as <list><item/></list>', async () => {
+    const received = nextReceipts(4)
+    const result = await emu.sendViews(statusId, { viewers: [alice.number, bob.number], grouped: true, alsoStatusIds: [secondId] })
+    assert.equal(result.stanzas, 2)
+    const updates = await received
+    const pairs = updates.map((u) => `${u.receipt.userJid}|${u.key.id}`).sort()
+    assert.deepEqual(
+      pairs,
+      [
+        `${jid(alice.number)}|${statusId}`,
+        `${jid(alice.number)}|${secondId}`,
+        `${jid(bob.number)}|${statusId}`,
+        `${jid(bob.number)}|${secondId}`
+      ].sort()
+    )
+  })
 
-	it('refuses views from someone who did not receive the status, and unknown statuses', async () => {
-		const outsider = emu.addContact({ number: '15553339999' })
-		await assert.rejects(emu.sendView(statusId, { viewer: outsider.number }), (e: unknown) => e instanceof EmulatorError && e.status === 400)
-		await assert.rejects(emu.sendView('NOPE', { viewer: alice.number }), (e: unknown) => e instanceof EmulatorError && e.status === 404)
-		await assert.rejects(
-			emu.sendView(statusId, { viewer: alice.number, type: 'seen' as never }),
-			(e: unknown) => e instanceof EmulatorError && e.status === 400
-		)
-	})
+  it('refuses views from someone who did not receive the status, and unknown statuses', async () => {
+    const outsider = emu.addContact({ number: '15553339999' })
+    await assert.rejects(emu.sendView(statusId, { viewer: outsider.number }), (e: unknown) => e instanceof EmulatorError && e.status === 400)
+    await assert.rejects(emu.sendView('NOPE', { viewer: alice.number }), (e: unknown) => e instanceof EmulatorError && e.status === 404)
+    await assert.rejects(
+      emu.sendView(statusId, { viewer: alice.number, type: 'seen' as never }),
+      (e: unknown) => e instanceof EmulatorError && e.status === 400
+    )
+  })
 
-	it('keeps receipts for an offline device and delivers them at its next login', async () => {
-		await endSocket(sock)
-		const result = await emu.sendView(statusId, { viewer: alice.number, type: 'read', via: 'lid' })
-		assert.equal(result.deliveredTo, 0)
-		assert.equal(result.queuedFor, 1)
-		const seen: ReceiptUpdate[] = []
-		sock = await connectUntilOpen({
-			wsUrl: emu.wsUrl,
-			auth,
-			onSocket: s => s.ev.on('message-receipt.update', updates => seen.push(...updates))
-		})
-		const deadline = Date.now() + 5_000
-		while (seen.length === 0 && Date.now() < deadline) await new Promise(r => setTimeout(r, 20))
-		assert.equal(seen.length, 1)
-		assert.equal(seen[0].key.id, statusId)
-		assert.equal(seen[0].receipt.userJid, `${alice.lid}@lid`)
-	})
+  it('keeps receipts for an offline device and delivers them at its next login', async () => {
+    await endSocket(sock)
+    const result = await emu.sendView(statusId, { viewer: alice.number, type: 'read', via: 'lid' })
+    assert.equal(result.deliveredTo, 0)
+    assert.equal(result.queuedFor, 1)
+    const seen: ReceiptUpdate[] = []
+    sock = await connectUntilOpen({
+      wsUrl: emu.wsUrl,
+      auth,
+      onSocket: (s) => s.ev.on('message-receipt.update', (updates) => seen.push(...updates))
+    })
+    const deadline = Date.now() + 5_000
+    while (seen.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
+    assert.equal(seen.length, 1)
+    assert.equal(seen[0].key.id, statusId)
+    assert.equal(seen[0].receipt.userJid, `${alice.lid}@lid`)
+  })
 })

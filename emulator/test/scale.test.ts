@@ -13,97 +13,97 @@ const RECEIPT_ROUNDS = 10 // × 1,000 viewers = 10,000 receipts
 process.setSourceMapsEnabled(false)
 
 describe('scale', () => {
-	let emu: Emulator
-	let sock: WASocket
-	let contacts: ContactInfo[] = []
+  let emu: Emulator
+  let sock: WASocket
+  let contacts: ContactInfo[] = []
 
-	before(async () => {
-		unrefBaileysUploadTimer()
-		emu = await startEmulator({ tls: testCertPaths() })
-		trustEmulatorRoot(emu.rootPublicKey)
-		emu.createAccount(OWN)
-		;({ sock } = await linkWithQr(emu, OWN))
-	})
+  before(async () => {
+    unrefBaileysUploadTimer()
+    emu = await startEmulator({ tls: testCertPaths() })
+    trustEmulatorRoot(emu.rootPublicKey)
+    emu.createAccount(OWN)
+    ;({ sock } = await linkWithQr(emu, OWN))
+  })
 
-	after(async () => {
-		await endSocket(sock)
-		await emu.stop()
-	})
+  after(async () => {
+    await endSocket(sock)
+    await emu.stop()
+  })
 
-	it(`1,000 contacts, one status to all of them, ${RECEIPT_ROUNDS * CONTACTS} receipts`, { timeout: 120_000 }, async t => {
-		let started = performance.now()
-		contacts = emu.addContacts(CONTACTS)
-		const createMs = performance.now() - started
-		assert.equal(new Set(contacts.map(c => c.number)).size, CONTACTS)
-		assert.equal(new Set(contacts.map(c => c.lid)).size, CONTACTS)
-		assert.ok(createMs < 1_000, `creating 1,000 contacts took ${createMs.toFixed(0)} ms`)
+  it(`1,000 contacts, one status to all of them, ${RECEIPT_ROUNDS * CONTACTS} receipts`, { timeout: 120_000 }, async (t) => {
+    let started = performance.now()
+    contacts = emu.addContacts(CONTACTS)
+    const createMs = performance.now() - started
+    assert.equal(new Set(contacts.map((c) => c.number)).size, CONTACTS)
+    assert.equal(new Set(contacts.map((c) => c.lid)).size, CONTACTS)
+    assert.ok(createMs < 1_000, `creating 1,000 contacts took ${createMs.toFixed(0)} ms`)
 
-		started = performance.now()
-		let id = ''
-		const ownUpsert = waitForEvent(sock, 'messages.upsert', u => u.messages.some(m => m.key.id === id), 60_000)
-		const sent = await sock.sendMessage(
-			'status@broadcast',
-			{ text: 'hello, everyone' },
-			{ statusJidList: [`${OWN}@s.whatsapp.net`, ...contacts.map(c => `${c.number}@s.whatsapp.net`)] }
-		)
-		id = sent!.key.id!
-		const sendMs = performance.now() - started
-		const record = await emu.waitForStatus(s => s.id === id, 60_000)
-		const recordMs = performance.now() - started
-		await ownUpsert
-		assert.equal(record.recipients.length, CONTACTS + 1)
-		assert.equal(record.deliveries.length, CONTACTS + 1)
-		assert.equal(record.deliveries.filter(d => d.decrypted).length, CONTACTS + 1)
-		assert.deepEqual(record.errors, [])
-		assert.equal(record.text, 'hello, everyone')
+    started = performance.now()
+    let id = ''
+    const ownUpsert = waitForEvent(sock, 'messages.upsert', (u) => u.messages.some((m) => m.key.id === id), 60_000)
+    const sent = await sock.sendMessage(
+      'status@broadcast',
+      { text: 'hello, everyone' },
+      { statusJidList: [`${OWN}@s.whatsapp.net`, ...contacts.map((c) => `${c.number}@s.whatsapp.net`)] }
+    )
+    id = sent!.key.id!
+    const sendMs = performance.now() - started
+    const record = await emu.waitForStatus((s) => s.id === id, 60_000)
+    const recordMs = performance.now() - started
+    await ownUpsert
+    assert.equal(record.recipients.length, CONTACTS + 1)
+    assert.equal(record.deliveries.length, CONTACTS + 1)
+    assert.equal(record.deliveries.filter((d) => d.decrypted).length, CONTACTS + 1)
+    assert.deepEqual(record.errors, [])
+    assert.equal(record.text, 'hello, everyone')
 
-		const perViewer = new Map<string, number>()
-		let total = 0
-		let readTimestamps = 0
-		let deliveryTimestamps = 0
-		const done = new Promise<void>((resolve, reject) => {
-			const timer = setTimeout(() => reject(new Error(`only ${total} receipts arrived`)), 60_000)
-			sock.ev.on('message-receipt.update', updates => {
-				for (const { key, receipt } of updates) {
-					if (key.id !== id) continue
-					total++
-					if (receipt.readTimestamp) readTimestamps++
-					if (receipt.receiptTimestamp) deliveryTimestamps++
-					const viewer = receipt.userJid ?? ''
-					perViewer.set(viewer, (perViewer.get(viewer) ?? 0) + 1)
-				}
-				if (total >= RECEIPT_ROUNDS * CONTACTS) {
-					clearTimeout(timer)
-					resolve()
-				}
-			})
-		})
-		started = performance.now()
-		const viewers = contacts.map(c => c.number)
-		let stanzas = 0
-		for (let round = 0; round < RECEIPT_ROUNDS; round++) {
-			const type = (['delivery', 'read', 'played'] as const)[round % 3]
-			const result = await emu.sendViews(id, { viewers, type, via: round % 2 ? 'lid' : 'pn' })
-			stanzas += result.stanzas
-		}
-		const writeMs = performance.now() - started
-		await done
-		const receiptMs = performance.now() - started
+    const perViewer = new Map<string, number>()
+    let total = 0
+    let readTimestamps = 0
+    let deliveryTimestamps = 0
+    const done = new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`only ${total} receipts arrived`)), 60_000)
+      sock.ev.on('message-receipt.update', (updates) => {
+        for (const { key, receipt } of updates) {
+          if (key.id !== id) continue
+          total++
+          if (receipt.readTimestamp) readTimestamps++
+          if (receipt.receiptTimestamp) deliveryTimestamps++
+          const viewer = receipt.userJid ?? ''
+          perViewer.set(viewer, (perViewer.get(viewer) ?? 0) + 1)
+        }
+        if (total >= RECEIPT_ROUNDS * CONTACTS) {
+          clearTimeout(timer)
+          resolve()
+        }
+      })
+    })
+    started = performance.now()
+    const viewers = contacts.map((c) => c.number)
+    let stanzas = 0
+    for (let round = 0; round < RECEIPT_ROUNDS; round++) {
+      const type = (['delivery', 'read', 'played'] as const)[round % 3]
+      const result = await emu.sendViews(id, { viewers, type, via: round % 2 ? 'lid' : 'pn' })
+      stanzas += result.stanzas
+    }
+    const writeMs = performance.now() - started
+    await done
+    const receiptMs = performance.now() - started
 
-		assert.equal(stanzas, RECEIPT_ROUNDS * CONTACTS)
-		assert.equal(total, RECEIPT_ROUNDS * CONTACTS)
-		// rounds 0,3,6,9 are deliveries (receiptTimestamp), the rest views (readTimestamp)
-		assert.equal(deliveryTimestamps, 4 * CONTACTS)
-		assert.equal(readTimestamps, 6 * CONTACTS)
-		// every viewer 5 times by PN and 5 times by LID
-		assert.equal(perViewer.size, 2 * CONTACTS)
-		assert.ok([...perViewer.values()].every(n => n === RECEIPT_ROUNDS / 2))
-		assert.ok(writeMs < 3_000, `writing ${stanzas} receipt stanzas took ${writeMs.toFixed(0)} ms`)
+    assert.equal(stanzas, RECEIPT_ROUNDS * CONTACTS)
+    assert.equal(total, RECEIPT_ROUNDS * CONTACTS)
+    // rounds 0,3,6,9 are deliveries (receiptTimestamp), the rest views (readTimestamp)
+    assert.equal(deliveryTimestamps, 4 * CONTACTS)
+    assert.equal(readTimestamps, 6 * CONTACTS)
+    // every viewer 5 times by PN and 5 times by LID
+    assert.equal(perViewer.size, 2 * CONTACTS)
+    assert.ok([...perViewer.values()].every((n) => n === RECEIPT_ROUNDS / 2))
+    assert.ok(writeMs < 3_000, `writing ${stanzas} receipt stanzas took ${writeMs.toFixed(0)} ms`)
 
-		t.diagnostic(
-			`contacts ${createMs.toFixed(0)} ms; sendMessage (Baileys) ${sendMs.toFixed(0)} ms; ` +
-				`decrypted by all ${CONTACTS + 1} devices after ${recordMs.toFixed(0)} ms; ` +
-				`${stanzas} receipts written in ${writeMs.toFixed(0)} ms, all processed by Baileys after ${receiptMs.toFixed(0)} ms`
-		)
-	})
+    t.diagnostic(
+      `contacts ${createMs.toFixed(0)} ms; sendMessage (Baileys) ${sendMs.toFixed(0)} ms; ` +
+      `decrypted by all ${CONTACTS + 1} devices after ${recordMs.toFixed(0)} ms; ` +
+      `${stanzas} receipts written in ${writeMs.toFixed(0)} ms, all processed by Baileys after ${receiptMs.toFixed(0)} ms`
+    )
+  })
 })

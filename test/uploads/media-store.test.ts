@@ -16,7 +16,7 @@ const JPEG_TYPE = sniff(jpeg())
 
 /** A multipart file part as @fastify/multipart hands it over, fed from `chunks` (an Error chunk breaks the stream). */
 function part (chunks: Array<Buffer | Error>, opts: { filename?: string, mimetype?: string, truncated?: boolean } = {}): MultipartFile {
-  const stream = Readable.from((async function * () {
+  const stream = Readable.from((async function* () {
     for (const c of chunks) {
       if (c instanceof Error) throw c
       yield c
