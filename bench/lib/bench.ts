@@ -16,8 +16,10 @@ export const SMOKE = process.env.BENCH_SMOKE === '1'
 /** BENCH_PROFILE=1: the service and the emulator run under --cpu-prof; their top frames are printed after the run */
 export const PROFILE = process.env.BENCH_PROFILE === '1'
 /**
- * BENCH_EXPERIMENT=a,b: modules from bench/experiments/ preloaded into the service (after tsx), to
- * measure what a change outside the service would give; figures then do not describe the service as is
+ * BENCH_EXPERIMENT=a,b: modules from bench/experiments/ preloaded into the service (through tsx's loader), to
+ * measure what a change outside the service would give; figures then do not describe the service as is.
+ * Experiments are TypeScript, so they bring tsx's loader into the compiled service, and with it Node's
+ * source-map support (which no-source-maps turns off again)
  */
 export const EXPERIMENTS = (process.env.BENCH_EXPERIMENT ?? '').split(',').map((e) => e.trim()).filter((e) => e !== '')
 for (const e of EXPERIMENTS) {
