@@ -81,8 +81,6 @@ export interface SpawnOptions {
   onStdoutLine?: (line: string) => void
   /** working directory (default the repository) */
   cwd?: string
-  /** modules preloaded after tsx (flags in nodeFlags come before it) */
-  imports?: string[]
 }
 
 /** `node [flags] --import tsx <script>` with the driver's death watch preloaded. */
@@ -91,7 +89,7 @@ export function spawnNode (script: string, opts: SpawnOptions): Proc {
   const log = createWriteStream(opts.logFile)
   const env: Record<string, string> = {}
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v
-  const child = spawn(process.execPath, [...(opts.nodeFlags ?? []), '--import', TSX, '--import', DIE_WITH_PARENT, ...(opts.imports ?? []).flatMap((m) => ['--import', m]), script], {
+  const child = spawn(process.execPath, [...(opts.nodeFlags ?? []), '--import', TSX, '--import', DIE_WITH_PARENT, script], {
     cwd: opts.cwd ?? ROOT,
     env: { ...env, TSX_TSCONFIG_PATH: join(ROOT, 'tsconfig.json'), ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe']
@@ -140,12 +138,12 @@ export interface EmulatorProc extends Proc {
   caFile: string
 }
 
-/** test/.certs/{cert,key}.pem, made by test/emulator/make-cert.ts when missing. */
+/** test/.certs/{cert,key}.pem, made by emulator/src/make-cert.ts when missing. */
 export function ensureCert (): { certDir: string, caFile: string } {
   const certDir = join(ROOT, 'test', '.certs')
   const caFile = join(certDir, 'cert.pem')
   if (!existsSync(caFile) || !existsSync(join(certDir, 'key.pem'))) {
-    const made = spawnSync(process.execPath, ['--import', TSX, join(ROOT, 'test', 'emulator', 'make-cert.ts'), certDir], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 })
+    const made = spawnSync(process.execPath, ['--import', TSX, join(ROOT, 'emulator', 'src', 'make-cert.ts'), certDir], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 })
     if (made.status !== 0) throw new Error(`could not make the emulator certificate: ${made.stderr}`)
   }
   return { certDir, caFile }
@@ -222,8 +220,6 @@ export interface ServiceOptions {
   emulator: { wsUrl: string, rootPublicKey: string, caFile: string }
   env?: Record<string, string>
   nodeFlags?: string[]
-  /** modules preloaded after tsx */
-  imports?: string[]
   name?: string
 }
 
@@ -249,8 +245,7 @@ export async function startService (opts: ServiceOptions): Promise<ServiceProc> 
     logFile: join(opts.dir, `${opts.name ?? 'service'}.log`),
     // run from the temp folder: a developer's .env in the repository must not change the benchmark
     cwd: opts.dir,
-    ...(opts.nodeFlags !== undefined ? { nodeFlags: opts.nodeFlags } : {}),
-    ...(opts.imports !== undefined ? { imports: opts.imports } : {})
+    ...(opts.nodeFlags !== undefined ? { nodeFlags: opts.nodeFlags } : {})
   })
   const base = `http://127.0.0.1:${port}`
   const deadline = Date.now() + 30_000
