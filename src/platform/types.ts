@@ -69,14 +69,14 @@ export interface SessionSpec {
 
 /** The `sessions` columns the platform reads and writes; the service provides them. */
 export interface SessionLinks {
-  list: () => SessionSpecRow[]
-  get: (sessionId: string) => SessionSpecRow | undefined
+  list: () => StoredSession[]
+  get: (sessionId: string) => StoredSession | undefined
   /** called synchronously when a socket opens, before `connection-status` announces it */
   markLinked: (sessionId: string, ownNumber: string | null, ownLid: string | null) => void
   markUnlinked: (sessionId: string) => void
 }
 
-export interface SessionSpecRow { id: string, authMethod: AuthMethod, phoneNumber: string | null }
+export interface StoredSession { id: string, authMethod: AuthMethod, phoneNumber: string | null }
 
 export interface PlatformTiming {
   /** first reconnect delay after a drop; doubles per failed attempt */

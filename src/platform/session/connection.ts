@@ -3,11 +3,17 @@ import makeWASocket, {
   DisconnectReason,
   type AuthenticationState,
   type proto,
+  type WAMessageUpdate,
   type WASocket
 } from '@whiskeysockets/baileys'
 import type { Config } from '../../config.js'
-import { backoffDelay, withTimeout } from '../async.js'
+import { backoffDelay, withTimeout, type Waiters } from '../async.js'
+import type { SessionAuth } from '../auth-state.js'
+import type { LidResolver } from '../lid.js'
 import type { PlatformLogger as Logger } from '../logger.js'
+import { ReceiptBatcher } from '../receipts.js'
+import type { PlatformTiming, ReceiptEvent } from '../types.js'
+import { forgetHalfLink } from './linking.js'
 
 /** One socket's life: `ready` once the server sent pair-device (a pairing code can be asked for). */
 export interface Attempt {
@@ -54,11 +60,6 @@ function releasePendingQueries (sock: WASocket): void {
   if (sock.ws.listenerCount('error') > 0) sock.ws.emit('error', new Error('connection closed'))
 }
 
-export async function endSocket (sock: WASocket, timeoutMs: number, log: Logger): Promise<void> {
-  await withTimeout(sock.end(undefined), timeoutMs, 'socket close handshake timed out')
-    .catch((err: unknown) => { log.debug({ err }, 'socket end') })
-}
-
 /** What a session does after its socket closed. */
 export type AfterClose = 'logged-out' | 'restart' | 'replaced' | 'link-expired' | 'back-off'
 
@@ -101,5 +102,130 @@ export class Backoff {
   cancel (): void {
     if (this.#timer !== null) clearTimeout(this.#timer)
     this.#timer = null
+  }
+}
+
+/** What a session hears from its current socket. */
+export interface ConnectionEvents {
+  onQr: (attempt: Attempt, qr: string) => void
+  onNewLogin: () => void
+  onOpen: (attempt: Attempt) => void
+  onClose: (attempt: Attempt, error: Error | undefined) => void
+}
+
+export interface ConnectionDeps {
+  sessionId: string
+  auth: SessionAuth
+  wa: Config['wa']
+  baileysLogger: Logger
+  log: Logger
+  timing: PlatformTiming
+  waiters: Waiters
+  /** false once the session is removed: nothing from its sockets is taken any more */
+  live: () => boolean
+  onReceipts: (receipts: ReceiptEvent[]) => void
+  ownNumber: () => string | null
+  sentMessage: (id: string) => proto.IMessage | undefined
+  onMessagesUpdate: (updates: WAMessageUpdate[]) => void
+  events: ConnectionEvents
+}
+
+/**
+ * A session's socket: never two at once. Socket events carry the Attempt they came from and are
+ * ignored once that attempt is no longer current.
+ */
+export class Connection {
+  #attempt: Attempt | null = null
+  #gen = 0
+  /** the last socket's LID store (it reads our key store, so it still works after that socket closed) */
+  #lidMapping: LidResolver | null = null
+  readonly #receipts: ReceiptBatcher
+  readonly backoff: Backoff
+
+  constructor (private readonly deps: ConnectionDeps) {
+    this.#receipts = new ReceiptBatcher({
+      emit: (receipts) => { if (deps.live()) deps.onReceipts(receipts) },
+      lidResolver: () => this.#lidMapping,
+      ownNumber: deps.ownNumber,
+      live: deps.live,
+      logger: deps.log
+    })
+    this.backoff = new Backoff(deps.timing.reconnectBaseMs, deps.timing.reconnectMaxMs)
+  }
+
+  get attempt (): Attempt | null {
+    return this.#attempt
+  }
+
+  /** a newer socket took over since `attempt` closed */
+  superseded (attempt: Attempt): boolean {
+    return attempt.gen !== this.#gen || this.#attempt !== null
+  }
+
+  /** Replaces the socket with a new one; true when it logs in to a linked account. */
+  async open (): Promise<boolean> {
+    const { auth, wa, baileysLogger, sessionId, events } = this.deps
+    this.backoff.cancel()
+    await this.close()
+    const linked = auth.isLinked()
+    if (!linked) forgetHalfLink(auth)
+    const state = auth.state
+    const sock = createSocket({ auth: state, wa, logger: baileysLogger.child({ sessionId }), getMessage: this.deps.sentMessage })
+    const attempt: Attempt = { gen: ++this.#gen, sock, ready: false, open: false, codeRequested: false, codeChain: Promise.resolve() }
+    this.#attempt = attempt
+    this.#lidMapping = sock.signalRepository.lidMapping
+
+    sock.ev.on('creds.update', () => { auth.saveCreds(state.creds) })
+    sock.ev.on('connection.update', (update) => {
+      if (attempt !== this.#attempt) return
+      if (update.qr !== undefined) {
+        attempt.ready = true
+        this.deps.waiters.notify()
+        events.onQr(attempt, update.qr)
+      }
+      if (update.isNewLogin === true) events.onNewLogin()
+      if (update.connection === 'open') {
+        attempt.open = true
+        this.backoff.reset()
+        events.onOpen(attempt)
+      } else if (update.connection === 'close') {
+        this.#attempt = null
+        events.onClose(attempt, update.lastDisconnect?.error)
+      }
+    })
+    // receipts and rejections are facts even from a socket being replaced: not filtered by attempt
+    this.#receipts.listen(sock, () => state.creds.me?.id)
+    sock.ev.on('messages.update', (updates) => { if (this.deps.live()) this.deps.onMessagesUpdate(updates) })
+    return linked
+  }
+
+  /** Ends the current socket; its late events are ignored because it is no longer current. */
+  async close (): Promise<void> {
+    const attempt = this.#attempt
+    if (attempt === null) return
+    this.#attempt = null
+    this.#gen++
+    this.deps.waiters.notify()
+    await withTimeout(attempt.sock.end(undefined), this.deps.timing.socketEndTimeoutMs, 'socket close handshake timed out')
+      .catch((err: unknown) => { this.deps.log.debug({ err }, 'socket end') })
+  }
+
+  /** Logs the linked device out, connecting first when no socket is open; never throws. */
+  async logOut (): Promise<void> {
+    const { logoutTimeoutMs } = this.deps.timing
+    try {
+      let sock = this.#attempt?.open === true ? this.#attempt.sock : undefined
+      if (sock === undefined) {
+        await this.open()
+        sock = await this.deps.waiters.until(() => {
+          if (this.#attempt === null) throw new Error('connection closed')
+          return this.#attempt.open ? this.#attempt.sock : undefined
+        }, logoutTimeoutMs, 'an open connection to log out')
+      }
+      await withTimeout(sock.logout(), logoutTimeoutMs, 'logout timed out')
+      this.deps.log.info('device logged out')
+    } catch (err) {
+      this.deps.log.warn({ err }, 'could not log the device out; removing its auth state anyway')
+    }
   }
 }

@@ -2,7 +2,7 @@ import type { ConnectionState, WASocket } from '@whiskeysockets/baileys'
 import QRCode from 'qrcode'
 import { withTimeout } from '../async.js'
 import type { SessionAuth } from '../auth-state.js'
-import { PlatformError } from '../errors.js'
+import { isPlatformError, PlatformError } from '../errors.js'
 import type { AuthMethod, PlatformEventMap } from '../types.js'
 import type { Attempt } from './connection.js'
 
@@ -48,6 +48,38 @@ export class Linking {
   clearCodes (): void {
     this.pairingCode = null
     this.qrCode = null
+  }
+
+  /**
+   * An explicit code request: at most one at a time. `ensureSocket` starts a link attempt if none runs;
+   * `ready` waits for a socket that accepts a code request. `open` and `linked` describe the session now.
+   */
+  async request (steps: { open: boolean, linked: boolean, ensureSocket: () => Promise<void>, ready: () => Promise<Attempt> }): Promise<string> {
+    if (steps.open) throw new PlatformError('ALREADY_CONNECTED')
+    if (this.host.authMethod() !== 'pairing' || this.host.phoneNumber() === null) throw new PlatformError('PHONE_NOT_SET')
+    // linked but reconnecting: the platform would not accept a new link for this device
+    if (steps.linked) throw new PlatformError('PAIRING_UNAVAILABLE')
+    if (this.requested) throw new PlatformError('PAIRING_IN_PROGRESS')
+    this.requested = true
+    try {
+      await steps.ensureSocket()
+      let attempt: Attempt
+      try {
+        attempt = await steps.ready()
+      } catch (err) {
+        if (isPlatformError(err, 'ALREADY_CONNECTED') || isPlatformError(err, 'SESSION_NOT_FOUND')) throw err
+        this.emitPairingError(`Cannot generate pairing code at this time: ${messageOf(err)}`)
+        throw new PlatformError('PAIRING_UNAVAILABLE')
+      }
+      attempt.codeRequested = true
+      try {
+        return await this.issuePairingCode(attempt)
+      } catch {
+        throw new PlatformError('PAIRING_UNAVAILABLE')
+      }
+    } finally {
+      this.requested = false
+    }
   }
 
   /** A socket that can link sent a QR ref: publish the QR, or ask for a pairing code once per socket. */
