@@ -2,7 +2,7 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyPluginAsy
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import fp from 'fastify-plugin'
 import type { Config } from './config.js'
-import { EXPOSED_5XX_CODES, RouteNotFound } from './errors.js'
+import { EXPOSED_5XX_CODES, fromPlatform, RouteNotFound } from './errors.js'
 import { ErrorEnvelopeSchema } from './schemas/envelope.js'
 import configPlugin from './plugins/app/config.js'
 import dbPlugin from './plugins/app/db.js'
@@ -58,7 +58,8 @@ export const serviceApp: FastifyPluginAsync<AppOptions> = async (app, opts) => {
   await app.register(statusesPlugin)
   await app.register(staticPlugin)
 
-  app.setErrorHandler((err: FastifyError, req, reply) => {
+  app.setErrorHandler((error: FastifyError, req, reply) => {
+    const err = fromPlatform(error)
     const status = err.validation !== undefined ? 400 : statusOf(err)
     let message = err.message
     if (err.validation !== undefined) {

@@ -1,4 +1,5 @@
-import createError from '@fastify/error'
+import createError, { type FastifyError } from '@fastify/error'
+import { PlatformError, type PlatformErrorCode } from './platform/errors.js'
 
 // Every error the service answers with, made once. Handlers throw these; the one error handler in
 // app.ts turns any error into `{ success: false, error }` with its statusCode.
@@ -28,3 +29,18 @@ export const UploadNotFound = createError('ST_UPLOAD_NOT_FOUND', 'Uploaded file 
 
 /** Status codes whose messages are written for users and shown as-is even when 5xx. */
 export const EXPOSED_5XX_CODES = new Set(['ST_PAIRING_UNAVAILABLE', 'ST_NOT_CONNECTED', 'ST_SEND_FAILED', 'ST_INTERNAL'])
+
+const FROM_PLATFORM: Record<PlatformErrorCode, (err: PlatformError) => FastifyError> = {
+  SESSION_NOT_FOUND: () => new SessionNotFound(),
+  NOT_CONNECTED: () => new NotConnected(),
+  ALREADY_CONNECTED: () => new AlreadyConnected(),
+  PHONE_NOT_SET: () => new PhoneNotSet(),
+  PAIRING_IN_PROGRESS: () => new PairingInProgress(),
+  PAIRING_UNAVAILABLE: () => new PairingUnavailable(),
+  SEND_FAILED: (err) => new SendFailed(err.message)
+}
+
+/** A platform error as the service answers it; any other error as it is. */
+export function fromPlatform<E> (err: E): E | FastifyError {
+  return err instanceof PlatformError ? FROM_PLATFORM[err.code](err) : err
+}

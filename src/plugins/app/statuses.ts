@@ -9,7 +9,7 @@ import {
   mediaInUse, setStatusError, unusedUploadsBefore
 } from '../../db/repositories/statuses.js'
 import { listViewers, viewerWriter, type ViewToRecord } from '../../db/repositories/viewers.js'
-import { BadRequest, NotConnected, SendFailed, SessionNotFound, StatusNotFound, UploadNotFound } from '../../errors.js'
+import { BadRequest, fromPlatform, NotConnected, SendFailed, SessionNotFound, StatusNotFound, UploadNotFound } from '../../errors.js'
 import type { PlatformEventMap, ReceiptEvent, SendStatusResult, StatusContent } from '../../platform/types.js'
 import type { DeletedStatusSchema, SendStatusBody, SendStatusResultSchema, SentStatus, Viewer } from '../../schemas/status.js'
 
@@ -174,8 +174,9 @@ export function createStatusService (deps: StatusDeps) {
         recipients,
         onProgress: (sent, total) => { broadcaster.emit('status-send-progress', { sessionId, statusId: id, sent, total }) }
       })
-    } catch (err) {
+    } catch (caught) {
       await deleteStatus(db, statusId)
+      const err = fromPlatform(caught)
       if (isCode(err, 'ST_NOT_CONNECTED')) throw err
       log.warn({ err, sessionId, statusId }, 'sending status failed')
       // the platform's own SendFailed already reads "Failed to send status: …"
@@ -293,20 +294,14 @@ export function createStatusService (deps: StatusDeps) {
   const cooling = new Map<number, Cooling>()
   const stats = { received: 0, recorded: 0, flushes: 0 }
 
-  function ownNumberOf (sessionId: string): string | null {
-    return platform.snapshot(sessionId)?.ownNumber ?? writer.storedOwnNumber(sessionId)
-  }
-
   function ingest (sessionId: string, receipts: ReceiptEvent[]): void {
-    let own: string | null | undefined
     for (const r of receipts) {
       if (r.type !== 'read' && r.type !== 'played') continue
       if (r.viewerNumber === null) {
         log.debug({ sessionId, viewerJid: r.viewerJid, messageId: r.messageId }, 'view from an unmapped LID skipped')
         continue
       }
-      if (own === undefined) own = ownNumberOf(sessionId)
-      queue.push({ sessionId, messageId: r.messageId, number: r.viewerNumber, jid: `${r.viewerNumber}@s.whatsapp.net`, viewedAt: r.at, isReal: r.viewerNumber !== own })
+      queue.push({ sessionId, messageId: r.messageId, number: r.viewerNumber, jid: `${r.viewerNumber}@s.whatsapp.net`, viewedAt: r.at, isReal: !r.isOwn })
       stats.received++
     }
     if (queue.length >= INGEST_BATCH_MAX) flush()
