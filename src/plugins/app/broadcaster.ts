@@ -10,7 +10,7 @@ export default fp(async (app) => {
   const toClients = <K extends EventName>(event: K, payload: EventPayloads[K]): void => { app.io.emit(event, payload) }
 
   // domain events go out under their own name with their payload as is
-  for (const event of DOMAIN_EVENT_NAMES) app.domainEvents.on(event, (payload) => { app.io.emit(event, payload) })
+  for (const event of DOMAIN_EVENT_NAMES) app.domainEvents.on(event, (payload) => { toClients(event, payload) })
 
   const { platform } = app
   platform.on('connection-status', (e) => {

@@ -1,6 +1,6 @@
 import { BadRequest } from '../../../errors.js'
 import { mediaTypeOfExtension, type MediaKind } from '../../../media/types.js'
-import { PHONE_PATTERN } from '../../../schemas/common.js'
+import { PHONE_PATTERN, PHONE_RULE } from '../../../schemas/common.js'
 
 const PHONE = new RegExp(PHONE_PATTERN)
 
@@ -13,7 +13,7 @@ export function parseTargetNumbers (raw: string | undefined): string[] {
   for (const part of (raw ?? '').split(',')) {
     const n = part.trim()
     if (n === '') continue
-    if (!PHONE.test(n)) throw new BadRequest(`targetNumbers entry "${n.length > 40 ? n.slice(0, 40) + '…' : n}" must be 10 to 15 digits including country code, no plus sign`)
+    if (!PHONE.test(n)) throw new BadRequest(`targetNumbers entry "${n.length > 40 ? n.slice(0, 40) + '…' : n}" must be ${PHONE_RULE}`)
     out.add(n)
   }
   return [...out]
