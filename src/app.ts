@@ -8,10 +8,11 @@ import configPlugin from './plugins/app/config.js'
 import dbPlugin from './plugins/app/db.js'
 import mediaStorePlugin from './plugins/app/media-store.js'
 import authPlugin from './plugins/app/auth.js'
-import broadcasterPlugin from './plugins/app/broadcaster.js'
+import domainEventsPlugin from './plugins/app/domain-events.js'
 import platformPlugin from './plugins/app/platform.js'
-import sessionEventsPlugin from './plugins/app/session-events.js'
-import statusesPlugin from './plugins/app/statuses.js'
+import broadcasterPlugin from './plugins/app/broadcaster.js'
+import sessionsPlugin from './plugins/app/sessions/index.js'
+import statusesPlugin from './plugins/app/statuses/index.js'
 import swaggerPlugin from './plugins/external/swagger.js'
 import rateLimitPlugin from './plugins/external/rate-limit.js'
 import multipartPlugin from './plugins/external/multipart.js'
@@ -52,9 +53,10 @@ export const serviceApp: FastifyPluginAsync<AppOptions> = async (app, opts) => {
   await app.register(mediaStorePlugin)
   await app.register(authPlugin)
   await app.register(socketIoPlugin)
-  await app.register(broadcasterPlugin)
+  await app.register(domainEventsPlugin)
   await app.register(platformPlugin)
-  await app.register(sessionEventsPlugin)
+  await app.register(broadcasterPlugin)
+  await app.register(sessionsPlugin)
   await app.register(statusesPlugin)
   await app.register(staticPlugin)
 

@@ -7,7 +7,6 @@ import { PlatformError, type PlatformErrorCode } from './platform/errors.js'
 export const Unauthorized = createError('ST_UNAUTHORIZED', 'Unauthorized', 401)
 export const RouteNotFound = createError('ST_ROUTE_NOT_FOUND', 'Route not found', 404)
 export const BadRequest = createError<[string]>('ST_BAD_REQUEST', '%s', 400)
-export const InternalError = createError('ST_INTERNAL', 'Internal server error', 500)
 
 export const SessionExists = createError('ST_SESSION_EXISTS', 'Session already exists', 409)
 export const SessionNotFound = createError('ST_SESSION_NOT_FOUND', 'Session not found', 404)
@@ -28,7 +27,7 @@ export const VideoTooLarge = createError<[number]>('ST_VIDEO_TOO_LARGE', 'File s
 export const UploadNotFound = createError('ST_UPLOAD_NOT_FOUND', 'Uploaded file not found', 400)
 
 /** Status codes whose messages are written for users and shown as-is even when 5xx. */
-export const EXPOSED_5XX_CODES = new Set(['ST_PAIRING_UNAVAILABLE', 'ST_NOT_CONNECTED', 'ST_SEND_FAILED', 'ST_INTERNAL'])
+export const EXPOSED_5XX_CODES = new Set(['ST_PAIRING_UNAVAILABLE', 'ST_NOT_CONNECTED', 'ST_SEND_FAILED'])
 
 const FROM_PLATFORM: Record<PlatformErrorCode, (err: PlatformError) => FastifyError> = {
   SESSION_NOT_FOUND: () => new SessionNotFound(),
