@@ -2,16 +2,17 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyPluginAsy
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import fp from 'fastify-plugin'
 import type { Config } from './config.js'
-import { EXPOSED_5XX_CODES, RouteNotFound } from './errors.js'
+import { EXPOSED_5XX_CODES, fromPlatform, RouteNotFound } from './errors.js'
 import { ErrorEnvelopeSchema } from './schemas/envelope.js'
 import configPlugin from './plugins/app/config.js'
 import dbPlugin from './plugins/app/db.js'
 import mediaStorePlugin from './plugins/app/media-store.js'
 import authPlugin from './plugins/app/auth.js'
-import broadcasterPlugin from './plugins/app/broadcaster.js'
+import domainEventsPlugin from './plugins/app/domain-events.js'
 import platformPlugin from './plugins/app/platform.js'
-import sessionEventsPlugin from './plugins/app/session-events.js'
-import statusesPlugin from './plugins/app/statuses.js'
+import broadcasterPlugin from './plugins/app/broadcaster.js'
+import sessionsPlugin from './plugins/app/sessions/index.js'
+import statusesPlugin from './plugins/app/statuses/index.js'
 import swaggerPlugin from './plugins/external/swagger.js'
 import rateLimitPlugin from './plugins/external/rate-limit.js'
 import multipartPlugin from './plugins/external/multipart.js'
@@ -52,13 +53,15 @@ export const serviceApp: FastifyPluginAsync<AppOptions> = async (app, opts) => {
   await app.register(mediaStorePlugin)
   await app.register(authPlugin)
   await app.register(socketIoPlugin)
-  await app.register(broadcasterPlugin)
+  await app.register(domainEventsPlugin)
   await app.register(platformPlugin)
-  await app.register(sessionEventsPlugin)
+  await app.register(broadcasterPlugin)
+  await app.register(sessionsPlugin)
   await app.register(statusesPlugin)
   await app.register(staticPlugin)
 
-  app.setErrorHandler((err: FastifyError, req, reply) => {
+  app.setErrorHandler((error: FastifyError, req, reply) => {
+    const err = fromPlatform(error)
     const status = err.validation !== undefined ? 400 : statusOf(err)
     let message = err.message
     if (err.validation !== undefined) {

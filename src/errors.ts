@@ -1,4 +1,5 @@
-import createError from '@fastify/error'
+import createError, { type FastifyError } from '@fastify/error'
+import { PlatformError, type PlatformErrorCode } from './platform/errors.js'
 
 // Every error the service answers with, made once. Handlers throw these; the one error handler in
 // app.ts turns any error into `{ success: false, error }` with its statusCode.
@@ -6,7 +7,6 @@ import createError from '@fastify/error'
 export const Unauthorized = createError('ST_UNAUTHORIZED', 'Unauthorized', 401)
 export const RouteNotFound = createError('ST_ROUTE_NOT_FOUND', 'Route not found', 404)
 export const BadRequest = createError<[string]>('ST_BAD_REQUEST', '%s', 400)
-export const InternalError = createError('ST_INTERNAL', 'Internal server error', 500)
 
 export const SessionExists = createError('ST_SESSION_EXISTS', 'Session already exists', 409)
 export const SessionNotFound = createError('ST_SESSION_NOT_FOUND', 'Session not found', 404)
@@ -27,4 +27,19 @@ export const VideoTooLarge = createError<[number]>('ST_VIDEO_TOO_LARGE', 'File s
 export const UploadNotFound = createError('ST_UPLOAD_NOT_FOUND', 'Uploaded file not found', 400)
 
 /** Status codes whose messages are written for users and shown as-is even when 5xx. */
-export const EXPOSED_5XX_CODES = new Set(['ST_PAIRING_UNAVAILABLE', 'ST_NOT_CONNECTED', 'ST_SEND_FAILED', 'ST_INTERNAL'])
+export const EXPOSED_5XX_CODES = new Set(['ST_PAIRING_UNAVAILABLE', 'ST_NOT_CONNECTED', 'ST_SEND_FAILED'])
+
+const FROM_PLATFORM: Record<PlatformErrorCode, (err: PlatformError) => FastifyError> = {
+  SESSION_NOT_FOUND: () => new SessionNotFound(),
+  NOT_CONNECTED: () => new NotConnected(),
+  ALREADY_CONNECTED: () => new AlreadyConnected(),
+  PHONE_NOT_SET: () => new PhoneNotSet(),
+  PAIRING_IN_PROGRESS: () => new PairingInProgress(),
+  PAIRING_UNAVAILABLE: () => new PairingUnavailable(),
+  SEND_FAILED: (err) => new SendFailed(err.message)
+}
+
+/** A platform error as the service answers it; any other error as it is. */
+export function fromPlatform<E> (err: E): E | FastifyError {
+  return err instanceof PlatformError ? FROM_PLATFORM[err.code](err) : err
+}

@@ -4,7 +4,7 @@
  *
  * A script prints one `BENCH_FIGURE {json}` line per figure (bench/run.ts collects them) and a table.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs'
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { formatSummary, summarize } from '../profile-top.js'
 import {
@@ -15,16 +15,6 @@ import {
 export const SMOKE = process.env.BENCH_SMOKE === '1'
 /** BENCH_PROFILE=1: the service and the emulator run under --cpu-prof; their top frames are printed after the run */
 export const PROFILE = process.env.BENCH_PROFILE === '1'
-/**
- * BENCH_EXPERIMENT=a,b: modules from bench/experiments/ preloaded into the service (through tsx's loader), to
- * measure what a change outside the service would give; figures then do not describe the service as is.
- * Experiments are TypeScript, so they bring tsx's loader into the compiled service, and with it Node's
- * source-map support (which no-source-maps turns off again)
- */
-export const EXPERIMENTS = (process.env.BENCH_EXPERIMENT ?? '').split(',').map((e) => e.trim()).filter((e) => e !== '')
-for (const e of EXPERIMENTS) {
-  if (!existsSync(join(ROOT, 'bench', 'experiments', `${e}.ts`))) throw new Error(`unknown experiment ${e} (see bench/experiments/)`)
-}
 
 export interface Target {
   op: '<' | '<=' | '>='
@@ -128,8 +118,7 @@ export async function runBench (name: string, limitMs: number, fn: (ctx: BenchCo
         dir: dir.path,
         emulator: p,
         ...opts,
-        nodeFlags: [...(opts.nodeFlags ?? []), ...((opts.profile ?? PROFILE) ? profileFlags('service') : [])],
-        imports: [...(opts.imports ?? []), ...EXPERIMENTS.map((e) => join(ROOT, 'bench', 'experiments', `${e}.ts`))]
+        nodeFlags: [...(opts.nodeFlags ?? []), ...((opts.profile ?? PROFILE) ? profileFlags('service') : [])]
       })])
       services.push(svc)
       return svc

@@ -35,7 +35,7 @@ export type ServiceApi = ReturnType<typeof serviceApi>
 
 export interface EmulatorStatus { id: string, recipients: string[], chunks: number, decrypted: boolean, errors: string[] }
 
-/** The emulator's JSON control API (test/emulator/control-api.ts). */
+/** The emulator's JSON control API (emulator/src/control-api.ts; see emulator/README.md). */
 export function emulatorApi (controlUrl: string) {
   const call = async <T = unknown>(method: string, path: string, body?: unknown): Promise<T> =>
     await request<T>(`${controlUrl}${path}`, method, {}, body)

@@ -1,5 +1,5 @@
 /**
- * The emulator as its own process, like `npm run emulator` (test/emulator/cli.ts) but with the root key
+ * The emulator as its own process, like `npm run emulator` (emulator/src/cli.ts) but with the root key
  * and port chosen by the benchmark driver, so the driver can start the service at the same time instead
  * of waiting for the emulator to announce them. Prints the same JSON line when ready; SIGTERM stops it.
  *   EMULATOR_PORT      port of the WebSocket + control API server

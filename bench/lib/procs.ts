@@ -85,25 +85,22 @@ export interface SpawnOptions {
   onStdoutLine?: (line: string) => void
   /** working directory (default the repository) */
   cwd?: string
-  /** modules preloaded after the death watch (flags in nodeFlags come before it) */
-  imports?: string[]
 }
 
 const isTs = (file: string): boolean => /\.[cm]?ts$/.test(file)
 
 /**
  * `node [flags] <script>` with the driver's death watch preloaded; tsx's loader (`--import tsx`) only
- * when the script or a preloaded module is TypeScript (the emulator, the bare-Fastify baseline,
- * experiments), so the compiled service runs exactly as under `npm start`.
+ * when the script is TypeScript (the emulator, the bare-Fastify baseline), so the compiled service runs
+ * exactly as under `npm start`.
  */
 export function spawnNode (script: string, opts: SpawnOptions): Proc {
   mkdirSync(dirname(opts.logFile), { recursive: true })
   const log = createWriteStream(opts.logFile)
   const env: Record<string, string> = {}
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v
-  const imports = opts.imports ?? []
-  const loader = isTs(script) || imports.some(isTs) ? ['--import', TSX] : []
-  const child = spawn(process.execPath, [...(opts.nodeFlags ?? []), ...loader, '--import', DIE_WITH_PARENT, ...imports.flatMap((m) => ['--import', m]), script], {
+  const loader = isTs(script) ? ['--import', TSX] : []
+  const child = spawn(process.execPath, [...(opts.nodeFlags ?? []), ...loader, '--import', DIE_WITH_PARENT, script], {
     cwd: opts.cwd ?? ROOT,
     env: { ...env, TSX_TSCONFIG_PATH: join(ROOT, 'tsconfig.json'), ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe']
@@ -243,8 +240,6 @@ export interface ServiceOptions {
   emulator: { wsUrl: string, rootPublicKey: string, caFile: string }
   env?: Record<string, string>
   nodeFlags?: string[]
-  /** modules preloaded before the server (TypeScript ones bring tsx's loader in) */
-  imports?: string[]
   name?: string
 }
 
@@ -274,8 +269,7 @@ export async function startService (opts: ServiceOptions): Promise<ServiceProc> 
     logFile: join(opts.dir, `${opts.name ?? 'service'}.log`),
     // run from the temp folder: a developer's .env in the repository must not change the benchmark
     cwd: opts.dir,
-    ...(opts.nodeFlags !== undefined ? { nodeFlags: opts.nodeFlags } : {}),
-    ...(opts.imports !== undefined ? { imports: opts.imports } : {})
+    ...(opts.nodeFlags !== undefined ? { nodeFlags: opts.nodeFlags } : {})
   })
   const base = `http://127.0.0.1:${port}`
   const deadline = Date.now() + 30_000

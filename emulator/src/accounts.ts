@@ -3,6 +3,7 @@
  * contacts (everyone else), addressable by phone number and by LID.
  */
 import type { BinaryNode } from '@whiskeysockets/baileys'
+import { AckLedger } from './acks.js'
 import { EmulatorError } from './errors.js'
 import { SimulatedDevice, type SignalBundle } from './signal-party.js'
 import { generateSigningKeyPair, type SigningKeyPair } from './xeddsa.js'
@@ -28,6 +29,8 @@ export class CompanionDevice {
   removed = false
   removedAt?: Date
   readonly offlineQueue: BinaryNode[] = []
+  /** delivered stanzas not acked yet (redelivered at the next login) and the ack counters of its connections */
+  readonly acks = new AckLedger()
 
   constructor (
     readonly id: number,

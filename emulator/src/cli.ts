@@ -1,6 +1,8 @@
+#!/usr/bin/env tsx
 /**
- * `npm run emulator`: run the emulator as a process. Prints one JSON line on stdout when ready
- * ({ wsUrl, controlUrl, mediaUrl, rootPublicKey, caFile }); logs go to stderr.
+ * `npm run emulator` (or `npm start` in emulator/, or the `wa-emulator` bin): run the emulator as a
+ * process. Prints one JSON line on stdout when ready ({ wsUrl, controlUrl, mediaUrl, rootPublicKey,
+ * caFile }); logs go to stderr. See emulator/README.md.
  *   EMULATOR_PORT        port of the WebSocket + control API server (default 0 = any)
  *   EMULATOR_MEDIA_PORT  port of the HTTPS media server (default 0 = any)
  *   EMULATOR_CERT_DIR    reuse/generate <dir>/cert.pem + <dir>/key.pem (default: a fresh temp dir)

@@ -2,6 +2,7 @@
 import { decodeBinaryNode, encodeBinaryNode, type BinaryNode, type proto } from '@whiskeysockets/baileys'
 import type { Logger } from 'pino'
 import { WebSocket } from 'ws'
+import type { AckCounters } from './acks.js'
 import type { Account, CompanionDevice } from './accounts.js'
 import { encodeFrame, FrameReader, NoiseServerHandshake, type HandshakeResult, type NoiseTransport } from './noise.js'
 import type { KeyPair } from './xeddsa.js'
@@ -61,6 +62,8 @@ export class WaConnection {
   registration?: RegistrationState
   account?: Account
   device?: CompanionDevice
+  /** ack counters, from login on (see acks.ts) */
+  acks?: AckCounters
   private transport?: NoiseTransport
   private readonly handshake: NoiseServerHandshake
   private readonly reader = new FrameReader()

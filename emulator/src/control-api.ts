@@ -29,6 +29,8 @@ const routes: Route[] = [
   },
   { method: 'POST', pattern: /^\/accounts$/, handler: (e, _, body) => [201, e.createAccount(body.number as string)] },
   { method: 'GET', pattern: new RegExp(`^/accounts/${SEGMENT}$`), handler: (e, [number]) => [200, e.getAccount(number)] },
+  { method: 'GET', pattern: new RegExp(`^/accounts/${SEGMENT}/unacked$`), handler: (e, [number]) => [200, { count: e.unackedCount(number) }] },
+  { method: 'GET', pattern: new RegExp(`^/accounts/${SEGMENT}/acks$`), handler: (e, [number]) => [200, e.ackStats(number)] },
   {
     method: 'POST',
     pattern: new RegExp(`^/accounts/${SEGMENT}/scan$`),

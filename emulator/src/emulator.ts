@@ -10,6 +10,7 @@ import { getBinaryNodeChildBuffer, jidDecode, proto, type BinaryNode } from '@wh
 import { pino, type Logger } from 'pino'
 import { WebSocketServer, type WebSocket } from 'ws'
 import { type Account, CompanionDevice, Directory, normalizeNumber } from './accounts.js'
+import { newAckCounters, publicAckStats } from './acks.js'
 import { buildCertChain, defaultRootKeyPair, ensureTlsFiles, temporaryTlsFiles } from './certs.js'
 import type { ConnectionHandler, LinkCodeAttempt } from './connection.js'
 import { WaConnection } from './connection.js'
@@ -32,6 +33,7 @@ import type {
   AccountInfo,
   AccountRef,
   BulkViewOptions,
+  ConnectionAckStats,
   ContactInfo,
   EmulatorOptions,
   FaultKind,
@@ -78,6 +80,13 @@ export interface Emulator {
   settled(timeoutMs?: number): Promise<void>
   mediaUploads(): MediaUploadInfo[]
   rejectedMessages(): RejectedMessage[]
+  /**
+   * Stanzas (receipts, messages) the account's linked devices have not acknowledged: delivered without
+   * an `<ack>` yet, or queued for a device that is offline. Both are delivered at the device's next login.
+   */
+  unackedCount(number: string): number
+  /** Ack counters per logged-in connection of the account's linked devices, oldest first (recent closed ones too). */
+  ackStats(number: string): ConnectionAckStats[]
   stop(): Promise<void>
 }
 
@@ -221,6 +230,8 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
 
   onClose (conn: WaConnection): void {
     this.connections.delete(conn)
+    // what it left unacked stays with its device (conn.device.acks) for the next login
+    if (conn.acks) conn.acks.closedAt = new Date()
     const registration = conn.registration
     if (registration) {
       if (registration.closeTimer) clearTimeout(registration.closeTimer)
@@ -252,6 +263,8 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
         this.onMessage(conn, node)
         return
       case 'ack':
+        if (conn.device && conn.acks) conn.device.acks.ack(node, conn.acks)
+        return
       case 'receipt':
       case 'presence':
       case 'ib':
@@ -456,13 +469,19 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
         lid: `${party.lid}:${device.id}@lid`
       }
     })
+    conn.acks = newAckCounters(conn.id, device.id)
+    device.acks.open(conn.acks)
+    // what earlier connections left unacked comes again first (oldest first, same stanzas)
+    const unacked = device.acks.redeliver(conn.acks)
     const queued = device.offlineQueue.splice(0)
+    const offline = [...unacked, ...queued]
     // the server delivers what queued up while the device was away, then marks the end of the offline queue
     conn.sendMany([
-      ...queued.map((n) => ({ ...n, attrs: { ...n.attrs, offline: '1' } })),
-      { tag: 'ib', attrs: { from: 's.whatsapp.net' }, content: [{ tag: 'offline', attrs: { count: String(queued.length) } }] }
+      ...offline.map((n) => ({ ...n, attrs: { ...n.attrs, offline: '1' } })),
+      { tag: 'ib', attrs: { from: 's.whatsapp.net' }, content: [{ tag: 'offline', attrs: { count: String(offline.length) } }] }
     ])
-    this.logger.debug({ conn: conn.id, number, device: device.id, offline: queued.length }, 'logged in')
+    device.acks.delivered(queued, conn.acks)
+    this.logger.debug({ conn: conn.id, number, device: device.id, offline: queued.length, redelivered: unacked.length }, 'logged in')
     this.changed()
   }
 
@@ -524,6 +543,7 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
       conn.device.removed = true
       conn.device.removedAt = new Date()
       conn.device.offlineQueue.length = 0
+      conn.device.acks.clear()
       this.logger.info({ number: conn.account?.number, device: conn.device.id }, 'companion logged itself out')
     }
     setImmediate(() => conn.close())
@@ -702,6 +722,19 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
     return this.rejected.map((r) => ({ ...r }))
   }
 
+  unackedCount (number: string): number {
+    const account = this.directory.account(number)
+    return account.activeCompanions().reduce((sum, d) => sum + d.acks.size + d.offlineQueue.length, 0)
+  }
+
+  ackStats (number: string): ConnectionAckStats[] {
+    const account = this.directory.account(number)
+    return [...account.companions.values()]
+      .flatMap((d) => d.acks.connections())
+      .sort((a, b) => a.connection - b.connection)
+      .map(publicAckStats)
+  }
+
   sendView (statusId: string, options: ViewOptions): Promise<SendViewsResult> {
     return this.sendViews(statusId, {
       viewers: [options?.viewer],
@@ -759,7 +792,10 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
     for (const device of account.activeCompanions()) {
       const conns = live.filter((c) => c.device === device)
       if (conns.length) {
-        for (const conn of conns) conn.sendMany(nodes)
+        for (const conn of conns) {
+          conn.sendMany(nodes)
+          if (conn.acks) device.acks.delivered(nodes, conn.acks)
+        }
         deliveredTo++
       } else {
         device.enqueueOffline(nodes)
@@ -786,6 +822,7 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
           device.removed = true
           device.removedAt = new Date()
           device.offlineQueue.length = 0
+          device.acks.clear()
         }
         for (const conn of live) conn.streamError('401', { tag: 'conflict', attrs: { type: 'device_removed' } })
         break

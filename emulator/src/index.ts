@@ -1,6 +1,6 @@
 /**
  * Loopback emulator of the WhatsApp Web server for driving the real, unpatched Baileys in tests.
- * See docs/EMULATOR.md.
+ * See emulator/README.md.
  */
 export { startEmulator, type Emulator } from './emulator.js'
 export { EmulatorError } from './errors.js'

@@ -160,3 +160,31 @@ export interface SendViewsResult {
   /** linked devices that were offline: stanzas are kept and delivered (offline) at their next login */
   queuedFor: number
 }
+
+/**
+ * Acks on one logged-in connection of a linked device (`Emulator.ackStats`). A stanza that expects an
+ * `<ack>` (receipt, message) stays unacked for its device until the ack comes; what a connection
+ * leaves unacked is delivered again, same ids and content, when the device logs in next.
+ */
+export interface ConnectionAckStats {
+  /** the emulator's id of the connection (increasing) */
+  connection: number
+  /** linked device id */
+  device: number
+  connected: boolean
+  /** login time */
+  openedAt: string
+  closedAt?: string
+  /** stanzas expecting an ack written on this connection: new traffic, the offline queue and redeliveries */
+  delivered: number
+  /** of `delivered`: left unacked by an earlier connection and delivered again here */
+  redelivered: number
+  /** acks received that matched a stanza still unacked (nacks, acks with `error`, included) */
+  acked: number
+  /** of `acked`: acks with an `error` attribute */
+  nacked: number
+  /** acks that matched nothing unacked (e.g. a second ack for the same stanza) */
+  unmatched: number
+  /** delivered here and not acked (yet, or before the connection closed) */
+  unacked: number
+}

@@ -135,6 +135,18 @@ describe('emulator process and control API', () => {
     assert.equal((await call('POST', `/statuses/${id}/views`, { viewer: OWN })).status, 400, 'the owner did not receive it')
     assert.equal((await call('POST', '/statuses/UNKNOWN/views', { viewer: FRIEND })).status, 404)
 
+    // Baileys acks the receipt right after handling it
+    const deadline = Date.now() + 5_000
+    let unacked = await call('GET', `/accounts/${OWN}/unacked`)
+    while (unacked.json.count !== 0 && Date.now() < deadline) unacked = await call('GET', `/accounts/${OWN}/unacked`)
+    assert.deepEqual(unacked, { status: 200, json: { count: 0 } })
+    const acks = (await call<Record<string, unknown>[]>('GET', `/accounts/${OWN}/acks`)).json
+    assert.equal(acks.length, 1)
+    assert.deepEqual([acks[0].connected, acks[0].delivered, acks[0].acked, acks[0].unacked], [true, 1, 1, 0])
+    const unknown = await call('GET', '/accounts/15557779999/unacked')
+    assert.equal(unknown.status, 404)
+    assert.equal(typeof unknown.json.error, 'string')
+
     const closed = waitForClose(sock)
     assert.deepEqual((await call('POST', `/accounts/${OWN}/faults`, { kind: 'drop' })).json, { ok: true })
     assert.equal((await closed).statusCode, DisconnectReason.connectionClosed)

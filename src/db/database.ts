@@ -1,4 +1,4 @@
-import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely'
+import type { ColumnType, Generated, Insertable, Selectable } from 'kysely'
 
 /** All times are stored as integer milliseconds since the epoch and turned into ISO 8601 at the edge. */
 type Millis = number
@@ -82,9 +82,7 @@ export interface Database {
 
 export type SessionRow = Selectable<SessionTable>
 export type NewSessionRow = Insertable<SessionTable>
-export type SessionUpdate = Updateable<SessionTable>
 export type StatusRow = Selectable<StatusTable>
 export type NewStatusRow = Insertable<StatusTable>
 export type ViewerRow = Selectable<ViewerTable>
-export type NewViewerRow = Insertable<ViewerTable>
-export type UploadRow = Selectable<UploadTable>
+export type NewUploadRow = Insertable<UploadTable>

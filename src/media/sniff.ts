@@ -1,40 +1,14 @@
+import { MEDIA_TYPES, type MediaType } from './types.js'
+
 /** What the first bytes of a file say it is. */
-export interface SniffedType {
-  kind: 'image' | 'video'
-  mimeType: string
-  /** canonical extension, lower case, without the dot */
-  ext: string
-}
+export type SniffedType = MediaType
 
 /** Bytes `sniff` needs to decide every format it knows (ISO-BMFF compatible brands come last). */
 export const SNIFF_BYTES = 256
 
 const ASF_GUID = Buffer.from('3026b2758e66cf11a6d900aa0062ce6c', 'hex')
 
-const JPEG: SniffedType = { kind: 'image', mimeType: 'image/jpeg', ext: 'jpg' }
-const PNG: SniffedType = { kind: 'image', mimeType: 'image/png', ext: 'png' }
-const GIF: SniffedType = { kind: 'image', mimeType: 'image/gif', ext: 'gif' }
-const WEBP: SniffedType = { kind: 'image', mimeType: 'image/webp', ext: 'webp' }
-const BMP: SniffedType = { kind: 'image', mimeType: 'image/bmp', ext: 'bmp' }
-const MP4: SniffedType = { kind: 'video', mimeType: 'video/mp4', ext: 'mp4' }
-const M4V: SniffedType = { kind: 'video', mimeType: 'video/x-m4v', ext: 'm4v' }
-const MOV: SniffedType = { kind: 'video', mimeType: 'video/quicktime', ext: 'mov' }
-const GPP: SniffedType = { kind: 'video', mimeType: 'video/3gpp', ext: '3gp' }
-const GPP2: SniffedType = { kind: 'video', mimeType: 'video/3gpp2', ext: '3g2' }
-const WEBM: SniffedType = { kind: 'video', mimeType: 'video/webm', ext: 'webm' }
-const MKV: SniffedType = { kind: 'video', mimeType: 'video/x-matroska', ext: 'mkv' }
-const AVI: SniffedType = { kind: 'video', mimeType: 'video/x-msvideo', ext: 'avi' }
-const FLV: SniffedType = { kind: 'video', mimeType: 'video/x-flv', ext: 'flv' }
-const WMV: SniffedType = { kind: 'video', mimeType: 'video/x-ms-wmv', ext: 'wmv' }
-
-/** Other spellings of each canonical extension, accepted as they are in original filenames. */
-export const EXTENSION_ALIASES: Readonly<Record<string, readonly string[]>> = {
-  jpg: ['jpg', 'jpeg', 'jpe', 'jfif'],
-  mov: ['mov', 'qt'],
-  '3gp': ['3gp', '3gpp'],
-  '3g2': ['3g2', '3gpp2'],
-  wmv: ['wmv', 'asf']
-}
+const { jpg: JPEG, png: PNG, gif: GIF, webp: WEBP, bmp: BMP, mp4: MP4, m4v: M4V, mov: MOV, '3gp': GPP, '3g2': GPP2, webm: WEBM, mkv: MKV, avi: AVI, flv: FLV, wmv: WMV } = MEDIA_TYPES
 
 // ISO-BMFF brands (major or compatible) that mean a video we can send; M4A/HEIF/AVIF brands are left out on purpose.
 const VIDEO_BRANDS = new Map<string, SniffedType>([

@@ -30,3 +30,39 @@ export async function withTimeout<T> (promise: Promise<T>, ms: number, message: 
     clearTimeout(timer)
   }
 }
+
+/** Waits for a condition that can change whenever `notify()` is called (a session's state, its socket). */
+export class Waiters {
+  readonly #checks = new Set<() => void>()
+
+  notify (): void {
+    for (const check of [...this.#checks]) check()
+  }
+
+  /** Resolves with `probe()`'s first defined value, re-checked on every notify; probe may throw to abort. */
+  async until<T> (probe: () => T | undefined, timeoutMs: number, what: string): Promise<T> {
+    return await new Promise<T>((resolve, reject) => {
+      const done = (): void => {
+        clearTimeout(timer)
+        this.#checks.delete(check)
+      }
+      const check = (): void => {
+        try {
+          const value = probe()
+          if (value === undefined) return
+          done()
+          resolve(value)
+        } catch (err) {
+          done()
+          reject(err)
+        }
+      }
+      const timer = setTimeout(() => {
+        done()
+        reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}`))
+      }, timeoutMs)
+      this.#checks.add(check)
+      check()
+    })
+  }
+}

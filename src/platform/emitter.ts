@@ -18,11 +18,6 @@ export class TypedEmitter<M extends object> {
     return this
   }
 
-  once<K extends keyof M & string> (event: K, listener: Listener<M[K]>): this {
-    this.#ee.once(event, listener)
-    return this
-  }
-
   off<K extends keyof M & string> (event: K, listener: Listener<M[K]>): this {
     this.#ee.off(event, listener)
     return this
@@ -36,9 +31,5 @@ export class TypedEmitter<M extends object> {
         this.#logger.error({ err, event }, 'platform event listener threw')
       }
     }
-  }
-
-  removeAllListeners (): void {
-    this.#ee.removeAllListeners()
   }
 }

@@ -1,19 +1,33 @@
-import type { PlatformLogger } from './logger.js'
 import type { Config } from '../config.js'
 import type { DbHandle } from '../db/connection.js'
-import { BadRequest, SessionNotFound } from '../errors.js'
 import { createAuthStore } from './auth-state.js'
 import { TypedEmitter } from './emitter.js'
-import { createSessionRows } from './session-rows.js'
-import { DEFAULT_TIMING, SessionRuntime, type PlatformTiming } from './session-runtime.js'
+import { PlatformError } from './errors.js'
+import type { PlatformLogger } from './logger.js'
+import { SessionRuntime } from './session/runtime.js'
 import { applyTestTrustRoot } from './trust-root.js'
-import type { PlatformEventMap, SendStatusInput, SendStatusResult, SessionSnapshot, SessionSpec } from './types.js'
+import type { PlatformEventMap, PlatformTiming, SendStatusInput, SendStatusResult, SessionLinks, SessionSnapshot, SessionSpec } from './types.js'
 
-export type { PlatformTiming } from './session-runtime.js'
 export type { PlatformLogger } from './logger.js'
+export type { PlatformTiming } from './types.js'
+
+export const DEFAULT_TIMING: PlatformTiming = {
+  reconnectBaseMs: 1000,
+  reconnectMaxMs: 60_000,
+  pairingReadyTimeoutMs: 30_000,
+  sendOpenWaitMs: 30_000,
+  sendAttempts: 5,
+  sendRetryBaseMs: 1000,
+  sendRetryMaxMs: 15_000,
+  logoutTimeoutMs: 10_000,
+  socketEndTimeoutMs: 5000
+}
 
 export interface PlatformOptions {
+  /** holds the Baileys auth state (auth_creds, auth_keys) */
   db: DbHandle
+  /** the `sessions` columns the platform reads and writes */
+  links: SessionLinks
   wa: Config['wa']
   logger: PlatformLogger
   /** reconnect / wait bounds; the defaults suit production */
@@ -30,29 +44,26 @@ function quieter (level: string): string {
   return i === -1 ? level : LEVELS[Math.min(i + 1, LEVELS.length - 1)]
 }
 
-const PHONE = /^[0-9]{10,15}$/
-
 /**
  * The Baileys adapter: every linked account's socket, its auth state in SQLite, linking, reconnects,
  * status sending and receipts. Nothing outside src/platform sees a Baileys type.
  */
 export function createPlatform (options: PlatformOptions) {
-  const { db, wa } = options
+  const { db, wa, links } = options
   const logger = options.logger.child({ module: 'platform' })
   if (wa.testTrustRoot !== null) applyTestTrustRoot(wa.testTrustRoot, logger)
   const timing: PlatformTiming = { ...DEFAULT_TIMING, ...options.timing }
   const events = new TypedEmitter<PlatformEventMap>(logger)
   const auth = createAuthStore(db.sqlite)
-  const rows = createSessionRows(db.sqlite)
   const baileysLogger = options.logger.child({ module: 'baileys' }, { level: quieter(options.logger.level) })
   const runtimes = new Map<string, SessionRuntime>()
   let closed = false
 
-  const deps = { wa, logger, baileysLogger, events, rows, timing }
+  const deps = { wa, logger, baileysLogger, events, links, timing }
 
   function runtime (sessionId: string): SessionRuntime {
     const rt = runtimes.get(sessionId)
-    if (rt === undefined || closed) throw new SessionNotFound()
+    if (rt === undefined || closed) throw new PlatformError('SESSION_NOT_FOUND')
     return rt
   }
 
@@ -67,17 +78,12 @@ export function createPlatform (options: PlatformOptions) {
 
   async function startSession (spec: SessionSpec): Promise<void> {
     if (closed) throw new Error('platform is closed')
-    if (spec.phoneNumber !== null && !PHONE.test(spec.phoneNumber)) throw new BadRequest('phoneNumber must be 10 to 15 digits')
     await ensureRuntime(spec).start(spec)
   }
 
   const platform = {
     on<K extends keyof PlatformEventMap & string> (event: K, listener: Listener<K>) {
       events.on(event, listener)
-      return platform
-    },
-    once<K extends keyof PlatformEventMap & string> (event: K, listener: Listener<K>) {
-      events.once(event, listener)
       return platform
     },
     off<K extends keyof PlatformEventMap & string> (event: K, listener: Listener<K>) {
@@ -93,20 +99,15 @@ export function createPlatform (options: PlatformOptions) {
       await runtime(sessionId).restart()
     },
 
-    /** Ends the socket and stops reconnecting; `startSession` / `restartSession` resume it. */
-    async stopSession (sessionId: string): Promise<void> {
-      await runtime(sessionId).stop()
-    },
-
     /** Logs the device out when linked, then deletes its auth rows. The caller deletes the sessions row. */
     async removeSession (sessionId: string): Promise<void> {
-      if (closed) throw new SessionNotFound()
+      if (closed) throw new PlatformError('SESSION_NOT_FOUND')
       let rt = runtimes.get(sessionId)
       if (rt === undefined) {
-        const row = rows.get(sessionId)
+        const row = links.get(sessionId)
         if (row === undefined) {
           auth.clear(sessionId)
-          throw new SessionNotFound()
+          throw new PlatformError('SESSION_NOT_FOUND')
         }
         rt = new SessionRuntime({ sessionId, authMethod: row.authMethod, phoneNumber: row.phoneNumber }, auth.open(sessionId), deps)
       }
@@ -119,7 +120,6 @@ export function createPlatform (options: PlatformOptions) {
 
     /** While unlinked, the next pairing code (pushed at once if a link attempt is running) uses this number. */
     async updatePhoneNumber (sessionId: string, phoneNumber: string): Promise<void> {
-      if (!PHONE.test(phoneNumber)) throw new BadRequest('phoneNumber must be 10 to 15 digits')
       await runtime(sessionId).updatePhoneNumber(phoneNumber)
     },
 
@@ -148,7 +148,7 @@ export function createPlatform (options: PlatformOptions) {
 
     /** Starts every stored session at once; linked ones reconnect without linking again. */
     async restoreAll (): Promise<number> {
-      const specs = rows.list()
+      const specs = links.list()
       const results = await Promise.allSettled(specs.map(async (row) => {
         await startSession({ sessionId: row.id, authMethod: row.authMethod, phoneNumber: row.phoneNumber })
       }))

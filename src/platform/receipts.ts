@@ -5,7 +5,8 @@ import {
   jidNormalizedUser,
   type BinaryNode,
   type MessageUserReceipt,
-  type WAMessageKey
+  type WAMessageKey,
+  type WASocket
 } from '@whiskeysockets/baileys'
 import type { PlatformLogger as Logger } from './logger.js'
 import type { ReceiptEvent } from './types.js'
@@ -28,7 +29,7 @@ import { resolveNumbers, type LidResolver } from './lid.js'
 // `coveredByBaileys` mirrors rule 1 exactly, so every pair comes out once.
 
 export type ReceiptKind = ReceiptEvent['type']
-export type PendingReceipt = Omit<ReceiptEvent, 'viewerNumber'>
+export type PendingReceipt = Omit<ReceiptEvent, 'viewerNumber' | 'isOwn'>
 
 const STATUS_JID = 'status@broadcast'
 const BAILEYS_REPORTED_TYPES = new Set([undefined, 'read', 'read-self', 'played', 'sender'])
@@ -100,6 +101,16 @@ export function splitStatusReceipt (node: BinaryNode, me: { id?: string }): Spli
   return out
 }
 
+export interface ReceiptBatcherOptions {
+  emit: (receipts: ReceiptEvent[]) => void
+  lidResolver: () => LidResolver | null
+  /** the session's own number, to mark views from its own devices */
+  ownNumber: () => string | null
+  /** false once the session is gone: receipts are no longer taken */
+  live: () => boolean
+  logger: Logger
+}
+
 /**
  * Collects one session's status receipts, resolves LIDs to numbers and emits what arrived in one tick
  * as one batch, in arrival order.
@@ -110,11 +121,16 @@ export class ReceiptBatcher {
   #scheduled = false
   #chain: Promise<void> = Promise.resolve()
 
-  constructor (
-    private readonly emit: (receipts: ReceiptEvent[]) => void,
-    private readonly resolver: () => LidResolver | null,
-    private readonly logger: Logger
-  ) {}
+  constructor (private readonly options: ReceiptBatcherOptions) {}
+
+  /**
+   * Where receipts enter: the raw stanza (synchronously, before Baileys' own handler gets past its
+   * first await and acks it) and Baileys' buffered `message-receipt.update`.
+   */
+  listen (sock: WASocket, ownJid: () => string | undefined): void {
+    sock.ev.on('message-receipt.update', (updates) => { if (this.options.live()) this.onBaileysReceipts(updates) })
+    sock.ws.on('CB:receipt', (node: BinaryNode) => { if (this.options.live()) this.onStanza(node, { id: ownJid() }) })
+  }
 
   /** from the raw stanza listener */
   onStanza (node: BinaryNode, me: { id?: string }): void {
@@ -173,11 +189,15 @@ export class ReceiptBatcher {
     const jids = batch.map((r) => r.viewerJid)
     let numbers: Map<string, string | null>
     try {
-      numbers = await resolveNumbers(jids, this.resolver())
+      numbers = await resolveNumbers(jids, this.options.lidResolver())
     } catch (err) {
-      this.logger.warn({ err }, 'could not map receipt LIDs to numbers')
+      this.options.logger.warn({ err }, 'could not map receipt LIDs to numbers')
       numbers = await resolveNumbers(jids, null)
     }
-    this.emit(batch.map((r) => ({ ...r, viewerNumber: numbers.get(r.viewerJid) ?? null })))
+    const own = this.options.ownNumber()
+    this.options.emit(batch.map((r) => {
+      const viewerNumber = numbers.get(r.viewerJid) ?? null
+      return { ...r, viewerNumber, isOwn: viewerNumber !== null && viewerNumber === own }
+    }))
   }
 }

@@ -22,6 +22,8 @@ export interface ReceiptEvent {
   viewerJid: string
   /** viewer digits after LID → phone-number mapping; null when the LID is not mapped */
   viewerNumber: string | null
+  /** the viewer is the session's own account (a view from one of its own devices) */
+  isOwn: boolean
   type: 'read' | 'played' | 'delivery'
   /** ms since epoch */
   at: number
@@ -63,4 +65,32 @@ export interface SessionSpec {
   sessionId: string
   authMethod: AuthMethod
   phoneNumber: string | null
+}
+
+/** The `sessions` columns the platform reads and writes; the service provides them. */
+export interface SessionLinks {
+  list: () => StoredSession[]
+  get: (sessionId: string) => StoredSession | undefined
+  /** called synchronously when a socket opens, before `connection-status` announces it */
+  markLinked: (sessionId: string, ownNumber: string | null, ownLid: string | null) => void
+  markUnlinked: (sessionId: string) => void
+}
+
+export interface StoredSession { id: string, authMethod: AuthMethod, phoneNumber: string | null }
+
+export interface PlatformTiming {
+  /** first reconnect delay after a drop; doubles per failed attempt */
+  reconnectBaseMs: number
+  reconnectMaxMs: number
+  /** how long requestPairingCode waits for a socket that can accept a code request */
+  pairingReadyTimeoutMs: number
+  /** how long a send waits for the session to be open again between chunks */
+  sendOpenWaitMs: number
+  sendAttempts: number
+  sendRetryBaseMs: number
+  sendRetryMaxMs: number
+  /** bound on connecting + logging out when a linked session is removed */
+  logoutTimeoutMs: number
+  /** bound on a socket's close handshake */
+  socketEndTimeoutMs: number
 }

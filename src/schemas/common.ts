@@ -2,9 +2,11 @@ import { Type } from '@sinclair/typebox'
 
 export const SESSION_ID_PATTERN = '^[A-Za-z0-9_-]{1,64}$'
 export const PHONE_PATTERN = '^[0-9]{10,15}$'
+/** The phone-number rule in words, for descriptions and error messages. */
+export const PHONE_RULE = '10 to 15 digits including country code, no plus sign'
 
 export const SessionIdSchema = Type.String({ pattern: SESSION_ID_PATTERN, minLength: 1, maxLength: 64, description: 'Letters, digits, underscore and hyphen; at most 64 characters' })
-export const PhoneNumberSchema = Type.String({ pattern: PHONE_PATTERN, description: '10 to 15 digits including country code, no plus sign' })
+export const PhoneNumberSchema = Type.String({ pattern: PHONE_PATTERN, description: PHONE_RULE })
 export const IsoDateSchema = Type.String({ format: 'date-time', description: 'ISO 8601 timestamp' })
 
 export const SessionParamsSchema = Type.Object({ sessionId: SessionIdSchema })

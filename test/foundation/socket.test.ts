@@ -36,6 +36,6 @@ test('the broadcaster reaches every connected client', async (t) => {
   t.after(() => { for (const c of clients) c.close() })
   await Promise.all(clients.map(outcome))
   const received = clients.map((c) => new Promise((resolve) => c.once('session-deleted', resolve)))
-  app.broadcaster.emit('session-deleted', { sessionId: 'abc' })
+  app.domainEvents.emit('session-deleted', { sessionId: 'abc' })
   assert.deepEqual(await Promise.all(received), [{ sessionId: 'abc' }, { sessionId: 'abc' }])
 })

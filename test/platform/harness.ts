@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path'
 import { Writable } from 'node:stream'
 import { pino } from 'pino'
 import { openDatabase, type DbHandle } from '../../src/db/connection.js'
+import { createSessionLinks } from '../../src/db/repositories/session-links.js'
 import { createPlatform, type Platform, type PlatformTiming } from '../../src/platform/platform.js'
 import type { AuthMethod, PlatformEventMap } from '../../src/platform/types.js'
 import type { Config } from '../../src/config.js'
@@ -115,7 +116,7 @@ export interface PlatformUnderTest { platform: Platform, events: EventLog, logs:
 export function startPlatform (db: DbHandle, wa: Config['wa'], timing: Partial<PlatformTiming> = FAST_TIMING): PlatformUnderTest {
   const logs = new LogSink()
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'info' }, logs.stream)
-  const platform = createPlatform({ db, wa, logger, timing })
+  const platform = createPlatform({ db, links: createSessionLinks(db.sqlite), wa, logger, timing })
   return { platform, events: new EventLog(platform), logs }
 }
 

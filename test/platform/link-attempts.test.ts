@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { startEmulator, testCertPaths, type Emulator } from '@status-tracker/emulator'
+import { fromPlatform } from '../../src/errors.js'
 import { insertSession, startPlatform, tempDb, waConfig, type PlatformUnderTest, type TempDb } from './harness.js'
 
 // A separate file (its own process) because Baileys leaves a 30 s timer behind every pre-key upload
@@ -97,7 +98,13 @@ describe('pairing when the platform cannot be reached', () => {
       insertSession(tmp.db, 'down', 'pairing', '15550003001')
       await p.platform.startSession({ sessionId: 'down', authMethod: 'pairing', phoneNumber: '15550003001' })
       const started = Date.now()
-      await assert.rejects(p.platform.requestPairingCode('down'), { code: 'ST_PAIRING_UNAVAILABLE', statusCode: 500 })
+      // the platform's own code, and the answer the service gives for it
+      await assert.rejects(p.platform.requestPairingCode('down'), (err: unknown) => {
+        assert.equal((err as { code?: string }).code, 'PAIRING_UNAVAILABLE')
+        const answer = fromPlatform(err) as { code?: string, statusCode?: number }
+        assert.deepEqual({ code: answer.code, statusCode: answer.statusCode }, { code: 'ST_PAIRING_UNAVAILABLE', statusCode: 500 })
+        return true
+      })
       assert.ok(Date.now() - started < 3000)
       const error = await p.events.next('pairing-code-error', (e) => e.sessionId === 'down', 0, 1000)
       assert.match(error.error, /^Cannot generate pairing code at this time/)

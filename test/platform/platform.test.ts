@@ -72,7 +72,7 @@ describe('platform (real Baileys against the emulator)', () => {
     // an explicit request issues a fresh code; a second one while it runs is refused
     const [fresh, busy] = await Promise.allSettled([p.platform.requestPairingCode(PAIR), p.platform.requestPairingCode(PAIR)])
     assert.equal(busy.status, 'rejected')
-    assert.equal((busy as PromiseRejectedResult).reason.code, 'ST_PAIRING_IN_PROGRESS')
+    assert.equal((busy as PromiseRejectedResult).reason.code, 'PAIRING_IN_PROGRESS')
     assert.equal(fresh.status, 'fulfilled')
     const code = (fresh as PromiseFulfilledResult<string>).value
     assert.match(code, /^[0-9A-Z]{8}$/)
@@ -88,8 +88,8 @@ describe('platform (real Baileys against the emulator)', () => {
     assert.equal(rows.creds, 1)
     assert.ok(rows.keys >= 812, `pre-keys stored in SQLite (${rows.keys} key rows)`)
     assert.equal(emu.getAccount(OWN_PAIR).linkedDevices.length, 1)
-    await assert.rejects(p.platform.requestPairingCode(PAIR), { code: 'ST_ALREADY_CONNECTED' })
-    await assert.rejects(p.platform.requestPairingCode('nope'), { code: 'ST_SESSION_NOT_FOUND' })
+    await assert.rejects(p.platform.requestPairingCode(PAIR), { code: 'ALREADY_CONNECTED' })
+    await assert.rejects(p.platform.requestPairingCode('nope'), { code: 'SESSION_NOT_FOUND' })
     assert.ok(p.logs.messages(40).some((m) => /certificate root is overridden/.test(m)), 'the test-only trust root is announced at warn')
   })
 
@@ -101,7 +101,7 @@ describe('platform (real Baileys against the emulator)', () => {
     const { qrCode } = await p.events.next('qr-code', (e) => e.sessionId === QR, since)
     assert.match(qrCode, /^data:image\/png;base64,/)
     assert.equal(p.platform.snapshot(QR)?.qrCode, qrCode)
-    await assert.rejects(p.platform.requestPairingCode(QR), { code: 'ST_PHONE_NOT_SET' })
+    await assert.rejects(p.platform.requestPairingCode(QR), { code: 'PHONE_NOT_SET' })
     await emu.scan(OWN_QR, qrCode)
     const opened = await p.events.next('connection-status', open(QR), since)
     assert.equal(opened.ownNumber, OWN_QR)
@@ -172,7 +172,7 @@ describe('platform (real Baileys against the emulator)', () => {
     assert.deepEqual(authRows(tmp.db, PAIR), { creds: 0, keys: 0 })
     assert.deepEqual(sessionRow(tmp.db, PAIR), { linked: 0, own_number: null, own_lid: null })
     assert.equal(p.platform.snapshot(PAIR)?.status, 'logged-out')
-    await assert.rejects(p.platform.sendStatus(PAIR, { messageId: 'X', content: { kind: 'text', text: 'x' }, recipients: [] }), { code: 'ST_NOT_CONNECTED' })
+    await assert.rejects(p.platform.sendStatus(PAIR, { messageId: 'X', content: { kind: 'text', text: 'x' }, recipients: [] }), { code: 'NOT_CONNECTED' })
     await new Promise((resolve) => setTimeout(resolve, 500))
     assert.equal(p.events.all('connection-status', (e) => e.sessionId === PAIR && e.status === 'connecting', since).length, 0, 'no reconnect after logout')
 
@@ -345,6 +345,6 @@ describe('platform (real Baileys against the emulator)', () => {
     await waitUntil(() => emu.getAccount(OWN_QR).linkedDevices.length === 0, 5000, 'the emulator to drop the device')
     assert.deepEqual(authRows(tmp.db, QR), { creds: 0, keys: 0 })
     assert.equal(p.platform.snapshot(QR), null)
-    await assert.rejects(p.platform.restartSession(QR), { code: 'ST_SESSION_NOT_FOUND' })
+    await assert.rejects(p.platform.restartSession(QR), { code: 'SESSION_NOT_FOUND' })
   })
 })

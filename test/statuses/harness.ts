@@ -6,14 +6,15 @@ import fp from 'fastify-plugin'
 import configPlugin from '../../src/plugins/app/config.js'
 import dbPlugin from '../../src/plugins/app/db.js'
 import mediaStorePlugin from '../../src/plugins/app/media-store.js'
-import statusesPlugin from '../../src/plugins/app/statuses.js'
+import domainEventsPlugin, { DOMAIN_EVENT_NAMES } from '../../src/plugins/app/domain-events.js'
+import statusesPlugin from '../../src/plugins/app/statuses/index.js'
 import { NotConnected } from '../../src/errors.js'
 import type { PlatformEventMap, SendStatusInput, SendStatusResult, SessionSnapshot } from '../../src/platform/types.js'
 import type { EventName, EventPayloads } from '../../src/schemas/events.js'
 import { testConfig } from '../helper.js'
 
-// The status service over the real database and media store, with the platform and the socket.io
-// broadcaster replaced by recorders: fast, deterministic tests of everything the emulator is not needed for.
+// The status service over the real database, media store and domain events, with the platform replaced
+// by a fake and every domain event recorded: fast, deterministic tests of everything the emulator is not needed for.
 
 export const OWN = '15550000001'
 
@@ -99,9 +100,8 @@ export async function harness (t: TestContext, env: Record<string, string> = {})
   await app.register(configPlugin, { config })
   await app.register(dbPlugin)
   await app.register(mediaStorePlugin)
-  await app.register(fp(async (a) => {
-    a.decorate('broadcaster', { emit: <K extends EventName>(event: K, payload: EventPayloads[K]) => { events.push({ event, payload, at: Date.now() }) } })
-  }, { name: 'broadcaster' }))
+  await app.register(domainEventsPlugin)
+  for (const event of DOMAIN_EVENT_NAMES) app.domainEvents.on(event, (payload) => { events.push({ event, payload, at: Date.now() }) })
   await app.register(fp(async (a) => { a.decorate('platform', platform as unknown as FastifyInstance['platform']) }, { name: 'platform' }))
   await app.register(statusesPlugin)
   t.after(async () => {

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { SQLite } from '../../src/db/sqlite.js'
-import { INGEST_BATCH_MAX, VIEWERS_UPDATE_MS } from '../../src/plugins/app/statuses.js'
+import { INGEST_BATCH_MAX, VIEWERS_UPDATE_MS } from '../../src/plugins/app/statuses/index.js'
 import { SendFailed } from '../../src/errors.js'
 import type { ReceiptEvent } from '../../src/platform/types.js'
 import { waitFor } from '../helper.js'
@@ -14,7 +14,7 @@ const B = '15551230002'
 const C = '447700900123'
 
 const receipt = (messageId: string, viewerNumber: string | null, type: ReceiptEvent['type'] = 'read', at = Date.now()): ReceiptEvent =>
-  ({ messageId, viewerJid: viewerNumber === null ? '99999@lid' : `${viewerNumber}@s.whatsapp.net`, viewerNumber, type, at })
+  ({ messageId, viewerJid: viewerNumber === null ? '99999@lid' : `${viewerNumber}@s.whatsapp.net`, viewerNumber, isOwn: viewerNumber === OWN, type, at })
 
 async function rejects (p: Promise<unknown>, status: number, message: RegExp): Promise<void> {
   await assert.rejects(p, (err: Error & { statusCode?: number }) => {

@@ -1,17 +1,12 @@
-import { sql, type Kysely } from 'kysely'
+import type { Kysely } from 'kysely'
 import type { Database, NewStatusRow, StatusRow } from '../database.js'
 
-// Queries on `statuses` (and the few on `sessions`/`uploads` the status service needs). Each takes
-// `db` first so it runs the same on the root handle or inside a transaction.
+// Queries on `statuses`. Each takes `db` first so it runs the same on the root handle or inside a transaction.
 
 type Db = Kysely<Database>
 
 export interface SentStatusRow extends StatusRow {
   viewer_count: number
-}
-
-export async function findSession (db: Db, sessionId: string): Promise<{ id: string, own_number: string | null } | undefined> {
-  return await db.selectFrom('sessions').select(['id', 'own_number']).where('id', '=', sessionId).executeTakeFirst()
 }
 
 export async function insertStatus (db: Db, row: NewStatusRow): Promise<number> {
@@ -85,20 +80,4 @@ export async function deleteStatusesBefore (db: Db, before: number): Promise<Exp
     .where('created_at', '<', before)
     .returning(['id', 'session_id', 'media_file'])
     .execute()
-}
-
-/** Uploads created before `before` that no status refers to. */
-export async function unusedUploadsBefore (db: Db, before: number): Promise<string[]> {
-  const rows = await db.selectFrom('uploads as u')
-    .select('u.filename')
-    .where('u.created_at', '<', before)
-    .where(({ not, exists, selectFrom }) => not(exists(
-      selectFrom('statuses as s').select(sql`1`.as('one')).whereRef('s.media_file', '=', 'u.filename')
-    )))
-    .execute()
-  return rows.map((r) => r.filename)
-}
-
-export async function findUpload (db: Db, filename: string): Promise<{ kind: 'image' | 'video', mime_type: string } | undefined> {
-  return await db.selectFrom('uploads').select(['kind', 'mime_type']).where('filename', '=', filename).executeTakeFirst()
 }

@@ -42,7 +42,6 @@ export function viewerWriter (sqlite: SQLite.Database) {
     'insert into viewers (status_id, number, jid, viewed_at, is_real) values (?, ?, ?, ?, ?) ' +
     'on conflict (status_id, number) do update set viewed_at = excluded.viewed_at where excluded.viewed_at < viewers.viewed_at'
   )
-  const ownNumberOf = sqlite.prepare<[string], string | null>('select own_number from sessions where id = ?').pluck()
 
   const record = sqlite.transaction((views: ViewToRecord[]): RecordedViews => {
     const changed = new Map<number, string>()
@@ -62,8 +61,6 @@ export function viewerWriter (sqlite: SQLite.Database) {
   })
 
   return {
-    record,
-    /** the stored own number of a session (kept while unlinked), for telling the owner's own views apart */
-    storedOwnNumber: (sessionId: string): string | null => ownNumberOf.get(sessionId) ?? null
+    record
   }
 }

@@ -1,4 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
+import type { IncomingHttpHeaders } from 'node:http'
 import fp from 'fastify-plugin'
 import type { FastifyRequest } from 'fastify'
 import { Unauthorized } from '../../errors.js'
@@ -7,7 +8,7 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** constant-time comparison with the configured API key */
     checkApiKey: (candidate: string) => boolean
-    /** onRequest hook for scopes that require the key (every /api route) */
+    /** throws Unauthorized unless the request carries the key; the /api scope runs it before parsing any body */
     requireApiKey: (req: FastifyRequest) => Promise<void>
   }
 }
@@ -19,7 +20,7 @@ export default fp(async (app) => {
 
   app.decorate('checkApiKey', checkApiKey)
   app.decorate('requireApiKey', async (req: FastifyRequest) => {
-    const key = apiKeyFrom(req)
+    const key = apiKeyFrom(req.headers)
     if (key === undefined || !checkApiKey(key)) throw new Unauthorized()
   })
 }, { name: 'auth', dependencies: ['config'] })
@@ -28,10 +29,11 @@ function digest (value: string): Buffer {
   return createHash('sha256').update(value, 'utf8').digest()
 }
 
-export function apiKeyFrom (req: FastifyRequest): string | undefined {
-  const header = req.headers['x-api-key']
+/** The API key a request's (or socket.io handshake's) headers carry: `x-api-key`, else `Authorization: Bearer`. */
+export function apiKeyFrom (headers: IncomingHttpHeaders): string | undefined {
+  const header = headers['x-api-key']
   if (typeof header === 'string' && header !== '') return header
-  const auth = req.headers.authorization
+  const auth = headers.authorization
   const m = auth === undefined ? null : /^Bearer\s+(.+)$/i.exec(auth)
   return m === null ? undefined : m[1].trim()
 }

@@ -1,21 +1,26 @@
 import fp from 'fastify-plugin'
 import type { EventName, EventPayloads } from '../../schemas/events.js'
+import { DOMAIN_EVENT_NAMES } from './domain-events.js'
 
-function createBroadcaster (emitToAll: (event: string, payload: unknown) => void) {
-  return {
-    /** The one place that emits socket.io events; every client receives every session's events. */
-    emit<K extends EventName>(event: K, payload: EventPayloads[K]): void {
-      emitToAll(event, payload)
-    }
-  }
-}
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    broadcaster: ReturnType<typeof createBroadcaster>
-  }
-}
-
+/**
+ * The one place that emits socket.io events: every domain event and every platform event clients see,
+ * mapped to its payload in src/schemas/events.ts. Every client receives every session's events.
+ */
 export default fp(async (app) => {
-  app.decorate('broadcaster', createBroadcaster((event, payload) => app.io.emit(event, payload)))
-}, { name: 'broadcaster', dependencies: ['socket-io'] })
+  const toClients = <K extends EventName>(event: K, payload: EventPayloads[K]): void => { app.io.emit(event, payload) }
+
+  // domain events go out under their own name with their payload as is
+  for (const event of DOMAIN_EVENT_NAMES) app.domainEvents.on(event, (payload) => { toClients(event, payload) })
+
+  const { platform } = app
+  platform.on('connection-status', (e) => {
+    toClients('connection-status', { sessionId: e.sessionId, connected: e.connected, status: e.status, ownNumber: e.ownNumber, ...(e.reason !== undefined ? { reason: e.reason } : {}) })
+  })
+  platform.on('pairing-code', (e) => {
+    toClients('pairing-code', { sessionId: e.sessionId, pairingCode: e.pairingCode, phoneNumber: e.phoneNumber, authMethod: 'pairing' })
+  })
+  platform.on('pairing-code-error', (e) => { toClients('pairing-code-error', e) })
+  // the platform offers QR codes to QR sessions only; pairing sessions get codes
+  platform.on('qr-code', (e) => { toClients('qr-code', { sessionId: e.sessionId, qrCode: e.qrCode, authMethod: 'qrcode' }) })
+  platform.on('qr-code-error', (e) => { toClients('qr-code-error', e) })
+}, { name: 'broadcaster', dependencies: ['socket-io', 'platform', 'domain-events'] })

@@ -9,7 +9,9 @@ import type { MultipartFile } from '@fastify/multipart'
 import type { Kysely } from 'kysely'
 import type { Database } from '../../db/database.js'
 import { BadRequest, FileTooLarge, NoFileUploaded, VideoTooLarge, WrongFileType } from '../../errors.js'
-import { EXTENSION_ALIASES, sniff, SNIFF_BYTES, type SniffedType } from '../../media/sniff.js'
+import { deleteUpload, insertUpload } from '../../db/repositories/uploads.js'
+import { sniff, SNIFF_BYTES, type SniffedType } from '../../media/sniff.js'
+import { extensionsOf, type MediaKind } from '../../media/types.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -18,7 +20,6 @@ declare module 'fastify' {
   }
 }
 
-export type MediaKind = 'image' | 'video'
 export type MediaStore = ReturnType<typeof createMediaStore>
 
 export interface MediaStoreOptions {
@@ -66,9 +67,7 @@ export function createMediaStore (opts: MediaStoreOptions) {
       const target = join(dir, filename)
       await rename(part, target)
       renamed = target
-      await db.insertInto('uploads')
-        .values({ filename, kind, mime_type: type.mimeType, size: tap.bytes, created_at: Date.now() })
-        .execute()
+      await insertUpload(db, { filename, kind, mime_type: type.mimeType, size: tap.bytes, created_at: Date.now() })
       renamed = null
       return { filename, size: tap.bytes, mimeType: type.mimeType }
     } finally {
@@ -92,7 +91,7 @@ export function createMediaStore (opts: MediaStoreOptions) {
   async function remove (filename: string): Promise<boolean> {
     const path = resolve(filename)
     const deleted = path !== null && await unlinkQuiet(path)
-    await db.deleteFrom('uploads').where('filename', '=', filename).execute()
+    await deleteUpload(db, filename)
     return deleted
   }
 
@@ -119,7 +118,7 @@ export function safeName (original: string, type: SniffedType): string {
   const m = /^(.*)\.([A-Za-z0-9]{1,5})$/.exec(cleaned)
   const ext = m?.[2].toLowerCase()
   const stem = (m === null ? cleaned : m[1]).slice(0, MAX_STEM).replace(/^\.+|\.+$/g, '')
-  const allowed = EXTENSION_ALIASES[type.ext] ?? [type.ext]
+  const allowed = extensionsOf(type)
   return `${stem === '' ? 'upload' : stem}.${ext !== undefined && allowed.includes(ext) ? ext : type.ext}`
 }
 

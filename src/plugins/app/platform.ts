@@ -1,4 +1,5 @@
 import fp from 'fastify-plugin'
+import { createSessionLinks } from '../../db/repositories/session-links.js'
 import { createPlatform, type Platform } from '../../platform/platform.js'
 
 declare module 'fastify' {
@@ -9,7 +10,7 @@ declare module 'fastify' {
 }
 
 export default fp(async (app) => {
-  const platform = createPlatform({ db: app.db, wa: app.config.wa, logger: app.log })
+  const platform = createPlatform({ db: app.db, links: createSessionLinks(app.db.sqlite), wa: app.config.wa, logger: app.log })
   app.decorate('platform', platform)
   // sessions reconnect once the app is ready, not while plugins are still registering
   app.addHook('onReady', async () => {

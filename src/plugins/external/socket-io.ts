@@ -2,6 +2,7 @@ import fp from 'fastify-plugin'
 import socketIoModule from 'fastify-socket.io'
 import type { FastifyPluginAsync } from 'fastify'
 import type { Server, ServerOptions } from 'socket.io'
+import { apiKeyFrom } from '../app/auth.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -18,14 +19,8 @@ export default fp(async (app) => {
   await app.register(socketIo, { path: '/socket.io/', serveClient: true, pingInterval: 25_000, pingTimeout: 20_000 })
   app.io.use((socket, next) => {
     const auth = socket.handshake.auth as { apiKey?: unknown, token?: unknown } | undefined
-    const headers = socket.handshake.headers
-    const candidates = [auth?.apiKey, auth?.token, headers['x-api-key'], bearer(headers.authorization)]
+    const candidates = [auth?.apiKey, auth?.token, apiKeyFrom(socket.handshake.headers)]
     if (candidates.some((c) => typeof c === 'string' && app.checkApiKey(c))) { next(); return }
     next(new Error('Unauthorized'))
   })
 }, { name: 'socket-io', dependencies: ['auth'] })
-
-function bearer (header: string | undefined): string | undefined {
-  const m = header === undefined ? null : /^Bearer\s+(.+)$/i.exec(header)
-  return m === null ? undefined : m[1].trim()
-}

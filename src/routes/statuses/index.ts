@@ -22,8 +22,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   // every write: a status sent, deleted, expired or rejected, a view recorded, a session removed) or its
   // oldest status expires. Polling a long list then costs a lookup instead of a query over every status
   // and a fresh serialisation (bench/reads.ts: 500 statuses, 140 KiB: 200 → thousands of req/s).
-  const changes = app.db.sqlite.prepare<[], { c: number, v: number }>('select total_changes() as c, data_version as v from pragma_data_version')
-  const changeStamp = (): string => { const { c, v } = changes.get()!; return `${c}:${v}` }
+  const changeStamp = app.statuses.changeStamp
   const sentCache = new Map<string, { stamp: string, until: number, body: Buffer }>()
 
   app.get('/sessions/:sessionId/sent-statuses', {

@@ -5,7 +5,8 @@ import { Type } from '@sinclair/typebox'
 import { failures } from '../../schemas/envelope.js'
 import { UploadResultSchema } from '../../schemas/status.js'
 import { NoFileUploaded } from '../../errors.js'
-import { drain, type MediaKind } from '../../plugins/app/media-store.js'
+import { drain } from '../../plugins/app/media-store.js'
+import type { MediaKind } from '../../media/types.js'
 
 const KINDS: ReadonlyArray<{ kind: MediaKind, summary: string, description: string }> = [
   {

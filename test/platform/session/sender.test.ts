@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { pino } from 'pino'
-import { argbFromHex, chunk, isPushBack, withPushBackRetry } from '../../src/platform/status-sender.js'
+import { chunk, isPushBack, withPushBackRetry } from '../../../src/platform/session/sender.js'
+import { argbFromHex } from '../../../src/platform/session/status-message.js'
 
 // Pure helpers of the sender; the relay itself runs through real Baileys in platform.test.ts.
 

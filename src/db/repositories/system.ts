@@ -1,0 +1,80 @@
+import type SQLite from 'better-sqlite3'
+import { sql, type Kysely } from 'kysely'
+import type { Database } from '../database.js'
+
+// Database-wide reads: the totals behind /stats and /storage, and the change counter.
+
+type Db = Kysely<Database>
+
+export interface StatusTotals {
+  /** statuses not marked failed */
+  statuses: number
+  /** creation time of the newest of them, null when none */
+  lastCreatedAt: number | null
+  /** viewers other than the accounts themselves */
+  realViewers: number
+}
+
+export async function statusTotals (db: Db): Promise<StatusTotals> {
+  const totals = await db.selectFrom('statuses')
+    .select((eb) => [eb.fn.countAll<number>().as('count'), eb.fn.max('created_at').as('last')])
+    .where('state', '!=', 'failed')
+    .executeTakeFirstOrThrow()
+  const viewers = await db.selectFrom('viewers').select((eb) => eb.fn.countAll<number>().as('count')).where('is_real', '=', 1).executeTakeFirstOrThrow()
+  return {
+    statuses: Number(totals.count),
+    lastCreatedAt: totals.last === null ? null : Number(totals.last),
+    realViewers: Number(viewers.count)
+  }
+}
+
+export async function uploadTotals (db: Db): Promise<{ count: number, bytes: number }> {
+  const row = await db.selectFrom('uploads')
+    .select((eb) => [eb.fn.countAll<number>().as('count'), eb.fn.coalesce(eb.fn.sum<number>('size'), sql<number>`0`).as('bytes')])
+    .executeTakeFirstOrThrow()
+  return { count: Number(row.count), bytes: Number(row.bytes) }
+}
+
+export interface SessionStorage {
+  sessionId: string
+  statuses: number
+  viewers: number
+  authStateRows: number
+  mediaFiles: number
+  mediaBytes: number
+}
+
+/** What each session holds in the database and the upload folder, oldest session first. */
+export async function storageBySession (db: Db): Promise<SessionStorage[]> {
+  const rows = await db.selectFrom('sessions as s')
+    .select((eb) => [
+      's.id',
+      eb.selectFrom('statuses').whereRef('statuses.session_id', '=', 's.id').select(eb.fn.countAll<number>().as('n')).as('statuses'),
+      eb.selectFrom('viewers').innerJoin('statuses', 'statuses.id', 'viewers.status_id').whereRef('statuses.session_id', '=', 's.id').select(eb.fn.countAll<number>().as('n')).as('viewers'),
+      sql<number>`(select count(*) from auth_keys k where k.session_id = s.id) + (select count(*) from auth_creds c where c.session_id = s.id)`.as('auth'),
+      eb.selectFrom('statuses').innerJoin('uploads', 'uploads.filename', 'statuses.media_file').whereRef('statuses.session_id', '=', 's.id')
+        .select(sql<number>`count(distinct uploads.filename)`.as('n')).as('media_files'),
+      eb.selectFrom((sub) => sub.selectFrom('statuses').innerJoin('uploads', 'uploads.filename', 'statuses.media_file')
+        .whereRef('statuses.session_id', '=', 's.id').select(['uploads.filename', 'uploads.size']).distinct().as('m'))
+        .select(sql<number>`coalesce(sum(m.size), 0)`.as('n')).as('media_bytes')
+    ])
+    .orderBy('s.created_at')
+    .execute()
+  return rows.map((r) => ({
+    sessionId: r.id,
+    statuses: Number(r.statuses ?? 0),
+    viewers: Number(r.viewers ?? 0),
+    authStateRows: Number(r.auth),
+    mediaFiles: Number(r.media_files ?? 0),
+    mediaBytes: Number(r.media_bytes ?? 0)
+  }))
+}
+
+/**
+ * A stamp that moves on every write to the database, by this connection (total_changes) or another
+ * (data_version): equal stamps mean nothing changed in between.
+ */
+export function changeStamp (sqlite: SQLite.Database): () => string {
+  const changes = sqlite.prepare<[], { c: number, v: number }>('select total_changes() as c, data_version as v from pragma_data_version')
+  return () => { const { c, v } = changes.get()!; return `${c}:${v}` }
+}

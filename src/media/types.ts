@@ -1,0 +1,55 @@
+export type MediaKind = 'image' | 'video'
+
+/** A media type the service accepts. */
+export interface MediaType {
+  kind: MediaKind
+  mimeType: string
+  /** canonical extension, lower case, without the dot */
+  ext: string
+}
+
+const image = (ext: string, mimeType: string): MediaType => ({ kind: 'image', mimeType, ext })
+const video = (ext: string, mimeType: string): MediaType => ({ kind: 'video', mimeType, ext })
+
+/** The one extension → MIME table: every media type the service accepts, by canonical extension. */
+export const MEDIA_TYPES = {
+  jpg: image('jpg', 'image/jpeg'),
+  png: image('png', 'image/png'),
+  gif: image('gif', 'image/gif'),
+  webp: image('webp', 'image/webp'),
+  bmp: image('bmp', 'image/bmp'),
+  mp4: video('mp4', 'video/mp4'),
+  m4v: video('m4v', 'video/x-m4v'),
+  mov: video('mov', 'video/quicktime'),
+  '3gp': video('3gp', 'video/3gpp'),
+  '3g2': video('3g2', 'video/3gpp2'),
+  webm: video('webm', 'video/webm'),
+  mkv: video('mkv', 'video/x-matroska'),
+  avi: video('avi', 'video/x-msvideo'),
+  flv: video('flv', 'video/x-flv'),
+  wmv: video('wmv', 'video/x-ms-wmv')
+} as const satisfies Record<string, MediaType>
+
+/** Other spellings of some canonical extensions, accepted as they are in original filenames. */
+const EXTENSION_ALIASES: Readonly<Record<string, readonly string[]>> = {
+  jpg: ['jpg', 'jpeg', 'jpe', 'jfif'],
+  mov: ['mov', 'qt'],
+  '3gp': ['3gp', '3gpp'],
+  '3g2': ['3g2', '3gpp2'],
+  wmv: ['wmv', 'asf']
+}
+
+/** Every spelling of a type's extension, canonical first. */
+export function extensionsOf (type: MediaType): readonly string[] {
+  return EXTENSION_ALIASES[type.ext] ?? [type.ext]
+}
+
+const BY_EXTENSION = new Map<string, MediaType>()
+for (const type of Object.values(MEDIA_TYPES)) {
+  for (const ext of extensionsOf(type)) BY_EXTENSION.set(ext, type)
+}
+
+/** The media type an extension (any spelling, any case, without the dot) names; null when not one we accept. */
+export function mediaTypeOfExtension (ext: string): MediaType | null {
+  return BY_EXTENSION.get(ext.toLowerCase()) ?? null
+}

@@ -1,0 +1,231 @@
+import makeWASocket, {
+  Browsers,
+  DisconnectReason,
+  type AuthenticationState,
+  type proto,
+  type WAMessageUpdate,
+  type WASocket
+} from '@whiskeysockets/baileys'
+import type { Config } from '../../config.js'
+import { backoffDelay, withTimeout, type Waiters } from '../async.js'
+import type { SessionAuth } from '../auth-state.js'
+import type { LidResolver } from '../lid.js'
+import type { PlatformLogger as Logger } from '../logger.js'
+import { ReceiptBatcher } from '../receipts.js'
+import type { PlatformTiming, ReceiptEvent } from '../types.js'
+import { forgetHalfLink } from './linking.js'
+
+/** One socket's life: `ready` once the server sent pair-device (a pairing code can be asked for). */
+export interface Attempt {
+  gen: number
+  sock: WASocket
+  ready: boolean
+  open: boolean
+  codeRequested: boolean
+  /** code requests on one socket go one at a time, so each confirmation is matched to its request */
+  codeChain: Promise<unknown>
+}
+
+export interface SocketOptions {
+  auth: AuthenticationState
+  wa: Config['wa']
+  logger: Logger
+  /** a message we sent, for the platform's retry requests */
+  getMessage: (id: string) => proto.IMessage | undefined
+}
+
+export function createSocket ({ auth, wa, logger, getMessage }: SocketOptions): WASocket {
+  const sock = makeWASocket({
+    auth,
+    waWebSocketUrl: wa.websocketUrl,
+    ...(wa.version !== null ? { version: wa.version } : {}),
+    logger,
+    browser: Browsers.ubuntu('Chrome'),
+    markOnlineOnConnect: false,
+    syncFullHistory: false,
+    shouldSyncHistoryMessage: () => false,
+    generateHighQualityLinkPreview: false,
+    getMessage: async (key) => key.id == null ? undefined : getMessage(key.id)
+  })
+  sock.ev.on('connection.update', (update) => { if (update.connection === 'close') setImmediate(() => { releasePendingQueries(sock) }) })
+  return sock
+}
+
+/**
+ * rc14's end() removes the ws 'close' listeners its pending queries wait on (lib/Socket/socket.js, end)
+ * before closing, so each query then waits out its 60 s timeout, keeping timers (and the process) alive.
+ * They also listen for 'error' on the same client: raising one after the close settles them at once.
+ */
+function releasePendingQueries (sock: WASocket): void {
+  if (sock.ws.listenerCount('error') > 0) sock.ws.emit('error', new Error('connection closed'))
+}
+
+/** What a session does after its socket closed. */
+export type AfterClose = 'logged-out' | 'restart' | 'replaced' | 'link-expired' | 'back-off'
+
+export function afterClose (error: Error | undefined, linked: boolean, attemptWasReady: boolean): { next: AfterClose, code: number | undefined, reason: string } {
+  const output = (error as { output?: { statusCode?: unknown } } | undefined)?.output
+  const code = typeof output?.statusCode === 'number' ? output.statusCode : undefined
+  const reason = error?.message ?? 'closed'
+  if (code === DisconnectReason.loggedOut) return { next: 'logged-out', code, reason }
+  // sent right after pair-success (and on server restarts): same auth state, new socket, no delay
+  if (code === DisconnectReason.restartRequired) return { next: 'restart', code, reason }
+  if (code === DisconnectReason.connectionReplaced) return { next: 'replaced', code, reason }
+  // the link window of this socket ran out: Baileys ends it with 408 when its QR refs are used up,
+  // the server by closing it. The server was healthy (it sent pair-device), so no backoff: a fresh
+  // attempt gives a new QR and a new pairing code at once, until the link timeout stops it.
+  if (!linked && attemptWasReady) return { next: 'link-expired', code, reason }
+  return { next: 'back-off', code, reason }
+}
+
+/** Reconnect timing after drops: exponential backoff with jitter, reset once a socket opens. */
+export class Backoff {
+  #attempt = 0
+  #timer: NodeJS.Timeout | null = null
+
+  constructor (private readonly baseMs: number, private readonly maxMs: number) {}
+
+  schedule (log: Logger, why: { reason: string, code: number | undefined }, run: () => void): void {
+    const delayMs = backoffDelay(this.#attempt++, this.baseMs, this.maxMs)
+    log.warn({ delayMs, attempt: this.#attempt, code: why.code, reason: why.reason }, `connection lost; reconnecting in ${delayMs} ms`)
+    this.cancel()
+    this.#timer = setTimeout(() => {
+      this.#timer = null
+      run()
+    }, delayMs)
+  }
+
+  reset (): void {
+    this.#attempt = 0
+  }
+
+  cancel (): void {
+    if (this.#timer !== null) clearTimeout(this.#timer)
+    this.#timer = null
+  }
+}
+
+/** What a session hears from its current socket. */
+export interface ConnectionEvents {
+  onQr: (attempt: Attempt, qr: string) => void
+  onNewLogin: () => void
+  onOpen: (attempt: Attempt) => void
+  onClose: (attempt: Attempt, error: Error | undefined) => void
+}
+
+export interface ConnectionDeps {
+  sessionId: string
+  auth: SessionAuth
+  wa: Config['wa']
+  baileysLogger: Logger
+  log: Logger
+  timing: PlatformTiming
+  waiters: Waiters
+  /** false once the session is removed: nothing from its sockets is taken any more */
+  live: () => boolean
+  onReceipts: (receipts: ReceiptEvent[]) => void
+  ownNumber: () => string | null
+  sentMessage: (id: string) => proto.IMessage | undefined
+  onMessagesUpdate: (updates: WAMessageUpdate[]) => void
+  events: ConnectionEvents
+}
+
+/**
+ * A session's socket: never two at once. Socket events carry the Attempt they came from and are
+ * ignored once that attempt is no longer current.
+ */
+export class Connection {
+  #attempt: Attempt | null = null
+  #gen = 0
+  /** the last socket's LID store (it reads our key store, so it still works after that socket closed) */
+  #lidMapping: LidResolver | null = null
+  readonly #receipts: ReceiptBatcher
+  readonly backoff: Backoff
+
+  constructor (private readonly deps: ConnectionDeps) {
+    this.#receipts = new ReceiptBatcher({
+      emit: (receipts) => { if (deps.live()) deps.onReceipts(receipts) },
+      lidResolver: () => this.#lidMapping,
+      ownNumber: deps.ownNumber,
+      live: deps.live,
+      logger: deps.log
+    })
+    this.backoff = new Backoff(deps.timing.reconnectBaseMs, deps.timing.reconnectMaxMs)
+  }
+
+  get attempt (): Attempt | null {
+    return this.#attempt
+  }
+
+  /** a newer socket took over since `attempt` closed */
+  superseded (attempt: Attempt): boolean {
+    return attempt.gen !== this.#gen || this.#attempt !== null
+  }
+
+  /** Replaces the socket with a new one; true when it logs in to a linked account. */
+  async open (): Promise<boolean> {
+    const { auth, wa, baileysLogger, sessionId, events } = this.deps
+    this.backoff.cancel()
+    await this.close()
+    const linked = auth.isLinked()
+    if (!linked) forgetHalfLink(auth)
+    const state = auth.state
+    const sock = createSocket({ auth: state, wa, logger: baileysLogger.child({ sessionId }), getMessage: this.deps.sentMessage })
+    const attempt: Attempt = { gen: ++this.#gen, sock, ready: false, open: false, codeRequested: false, codeChain: Promise.resolve() }
+    this.#attempt = attempt
+    this.#lidMapping = sock.signalRepository.lidMapping
+
+    sock.ev.on('creds.update', () => { auth.saveCreds(state.creds) })
+    sock.ev.on('connection.update', (update) => {
+      if (attempt !== this.#attempt) return
+      if (update.qr !== undefined) {
+        attempt.ready = true
+        this.deps.waiters.notify()
+        events.onQr(attempt, update.qr)
+      }
+      if (update.isNewLogin === true) events.onNewLogin()
+      if (update.connection === 'open') {
+        attempt.open = true
+        this.backoff.reset()
+        events.onOpen(attempt)
+      } else if (update.connection === 'close') {
+        this.#attempt = null
+        events.onClose(attempt, update.lastDisconnect?.error)
+      }
+    })
+    // receipts and rejections are facts even from a socket being replaced: not filtered by attempt
+    this.#receipts.listen(sock, () => state.creds.me?.id)
+    sock.ev.on('messages.update', (updates) => { if (this.deps.live()) this.deps.onMessagesUpdate(updates) })
+    return linked
+  }
+
+  /** Ends the current socket; its late events are ignored because it is no longer current. */
+  async close (): Promise<void> {
+    const attempt = this.#attempt
+    if (attempt === null) return
+    this.#attempt = null
+    this.#gen++
+    this.deps.waiters.notify()
+    await withTimeout(attempt.sock.end(undefined), this.deps.timing.socketEndTimeoutMs, 'socket close handshake timed out')
+      .catch((err: unknown) => { this.deps.log.debug({ err }, 'socket end') })
+  }
+
+  /** Logs the linked device out, connecting first when no socket is open; never throws. */
+  async logOut (): Promise<void> {
+    const { logoutTimeoutMs } = this.deps.timing
+    try {
+      let sock = this.#attempt?.open === true ? this.#attempt.sock : undefined
+      if (sock === undefined) {
+        await this.open()
+        sock = await this.deps.waiters.until(() => {
+          if (this.#attempt === null) throw new Error('connection closed')
+          return this.#attempt.open ? this.#attempt.sock : undefined
+        }, logoutTimeoutMs, 'an open connection to log out')
+      }
+      await withTimeout(sock.logout(), logoutTimeoutMs, 'logout timed out')
+      this.deps.log.info('device logged out')
+    } catch (err) {
+      this.deps.log.warn({ err }, 'could not log the device out; removing its auth state anyway')
+    }
+  }
+}

@@ -1,0 +1,300 @@
+import { generateMessageIDV2, jidNormalizedUser, type WASocket } from '@whiskeysockets/baileys'
+import type { Config } from '../../config.js'
+import { SerialQueue, withTimeout } from '../async.js'
+import type { SessionAuth } from '../auth-state.js'
+import type { TypedEmitter } from '../emitter.js'
+import { isPlatformError, PlatformError } from '../errors.js'
+import { pnDigits } from '../lid.js'
+import type { PlatformLogger as Logger } from '../logger.js'
+import type { AuthMethod, PlatformEventMap, PlatformTiming, SendStatusInput, SendStatusResult, SessionLinks, SessionSnapshot, SessionSpec } from '../types.js'
+import { afterClose, Connection, type Attempt } from './connection.js'
+import { Linking, type Emit } from './linking.js'
+import { StatusSender } from './sender.js'
+import { SessionStateMachine } from './state.js'
+
+export interface RuntimeDeps {
+  wa: Config['wa']
+  logger: Logger
+  baileysLogger: Logger
+  events: TypedEmitter<PlatformEventMap>
+  links: SessionLinks
+  timing: PlatformTiming
+}
+
+/**
+ * One session: its state (see state.ts), socket, linking and sending. Every state change (connect, tear
+ * down, reconnect, logout, link timeout) runs one at a time on `lifecycle`; sends queue in the sender.
+ */
+export class SessionRuntime {
+  readonly id: string
+  authMethod: AuthMethod
+  phoneNumber: string | null
+  ownNumber: string | null = null
+
+  private readonly lifecycle = new SerialQueue()
+  private readonly log: Logger
+  private readonly state: SessionStateMachine
+  private readonly connection: Connection
+  private readonly linking: Linking
+  private readonly sender: StatusSender
+
+  constructor (spec: SessionSpec, private readonly auth: SessionAuth, private readonly deps: RuntimeDeps) {
+    const { timing, wa } = deps
+    this.id = spec.sessionId
+    this.authMethod = spec.authMethod
+    this.phoneNumber = spec.phoneNumber
+    this.log = deps.logger.child({ sessionId: spec.sessionId })
+    this.state = new SessionStateMachine(this.log, (status, reason) => {
+      const connected = status === 'open'
+      this.emit('connection-status', { sessionId: this.id, connected, status, ownNumber: connected ? this.ownNumber : null, ...(reason !== undefined ? { reason } : {}) })
+    })
+    this.connection = new Connection({
+      ...deps,
+      sessionId: this.id,
+      auth,
+      log: this.log,
+      waiters: this.state.waiters,
+      live: () => !this.state.is('removed'),
+      onReceipts: (receipts) => { deps.events.emit('status-receipts', { sessionId: this.id, receipts }) },
+      ownNumber: () => this.ownNumber ?? pnDigits(auth.state.creds.me?.id),
+      sentMessage: (id) => this.sender.sentMessage(id),
+      onMessagesUpdate: (updates) => { this.sender.onMessagesUpdate(updates) },
+      events: {
+        onQr: (attempt, qr) => { if (!auth.isLinked() && this.state.wantsSocket()) this.linking.onQr(attempt, qr) },
+        onNewLogin: () => { this.linking.clearTimer() },
+        onOpen: (attempt) => { this.onOpen(attempt) },
+        onClose: (attempt, error) => { this.onClose(attempt, error) }
+      }
+    })
+    this.linking = new Linking({
+      id: this.id,
+      authMethod: () => this.authMethod,
+      phoneNumber: () => this.phoneNumber,
+      current: () => this.connection.attempt,
+      isOpen: () => this.state.is('open'),
+      emit: this.emit
+    }, timing.pairingReadyTimeoutMs)
+    this.sender = new StatusSender({
+      id: this.id,
+      log: this.log,
+      policy: () => ({ chunkSize: wa.statusChunkSize, attempts: timing.sendAttempts, retryBaseMs: timing.sendRetryBaseMs, retryMaxMs: timing.sendRetryMaxMs }),
+      openSocket: this.openSocket,
+      ownNumber: () => this.ownNumber,
+      newMessageId: () => this.newMessageId(),
+      emit: this.emit
+    })
+  }
+
+  /** Connects unless a socket is already in use; also how a pairing-code request starts linking. */
+  async start (spec: SessionSpec): Promise<void> {
+    await this.lifecycle.run(async () => {
+      this.assertPresent()
+      this.authMethod = spec.authMethod
+      this.phoneNumber = spec.phoneNumber
+      if (this.connection.attempt === null) await this.connect()
+    })
+  }
+
+  async restart (): Promise<void> {
+    await this.lifecycle.run(async () => {
+      this.assertPresent()
+      this.connection.backoff.reset()
+      this.linking.clearTimer()
+      await this.connect()
+    })
+  }
+
+  /** Logs the device out when linked (connecting briefly if needed), ends the socket, deletes auth rows. */
+  async remove (): Promise<void> {
+    await this.lifecycle.run(async () => {
+      this.assertPresent()
+      this.state.move('removing')
+      this.clearTimers()
+      if (this.auth.isLinked()) await this.connection.logOut()
+      this.state.move('removed')
+      await this.connection.close()
+      this.auth.dispose()
+    })
+  }
+
+  /** Platform shutdown: no reconnects, no events, sockets ended. */
+  async shutdown (): Promise<void> {
+    this.state.move('removed')
+    this.clearTimers()
+    await withTimeout(this.lifecycle.run(async () => { await this.connection.close() }), this.deps.timing.socketEndTimeoutMs * 2, 'shutdown timed out')
+      .catch(async (err: unknown) => {
+        this.log.warn({ err }, 'session did not shut down in time; ending its socket directly')
+        await this.connection.close()
+      })
+  }
+
+  async updatePhoneNumber (phone: string): Promise<void> {
+    await this.lifecycle.run(async () => {
+      this.assertPresent()
+      this.phoneNumber = phone
+      if (!this.auth.isLinked()) this.linking.onPhoneNumberChanged(this.connection.attempt)
+    })
+  }
+
+  async requestPairingCode (): Promise<string> {
+    this.assertPresent()
+    return await this.linking.request({
+      open: this.state.is('open'),
+      linked: this.auth.isLinked(),
+      ensureSocket: async () => { await this.start({ sessionId: this.id, authMethod: this.authMethod, phoneNumber: this.phoneNumber }) },
+      // waited for outside the lifecycle queue: an expiring attempt must be able to reconnect meanwhile
+      ready: async () => await this.state.waiters.until(() => {
+        this.assertPresent()
+        if (this.state.is('open')) throw new PlatformError('ALREADY_CONNECTED')
+        if (!this.state.wantsSocket()) throw new PlatformError('PAIRING_UNAVAILABLE')
+        const attempt = this.connection.attempt
+        return attempt?.ready === true ? attempt : undefined
+      }, this.deps.timing.pairingReadyTimeoutMs, 'a socket that accepts a pairing code request')
+    })
+  }
+
+  snapshot (): SessionSnapshot {
+    const status = this.state.status
+    const connected = status === 'open'
+    return {
+      sessionId: this.id,
+      connected,
+      status,
+      ownNumber: connected ? this.ownNumber : null,
+      pairingCode: connected || this.authMethod !== 'pairing' ? null : this.linking.pairingCode,
+      qrCode: connected || this.authMethod !== 'qrcode' ? null : this.linking.qrCode
+    }
+  }
+
+  newMessageId (): string {
+    this.assertPresent()
+    return generateMessageIDV2(this.connection.attempt?.sock.user?.id ?? this.auth.state.creds.me?.id)
+  }
+
+  async sendStatus (input: SendStatusInput): Promise<SendStatusResult> {
+    this.assertPresent()
+    if (!this.state.is('open') || this.ownNumber === null) throw new PlatformError('NOT_CONNECTED')
+    return await this.sender.send(input)
+  }
+
+  /** Revokes a status for the JIDs it went to; false when the platform could not be told. */
+  async revokeStatus (messageId: string, recipientJids: string[]): Promise<boolean> {
+    this.assertPresent()
+    if (!this.state.is('open')) return false
+    return await this.sender.revoke(messageId, recipientJids)
+  }
+
+  private async connect (): Promise<void> {
+    const linked = await this.connection.open()
+    this.linking.clearCodes()
+    if (!linked) this.armLinkTimer()
+    this.state.move(linked ? 'connecting' : 'linking')
+  }
+
+  private onOpen (attempt: Attempt): void {
+    this.linking.clearTimer()
+    const me = attempt.sock.user
+    this.ownNumber = pnDigits(me?.id)
+    const ownLid = me?.lid === undefined ? null : jidNormalizedUser(me.lid)
+    this.linking.clearCodes()
+    this.store('could not store the linked account', () => { this.deps.links.markLinked(this.id, this.ownNumber, ownLid) })
+    this.log.info({ ownNumber: this.ownNumber }, 'connected')
+    this.state.move('open')
+  }
+
+  private onClose (attempt: Attempt, error: Error | undefined): void {
+    if (this.state.is('open')) this.state.move('reconnecting', error?.message ?? 'closed')
+    this.state.waiters.notify()
+    this.later('reconnect failed', async () => { await this.afterClose(attempt, error) })
+  }
+
+  private async afterClose (attempt: Attempt, error: Error | undefined): Promise<void> {
+    if (this.connection.superseded(attempt) || !this.state.wantsSocket()) return
+    const { next, code, reason } = afterClose(error, this.auth.isLinked(), attempt.ready)
+    switch (next) {
+      case 'logged-out':
+        await this.onLoggedOut()
+        break
+      case 'restart':
+      case 'link-expired':
+        this.log.info({ code, reason }, next === 'restart' ? 'platform asked for a restart; reconnecting' : 'link attempt expired; starting a fresh one')
+        await this.connect()
+        break
+      case 'replaced':
+        this.log.error('another client replaced this connection; not reconnecting')
+        this.state.move('stopped', 'replaced by another connection')
+        break
+      case 'back-off':
+        this.state.move('reconnecting', reason)
+        this.connection.backoff.schedule(this.log, { reason, code }, () => {
+          this.later('reconnect failed', async () => {
+            if (this.state.wantsSocket() && this.connection.attempt === null) await this.connect()
+          })
+        })
+    }
+  }
+
+  private async onLoggedOut (): Promise<void> {
+    this.clearTimers()
+    await this.connection.close()
+    this.auth.reset()
+    this.store('could not mark the session unlinked', () => { this.deps.links.markUnlinked(this.id) })
+    this.ownNumber = null
+    this.linking.clearCodes()
+    this.log.warn('logged out by the platform; auth state cleared, the session can be linked again')
+    this.state.move('logged-out', 'logged out')
+  }
+
+  private armLinkTimer (): void {
+    const ms = this.deps.wa.linkTimeoutMs
+    this.linking.armTimer(ms, () => { this.later('link timeout handling failed', async () => { await this.expireLink(ms) }) })
+  }
+
+  private async expireLink (ms: number): Promise<void> {
+    if (!this.state.wantsSocket() || this.state.is('open') || this.auth.isLinked()) return
+    this.connection.backoff.cancel()
+    await this.connection.close()
+    this.linking.clearCodes()
+    const seconds = Math.round(ms / 1000)
+    this.log.info({ seconds }, 'linking timed out; no more codes until restarted')
+    this.state.move('stopped', 'link-timeout')
+    this.linking.announceTimeout(seconds)
+  }
+
+  /** An open socket for the sender; waits for a reconnect, gives up when the session stops wanting one. */
+  private readonly openSocket = async (): Promise<WASocket> => {
+    return await this.state.waiters.until(() => {
+      if (!this.state.wantsSocket()) throw new PlatformError('NOT_CONNECTED')
+      return this.state.is('open') ? this.connection.attempt?.sock : undefined
+    }, this.deps.timing.sendOpenWaitMs, 'the session to be connected').catch((err: unknown) => {
+      throw isPlatformError(err, 'NOT_CONNECTED') ? err : new PlatformError('NOT_CONNECTED')
+    })
+  }
+
+  private readonly emit: Emit = (event, payload) => {
+    if (!this.state.muted()) this.deps.events.emit(event, payload)
+  }
+
+  private assertPresent (): void {
+    if (this.state.is('removed')) throw new PlatformError('SESSION_NOT_FOUND')
+  }
+
+  /** Queues work a socket event or timer started; its failure is logged, nobody awaits it. */
+  private later (failure: string, task: () => Promise<void>): void {
+    this.lifecycle.run(task).catch((err: unknown) => { this.log.error({ err }, failure) })
+  }
+
+  /** The session row follows the link; a failed write must not stop the session. */
+  private store (failure: string, write: () => void): void {
+    try {
+      write()
+    } catch (err) {
+      this.log.error({ err }, failure)
+    }
+  }
+
+  private clearTimers (): void {
+    this.connection.backoff.cancel()
+    this.linking.clearTimer()
+  }
+}

@@ -1,0 +1,67 @@
+import { extname } from 'node:path'
+import { prepareWAMessageMedia, proto, type WAMediaUploadFunction } from '@whiskeysockets/baileys'
+import type { PlatformLogger as Logger } from '../logger.js'
+import type { StatusContent } from '../types.js'
+
+export const STATUS_JID = 'status@broadcast'
+
+/** `#RRGGBB` (opaque) or `#AARRGGBB` → the unsigned ARGB integer WhatsApp stores. */
+export function argbFromHex (color: string): number {
+  const m = /^#?([0-9a-f]{6}|[0-9a-f]{8})$/i.exec(color.trim())
+  if (m === null) throw new Error(`invalid colour ${JSON.stringify(color)}: expected #RRGGBB or #AARRGGBB`)
+  const hex = m[1].length === 6 ? `ff${m[1]}` : m[1]
+  return Number.parseInt(hex, 16) >>> 0
+}
+
+const MIME_BY_EXTENSION: Record<string, string> = {
+  '.jpg': 'image/jpeg',
+  '.jpeg': 'image/jpeg',
+  '.png': 'image/png',
+  '.gif': 'image/gif',
+  '.webp': 'image/webp',
+  '.bmp': 'image/bmp',
+  '.mp4': 'video/mp4',
+  '.m4v': 'video/mp4',
+  '.mov': 'video/quicktime',
+  '.webm': 'video/webm',
+  '.mkv': 'video/x-matroska',
+  '.avi': 'video/x-msvideo',
+  '.wmv': 'video/x-ms-wmv',
+  '.flv': 'video/x-flv',
+  '.3gp': 'video/3gpp'
+}
+
+function guessMimetype (source: { path: string } | { url: string }): string | undefined {
+  const name = 'path' in source ? source.path : new URL(source.url).pathname
+  return MIME_BY_EXTENSION[extname(name).toLowerCase()]
+}
+
+/** Builds the status message once; image/video media is encrypted and uploaded here, once. */
+export async function buildStatusMessage (content: StatusContent, upload: WAMediaUploadFunction, logger: Logger): Promise<proto.IMessage> {
+  if (content.kind === 'text') {
+    return proto.Message.fromObject({
+      extendedTextMessage: {
+        text: content.text,
+        ...(content.backgroundColor !== undefined ? { backgroundArgb: argbFromHex(content.backgroundColor) } : {}),
+        ...(content.font !== undefined ? { font: content.font } : {})
+      }
+    })
+  }
+  const url = 'path' in content.source ? content.source.path : content.source.url
+  const mimetype = content.mimetype ?? guessMimetype(content.source)
+  const common = { caption: content.caption, ...(mimetype !== undefined ? { mimetype } : {}) }
+  const media = content.kind === 'image'
+    ? { image: { url }, ...common }
+    : { video: { url }, ...common }
+  return await prepareWAMessageMedia(media, { upload, logger, mediaUploadTimeoutMs: 60_000 })
+}
+
+/** Revokes (deletes for everyone) one of our statuses. */
+export function revokeMessage (messageId: string): proto.IMessage {
+  return proto.Message.fromObject({
+    protocolMessage: {
+      key: { remoteJid: STATUS_JID, fromMe: true, id: messageId },
+      type: proto.Message.ProtocolMessage.Type.REVOKE
+    }
+  })
+}

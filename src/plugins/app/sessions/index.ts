@@ -1,0 +1,15 @@
+import fp from 'fastify-plugin'
+import { createSessionService } from './service.js'
+
+export type SessionService = ReturnType<typeof createSessionService>
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** sessions: create, read, re-link and delete, with their platform connection */
+    sessions: SessionService
+  }
+}
+
+export default fp(async (app) => {
+  app.decorate('sessions', createSessionService({ db: app.db, platform: app.platform, mediaStore: app.mediaStore, events: app.domainEvents }))
+}, { name: 'sessions', dependencies: ['db', 'domain-events', 'platform', 'media-store'] })

@@ -1,0 +1,96 @@
+import type { FastifyInstance } from 'fastify'
+import type { DbHandle } from '../../../db/connection.js'
+import type { SessionRow } from '../../../db/database.js'
+import { deleteSession, findSession, insertSession, listSessions, sessionMediaFiles, setPhoneNumber } from '../../../db/repositories/sessions.js'
+import { mediaInUse } from '../../../db/repositories/statuses.js'
+import { BadRequest, NotQrSession, SessionExists, SessionNotFound } from '../../../errors.js'
+import type { AuthMethod } from '../../../platform/types.js'
+import type { SessionView } from '../../../schemas/session.js'
+import type { DomainEvents } from '../domain-events.js'
+import { sessionView } from './view.js'
+
+/** What the session service uses of the other decorators. */
+export interface SessionDeps {
+  db: DbHandle
+  platform: Pick<FastifyInstance['platform'], 'snapshot' | 'startSession' | 'removeSession' | 'restartSession' | 'updatePhoneNumber' | 'requestPairingCode'>
+  mediaStore: Pick<FastifyInstance['mediaStore'], 'remove'>
+  events: Pick<DomainEvents, 'emit'>
+}
+
+export interface NewSession {
+  sessionId: string
+  sessionName: string
+  authMethod: AuthMethod
+  phoneNumber: string | null
+}
+
+/** Sessions: their rows, their platform connection and the events that tell clients about them. */
+export function createSessionService (deps: SessionDeps) {
+  const { platform, mediaStore, events } = deps
+  const db = deps.db.db
+
+  async function requireRow (sessionId: string): Promise<SessionRow> {
+    const row = await findSession(db, sessionId)
+    if (row === undefined) throw new SessionNotFound()
+    return row
+  }
+
+  /** Stores the session, announces it and starts linking it. */
+  async function create (session: NewSession): Promise<void> {
+    const { sessionId, sessionName, authMethod, phoneNumber } = session
+    const createdAt = Date.now()
+    const inserted = await insertSession(db, { id: sessionId, name: sessionName, auth_method: authMethod, phone_number: phoneNumber, own_number: null, own_lid: null, created_at: createdAt })
+    if (!inserted) throw new SessionExists()
+    events.emit('session-created', { sessionId, sessionName, phoneNumber, authMethod, createdAt: new Date(createdAt).toISOString() })
+    await platform.startSession({ sessionId, authMethod, phoneNumber })
+  }
+
+  async function list (): Promise<SessionView[]> {
+    return (await listSessions(db)).map((row) => sessionView(row, platform.snapshot(row.id)))
+  }
+
+  async function get (sessionId: string): Promise<SessionView> {
+    return sessionView(await requireRow(sessionId), platform.snapshot(sessionId))
+  }
+
+  /** Logs the device out, then removes the row (statuses, viewers and auth state go by cascade) and media no other status uses. */
+  async function remove (sessionId: string): Promise<void> {
+    await requireRow(sessionId)
+    await platform.removeSession(sessionId)
+    const media = await sessionMediaFiles(db, sessionId)
+    await deleteSession(db, sessionId)
+    for (const file of media) {
+      if (!await mediaInUse(db, file)) await mediaStore.remove(file)
+    }
+    events.emit('session-deleted', { sessionId })
+  }
+
+  async function restart (sessionId: string): Promise<void> {
+    const row = await requireRow(sessionId)
+    await platform.restartSession(row.id)
+  }
+
+  async function updatePhoneNumber (sessionId: string, phoneNumber: string): Promise<void> {
+    const row = await requireRow(sessionId)
+    if (row.auth_method !== 'pairing') throw new BadRequest('This session links by QR code and has no phone number')
+    await setPhoneNumber(db, row.id, phoneNumber)
+    await platform.updatePhoneNumber(row.id, phoneNumber)
+  }
+
+  /** A fresh pairing code, and the number it links (as stored once the code was issued). */
+  async function requestPairingCode (sessionId: string): Promise<{ pairingCode: string, phoneNumber: string | null }> {
+    const row = await requireRow(sessionId)
+    const pairingCode = await platform.requestPairingCode(row.id)
+    const fresh = await requireRow(row.id)
+    return { pairingCode, phoneNumber: fresh.phone_number }
+  }
+
+  /** The session's view; only for sessions that link by QR code. */
+  async function qrCode (sessionId: string): Promise<SessionView> {
+    const row = await requireRow(sessionId)
+    if (row.auth_method !== 'qrcode') throw new NotQrSession()
+    return sessionView(row, platform.snapshot(row.id))
+  }
+
+  return { create, list, get, remove, restart, updatePhoneNumber, requestPairingCode, qrCode }
+}

@@ -1,0 +1,81 @@
+import fp from 'fastify-plugin'
+import { changeStamp } from '../../../db/repositories/system.js'
+import type { PlatformEventMap } from '../../../platform/types.js'
+import { createCleanup } from './cleanup.js'
+import { createStatusService, type StatusDeps } from './service.js'
+import { createViewerIngest } from './viewer-ingest.js'
+
+export { INGEST_BATCH_MAX, INGEST_WINDOW_MS, VIEWERS_UPDATE_MS } from './viewer-ingest.js'
+
+/** The status service as one decorator: sending and reading (service), viewer ingest and expiry (cleanup). */
+export function createStatuses (deps: StatusDeps) {
+  const { platform, log } = deps
+  const service = createStatusService(deps)
+  const ingest = createViewerIngest(deps)
+  const expiry = createCleanup(deps, service.releaseMedia)
+
+  const onStatusError = (payload: PlatformEventMap['status-error']): void => {
+    service.recordRejection(payload).catch((err: unknown) => { log.error({ err }, 'recording a status rejection failed') })
+  }
+
+  return {
+    send: service.send,
+    list: service.list,
+    viewers: service.viewers,
+    remove: service.remove,
+    cleanup: expiry.cleanup,
+    /** receipt ingest entry point (the platform's status-receipts events come here) */
+    ingest: ingest.ingest,
+    /** writes queued views now; for tests and shutdown */
+    flush: ingest.flush,
+    /** counters of the viewer ingest */
+    stats: ingest.stats,
+    /** moves on every database write; equal stamps mean no status, view or session changed in between */
+    changeStamp: changeStamp(deps.db.sqlite),
+    start (): void {
+      platform.on('status-receipts', ingest.onReceipts)
+      platform.on('status-error', onStatusError)
+    },
+    startCleanupTimer: expiry.startTimer,
+    /** Writes what is queued and stops timers; events arriving later are dropped with a warning. */
+    stop (): void {
+      expiry.stopTimer()
+      ingest.stop()
+      platform.off('status-receipts', ingest.onReceipts)
+      platform.off('status-error', onStatusError)
+    }
+  }
+}
+
+export type StatusService = ReturnType<typeof createStatuses>
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    statuses: StatusService
+  }
+}
+
+export default fp(async (app) => {
+  const service = createStatuses({
+    db: app.db,
+    config: app.config,
+    platform: app.platform,
+    mediaStore: app.mediaStore,
+    events: app.domainEvents,
+    log: app.log.child({ plugin: 'statuses' })
+  })
+  app.decorate('statuses', service)
+  service.start()
+  app.addHook('onReady', async () => {
+    try {
+      await service.cleanup()
+    } catch (err) {
+      app.log.error({ err }, 'status cleanup at start failed')
+    }
+    service.startCleanupTimer()
+  })
+  // preClose writes queued views while the platform still runs; onClose (before the database closes,
+  // hooks run in reverse order) catches what arrived since.
+  app.addHook('preClose', async () => { service.flush() })
+  app.addHook('onClose', async () => { service.stop() })
+}, { name: 'statuses', dependencies: ['db', 'domain-events', 'platform', 'media-store'] })
