@@ -6,6 +6,7 @@ import fp from 'fastify-plugin'
 import configPlugin from '../../src/plugins/app/config.js'
 import dbPlugin from '../../src/plugins/app/db.js'
 import mediaStorePlugin from '../../src/plugins/app/media-store.js'
+import remoteMediaPlugin from '../../src/plugins/app/remote-media.js'
 import statusesPlugin from '../../src/plugins/app/statuses.js'
 import { NotConnected } from '../../src/errors.js'
 import type { PlatformEventMap, SendStatusInput, SendStatusResult, SessionSnapshot } from '../../src/platform/types.js'
@@ -99,6 +100,7 @@ export async function harness (t: TestContext, env: Record<string, string> = {})
   await app.register(configPlugin, { config })
   await app.register(dbPlugin)
   await app.register(mediaStorePlugin)
+  await app.register(remoteMediaPlugin)
   await app.register(fp(async (a) => {
     a.decorate('broadcaster', { emit: <K extends EventName>(event: K, payload: EventPayloads[K]) => { events.push({ event, payload, at: Date.now() }) } })
   }, { name: 'broadcaster' }))

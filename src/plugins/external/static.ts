@@ -7,7 +7,7 @@ export const PUBLIC_DIR = fileURLToPath(new URL('../../../public/', import.meta.
 
 // The page loads only its own files and the socket.io client served at /socket.io/; QR codes are
 // data: URLs. No inline script or style, so injected markup could not run even if some slipped through.
-const CONTENT_SECURITY_POLICY = [
+export const CONTENT_SECURITY_POLICY = [
   "default-src 'self'",
   "script-src 'self'",
   "style-src 'self'",
