@@ -6,6 +6,7 @@ import fp from 'fastify-plugin'
 import configPlugin from '../../src/plugins/app/config.js'
 import dbPlugin from '../../src/plugins/app/db.js'
 import mediaStorePlugin from '../../src/plugins/app/media-store.js'
+import remoteMediaPlugin from '../../src/plugins/app/remote-media.js'
 import domainEventsPlugin, { DOMAIN_EVENT_NAMES } from '../../src/plugins/app/domain-events.js'
 import statusesPlugin from '../../src/plugins/app/statuses/index.js'
 import { NotConnected } from '../../src/errors.js'
@@ -102,6 +103,7 @@ export async function harness (t: TestContext, env: Record<string, string> = {})
   await app.register(configPlugin, { config })
   await app.register(dbPlugin)
   await app.register(mediaStorePlugin)
+  await app.register(remoteMediaPlugin)
   await app.register(domainEventsPlugin)
   for (const event of DOMAIN_EVENT_NAMES) app.domainEvents.on(event, (payload) => { recorder.record(event, payload) })
   await app.register(fp(async (a) => { a.decorate('platform', platform as unknown as FastifyInstance['platform']) }, { name: 'platform' }))
