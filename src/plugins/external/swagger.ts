@@ -20,7 +20,8 @@ export default fp(async (app) => {
         { name: 'sessions', description: 'Linked accounts' },
         { name: 'statuses', description: 'Publishing statuses and reading viewers' },
         { name: 'uploads', description: 'Media for image and video statuses' },
-        { name: 'system', description: 'Health, statistics and storage' }
+        { name: 'system', description: 'Health, statistics and storage' },
+        { name: 'webhooks', description: 'Signed HTTP deliveries of the socket.io events (Standard Webhooks), durable and retried' }
       ],
       components: {
         securitySchemes: {
@@ -34,11 +35,13 @@ export default fp(async (app) => {
       },
       security: [{ apiKey: [] }, { bearer: [] }]
     },
-    // every operation gets a stable operationId (getSessionsQrCode, postSessionsSendStatus, …) for client generators
+    // every operation gets a stable operationId (getSessionsQrCode, postSessionsSendStatus, …) for client generators,
+    // unless its route names one itself
     transform: ({ schema, url, route }) => {
       const path = url.replace(/^\/api/, '').split('/').filter((p) => p !== '' && !p.startsWith(':'))
       const method = (Array.isArray(route.method) ? route.method[0] : route.method).toLowerCase()
-      const operationId = method + path.map((p) => p.split('-').map((w) => w[0].toUpperCase() + w.slice(1)).join('')).join('')
+      const own = (schema as { operationId?: unknown } | undefined)?.operationId
+      const operationId = typeof own === 'string' ? own : method + path.map((p) => p.split('-').map((w) => w[0].toUpperCase() + w.slice(1)).join('')).join('')
       return { schema: { ...schema, operationId } as typeof schema, url }
     },
     refResolver: {
