@@ -45,10 +45,11 @@ export function urlProblem (url: URL, allowPrivate: boolean): string | null {
   return null
 }
 
-/** Every address `host` resolves to (empty when it does not resolve). */
-export async function resolveAll (host: string): Promise<LookupAddress[]> {
+/** Every address `host` resolves to (empty when it does not resolve within `timeoutMs`). */
+export async function resolveAll (host: string, timeoutMs = 3000): Promise<LookupAddress[]> {
   return await new Promise((resolve) => {
-    dnsLookup(host, { all: true, verbatim: true }, (err, addresses) => { resolve(err === null ? addresses : []) })
+    const timer = setTimeout(() => { resolve([]) }, timeoutMs)
+    dnsLookup(host, { all: true, verbatim: true }, (err, addresses) => { clearTimeout(timer); resolve(err === null ? addresses : []) })
   })
 }
 

@@ -107,6 +107,10 @@ export function webhookOutbox (sqlite: SQLite.Database) {
   )
   const prune = sqlite.prepare<[number]>("delete from webhook_deliveries where created_at < ? and status != 'sending'")
   const pendingCount = sqlite.prepare<[], number>("select count(*) from webhook_deliveries where status in ('pending', 'sending')").pluck()
+  const failing = sqlite.prepare<[], number>(
+    "select (select count(distinct webhook_id) from webhook_deliveries where status = 'pending' and attempts > 0) + " +
+    '(select count(*) from webhooks where enabled = 0 and disabled_reason is not null)'
+  ).pluck()
 
   const insertAll = sqlite.transaction((rows: NewDelivery[]) => {
     for (const r of rows) insert.run(r.webhookId, r.messageId, r.eventType, r.sessionId, r.orderKey, r.body, r.at, r.at)
@@ -135,7 +139,9 @@ export function webhookOutbox (sqlite: SQLite.Database) {
     /** pending again now with a fresh schedule; false when missing or being sent */
     requeue: (webhookId: string, id: number, now: number): boolean => requeue.run(now, id, webhookId).changes > 0,
     prune: (before: number): number => prune.run(before).changes,
-    pendingCount: (): number => pendingCount.get() ?? 0
+    pendingCount: (): number => pendingCount.get() ?? 0,
+    /** endpoints whose deliveries are being retried, plus those a 410 disabled */
+    failingCount: (): number => failing.get() ?? 0
   }
 }
 

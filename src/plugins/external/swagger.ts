@@ -2,6 +2,7 @@ import fp from 'fastify-plugin'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import { EventSchemas } from '../../schemas/events.js'
+import { WebhookBodySchema } from '../../schemas/webhook.js'
 import { APP_VERSION } from '../../version.js'
 
 export default fp(async (app) => {
@@ -28,10 +29,14 @@ export default fp(async (app) => {
           apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
           bearer: { type: 'http', scheme: 'bearer' }
         },
-        schemas: Object.fromEntries(Object.entries(EventSchemas).map(([name, schema]) => [
-          'Event' + name.split('-').map((w) => w[0].toUpperCase() + w.slice(1)).join(''),
-          JSON.parse(JSON.stringify(schema)) as object
-        ]))
+        schemas: {
+          ...Object.fromEntries(Object.entries(EventSchemas).map(([name, schema]) => [
+            'Event' + name.split('-').map((w) => w[0].toUpperCase() + w.slice(1)).join(''),
+            JSON.parse(JSON.stringify(schema)) as object
+          ])),
+          // what a webhook receiver gets (POST, signed with the webhook-id / webhook-timestamp / webhook-signature headers)
+          WebhookBody: JSON.parse(JSON.stringify(WebhookBodySchema)) as object
+        }
       },
       security: [{ apiKey: [] }, { bearer: [] }]
     },

@@ -245,8 +245,11 @@ export function createWebhookService (deps: WebhookDeps) {
     deliveries,
     retry,
     prune,
-    /** for health and metrics: deliveries waiting (pending or being sent) and attempt results so far */
-    stats: () => ({ queued: outbox.pendingCount(), inFlight: worker.inFlight(), ...worker.counters }),
+    /**
+     * For health and metrics: deliveries waiting (pending or being sent), endpoints failing (retrying, or
+     * disabled by a 410), deliveries in flight, and attempt results since the start.
+     */
+    stats: () => ({ pending: outbox.pendingCount(), failing: outbox.failingCount(), inFlight: worker.inFlight(), attempts: { ...worker.counters } }),
     start (): void {
       reload()
       worker.start()
