@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict'
+import { rmSync } from 'node:fs'
 import { test } from 'node:test'
 import { Webhook } from 'standardwebhooks'
-import { build, waitFor, type TestApp } from '../helper.js'
+import { build, testConfig, waitFor, type TestApp } from '../helper.js'
 import { DELIVERY_RETENTION_MS, retryDelay } from '../../src/plugins/app/webhooks/index.js'
 import { isNonPublicAddress } from '../../src/webhooks/address-guard.js'
+import { validateEnv } from '../../src/config.js'
 import { startReceiver } from './receiver.js'
 
 // Webhook endpoints through the HTTP API, and their deliveries to receivers on 127.0.0.1. Events are
@@ -265,6 +267,18 @@ test('a receiver that never answers times out and is retried', async (t) => {
   assert.equal(d.attempts, 2)
   assert.equal(d.lastError, 'no answer within 300 ms')
   assert.equal(rx.requests.length, 2)
+})
+
+test('webhook settings are validated at start', (t) => {
+  assert.throws(() => validateEnv({ WEBHOOK_MAX_ATTEMPTS: '0' }), /^ConfigError: Invalid setting WEBHOOK_MAX_ATTEMPTS: expected integer to be greater or equal to 1 \(got "0"\)$/)
+  assert.throws(() => validateEnv({ ALLOW_PRIVATE_URLS: 'maybe' }), /Invalid setting ALLOW_PRIVATE_URLS/)
+  const env = validateEnv({})
+  assert.deepEqual([env.ALLOW_PRIVATE_URLS, env.WEBHOOK_MAX_ATTEMPTS, env.WEBHOOK_BASE_DELAY_MS, env.WEBHOOK_MAX_DELAY_MS, env.WEBHOOK_TIMEOUT_MS, env.WEBHOOK_CONCURRENCY],
+    [false, 12, 5000, 43_200_000, 10_000, 8])
+  const { config, dir } = testConfig({ WEBHOOK_BASE_DELAY_MS: '250', WEBHOOK_MAX_DELAY_MS: '100', ALLOW_PRIVATE_URLS: 'true' })
+  t.after(() => { rmSync(dir, { recursive: true, force: true }) })
+  assert.equal(config.allowPrivateUrls, true)
+  assert.deepEqual(config.webhooks, { maxAttempts: 12, baseDelayMs: 250, maxDelayMs: 250, timeoutMs: 10_000, concurrency: 8 }, 'the longest delay is at least the first')
 })
 
 test('retry schedule: about 5 s to 12 h over 12 attempts, with jitter', () => {
