@@ -116,6 +116,7 @@ function describe (err: unknown): string {
     case 'ENOTFOUND': case 'EAI_AGAIN': return 'the host name did not resolve'
     case 'EHOSTUNREACH': case 'ENETUNREACH': return 'host unreachable'
     case 'ETIMEDOUT': return 'connection timed out'
-    default: return err instanceof Error ? err.message : String(err)
+    // OpenSSL messages run over several lines: the first says what happened
+    default: return (err instanceof Error ? err.message : String(err)).split('\n')[0].trim().slice(0, 300)
   }
 }

@@ -4,7 +4,8 @@ import { test } from 'node:test'
 import { Webhook } from 'standardwebhooks'
 import { build, testConfig, waitFor, type TestApp } from '../helper.js'
 import { DELIVERY_RETENTION_MS, retryDelay } from '../../src/plugins/app/webhooks/index.js'
-import { isNonPublicAddress } from '../../src/webhooks/address-guard.js'
+import { guardedLookup, isNonPublicAddress } from '../../src/webhooks/address-guard.js'
+import { sendWebhook } from '../../src/webhooks/sender.js'
 import { validateEnv } from '../../src/config.js'
 import { startReceiver } from './receiver.js'
 
@@ -103,6 +104,19 @@ test('private and loopback targets are refused unless ALLOW_PRIVATE_URLS=true', 
     assert.equal(isNonPublicAddress(a), true, a)
   }
   for (const a of ['93.184.215.14', '8.8.8.8', '2606:4700::1111', '::ffff:8.8.8.8']) assert.equal(isNonPublicAddress(a), false, a)
+
+  // at connect time: a name is checked against every address it resolves to
+  const lookup = async (allow: boolean, all: boolean): Promise<unknown> => await new Promise((resolve) => {
+    guardedLookup(allow)('localhost', { all }, (err, address) => { resolve(err ?? address) })
+  })
+  const refusedLookup = await lookup(false, false)
+  assert.ok(refusedLookup instanceof Error)
+  assert.match(refusedLookup.message, /^localhost resolves to a private or loopback address \((127\.0\.0\.1|::1)\)$/)
+  assert.match(String(await lookup(true, false)), /^(127\.0\.0\.1|::1)$/)
+  assert.ok(Array.isArray(await lookup(true, true)))
+  // and the sender refuses before connecting
+  const result = await sendWebhook({ url: 'http://127.0.0.1:9/x', secret: 'whsec_' + Buffer.alloc(24).toString('base64'), messageId: 'msg_1', body: '{}', allowPrivate: false, connectTimeoutMs: 1000, totalTimeoutMs: 1000, userAgent: 'test' })
+  assert.deepEqual(result, { ok: false, statusCode: null, error: 'refused: the URL points to a private or loopback address (127.0.0.1); set ALLOW_PRIVATE_URLS=true for development' })
 })
 
 test('a subscribed event reaches the receiver signed by Standard Webhooks, filtered by event name and session', async (t) => {
