@@ -11,6 +11,7 @@ import authPlugin from './plugins/app/auth.js'
 import domainEventsPlugin from './plugins/app/domain-events.js'
 import platformPlugin from './plugins/app/platform.js'
 import broadcasterPlugin from './plugins/app/broadcaster.js'
+import webhooksPlugin from './plugins/app/webhooks/index.js'
 import sessionsPlugin from './plugins/app/sessions/index.js'
 import statusesPlugin from './plugins/app/statuses/index.js'
 import swaggerPlugin from './plugins/external/swagger.js'
@@ -27,6 +28,7 @@ import systemRoutes from './routes/system/index.js'
 import sessionRoutes from './routes/sessions/index.js'
 import uploadRoutes from './routes/uploads/index.js'
 import statusRoutes from './routes/statuses/index.js'
+import webhookRoutes from './routes/webhooks/index.js'
 
 export interface AppOptions {
   config: Config
@@ -44,6 +46,7 @@ const apiRoutes: FastifyPluginAsync = async (api) => {
   await api.register(sessionRoutes)
   await api.register(uploadRoutes)
   await api.register(statusRoutes)
+  await api.register(webhookRoutes)
 }
 
 /** The whole service as one plugin. */
@@ -61,6 +64,8 @@ export const serviceApp: FastifyPluginAsync<AppOptions> = async (app, opts) => {
   await app.register(authPlugin)
   await app.register(socketIoPlugin)
   await app.register(domainEventsPlugin)
+  // before the platform: it closes after it, so events the platform emits while closing still reach the outbox
+  await app.register(webhooksPlugin)
   await app.register(platformPlugin)
   await app.register(broadcasterPlugin)
   await app.register(sessionsPlugin)
@@ -105,6 +110,7 @@ function validationMessage (err: FastifyError): string {
   const where = field === '' ? context : `${context}.${field}`
   if (first.keyword === 'pattern' && /phoneNumber|targetNumbers/.test(field)) return `${where} must be 10 to 15 digits including country code, no plus sign`
   if (first.keyword === 'pattern' && field === 'sessionId') return `${where} may contain only letters, digits, underscore and hyphen (at most 64 characters)`
+  if (first.keyword === 'enum') return `${where} must be one of: ${(first.params.allowedValues as unknown[]).join(', ')}`
   return `${where} ${first.message ?? 'is invalid'}`
 }
 

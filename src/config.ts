@@ -30,6 +30,13 @@ export interface Config {
   cleanupIntervalMs: number
   /** url statuses may fetch from loopback / private addresses (development and tests only) */
   allowPrivateUrls: boolean
+  webhooks: {
+    maxAttempts: number
+    baseDelayMs: number
+    maxDelayMs: number
+    timeoutMs: number
+    concurrency: number
+  }
 }
 
 export class ConfigError extends Error {
@@ -91,7 +98,14 @@ function configFromEnv (env: Env): Config {
     },
     statusTtlMs: Math.round(env.STATUS_TTL_HOURS * 3_600_000),
     cleanupIntervalMs: env.CLEANUP_INTERVAL_MS,
-    allowPrivateUrls: env.ALLOW_PRIVATE_URLS
+    allowPrivateUrls: env.ALLOW_PRIVATE_URLS,
+    webhooks: {
+      maxAttempts: env.WEBHOOK_MAX_ATTEMPTS,
+      baseDelayMs: env.WEBHOOK_BASE_DELAY_MS,
+      maxDelayMs: Math.max(env.WEBHOOK_MAX_DELAY_MS, env.WEBHOOK_BASE_DELAY_MS),
+      timeoutMs: env.WEBHOOK_TIMEOUT_MS,
+      concurrency: env.WEBHOOK_CONCURRENCY
+    }
   }
 }
 

@@ -30,6 +30,10 @@ export const UrlRefused = createError<[string]>('ST_URL_REFUSED', 'URL refused: 
 /** a url status whose server could not be reached or answered with an error */
 export const UrlFetchFailed = createError<[string]>('ST_URL_FETCH_FAILED', 'Fetching the URL failed: %s', 502)
 
+export const WebhookNotFound = createError('ST_WEBHOOK_NOT_FOUND', 'Webhook not found', 404)
+export const DeliveryNotFound = createError('ST_DELIVERY_NOT_FOUND', 'Delivery not found', 404)
+export const DeliveryInFlight = createError('ST_DELIVERY_IN_FLIGHT', 'Delivery is being sent right now; try again when it finishes', 409)
+
 /** Status codes whose messages are written for users and shown as-is even when 5xx. */
 export const EXPOSED_5XX_CODES = new Set(['ST_PAIRING_UNAVAILABLE', 'ST_NOT_CONNECTED', 'ST_SEND_FAILED', 'ST_URL_FETCH_FAILED'])
 

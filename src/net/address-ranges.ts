@@ -35,6 +35,8 @@ const V6_RANGES: Range[] = [
   v6('::1', 128, 'loopback'),
   v6('100::', 64, 'discard-only'),
   v6('2001:db8::', 32, 'documentation'),
+  v6('2001::', 32, 'Teredo'),
+  v6('64:ff9b:1::', 48, 'local-use NAT64'),
   v6('fc00::', 7, 'unique-local'),
   v6('fe80::', 10, 'link-local'),
   v6('fec0::', 10, 'site-local'),

@@ -21,7 +21,12 @@ export const EnvSchema = Type.Object({
   STATUS_TTL_HOURS: Type.Number({ default: 24, exclusiveMinimum: 0, maximum: 8760, description: 'Status lifetime in hours' }),
   CLEANUP_INTERVAL_MS: Int(300_000, 100, 86_400_000, 'How often expired statuses and unused uploads are removed'),
   LINK_TIMEOUT_MS: Int(600_000, 1000, 86_400_000, 'Stop refreshing QR / pairing codes after this long without a link'),
-  STATUS_CHUNK_SIZE: Int(256, 1, 5000, 'Recipients per status stanza for large lists')
+  STATUS_CHUNK_SIZE: Int(256, 1, 5000, 'Recipients per status stanza for large lists'),
+  WEBHOOK_MAX_ATTEMPTS: Int(12, 1, 100, 'Attempts per webhook delivery before it is marked failed'),
+  WEBHOOK_BASE_DELAY_MS: Int(5000, 1, 86_400_000, 'Delay before the second attempt of a webhook delivery; later delays grow exponentially'),
+  WEBHOOK_MAX_DELAY_MS: Int(43_200_000, 1, 604_800_000, 'Longest delay between two attempts (the last one)'),
+  WEBHOOK_TIMEOUT_MS: Int(10_000, 100, 300_000, 'Time a webhook receiver has to answer (connecting included)'),
+  WEBHOOK_CONCURRENCY: Int(8, 1, 256, 'Webhook deliveries in flight at once')
 })
 
 export type Env = Static<typeof EnvSchema>
