@@ -27,6 +27,11 @@ export interface Config {
   }
   statusTtlMs: number
   cleanupIntervalMs: number
+  /** /metrics without the API key */
+  metricsPublic: boolean
+  /** null: no CORS headers; '*': any origin; else the allowed origins */
+  corsOrigin: '*' | string[] | null
+  healthDisconnectedMs: number
 }
 
 export class ConfigError extends Error {
@@ -87,8 +92,17 @@ function configFromEnv (env: Env): Config {
       statusChunkSize: env.STATUS_CHUNK_SIZE
     },
     statusTtlMs: Math.round(env.STATUS_TTL_HOURS * 3_600_000),
-    cleanupIntervalMs: env.CLEANUP_INTERVAL_MS
+    cleanupIntervalMs: env.CLEANUP_INTERVAL_MS,
+    metricsPublic: env.METRICS_PUBLIC,
+    corsOrigin: corsOrigins(env.CORS_ORIGIN),
+    healthDisconnectedMs: env.HEALTH_DISCONNECTED_MS
   }
+}
+
+function corsOrigins (value: string | undefined): Config['corsOrigin'] {
+  if (value === undefined) return null
+  if (value.trim() === '*') return '*'
+  return value.split(',').map((o) => o.trim())
 }
 
 function resolveApiKey (fromEnv: string | undefined, dataDir: string): { key: string, source: Config['apiKeySource'], file: string | null } {

@@ -20,7 +20,13 @@ export const EnvSchema = Type.Object({
   STATUS_TTL_HOURS: Type.Number({ default: 24, exclusiveMinimum: 0, maximum: 8760, description: 'Status lifetime in hours' }),
   CLEANUP_INTERVAL_MS: Int(300_000, 100, 86_400_000, 'How often expired statuses and unused uploads are removed'),
   LINK_TIMEOUT_MS: Int(600_000, 1000, 86_400_000, 'Stop refreshing QR / pairing codes after this long without a link'),
-  STATUS_CHUNK_SIZE: Int(256, 1, 5000, 'Recipients per status stanza for large lists')
+  STATUS_CHUNK_SIZE: Int(256, 1, 5000, 'Recipients per status stanza for large lists'),
+  METRICS_PUBLIC: Type.Boolean({ default: false, description: 'Serve /metrics without the API key (and without the rate limit)' }),
+  CORS_ORIGIN: Type.Optional(Type.String({
+    pattern: '^(\\*|https?://[^/\\s,]+(\\s*,\\s*https?://[^/\\s,]+)*)$',
+    description: 'Origins allowed to call the API from a browser: `*` or a comma-separated list (unset: no CORS headers)'
+  })),
+  HEALTH_DISCONNECTED_MS: Int(120_000, 100, 86_400_000, 'A linked session disconnected longer than this makes /api/health report degraded')
 })
 
 export type Env = Static<typeof EnvSchema>

@@ -62,7 +62,8 @@ export default fp(async (app) => {
     platform: app.platform,
     mediaStore: app.mediaStore,
     events: app.domainEvents,
-    log: app.log.child({ plugin: 'statuses' })
+    log: app.log.child({ plugin: 'statuses' }),
+    metrics: app.metrics
   })
   app.decorate('statuses', service)
   service.start()
@@ -78,4 +79,4 @@ export default fp(async (app) => {
   // hooks run in reverse order) catches what arrived since.
   app.addHook('preClose', async () => { service.flush() })
   app.addHook('onClose', async () => { service.stop() })
-}, { name: 'statuses', dependencies: ['db', 'domain-events', 'platform', 'media-store'] })
+}, { name: 'statuses', dependencies: ['db', 'domain-events', 'platform', 'media-store', 'metrics'] })

@@ -22,6 +22,8 @@ export interface StatusDeps {
   mediaStore: Pick<FastifyInstance['mediaStore'], 'resolve' | 'remove'>
   events: Pick<DomainEvents, 'emit'>
   log: FastifyBaseLogger
+  /** optional: the viewer ingest observes receipt-to-commit latency there */
+  metrics?: Pick<FastifyInstance['metrics'], 'receiptCommitLatency'>
 }
 
 export type SendStatusAnswer = Static<typeof SendStatusResultSchema>
