@@ -100,7 +100,7 @@ test('metrics and health against the emulator', { timeout: 120_000 }, async (t) 
 
     platform.refuse()
     s.emu.fault(OWN, 'drop')
-    const degraded = await waitFor(async () => { const h = await health(s); return h.status === 'degraded' && h }, 15_000, 'degraded')
+    const degraded = await waitFor(async () => { const h = await health(s); return h.status === 'degraded' ? h : undefined }, 15_000, 'degraded')
     assert.deepEqual(degraded.checks.sessions.disconnectedTooLong, [SID])
     assert.equal(degraded.checks.sessions.connected, 0)
     assert.equal(await metric(s, 'status_tracker_sessions', { state: 'open' }), 0)
