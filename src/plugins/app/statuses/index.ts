@@ -63,7 +63,8 @@ export default fp(async (app) => {
     mediaStore: app.mediaStore,
     events: app.domainEvents,
     log: app.log.child({ plugin: 'statuses' }),
-    metrics: app.metrics
+    // optional: a harness may build the service without the metrics plugin
+    ...(app.hasDecorator('metrics') ? { metrics: app.metrics } : {})
   })
   app.decorate('statuses', service)
   service.start()
@@ -79,4 +80,4 @@ export default fp(async (app) => {
   // hooks run in reverse order) catches what arrived since.
   app.addHook('preClose', async () => { service.flush() })
   app.addHook('onClose', async () => { service.stop() })
-}, { name: 'statuses', dependencies: ['db', 'domain-events', 'platform', 'media-store', 'metrics'] })
+}, { name: 'statuses', dependencies: ['db', 'domain-events', 'platform', 'media-store'] })
