@@ -25,6 +25,11 @@ import requestIdPlugin, { genReqId } from './plugins/app/request-id.js'
 import healthPlugin from './plugins/app/health.js'
 import telemetryPlugin from './plugins/app/telemetry.js'
 import metricsRoutes from './routes/metrics/index.js'
+import helmetPlugin from './plugins/external/helmet.js'
+import remoteMediaPlugin from './plugins/app/remote-media.js'
+import { clientErrorHandler, frameworkErrors } from './framework-errors.js'
+import { requestSerializer } from './logging/redact.js'
+import { strictBodyValidator } from './validation.js'
 import systemRoutes from './routes/system/index.js'
 import sessionRoutes from './routes/sessions/index.js'
 import uploadRoutes from './routes/uploads/index.js'
@@ -57,11 +62,13 @@ export const serviceApp: FastifyPluginAsync<AppOptions> = async (app, opts) => {
   await app.register(metricsPlugin)
   await app.register(corsPlugin)
   await app.register(compressPlugin)
+  await app.register(helmetPlugin)
   await app.register(rateLimitPlugin)
   await app.register(swaggerPlugin)
   await app.register(multipartPlugin)
   await app.register(dbPlugin)
   await app.register(mediaStorePlugin)
+  await app.register(remoteMediaPlugin)
   await app.register(authPlugin)
   await app.register(socketIoPlugin)
   await app.register(domainEventsPlugin)
@@ -119,7 +126,9 @@ export async function buildApp (config: Config, fastifyOptions: FastifyServerOpt
   const app = Fastify({
     logger: {
       level: config.logLevel,
-      redact: ['req.headers.authorization', 'req.headers["x-api-key"]']
+      redact: ['req.headers.authorization', 'req.headers["x-api-key"]'],
+      // query-string keys (?apiKey=…) are redacted from logged URLs
+      serializers: { req: requestSerializer }
     },
     // x-request-id: the caller's when sane, else generated; the same id in the logs and on the answer
     genReqId,
@@ -127,6 +136,11 @@ export async function buildApp (config: Config, fastifyOptions: FastifyServerOpt
     bodyLimit: 2 * 1024 * 1024,
     // reject unknown fields instead of silently dropping them (a typo must not change what is sent)
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false } },
+    // query strings and params are converted to their schema's types, JSON bodies never (see validation.ts)
+    schemaController: { compilersFactory: { buildValidator: strictBodyValidator() } },
+    // the router's and Node's HTTP parser's own errors answer in the envelope too
+    frameworkErrors,
+    clientErrorHandler,
     ...fastifyOptions
   }).withTypeProvider<TypeBoxTypeProvider>()
   await app.register(fp(serviceApp), { config })

@@ -15,7 +15,7 @@ export interface DbHandle {
 }
 
 export async function openDatabase (file: string): Promise<DbHandle> {
-  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true })
+  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true, mode: 0o700 })
   const sqlite = new SQLite(file)
   sqlite.pragma('journal_mode = WAL')
   sqlite.pragma('synchronous = NORMAL')

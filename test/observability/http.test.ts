@@ -32,6 +32,13 @@ test('x-request-id: a sane one is echoed on every answer (200, 401, 404, 429) an
   }
 })
 
+test('x-request-id: also on answers the router gives before any hook (a malformed URL)', async (t) => {
+  const { app } = await build(t)
+  const res = await app.inject({ method: 'GET', url: '/api/sessions/%E0%A4%A/qr-code', headers: { 'x-request-id': 'bad-url-1' } })
+  assert.equal(res.statusCode, 400)
+  assert.equal(res.headers['x-request-id'], 'bad-url-1')
+})
+
 test('x-request-id: generated (a UUID) when absent or not sane, and never reused between requests', async (t) => {
   const { app } = await build(t)
   const ids = new Set<string>()

@@ -8,7 +8,7 @@ export const PUBLIC_DIR = join(PACKAGE_ROOT, 'public')
 
 // The page loads only its own files and the socket.io client served at /socket.io/; QR codes are
 // data: URLs. No inline script or style, so injected markup could not run even if some slipped through.
-const CONTENT_SECURITY_POLICY = [
+export const CONTENT_SECURITY_POLICY = [
   "default-src 'self'",
   "script-src 'self'",
   "style-src 'self'",

@@ -61,6 +61,7 @@ export default fp(async (app) => {
     config: app.config,
     platform: app.platform,
     mediaStore: app.mediaStore,
+    remoteMedia: app.remoteMedia,
     events: app.domainEvents,
     log: app.log.child({ plugin: 'statuses' }),
     // optional: a harness may build the service without the metrics plugin
@@ -80,4 +81,4 @@ export default fp(async (app) => {
   // hooks run in reverse order) catches what arrived since.
   app.addHook('preClose', async () => { service.flush() })
   app.addHook('onClose', async () => { service.stop() })
-}, { name: 'statuses', dependencies: ['db', 'domain-events', 'platform', 'media-store'] })
+}, { name: 'statuses', dependencies: ['db', 'domain-events', 'platform', 'media-store', 'remote-media'] })
