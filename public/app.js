@@ -280,7 +280,7 @@ function renderHealth () {
   const hl = state.health
   if (hl === null) return
   const uptime = hl.uptime + (Date.now() - state.healthReadAt) / 1000
-  setText($('ov-health'), hl.status === 'healthy' ? 'Healthy' : String(hl.status))
+  setText($('ov-health'), hl.status === 'healthy' ? 'Healthy' : hl.status === 'degraded' ? 'Degraded' : String(hl.status))
   setText($('ov-health-sub'), `v${hl.version} · up ${formatDuration(uptime)}`)
 }
 

@@ -19,6 +19,13 @@ import rateLimitPlugin from './plugins/external/rate-limit.js'
 import multipartPlugin from './plugins/external/multipart.js'
 import socketIoPlugin from './plugins/external/socket-io.js'
 import staticPlugin from './plugins/external/static.js'
+import metricsPlugin from './plugins/external/metrics.js'
+import corsPlugin from './plugins/external/cors.js'
+import compressPlugin from './plugins/external/compress.js'
+import requestIdPlugin, { genReqId } from './plugins/app/request-id.js'
+import healthPlugin from './plugins/app/health.js'
+import telemetryPlugin from './plugins/app/telemetry.js'
+import metricsRoutes from './routes/metrics/index.js'
 import helmetPlugin from './plugins/external/helmet.js'
 import remoteMediaPlugin from './plugins/app/remote-media.js'
 import { clientErrorHandler, frameworkErrors } from './framework-errors.js'
@@ -54,6 +61,10 @@ export const serviceApp: FastifyPluginAsync<AppOptions> = async (app, opts) => {
   app.addSchema(ErrorEnvelopeSchema)
 
   await app.register(configPlugin, { config: opts.config })
+  await app.register(requestIdPlugin)
+  await app.register(metricsPlugin)
+  await app.register(corsPlugin)
+  await app.register(compressPlugin)
   await app.register(helmetPlugin)
   await app.register(rateLimitPlugin)
   await app.register(swaggerPlugin)
@@ -70,6 +81,8 @@ export const serviceApp: FastifyPluginAsync<AppOptions> = async (app, opts) => {
   await app.register(broadcasterPlugin)
   await app.register(sessionsPlugin)
   await app.register(statusesPlugin)
+  await app.register(healthPlugin)
+  await app.register(telemetryPlugin)
   await app.register(staticPlugin)
 
   app.setErrorHandler((error: FastifyError, req, reply) => {
@@ -93,6 +106,7 @@ export const serviceApp: FastifyPluginAsync<AppOptions> = async (app, opts) => {
 
   // after the handlers: encapsulated children take the error handler in force when they are created
   await app.register(apiRoutes, { prefix: '/api' })
+  await app.register(metricsRoutes)
 }
 
 function statusOf (err: FastifyError): number {
@@ -122,6 +136,9 @@ export async function buildApp (config: Config, fastifyOptions: FastifyServerOpt
       // query-string keys (?apiKey=…) are redacted from logged URLs
       serializers: { req: requestSerializer }
     },
+    // x-request-id: the caller's when sane, else generated; the same id in the logs and on the answer
+    genReqId,
+    requestIdHeader: false,
     bodyLimit: 2 * 1024 * 1024,
     // reject unknown fields instead of silently dropping them (a typo must not change what is sent)
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false } },

@@ -28,6 +28,11 @@ export interface Config {
   }
   statusTtlMs: number
   cleanupIntervalMs: number
+  /** /metrics without the API key */
+  metricsPublic: boolean
+  /** null: no CORS headers; '*': any origin; else the allowed origins */
+  corsOrigin: '*' | string[] | null
+  healthDisconnectedMs: number
   /** url statuses may fetch from loopback / private addresses (development and tests only) */
   allowPrivateUrls: boolean
   webhooks: {
@@ -99,6 +104,9 @@ function configFromEnv (env: Env): Config {
     statusTtlMs: Math.round(env.STATUS_TTL_HOURS * 3_600_000),
     cleanupIntervalMs: env.CLEANUP_INTERVAL_MS,
     allowPrivateUrls: env.ALLOW_PRIVATE_URLS,
+    metricsPublic: env.METRICS_PUBLIC,
+    corsOrigin: corsOrigins(env.CORS_ORIGIN),
+    healthDisconnectedMs: env.HEALTH_DISCONNECTED_MS,
     webhooks: {
       maxAttempts: env.WEBHOOK_MAX_ATTEMPTS,
       baseDelayMs: env.WEBHOOK_BASE_DELAY_MS,
@@ -107,6 +115,12 @@ function configFromEnv (env: Env): Config {
       concurrency: env.WEBHOOK_CONCURRENCY
     }
   }
+}
+
+function corsOrigins (value: string | undefined): Config['corsOrigin'] {
+  if (value === undefined) return null
+  if (value.trim() === '*') return '*'
+  return value.split(',').map((o) => o.trim())
 }
 
 function resolveApiKey (fromEnv: string | undefined, dataDir: string): { key: string, source: Config['apiKeySource'], file: string | null } {

@@ -2,6 +2,7 @@ import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { staticSecurityHeaders } from './plugins/external/helmet.js'
+import { REQUEST_ID_HEADER } from './plugins/app/request-id.js'
 
 // Fastify answers some requests before any route, hook or error handler runs: the router's own errors
 // (`frameworkErrors`) and Node's HTTP parser errors (`clientErrorHandler`). Both answer in the envelope
@@ -17,7 +18,7 @@ export function frameworkErrors (err: FastifyError, req: FastifyRequest, reply: 
   const [status, message] = ROUTER_MESSAGES[err.code] ?? [500, 'Internal server error']
   if (status >= 500) req.log.error({ err }, 'unexpected framework error')
   else req.log.info({ code: err.code, statusCode: status }, message)
-  void reply.code(status).headers(staticSecurityHeaders()).send({ success: false, error: message })
+  void reply.code(status).headers({ ...staticSecurityHeaders(), [REQUEST_ID_HEADER]: req.id }).send({ success: false, error: message })
 }
 
 /** Fastify's `clientErrorHandler` option: requests Node's HTTP parser refused. */

@@ -26,7 +26,13 @@ export const EnvSchema = Type.Object({
   WEBHOOK_BASE_DELAY_MS: Int(5000, 1, 86_400_000, 'Delay before the second attempt of a webhook delivery; later delays grow exponentially'),
   WEBHOOK_MAX_DELAY_MS: Int(43_200_000, 1, 604_800_000, 'Longest delay between two attempts (the last one)'),
   WEBHOOK_TIMEOUT_MS: Int(10_000, 100, 300_000, 'Time a webhook receiver has to answer (connecting included)'),
-  WEBHOOK_CONCURRENCY: Int(8, 1, 256, 'Webhook deliveries in flight at once')
+  WEBHOOK_CONCURRENCY: Int(8, 1, 256, 'Webhook deliveries in flight at once'),
+  METRICS_PUBLIC: Type.Boolean({ default: false, description: 'Serve /metrics without the API key (and without the rate limit)' }),
+  CORS_ORIGIN: Type.Optional(Type.String({
+    pattern: '^(\\*|https?://[^/\\s,]+(\\s*,\\s*https?://[^/\\s,]+)*)$',
+    description: 'Origins allowed to call the API from a browser: `*` or a comma-separated list (unset: no CORS headers)'
+  })),
+  HEALTH_DISCONNECTED_MS: Int(120_000, 100, 86_400_000, 'A linked session disconnected longer than this makes /api/health report degraded')
 })
 
 export type Env = Static<typeof EnvSchema>

@@ -63,7 +63,9 @@ export default fp(async (app) => {
     mediaStore: app.mediaStore,
     remoteMedia: app.remoteMedia,
     events: app.domainEvents,
-    log: app.log.child({ plugin: 'statuses' })
+    log: app.log.child({ plugin: 'statuses' }),
+    // optional: a harness may build the service without the metrics plugin
+    ...(app.hasDecorator('metrics') ? { metrics: app.metrics } : {})
   })
   app.decorate('statuses', service)
   service.start()

@@ -23,6 +23,8 @@ export interface StatusDeps {
   remoteMedia: Pick<FastifyInstance['remoteMedia'], 'check' | 'fetch'>
   events: Pick<DomainEvents, 'emit'>
   log: FastifyBaseLogger
+  /** optional: the viewer ingest observes receipt-to-commit latency there */
+  metrics?: Pick<FastifyInstance['metrics'], 'receiptCommitLatency'>
 }
 
 export type SendStatusAnswer = Static<typeof SendStatusResultSchema>

@@ -16,18 +16,21 @@ interface Cooling { timer: NodeJS.Timeout | null, dirty: boolean }
  * Turns status receipts into viewer rows: batched (INGEST_WINDOW_MS / INGEST_BATCH_MAX) into one
  * transaction, then a throttled status-viewers-update per status that changed.
  */
-export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'events' | 'log'>) {
-  const { db: handle, events, log } = deps
+export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'events' | 'log' | 'metrics'>) {
+  const { db: handle, events, log, metrics } = deps
   const db = handle.db
   const writer = viewerWriter(handle.sqlite)
   let closed = false
   let queue: ViewToRecord[] = []
+  /** when each queued view arrived, in queue order (for the receipt-to-commit latency) */
+  let arrivals: number[] = []
   let flushTimer: NodeJS.Timeout | null = null
   /** per status: the cool-down after an update, and whether another change came in during it */
   const cooling = new Map<number, Cooling>()
   const stats = { received: 0, recorded: 0, flushes: 0 }
 
   function ingest (sessionId: string, receipts: ReceiptEvent[]): void {
+    const now = Date.now()
     for (const r of receipts) {
       if (r.type !== 'read' && r.type !== 'played') continue
       if (r.viewerNumber === null) {
@@ -35,6 +38,7 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'events' | 'lo
         continue
       }
       queue.push({ sessionId, messageId: r.messageId, number: r.viewerNumber, jid: `${r.viewerNumber}@s.whatsapp.net`, viewedAt: r.at, isReal: !r.isOwn })
+      arrivals.push(now)
       stats.received++
     }
     if (queue.length >= INGEST_BATCH_MAX) flush()
@@ -53,18 +57,25 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'events' | 'lo
     // an await, and lose the views if that one rolls back: wait for it to finish instead.
     if (handle.sqlite.inTransaction) { if (!closed) scheduleFlush(INGEST_WINDOW_MS); return false }
     const batch = queue
+    const arrived = arrivals
     queue = []
+    arrivals = []
     let result
     try {
       result = writer.record(batch)
     } catch (err) {
       queue = batch.concat(queue)
+      arrivals = arrived.concat(arrivals)
       log.error({ err, queued: queue.length }, 'recording status views failed; will retry')
       if (!closed) scheduleFlush(1000)
       return false
     }
     stats.flushes++
     stats.recorded += batch.length
+    if (metrics !== undefined) {
+      const committedAt = Date.now()
+      for (const at of arrived) metrics.receiptCommitLatency.observe((committedAt - at) / 1000)
+    }
     if (result.unmatched > 0) log.debug({ unmatched: result.unmatched }, 'views for unknown statuses skipped')
     for (const [statusId, sessionId] of result.changed) viewersChanged(statusId, sessionId)
     return true
