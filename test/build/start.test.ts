@@ -1,10 +1,10 @@
 import { spawn, spawnSync } from 'node:child_process'
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, utimesSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
+import { freePort } from '../helper.js'
 
 // `npm start` from a fresh checkout: a copy of what git tracks for the service (no dist/, no data),
 // sharing the installed node_modules. The prestart compiles src/ into dist/, then the compiled
@@ -13,18 +13,6 @@ import assert from 'node:assert/strict'
 const ROOT = resolve(import.meta.dirname, '..', '..')
 const KEY = 'start-test-key-0123456789abcdef'
 const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }
-
-async function freePort (): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      const port = typeof address === 'object' && address !== null ? address.port : 0
-      server.close(() => { resolve(port) })
-    })
-  })
-}
 
 /** `npm` as the suite's own runner was started (npm_execpath), else from PATH */
 function npm (args: string[]): [string, string[]] {

@@ -1,11 +1,10 @@
 import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import type { TestContext } from 'node:test'
 import { fileURLToPath } from 'node:url'
-import { waitFor } from '../helper.js'
+import { freePort, waitFor } from '../helper.js'
 
 // The service as a real child process (`node --import tsx src/server.ts`), as `npm start` runs it, with
 // its stdout kept line by line. It runs in a temporary folder (so no developer's .env is read) that holds
@@ -14,6 +13,8 @@ import { waitFor } from '../helper.js'
 const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)))
 const TSX = import.meta.resolve('tsx')
 
+export { freePort }
+
 export interface ServiceProcess {
   base: string
   dir: string
@@ -21,18 +22,6 @@ export interface ServiceProcess {
   stdout: string[]
   stderr: string[]
   stop: () => Promise<void>
-}
-
-export async function freePort (): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      const port = typeof address === 'object' && address !== null ? address.port : 0
-      server.close(() => { resolve(port) })
-    })
-  })
 }
 
 export async function startService (t: TestContext, env: Record<string, string>): Promise<ServiceProcess> {
