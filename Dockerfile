@@ -24,8 +24,9 @@ COPY src src
 RUN npm run build
 
 FROM ${BASE_IMAGE} AS deps
-# better-sqlite3 12 and 13 (the latter on Node >= 22.14) are compiled when no prebuilt binary can be
-# fetched; node-gyp finds Node's headers through npm's nodedir setting where the base provides it
+# compilers for better-sqlite3 12, compiled when its prebuilt binary cannot be downloaded (13, used on
+# Node >= 22.14, ships its binaries in the package); node-gyp finds Node's headers through npm's
+# nodedir setting where the base provides one, and downloads them otherwise
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3 make g++ \
  && rm -rf /var/lib/apt/lists/*

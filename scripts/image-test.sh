@@ -31,7 +31,7 @@ log () { printf '[image-test %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 die () { log "FAILED: $*"; exit 1; }
 
 [ "$(id -u)" = 0 ] || die "run as root (debootstrap, chroot, vfs storage)"
-for cmd in debootstrap buildah podman curl node npm tar sha256sum setsid; do
+for cmd in debootstrap buildah podman curl node npm tar sha256sum setsid findmnt; do
   command -v "$cmd" >/dev/null || die "$cmd is missing (apt-get install debootstrap buildah podman curl)"
 done
 [ -x node_modules/.bin/tsx ] || die "node_modules/ is not installed (the emulator runs on the host): run npm ci"
@@ -73,7 +73,10 @@ cleanup () {
   else
     for c in "${CONTAINERS[@]}"; do buildah "${STORE[@]}" rm "$c" >/dev/null 2>&1; done
     buildah "${STORE[@]}" rmi --all --force >/dev/null 2>&1
-    rm -rf "$work"
+    # an interrupted debootstrap can leave /proc, /sys or /dev mounted in the root filesystem: unmount
+    # whatever is under $work before removing it, and never cross into another file system
+    findmnt -rn -o TARGET | awk -v w="$work/" 'index($0, w) == 1' | sort -r | xargs -r -n1 umount -l 2>/dev/null
+    rm -rf --one-file-system "$work"
   fi
   log "$([ "$rc" = 0 ] && echo passed || echo "failed ($rc)") in $((SECONDS - started_all)) s"
 }
@@ -288,5 +291,7 @@ viewer_seen >/dev/null || die "the viewer is gone after the restart"
 stop_server
 t_smoke=$((SECONDS - phase))
 
-log "image size: $((SIZE / 1000000)) MB uncompressed (base $((BASE_SIZE / 1000000)) MB, Node $NODE_VERSION)"
+# what a registry stores and a pull downloads: the layers gzipped
+GZ=$(podman "${STORE[@]}" save --quiet --format docker-archive -o /dev/stdout "$IMAGE" | gzip -6 | wc -c)
+log "image size: $((SIZE / 1000000)) MB uncompressed, about $((GZ / 1000000)) MB gzipped (base $((BASE_SIZE / 1000000)) MB, Node $NODE_VERSION)"
 log "durations: base ${t_base} s ($base_state), image build ${t_image} s, smoke ${t_smoke} s"
