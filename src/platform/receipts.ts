@@ -190,20 +190,30 @@ export class ReceiptIntake {
     this.#lookupTimer.unref()
   }
 
+  /**
+   * One pass over the session's stored views that have no number: the mappings Baileys stored since (a
+   * send's usync learns them without any event) are applied. While some stay unmapped, the next pass is
+   * scheduled one interval later; each pass is one indexed query plus cached key reads, no network.
+   */
   lookupNow (): void {
     if (!this.options.live()) return
+    let left = 0
     try {
       const { sessionId, sink } = this.options
       const mappings: Array<{ lid: string, number: string }> = []
-      for (const lid of sink.unmappedLids(sessionId, 1000)) {
+      const lids = sink.unmappedLids(sessionId, 1000)
+      for (const lid of lids) {
         const lidUser = lidUserOf(lid)
         const number = lidUser === null ? null : this.#learned.get(lidUser) ?? this.options.numberForLid(lidUser)
         if (number !== null) mappings.push({ lid, number })
       }
+      left = lids.length - mappings.length
       if (mappings.length > 0) this.#mapped(mappings)
     } catch (err) {
       this.options.logger.warn({ err }, 'looking up unmapped viewer LIDs failed')
+      left = 1
     }
+    if (left > 0) this.scheduleLookup()
   }
 
   #mapped (mappings: Array<{ lid: string, number: string }>): void {

@@ -104,7 +104,8 @@ export const FAST_TIMING: Partial<PlatformTiming> = {
   sendRetryBaseMs: 200,
   sendRetryMaxMs: 1000,
   logoutTimeoutMs: 5000,
-  socketEndTimeoutMs: 2000
+  socketEndTimeoutMs: 2000,
+  lidLookupIntervalMs: 300
 }
 
 export function waConfig (emu: Emulator, overrides: Partial<Config['wa']> = {}): Config['wa'] {
@@ -122,6 +123,9 @@ export class RecordingSink implements ReceiptSink {
   commit (sessionId: string, views: StatusView[]): void {
     if (this.failNext > 0) { this.failNext--; throw new Error('disk I/O error (test)') }
     this.commits.push({ sessionId, views, at: Date.now() })
+    const unmapped = this.unmapped.get(sessionId) ?? []
+    for (const v of views) if (v.viewerNumber === null && !unmapped.includes(v.viewerJid)) unmapped.push(v.viewerJid)
+    this.unmapped.set(sessionId, unmapped)
   }
 
   lidsMapped (sessionId: string, mappings: Array<{ lid: string, number: string }>): void {

@@ -265,7 +265,7 @@ describe('platform (real Baileys against the emulator)', () => {
     const [view] = p.sink.views(PAIR, since)
     assert.equal(view.viewerJid, `${stranger.lid}@lid`)
     assert.equal(view.viewerNumber, null)
-    p.sink.unmapped.set(PAIR, [view.viewerJid])
+    assert.deepEqual(p.sink.unmappedLids(PAIR, 10), [view.viewerJid])
     emu.revealLid(stranger.number, { to: OWN_PAIR })
     await waitUntil(() => p.sink.mapped.some((m) => m.lid === view.viewerJid), 10_000, 'the mapping handed to the sink')
     assert.deepEqual(p.sink.mapped.filter((m) => m.lid === view.viewerJid)[0], { sessionId: PAIR, lid: view.viewerJid, number: stranger.number })
@@ -274,6 +274,20 @@ describe('platform (real Baileys against the emulator)', () => {
     await emu.sendView(textStatus.id, { viewer: stranger.number, via: 'lid', type: 'played', force: true })
     await waitUntil(() => p.sink.views(PAIR, again).length === 1, 10_000, 'the second LID view committed')
     assert.equal(p.sink.views(PAIR, again)[0].viewerNumber, stranger.number)
+  })
+
+  it('a LID a later send maps (usync, no event) is found by the background look-up', async () => {
+    const stranger = emu.addContact({ number: '15550007778' })
+    const since = p.sink.commits.length
+    await emu.sendView(textStatus.id, { viewer: stranger.number, via: 'lid', force: true })
+    await waitUntil(() => p.sink.views(PAIR, since).length === 1, 10_000, 'the LID view committed')
+    const lid = `${stranger.lid}@lid`
+    assert.equal(p.sink.views(PAIR, since)[0].viewerNumber, null)
+    await new Promise((resolve) => setTimeout(resolve, 400)) // a look-up pass or two find nothing yet
+    assert.ok(!p.sink.mapped.some((m) => m.lid === lid))
+    await p.platform.sendStatus(PAIR, { messageId: p.platform.newMessageId(PAIR), content: { kind: 'text', text: 'to the stranger' }, recipients: [stranger.number] })
+    await waitUntil(() => p.sink.mapped.some((m) => m.lid === lid), 10_000, 'the mapping found by the look-up')
+    assert.deepEqual(p.sink.mapped.find((m) => m.lid === lid), { sessionId: PAIR, lid, number: stranger.number })
   })
 
   it('reports a status the platform rejects after writing it (bad ack 479)', async () => {
