@@ -124,9 +124,16 @@ export class ReceiptIntake {
 
   /** from the raw listener: runs before Baileys has seen the stanza */
   onReceipt (sock: WASocket, frame: BinaryNode): void {
-    const parsed = parseStatusReceipt(frame)
-    if (parsed.length === 0) return
-    const views = this.resolve(parsed)
+    let views: StatusView[]
+    try {
+      const parsed = parseStatusReceipt(frame)
+      if (parsed.length === 0) return
+      views = this.resolve(parsed)
+    } catch (err) {
+      // a stanza we cannot read would fail the same way every time it came again: Baileys handles it
+      this.options.logger.error({ err, id: frame.attrs.id }, 'could not read a status receipt')
+      return
+    }
     let result: void | Promise<void>
     try {
       result = this.options.sink.commit(this.options.sessionId, views)
