@@ -30,7 +30,7 @@ test('002-viewer-lids keeps the viewers 001 stored, keyed by number, and down go
   ])
   handle.sqlite.prepare("insert into viewers (status_id, viewer, number, jid, viewed_at) values (1, '123@lid', null, '123@lid', 9)").run()
   assert.throws(() => handle.sqlite.prepare("insert into viewers (status_id, viewer, number, jid, viewed_at) values (1, 'x', '15550000003', 'x', 9)").run(), /CHECK/)
-  assert.equal(handle.sqlite.pragma('foreign_key_check').length, 0)
+  assert.deepEqual(handle.sqlite.pragma('foreign_key_check'), [])
   handle.sqlite.prepare('delete from statuses').run()
   assert.equal(handle.sqlite.prepare('select count(*) from viewers').pluck().get(), 0, 'viewers still cascade with their status')
   const down = await new Migrator({ db: handle.db, provider: migrationProvider }).migrateTo('001-initial')
