@@ -26,20 +26,19 @@ export interface ViewToRecord {
   isReal: boolean
 }
 
-export interface RecordedViews {
-  /** statuses whose viewer list changed, with their session */
-  changed: Map<number, string>
-  /** views whose message id matches no status of that session */
-  unmatched: number
-}
-
 /**
- * The hot path of viewer ingest: prepared statements on the raw connection, one transaction per call.
- * One row per (status, viewer) where the viewer is the number, or the LID while its number is unknown;
- * a later receipt only moves `viewed_at` earlier, so the first view time wins whatever the order.
+ * The hot path of viewer ingest: prepared statements on the raw connection. One row per (status, viewer)
+ * where the viewer is the number, or the LID while its number is unknown; a later receipt only moves
+ * `viewed_at` earlier, so the first view time wins whatever the order.
  */
 export function viewerWriter (sqlite: SQLite.Database) {
-  const statusIdOf = sqlite.prepare<[string, string], number>('select id from statuses where session_id = ? and message_id = ?').pluck()
+  // one statement per view: finds the status and upserts; returns the status id when a row changed
+  const upsertView = sqlite.prepare<[string, string | null, string, number, number, string, string], number>(
+    'insert into viewers (status_id, viewer, number, jid, viewed_at, is_real) ' +
+    'select id, ?, ?, ?, ?, ? from statuses where session_id = ? and message_id = ? ' +
+    'on conflict (status_id, viewer) do update set viewed_at = excluded.viewed_at where excluded.viewed_at < viewers.viewed_at ' +
+    'returning status_id'
+  ).pluck()
   const upsert = sqlite.prepare<[number, string, string | null, string, number, number]>(
     'insert into viewers (status_id, viewer, number, jid, viewed_at, is_real) values (?, ?, ?, ?, ?, ?) ' +
     'on conflict (status_id, viewer) do update set viewed_at = excluded.viewed_at where excluded.viewed_at < viewers.viewed_at'
@@ -53,22 +52,25 @@ export function viewerWriter (sqlite: SQLite.Database) {
     'select distinct v.viewer from viewers v join statuses s on s.id = v.status_id where v.number is null and s.session_id = ? limit ?'
   ).pluck()
 
-  const record = sqlite.transaction((views: ViewToRecord[]): RecordedViews => {
-    const changed = new Map<number, string>()
-    const ids = new Map<string, number | undefined>()
-    let unmatched = 0
-    for (const v of views) {
-      const key = `${v.sessionId}\u0000${v.messageId}`
-      let statusId = ids.get(key)
-      if (!ids.has(key)) {
-        statusId = statusIdOf.get(v.sessionId, v.messageId)
-        ids.set(key, statusId)
-      }
-      if (statusId === undefined) { unmatched++; continue }
-      if (upsert.run(statusId, v.number ?? v.jid, v.number, v.jid, v.viewedAt, v.isReal ? 1 : 0).changes > 0) changed.set(statusId, v.sessionId)
-    }
-    return { changed, unmatched }
+  const one = (v: ViewToRecord, changed: Map<number, string>): void => {
+    const statusId = upsertView.get(v.number ?? v.jid, v.number, v.jid, v.viewedAt, v.isReal ? 1 : 0, v.sessionId, v.messageId)
+    if (statusId !== undefined) changed.set(statusId, v.sessionId)
+  }
+  const many = sqlite.transaction((views: ViewToRecord[], changed: Map<number, string>): void => {
+    for (const v of views) one(v, changed)
   })
+
+  /**
+   * Commits the views in one transaction (a single view is a single autocommit statement, the cheapest
+   * transaction there is). Views of statuses that do not exist are skipped. Returns the statuses whose
+   * viewer list changed, with their session.
+   */
+  function record (views: ViewToRecord[]): Map<number, string> {
+    const changed = new Map<number, string>()
+    if (views.length === 1) one(views[0], changed)
+    else if (views.length > 1) many(views, changed)
+    return changed
+  }
 
   /**
    * Views stored under a LID get its number: each row moves to the number's key, merged with a row the

@@ -37,11 +37,10 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'events' | 'lo
   })
 
   function write (sessionId: string, views: StatusView[]): void {
-    const result = writer.record(views.map((v) => toRecord(sessionId, v)))
+    const changed = writer.record(views.map((v) => toRecord(sessionId, v)))
     stats.commits++
     stats.recorded += views.length
-    if (result.unmatched > 0) log.debug({ unmatched: result.unmatched }, 'views for unknown statuses skipped')
-    for (const [statusId, sid] of result.changed) viewersChanged(statusId, sid)
+    for (const [statusId, sid] of changed) viewersChanged(statusId, sid)
   }
 
   /**
