@@ -53,8 +53,11 @@ export function viewerWriter (sqlite: SQLite.Database) {
   ).pluck()
 
   const one = (v: ViewToRecord, changed: Map<number, string>): void => {
-    const statusId = upsertView.get(v.number ?? v.jid, v.number, v.jid, v.viewedAt, v.isReal ? 1 : 0, v.sessionId, v.messageId)
-    if (statusId !== undefined) changed.set(statusId, v.sessionId)
+    // all(), not get(): only a statement stepped to its end runs SQLite's WAL hook, i.e. the automatic
+    // checkpoint; get() leaves the commit to the reset, and the WAL would grow without bound
+    for (const statusId of upsertView.all(v.number ?? v.jid, v.number, v.jid, v.viewedAt, v.isReal ? 1 : 0, v.sessionId, v.messageId)) {
+      changed.set(statusId, v.sessionId)
+    }
   }
   const many = sqlite.transaction((views: ViewToRecord[], changed: Map<number, string>): void => {
     for (const v of views) one(v, changed)
