@@ -109,6 +109,13 @@ export function createApi (getKey, onUnauthorized) {
     sentStatuses: (id) => call('GET', `/sessions/${enc(id)}/sent-statuses`),
     viewers: (id, statusId) => call('GET', `/sessions/${enc(id)}/status-viewers/${enc(statusId)}`),
     deleteStatus: (id, statusId, revoke) => call('DELETE', `/sessions/${enc(id)}/delete-status/${enc(statusId)}${revoke ? '?revoke=true' : ''}`),
+    webhooks: () => call('GET', '/webhooks'),
+    createWebhook: (body) => call('POST', '/webhooks', body),
+    updateWebhook: (id, body) => call('PATCH', `/webhooks/${enc(id)}`, body),
+    deleteWebhook: (id) => call('DELETE', `/webhooks/${enc(id)}`),
+    rotateWebhookSecret: (id) => call('POST', `/webhooks/${enc(id)}/rotate-secret`),
+    webhookDeliveries: (id, limit = 10) => call('GET', `/webhooks/${enc(id)}/deliveries?limit=${limit}`),
+    retryWebhookDelivery: (id, deliveryId) => call('POST', `/webhooks/${enc(id)}/deliveries/${enc(deliveryId)}/retry`),
     upload
   }
 }

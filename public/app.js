@@ -2,6 +2,7 @@
 /* global setInterval, requestAnimationFrame */
 import { createApi, ApiError } from './api.js'
 import { h, setText, show, phone, formatDateTime, formatWhen, formatAgo, formatBytes, formatDuration, plural } from './dom.js'
+import { createWebhooksPanel } from './webhooks.js'
 
 const KEY_STORAGE = 'statusTracker.apiKey'
 const SELECTED_STORAGE = 'statusTracker.selectedSession'
@@ -116,6 +117,7 @@ function lockOut (message) {
   state.sessions.clear()
   state.statuses.clear()
   sessionsLoaded = false
+  webhooks.reset()
   showKeyScreen(message)
 }
 
@@ -167,6 +169,8 @@ function connectSocket () {
     connectedBefore = true
   })
   socket.on('disconnect', () => { setLive('connecting') })
+  // every event may have queued webhook deliveries
+  socket.onAny(() => { webhooks.onEvent() })
   socket.on('connect_error', (err) => {
     if (err?.message === 'Unauthorized') {
       lockOut('Wrong API key: the live event channel refused it (Unauthorized).')
@@ -276,7 +280,7 @@ function renderHealth () {
   const hl = state.health
   if (hl === null) return
   const uptime = hl.uptime + (Date.now() - state.healthReadAt) / 1000
-  setText($('ov-health'), hl.status === 'healthy' ? 'Healthy' : String(hl.status))
+  setText($('ov-health'), hl.status === 'healthy' ? 'Healthy' : hl.status === 'degraded' ? 'Degraded' : String(hl.status))
   setText($('ov-health-sub'), `v${hl.version} · up ${formatDuration(uptime)}`)
 }
 
@@ -344,6 +348,7 @@ function renderSessions () {
     if (list.children[i] !== card.el) list.insertBefore(card.el, list.children[i] ?? null)
   })
   show($('sessions-empty'), ordered.length === 0)
+  webhooks.setSessions(ordered)
   if (state.selectedId !== null && state.sessions.has(state.selectedId)) { renderDetailHead(); return }
   // nothing (valid) selected: the first connected session, else the first one
   select(ordered.length === 0 ? null : (ordered.find((s) => s.connected) ?? ordered[0]).sessionId)
@@ -873,10 +878,15 @@ $('status-dialog').addEventListener('close', () => {
 for (const btn of document.querySelectorAll('[data-close]')) btn.addEventListener('click', () => { btn.closest('dialog')?.close() })
 
 // ---------------------------------------------------------------------------------------------------
+// Webhooks (public/webhooks.js)
+
+const webhooks = createWebhooksPanel({ api, describe, busy, confirmAction, toast })
+
+// ---------------------------------------------------------------------------------------------------
 // Start
 
 async function refreshAll () {
-  await Promise.all([loadOverview(), loadSessions()])
+  await Promise.all([loadOverview(), loadSessions(), webhooks.load()])
   if (state.selectedId !== null) await loadStatuses()
 }
 

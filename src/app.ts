@@ -12,6 +12,7 @@ import domainEventsPlugin from './plugins/app/domain-events.js'
 import viewerIngestPlugin from './plugins/app/statuses/viewer-ingest.js'
 import platformPlugin from './plugins/app/platform.js'
 import broadcasterPlugin from './plugins/app/broadcaster.js'
+import webhooksPlugin from './plugins/app/webhooks/index.js'
 import sessionsPlugin from './plugins/app/sessions/index.js'
 import statusesPlugin from './plugins/app/statuses/index.js'
 import swaggerPlugin from './plugins/external/swagger.js'
@@ -19,10 +20,23 @@ import rateLimitPlugin from './plugins/external/rate-limit.js'
 import multipartPlugin from './plugins/external/multipart.js'
 import socketIoPlugin from './plugins/external/socket-io.js'
 import staticPlugin from './plugins/external/static.js'
+import metricsPlugin from './plugins/external/metrics.js'
+import corsPlugin from './plugins/external/cors.js'
+import compressPlugin from './plugins/external/compress.js'
+import requestIdPlugin, { genReqId } from './plugins/app/request-id.js'
+import healthPlugin from './plugins/app/health.js'
+import telemetryPlugin from './plugins/app/telemetry.js'
+import metricsRoutes from './routes/metrics/index.js'
+import helmetPlugin from './plugins/external/helmet.js'
+import remoteMediaPlugin from './plugins/app/remote-media.js'
+import { clientErrorHandler, frameworkErrors } from './framework-errors.js'
+import { requestSerializer } from './logging/redact.js'
+import { strictBodyValidator } from './validation.js'
 import systemRoutes from './routes/system/index.js'
 import sessionRoutes from './routes/sessions/index.js'
 import uploadRoutes from './routes/uploads/index.js'
 import statusRoutes from './routes/statuses/index.js'
+import webhookRoutes from './routes/webhooks/index.js'
 
 export interface AppOptions {
   config: Config
@@ -40,6 +54,7 @@ const apiRoutes: FastifyPluginAsync = async (api) => {
   await api.register(sessionRoutes)
   await api.register(uploadRoutes)
   await api.register(statusRoutes)
+  await api.register(webhookRoutes)
 }
 
 /** The whole service as one plugin. */
@@ -47,19 +62,29 @@ export const serviceApp: FastifyPluginAsync<AppOptions> = async (app, opts) => {
   app.addSchema(ErrorEnvelopeSchema)
 
   await app.register(configPlugin, { config: opts.config })
+  await app.register(requestIdPlugin)
+  await app.register(metricsPlugin)
+  await app.register(corsPlugin)
+  await app.register(compressPlugin)
+  await app.register(helmetPlugin)
   await app.register(rateLimitPlugin)
   await app.register(swaggerPlugin)
   await app.register(multipartPlugin)
   await app.register(dbPlugin)
   await app.register(mediaStorePlugin)
+  await app.register(remoteMediaPlugin)
   await app.register(authPlugin)
   await app.register(socketIoPlugin)
   await app.register(domainEventsPlugin)
+  // before the platform: it closes after it, so events the platform emits while closing still reach the outbox
+  await app.register(webhooksPlugin)
   await app.register(viewerIngestPlugin)
   await app.register(platformPlugin)
   await app.register(broadcasterPlugin)
   await app.register(sessionsPlugin)
   await app.register(statusesPlugin)
+  await app.register(healthPlugin)
+  await app.register(telemetryPlugin)
   await app.register(staticPlugin)
 
   app.setErrorHandler((error: FastifyError, req, reply) => {
@@ -83,6 +108,7 @@ export const serviceApp: FastifyPluginAsync<AppOptions> = async (app, opts) => {
 
   // after the handlers: encapsulated children take the error handler in force when they are created
   await app.register(apiRoutes, { prefix: '/api' })
+  await app.register(metricsRoutes)
 }
 
 function statusOf (err: FastifyError): number {
@@ -100,6 +126,7 @@ function validationMessage (err: FastifyError): string {
   const where = field === '' ? context : `${context}.${field}`
   if (first.keyword === 'pattern' && /phoneNumber|targetNumbers/.test(field)) return `${where} must be 10 to 15 digits including country code, no plus sign`
   if (first.keyword === 'pattern' && field === 'sessionId') return `${where} may contain only letters, digits, underscore and hyphen (at most 64 characters)`
+  if (first.keyword === 'enum') return `${where} must be one of: ${(first.params.allowedValues as unknown[]).join(', ')}`
   return `${where} ${first.message ?? 'is invalid'}`
 }
 
@@ -107,11 +134,21 @@ export async function buildApp (config: Config, fastifyOptions: FastifyServerOpt
   const app = Fastify({
     logger: {
       level: config.logLevel,
-      redact: ['req.headers.authorization', 'req.headers["x-api-key"]']
+      redact: ['req.headers.authorization', 'req.headers["x-api-key"]'],
+      // query-string keys (?apiKey=…) are redacted from logged URLs
+      serializers: { req: requestSerializer }
     },
+    // x-request-id: the caller's when sane, else generated; the same id in the logs and on the answer
+    genReqId,
+    requestIdHeader: false,
     bodyLimit: 2 * 1024 * 1024,
     // reject unknown fields instead of silently dropping them (a typo must not change what is sent)
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false } },
+    // query strings and params are converted to their schema's types, JSON bodies never (see validation.ts)
+    schemaController: { compilersFactory: { buildValidator: strictBodyValidator() } },
+    // the router's and Node's HTTP parser's own errors answer in the envelope too
+    frameworkErrors,
+    clientErrorHandler,
     ...fastifyOptions
   }).withTypeProvider<TypeBoxTypeProvider>()
   await app.register(fp(serviceApp), { config })

@@ -75,6 +75,47 @@ export interface UploadTable {
   created_at: Millis
 }
 
+export interface WebhookTable {
+  /** `wh_` + random */
+  id: string
+  url: string
+  /** JSON array of event names; null: every event */
+  events: string | null
+  /** only this session's events; null: every session */
+  session_id: string | null
+  description: string | null
+  /** `whsec_` + base64 of 24 random bytes (Standard Webhooks) */
+  secret: string
+  enabled: ColumnType<number, number | undefined, number>
+  /** why the service disabled it (410 Gone), null when enabled or disabled by a user */
+  disabled_reason: string | null
+  created_at: Millis
+  updated_at: Millis
+}
+
+export type DeliveryStatus = 'pending' | 'sending' | 'succeeded' | 'failed'
+
+export interface WebhookDeliveryTable {
+  id: Generated<number>
+  webhook_id: string
+  /** the `webhook-id` header: the same on every attempt, so receivers can drop duplicates */
+  message_id: string
+  event_type: string
+  session_id: string | null
+  /** deliveries with the same key (one status, or one session's other events) are sent in id order */
+  order_key: string
+  /** the JSON body, fixed when the event happened */
+  body: string
+  status: DeliveryStatus
+  attempts: ColumnType<number, number | undefined, number>
+  next_attempt_at: Millis
+  last_attempt_at: Millis | null
+  last_status_code: number | null
+  last_error: string | null
+  created_at: Millis
+  completed_at: Millis | null
+}
+
 export interface Database {
   sessions: SessionTable
   auth_creds: AuthCredsTable
@@ -82,6 +123,8 @@ export interface Database {
   statuses: StatusTable
   viewers: ViewerTable
   uploads: UploadTable
+  webhooks: WebhookTable
+  webhook_deliveries: WebhookDeliveryTable
 }
 
 export type SessionRow = Selectable<SessionTable>
@@ -90,3 +133,5 @@ export type StatusRow = Selectable<StatusTable>
 export type NewStatusRow = Insertable<StatusTable>
 export type ViewerRow = Selectable<ViewerTable>
 export type NewUploadRow = Insertable<UploadTable>
+export type WebhookRow = Selectable<WebhookTable>
+export type WebhookDeliveryRow = Selectable<WebhookDeliveryTable>

@@ -9,7 +9,7 @@ import {
 } from '@whiskeysockets/baileys'
 import { pnDigits } from './lid.js'
 import type { PlatformLogger as Logger } from './logger.js'
-import type { ReceiptSink, StatusView } from './types.js'
+import type { ReceiptSeen, ReceiptSink, StatusView } from './types.js'
 
 // Status receipts have one way in: the raw stanza, committed before it is acknowledged.
 //
@@ -30,25 +30,28 @@ import type { ReceiptSink, StatusView } from './types.js'
 // never `<participants>` or own-number views, `played` reported as a read) and arrives after the ack.
 
 export type ParsedView = Omit<StatusView, 'viewerNumber' | 'isOwn'>
+export type ParsedReceipt = Omit<ParsedView, 'type'> & { type: ReceiptSeen['type'] }
 
 const STATUS_JID = 'status@broadcast'
 /** the tag a frame gets while Baileys must not handle it */
 export const HELD_TAG = 'receipt-held'
 
-/** what a receipt type means for us; deliveries and 'sender' (our own device echoing our send) are no views */
-function viewKind (type: string | undefined): StatusView['type'] | null {
+/** what a receipt type means for us; 'sender' (our own device echoing our send) is nothing at all */
+function receiptKind (type: string | undefined): ReceiptSeen['type'] | null {
+  if (type === undefined) return 'delivery'
   if (type === 'read' || type === 'read-self') return 'read'
   if (type === 'played' || type === 'played-self') return 'played'
   return null
 }
 
 /**
- * Every (status, viewer) view in a raw status receipt stanza: the `id` and the ids of every `<list>`
+ * Every (status, viewer) pair in a raw status receipt stanza: the `id` and the ids of every `<list>`
  * child, for the `participant` and every viewer of a `<participants>` child (own-device views included).
+ * Deliveries come out as type 'delivery' (they are no views).
  */
-export function parseStatusReceipt (node: BinaryNode): ParsedView[] {
+export function parseStatusReceipt (node: BinaryNode): ParsedReceipt[] {
   const { attrs } = node
-  const type = viewKind(attrs.type)
+  const type = receiptKind(attrs.type)
   if (node.tag !== 'receipt' || attrs.from !== STATUS_JID || type === null || attrs.id === undefined) return []
   const seconds = Number(attrs.t)
   const at = Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : Date.now()
@@ -68,7 +71,7 @@ export function parseStatusReceipt (node: BinaryNode): ParsedView[] {
     }
   }
 
-  const out: ParsedView[] = []
+  const out: ParsedReceipt[] = []
   const seen = new Set<string>()
   for (const viewer of viewers) {
     if (viewer.jid === '') continue
@@ -88,6 +91,8 @@ const lidUserOf = (jid: string | null | undefined): string | null =>
 export interface ReceiptIntakeOptions {
   sessionId: string
   sink: ReceiptSink
+  /** receipts as they arrive (views after their commit), for counting */
+  seen: (receipts: ReceiptSeen[]) => void
   /** the stored LID → number mapping (Baileys' `lid-mapping` keys), read synchronously */
   numberForLid: (lidUser: string) => string | null
   /** the linked account: its number and LID (`creds.me`) */
@@ -128,7 +133,8 @@ export class ReceiptIntake {
     try {
       const parsed = parseStatusReceipt(frame)
       if (parsed.length === 0) return
-      views = this.resolve(parsed)
+      if (parsed[0].type === 'delivery') { this.options.seen(parsed); return }
+      views = this.resolve(parsed as ParsedView[])
     } catch (err) {
       // a stanza we cannot read would fail the same way every time it came again: Baileys handles it
       this.options.logger.error({ err, id: frame.attrs.id }, 'could not read a status receipt')
@@ -141,7 +147,8 @@ export class ReceiptIntake {
       this.#refuse(sock, frame, err)
       return
     }
-    if (result instanceof Promise) this.#hold(sock, frame, result)
+    if (result instanceof Promise) this.#hold(sock, frame, result.then(() => { this.options.seen(views) }))
+    else this.options.seen(views)
     if (views.some((v) => v.viewerNumber === null)) this.scheduleLookup()
   }
 

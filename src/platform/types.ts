@@ -30,6 +30,13 @@ export interface StatusView {
   at: number
 }
 
+/** One (status, viewer) pair of a receipt stanza, whatever its kind. */
+export interface ReceiptSeen {
+  messageId: string
+  viewerJid: string
+  type: StatusView['type'] | 'delivery'
+}
+
 /**
  * Where the platform hands status views over; the service provides it (like `SessionLinks`).
  *
@@ -57,6 +64,11 @@ export interface PlatformEventMap {
   'pairing-code-error': { sessionId: string, error: string }
   'qr-code': { sessionId: string, qrCode: string }
   'qr-code-error': { sessionId: string, error: string }
+  /**
+   * Status receipts as they arrive, for counting (metrics): views once committed through the ReceiptSink,
+   * deliveries as they are. Not a way in for viewers: those go through the sink only.
+   */
+  'status-receipts': { sessionId: string, receipts: ReceiptSeen[] }
   /** a rejection the platform reported after the status was written (e.g. error 479) */
   'status-error': { sessionId: string, messageId: string, error: string }
 }

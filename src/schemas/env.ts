@@ -17,10 +17,22 @@ export const EnvSchema = Type.Object({
   WA_WEBSOCKET_URL: Type.String({ default: 'wss://web.whatsapp.com/ws/chat', pattern: '^wss?://', description: 'Platform WebSocket address' }),
   WA_VERSION: Type.Optional(Type.String({ pattern: '^[0-9]+\\.[0-9]+\\.[0-9]+$', description: 'Web client version, e.g. 2.3000.1027934701; default Baileys\' built-in one' })),
   WA_TEST_TRUST_ROOT: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9+/]{43}=$', description: 'TEST ONLY: base64 Curve25519 public key trusted as the certificate root (the emulator\'s)' })),
+  ALLOW_PRIVATE_URLS: Type.Boolean({ default: false, description: 'DEVELOPMENT AND TESTS ONLY: let url statuses fetch from loopback, private, link-local and unique-local addresses' }),
   STATUS_TTL_HOURS: Type.Number({ default: 24, exclusiveMinimum: 0, maximum: 8760, description: 'Status lifetime in hours' }),
   CLEANUP_INTERVAL_MS: Int(300_000, 100, 86_400_000, 'How often expired statuses and unused uploads are removed'),
   LINK_TIMEOUT_MS: Int(600_000, 1000, 86_400_000, 'Stop refreshing QR / pairing codes after this long without a link'),
-  STATUS_CHUNK_SIZE: Int(256, 1, 5000, 'Recipients per status stanza for large lists')
+  STATUS_CHUNK_SIZE: Int(256, 1, 5000, 'Recipients per status stanza for large lists'),
+  WEBHOOK_MAX_ATTEMPTS: Int(12, 1, 100, 'Attempts per webhook delivery before it is marked failed'),
+  WEBHOOK_BASE_DELAY_MS: Int(5000, 1, 86_400_000, 'Delay before the second attempt of a webhook delivery; later delays grow exponentially'),
+  WEBHOOK_MAX_DELAY_MS: Int(43_200_000, 1, 604_800_000, 'Longest delay between two attempts (the last one)'),
+  WEBHOOK_TIMEOUT_MS: Int(10_000, 100, 300_000, 'Time a webhook receiver has to answer (connecting included)'),
+  WEBHOOK_CONCURRENCY: Int(8, 1, 256, 'Webhook deliveries in flight at once'),
+  METRICS_PUBLIC: Type.Boolean({ default: false, description: 'Serve /metrics without the API key (and without the rate limit)' }),
+  CORS_ORIGIN: Type.Optional(Type.String({
+    pattern: '^(\\*|https?://[^/\\s,]+(\\s*,\\s*https?://[^/\\s,]+)*)$',
+    description: 'Origins allowed to call the API from a browser: `*` or a comma-separated list (unset: no CORS headers)'
+  })),
+  HEALTH_DISCONNECTED_MS: Int(120_000, 100, 86_400_000, 'A linked session disconnected longer than this makes /api/health report degraded')
 })
 
 export type Env = Static<typeof EnvSchema>

@@ -1,12 +1,44 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { IsoDateSchema } from './common.js'
 
+/** What a check shows when it threw or took longer than 2 s. */
+const CheckFailedSchema = Type.Object({ error: Type.String() }, { title: 'CheckFailed' })
+
+export const DatabaseCheckSchema = Type.Object({
+  ok: Type.Boolean({ description: 'A query (`select 1`) succeeded' }),
+  latencyMs: Type.Number({ description: 'Round trip of that query' }),
+  error: Type.Optional(Type.String({ description: 'Why it failed' }))
+}, { title: 'DatabaseCheck' })
+
+export const SessionsCheckSchema = Type.Object({
+  total: Type.Integer({ description: 'Stored sessions' }),
+  connected: Type.Integer({ description: 'Status `open`' }),
+  connecting: Type.Integer({ description: 'Status `connecting` (connecting or waiting for a link)' }),
+  disconnected: Type.Integer({ description: 'Status `close` (waiting to reconnect, stopped, or never started)' }),
+  loggedOut: Type.Integer({ description: 'Status `logged-out`: the account removed the device; link again' }),
+  disconnectedTooLong: Type.Array(Type.String(), { description: 'Linked sessions not connected for longer than HEALTH_DISCONNECTED_MS; any makes the service degraded' })
+}, { title: 'SessionsCheck' })
+
+export const WebhooksCheckSchema = Type.Object({
+  pending: Type.Integer({ description: 'Deliveries waiting for their next attempt' }),
+  failing: Type.Integer({ description: 'Endpoints whose last attempt failed' })
+}, { title: 'WebhooksCheck' })
+
 export const HealthSchema = Type.Object({
-  status: Type.Literal('healthy'),
+  status: Type.Union([Type.Literal('healthy'), Type.Literal('degraded')], {
+    description: '`degraded` when the database check fails or a linked session has been disconnected longer than ' +
+      'HEALTH_DISCONNECTED_MS (see `checks`); the HTTP status stays 200 either way'
+  }),
   timestamp: IsoDateSchema,
   uptime: Type.Number({ description: 'Seconds since the process started' }),
-  version: Type.String()
+  version: Type.String(),
+  checks: Type.Object({
+    database: Type.Union([DatabaseCheckSchema, CheckFailedSchema]),
+    sessions: Type.Union([SessionsCheckSchema, CheckFailedSchema]),
+    webhooks: Type.Optional(Type.Union([WebhooksCheckSchema, CheckFailedSchema], { description: 'Present when webhooks are enabled' }))
+  })
 })
+export type Health = Static<typeof HealthSchema>
 
 export const StatsSchema = Type.Object({
   totalSessions: Type.Integer(),

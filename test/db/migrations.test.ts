@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import SQLite from 'better-sqlite3'
+import { SQLite } from '../../src/db/sqlite.js'
 import { Kysely, Migrator, SqliteDialect } from 'kysely'
 import { openDatabase } from '../../src/db/connection.js'
 import { migrationProvider } from '../../src/db/migrations/index.js'
@@ -36,5 +36,19 @@ test('002-viewer-lids keeps the viewers 001 stored, keyed by number, and down go
   const down = await new Migrator({ db: handle.db, provider: migrationProvider }).migrateTo('001-initial')
   assert.equal(down.error, undefined)
   assert.deepEqual(handle.sqlite.prepare('select name from pragma_table_info(\'viewers\')').pluck().all(), ['status_id', 'number', 'jid', 'viewed_at', 'is_real'])
+  await handle.close()
+})
+
+test('002 runs on a database that already ran 004 (migrations from parallel branches merge in any order)', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'st-migrations-'))
+  t.after(() => { rmSync(dir, { recursive: true, force: true }) })
+  const file = join(dir, 'db.sqlite')
+  const db = new Kysely<unknown>({ dialect: new SqliteDialect({ database: new SQLite(file) }) })
+  const all = await migrationProvider.getMigrations()
+  const without002 = { getMigrations: async () => Object.fromEntries(Object.entries(all).filter(([name]) => name !== '002-viewer-lids')) }
+  assert.equal((await new Migrator({ db, provider: without002 }).migrateToLatest()).error, undefined)
+  await db.destroy()
+  const handle = await openDatabase(file)
+  assert.ok(handle.sqlite.prepare('select name from pragma_table_info(\'viewers\')').pluck().all().includes('viewer'))
   await handle.close()
 })

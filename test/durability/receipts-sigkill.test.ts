@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import Database from 'better-sqlite3'
+import { SQLite as Database } from '../../src/db/sqlite.js'
 import { startEmulator, testCertPaths } from '@status-tracker/emulator'
 import { emulatorApi, linkSessions, serviceApi } from '../../bench/lib/clients.js'
 import { sleep, startService, tempDir, type ServiceProc } from '../../bench/lib/procs.js'

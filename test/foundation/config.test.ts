@@ -25,6 +25,21 @@ test('defaults match the documented settings', (t) => {
   assert.equal(c.wa.statusChunkSize, 256)
   assert.equal(c.wa.testTrustRoot, null)
   assert.equal(c.wa.websocketUrl, 'wss://web.whatsapp.com/ws/chat')
+  assert.equal(c.metricsPublic, false)
+  assert.equal(c.corsOrigin, null)
+  assert.equal(c.healthDisconnectedMs, 120_000)
+})
+
+test('METRICS_PUBLIC, CORS_ORIGIN and HEALTH_DISCONNECTED_MS', (t) => {
+  const dir = tempDir(t)
+  const c = (env: Record<string, string>) => loadConfig({ DATA_DIR: dir, ...env }, { envFile: false })
+  assert.equal(c({ METRICS_PUBLIC: 'true' }).metricsPublic, true)
+  assert.equal(c({ CORS_ORIGIN: '*' }).corsOrigin, '*')
+  assert.deepEqual(c({ CORS_ORIGIN: 'https://crm.example.com, http://localhost:8080' }).corsOrigin, ['https://crm.example.com', 'http://localhost:8080'])
+  assert.equal(c({ HEALTH_DISCONNECTED_MS: '5000' }).healthDisconnectedMs, 5000)
+  for (const [env, name] of [[{ METRICS_PUBLIC: 'yes' }, 'METRICS_PUBLIC'], [{ CORS_ORIGIN: 'crm.example.com' }, 'CORS_ORIGIN'], [{ CORS_ORIGIN: 'https://crm.example.com/path' }, 'CORS_ORIGIN'], [{ HEALTH_DISCONNECTED_MS: '10' }, 'HEALTH_DISCONNECTED_MS']] as const) {
+    assert.throws(() => c(env), (err: unknown) => err instanceof ConfigError && err.message.startsWith(`Invalid setting ${name}`), JSON.stringify(env))
+  }
 })
 
 test('without API_KEY a key is generated once into DATA_DIR/api-key with mode 0600', (t) => {

@@ -30,8 +30,8 @@ test('every <list> child and every <participants> viewer, each pair once', () =>
   assert.deepEqual(many.map((r) => [r.viewerJid, r.at]), [['300@lid', 1_700_000_005_000], ['15552220000@s.whatsapp.net', 1_700_000_000_000]])
 })
 
-test('deliveries, sender echoes, retries, other chats and other tags are no views', () => {
-  assert.deepEqual(pairs(receipt({ participant: '200@lid' })), [], 'delivery')
+test('deliveries come out as such (no views); sender echoes, retries, other chats and other tags are nothing', () => {
+  assert.deepEqual(pairs(receipt({ participant: '200@lid' }, [list('S2')])), ['S1 200@lid delivery', 'S2 200@lid delivery'])
   assert.deepEqual(pairs(receipt({ participant: '200@lid', type: 'sender' })), [])
   assert.deepEqual(pairs(receipt({ participant: '200@lid', type: 'retry' })), [])
   assert.deepEqual(pairs({ tag: 'receipt', attrs: { from: '15551110000@s.whatsapp.net', id: 'X', type: 'read' } }), [])

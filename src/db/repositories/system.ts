@@ -70,6 +70,17 @@ export async function storageBySession (db: Db): Promise<SessionStorage[]> {
   }))
 }
 
+/** A real round trip through the database (for /api/health). */
+export async function ping (db: Db): Promise<void> {
+  await sql`select 1`.execute(db)
+}
+
+/** Every session and whether it has been linked to an account (its platform connection is the platform's to tell). */
+export async function sessionLinkStates (db: Db): Promise<Array<{ id: string, linked: boolean }>> {
+  const rows = await db.selectFrom('sessions').select(['id', 'linked']).orderBy('created_at').execute()
+  return rows.map((r) => ({ id: r.id, linked: r.linked === 1 }))
+}
+
 /**
  * A stamp that moves on every write to the database, by this connection (total_changes) or another
  * (data_version): equal stamps mean nothing changed in between.

@@ -11,7 +11,7 @@ import { backoffDelay, withTimeout, type Waiters } from '../async.js'
 import type { SessionAuth } from '../auth-state.js'
 import type { PlatformLogger as Logger } from '../logger.js'
 import { ReceiptIntake } from '../receipts.js'
-import type { PlatformTiming, ReceiptSink } from '../types.js'
+import type { PlatformTiming, ReceiptSeen, ReceiptSink } from '../types.js'
 import { forgetHalfLink } from './linking.js'
 
 /** One socket's life: `ready` once the server sent pair-device (a pairing code can be asked for). */
@@ -124,6 +124,8 @@ export interface ConnectionDeps {
   live: () => boolean
   /** where status views are committed before their receipt is acknowledged */
   receiptSink: ReceiptSink
+  /** receipts as they arrive (views after their commit), for counting */
+  onReceiptsSeen: (receipts: ReceiptSeen[]) => void
   sentMessage: (id: string) => proto.IMessage | undefined
   onMessagesUpdate: (updates: WAMessageUpdate[]) => void
   events: ConnectionEvents
@@ -143,6 +145,7 @@ export class Connection {
     this.#receipts = new ReceiptIntake({
       sessionId: deps.sessionId,
       sink: deps.receiptSink,
+      seen: (receipts) => { if (deps.live()) deps.onReceiptsSeen(receipts) },
       numberForLid: (lidUser) => deps.auth.numberForLid(lidUser),
       me: () => deps.auth.state.creds.me,
       live: deps.live,

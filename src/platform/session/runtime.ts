@@ -56,6 +56,7 @@ export class SessionRuntime {
       log: this.log,
       waiters: this.state.waiters,
       live: () => !this.state.is('removed'),
+      onReceiptsSeen: (receipts) => { deps.events.emit('status-receipts', { sessionId: this.id, receipts }) },
       sentMessage: (id) => this.sender.sentMessage(id),
       onMessagesUpdate: (updates) => { this.sender.onMessagesUpdate(updates) },
       events: {

@@ -3,11 +3,16 @@ import type { EventName, EventPayloads } from '../../schemas/events.js'
 import { DOMAIN_EVENT_NAMES } from './domain-events.js'
 
 /**
- * The one place that emits socket.io events: every domain event and every platform event clients see,
- * mapped to its payload in src/schemas/events.ts. Every client receives every session's events.
+ * The one place events leave the service: every domain event and every platform event clients see,
+ * mapped to its payload in src/schemas/events.ts, goes to the webhook outbox and to socket.io (every
+ * client receives every session's events).
  */
 export default fp(async (app) => {
-  const toClients = <K extends EventName>(event: K, payload: EventPayloads[K]): void => { app.io.emit(event, payload) }
+  const toClients = <K extends EventName>(event: K, payload: EventPayloads[K]): void => {
+    // the outbox first: its rows are committed before any socket.io client hears of the event
+    app.webhooks.enqueue(event, payload)
+    app.io.emit(event, payload)
+  }
 
   // domain events go out under their own name with their payload as is
   for (const event of DOMAIN_EVENT_NAMES) app.domainEvents.on(event, (payload) => { toClients(event, payload) })
@@ -23,4 +28,4 @@ export default fp(async (app) => {
   // the platform offers QR codes to QR sessions only; pairing sessions get codes
   platform.on('qr-code', (e) => { toClients('qr-code', { sessionId: e.sessionId, qrCode: e.qrCode, authMethod: 'qrcode' }) })
   platform.on('qr-code-error', (e) => { toClients('qr-code-error', e) })
-}, { name: 'broadcaster', dependencies: ['socket-io', 'platform', 'domain-events'] })
+}, { name: 'broadcaster', dependencies: ['socket-io', 'platform', 'domain-events', 'webhooks'] })

@@ -2,16 +2,30 @@ import { statSync } from 'node:fs'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { statusTotals, storageBySession, uploadTotals } from '../../db/repositories/system.js'
 import { failures, Ok } from '../../schemas/envelope.js'
-import { HealthSchema, StatsSchema, StorageSchema } from '../../schemas/system.js'
+import { HealthSchema, StatsSchema, StorageSchema, type Health } from '../../schemas/system.js'
 import { APP_VERSION } from '../../version.js'
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/health', {
-    schema: { tags: ['system'], summary: 'Service health', response: { 200: Ok(HealthSchema), ...failures() } }
-  }, async () => ({
-    success: true as const,
-    data: { status: 'healthy' as const, timestamp: new Date().toISOString(), uptime: process.uptime(), version: APP_VERSION }
-  }))
+    schema: {
+      tags: ['system'],
+      summary: 'Service health',
+      description: 'Answers 200 whether `healthy` or `degraded`: read `data.status`, and `data.checks` for the reason.',
+      response: { 200: Ok(HealthSchema), ...failures() }
+    }
+  }, async () => {
+    const report = await app.health.run()
+    return {
+      success: true as const,
+      data: {
+        status: report.healthy ? 'healthy' as const : 'degraded' as const,
+        timestamp: new Date().toISOString(),
+        uptime: process.uptime(),
+        version: APP_VERSION,
+        checks: report.checks as Health['checks']
+      }
+    }
+  })
 
   app.get('/stats', {
     schema: { tags: ['system'], summary: 'Aggregate statistics over all sessions', response: { 200: Ok(StatsSchema), ...failures() } }

@@ -53,8 +53,11 @@ export default fp(async (app) => {
     config: app.config,
     platform: app.platform,
     mediaStore: app.mediaStore,
+    remoteMedia: app.remoteMedia,
     events: app.domainEvents,
-    log: app.log.child({ plugin: 'statuses' })
+    log: app.log.child({ plugin: 'statuses' }),
+    // optional: a harness may build the service without the metrics plugin
+    ...(app.hasDecorator('metrics') ? { metrics: app.metrics } : {})
   })
   app.decorate('statuses', service)
   service.start()
@@ -67,4 +70,4 @@ export default fp(async (app) => {
     service.startCleanupTimer()
   })
   app.addHook('onClose', async () => { service.stop() })
-}, { name: 'statuses', dependencies: ['db', 'domain-events', 'platform', 'media-store'] })
+}, { name: 'statuses', dependencies: ['db', 'domain-events', 'platform', 'media-store', 'remote-media'] })

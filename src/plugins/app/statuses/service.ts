@@ -20,8 +20,11 @@ export interface StatusDeps {
   config: Pick<Config, 'statusTtlMs' | 'cleanupIntervalMs'>
   platform: Pick<FastifyInstance['platform'], 'snapshot' | 'newMessageId' | 'sendStatus' | 'revokeStatus' | 'on' | 'off'>
   mediaStore: Pick<FastifyInstance['mediaStore'], 'resolve' | 'remove'>
+  remoteMedia: Pick<FastifyInstance['remoteMedia'], 'check' | 'fetch'>
   events: Pick<DomainEvents, 'emit'>
   log: FastifyBaseLogger
+  /** optional: the viewer ingest observes receipt-to-commit latency there */
+  metrics?: Pick<FastifyInstance['metrics'], 'receiptCommitLatency'>
 }
 
 export type SendStatusAnswer = Static<typeof SendStatusResultSchema>
@@ -35,7 +38,7 @@ function isCode (err: unknown, code: string): boolean {
 
 /** Sending, listing, viewers and deleting of statuses, and the platform's late rejections. */
 export function createStatusService (deps: StatusDeps) {
-  const { config, platform, mediaStore, events, log } = deps
+  const { config, platform, mediaStore, remoteMedia, events, log } = deps
   const db = deps.db.db
 
   async function requireSession (sessionId: string) {
@@ -59,7 +62,7 @@ export function createStatusService (deps: StatusDeps) {
         const content: StatusContent = { kind: 'text', text: body.content }
         if (body.backgroundColor !== undefined) content.backgroundColor = body.backgroundColor
         if (body.font !== undefined) content.font = body.font
-        return { content, caption: '', mediaFile: null, backgroundColor: body.backgroundColor ?? null, font: body.font ?? null }
+        return { content, caption: '', mediaFile: null, backgroundColor: body.backgroundColor ?? null, font: body.font ?? null, remote: null }
       }
       case 'image':
       case 'video': {
@@ -70,15 +73,17 @@ export function createStatusService (deps: StatusDeps) {
         if (upload !== undefined && upload.kind !== body.type) throw new BadRequest(`content is an uploaded ${upload.kind}, not an ${body.type}`)
         const content: StatusContent = { kind: body.type, source: { path }, caption }
         if (upload !== undefined) content.mimetype = upload.mime_type
-        return { content, caption, mediaFile: name, backgroundColor: null, font: null }
+        return { content, caption, mediaFile: name, backgroundColor: null, font: null, remote: null }
       }
       case 'url': {
         const url = parseHttpUrl(body.content)
         const media = detectUrlMedia(url)
+        // media is fetched by the server through the guard after the connection check (send); text is not fetched
+        if (media !== null) remoteMedia.check(url)
         const content: StatusContent = media === null
           ? { kind: 'text', text: caption === '' ? body.content : `${body.content}\n${caption}` }
           : { kind: media.kind, source: { url: url.href }, mimetype: media.mimetype, caption }
-        return { content, caption, mediaFile: null, backgroundColor: null, font: null }
+        return { content, caption, mediaFile: null, backgroundColor: null, font: null, remote: media === null ? null : { url, kind: media.kind } }
       }
     }
   }
@@ -90,6 +95,11 @@ export function createStatusService (deps: StatusDeps) {
     const snap = platform.snapshot(sessionId)
     const ownNumber = snap?.ownNumber ?? session.own_number
     if (snap?.connected !== true || ownNumber === null) throw new NotConnected()
+    // url media: a local copy fetched through the guard; Baileys gets the file, the row keeps the URL
+    const local = prepared.remote === null ? null : await remoteMedia.fetch(prepared.remote.url, prepared.remote.kind)
+    const content: StatusContent = local === null || prepared.content.kind === 'text'
+      ? prepared.content
+      : { ...prepared.content, source: { path: local.path }, mimetype: local.type.mimeType }
 
     const recipients = requested.filter((n) => n !== ownNumber)
     const contactCount = Math.max(1, recipients.length)
@@ -118,7 +128,7 @@ export function createStatusService (deps: StatusDeps) {
     try {
       result = await platform.sendStatus(sessionId, {
         messageId,
-        content: prepared.content,
+        content,
         recipients,
         onProgress: (sent, total) => { events.emit('status-send-progress', { sessionId, statusId: id, sent, total }) }
       })
@@ -129,6 +139,8 @@ export function createStatusService (deps: StatusDeps) {
       log.warn({ err, sessionId, statusId }, 'sending status failed')
       // the platform's own SendFailed already reads "Failed to send status: …"
       throw isCode(err, 'ST_SEND_FAILED') ? err : new SendFailed(err instanceof Error ? err.message : String(err))
+    } finally {
+      await local?.remove()
     }
     await markSent(db, statusId, result.messageId, result.recipientJids)
 

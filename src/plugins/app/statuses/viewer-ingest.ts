@@ -18,8 +18,8 @@ interface Cooling { timer: NodeJS.Timeout | null, dirty: boolean }
  * known number are stored under the LID and get the number when the platform learns it. Every change
  * goes out as a throttled status-viewers-update per status.
  */
-export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'events' | 'log'>) {
-  const { db: handle, events, log } = deps
+export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'events' | 'log' | 'metrics'>) {
+  const { db: handle, events, log, metrics } = deps
   const db = handle.db
   const writer = viewerWriter(handle.sqlite)
   let closed = false
@@ -36,10 +36,14 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'events' | 'lo
     isReal: !v.isOwn
   })
 
-  function write (sessionId: string, views: StatusView[]): void {
+  function write (sessionId: string, views: StatusView[], arrivedAt: number): void {
     const changed = writer.record(views.map((v) => toRecord(sessionId, v)))
     stats.commits++
     stats.recorded += views.length
+    if (metrics !== undefined) {
+      const seconds = (Date.now() - arrivedAt) / 1000
+      for (let i = 0; i < views.length; i++) metrics.receiptCommitLatency.observe(seconds)
+    }
     for (const [statusId, sid] of changed) viewersChanged(statusId, sid)
   }
 
@@ -53,10 +57,11 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'events' | 'lo
     // better-sqlite3 would nest our transaction as a savepoint inside one another caller holds open across
     // an await, and lose the views if that one rolls back: hold the ack until it is over instead.
     if (handle.sqlite.inTransaction) return commitWhenIdle(sessionId, views)
-    write(sessionId, views)
+    write(sessionId, views, Date.now())
   }
 
   async function commitWhenIdle (sessionId: string, views: StatusView[]): Promise<void> {
+    const arrivedAt = Date.now()
     stats.held++
     const deadline = Date.now() + BUSY_WAIT_MAX_MS
     while (handle.sqlite.inTransaction) {
@@ -64,7 +69,7 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'events' | 'lo
       await new Promise((resolve) => setTimeout(resolve, BUSY_RETRY_MS))
     }
     if (closed) throw new Error('viewer ingest is closed')
-    write(sessionId, views)
+    write(sessionId, views, arrivedAt)
   }
 
   function lidsMapped (sessionId: string, mappings: Array<{ lid: string, number: string }>): void {
@@ -141,7 +146,13 @@ declare module 'fastify' {
 
 // Registered before the platform, which is created with its sink.
 export default fp(async (app) => {
-  const ingest = createViewerIngest({ db: app.db, events: app.domainEvents, log: app.log.child({ plugin: 'viewer-ingest' }) })
+  const ingest = createViewerIngest({
+    db: app.db,
+    events: app.domainEvents,
+    log: app.log.child({ plugin: 'viewer-ingest' }),
+    // optional: a harness may build the service without the metrics plugin
+    ...(app.hasDecorator('metrics') ? { metrics: app.metrics } : {})
+  })
   app.decorate('viewerIngest', ingest)
   // onClose runs before the database plugin's (reverse order), after the platform ended its sockets (preClose)
   app.addHook('onClose', async () => { ingest.stop() })

@@ -1,0 +1,121 @@
+import { performance } from 'node:perf_hooks'
+import fp from 'fastify-plugin'
+import type { FastifyInstance } from 'fastify'
+import { ping, sessionLinkStates } from '../../db/repositories/system.js'
+
+/** One check's answer: whether it is fine, and the fields `/api/health` shows under `checks.<name>`. */
+export interface HealthCheckResult {
+  healthy: boolean
+  details: Record<string, unknown>
+}
+export type HealthCheck = () => HealthCheckResult | Promise<HealthCheckResult>
+
+export interface HealthReport {
+  healthy: boolean
+  checks: Record<string, Record<string, unknown>>
+}
+
+/** A check that takes longer than this counts as failed, so a stuck dependency cannot hang the health route. */
+export const CHECK_TIMEOUT_MS = 2000
+
+/**
+ * Named checks run by `/api/health`, in the order registered. A check that throws or times out shows
+ * `{ error }` and makes the service degraded. A new check's fields must be added to HealthSchema too
+ * (src/schemas/system.ts), or the serializer drops them.
+ */
+export function createHealth () {
+  const checks = new Map<string, HealthCheck>()
+
+  async function runOne (check: HealthCheck): Promise<HealthCheckResult> {
+    let timer: NodeJS.Timeout | undefined
+    const timeout = new Promise<HealthCheckResult>((resolve) => {
+      timer = setTimeout(() => { resolve({ healthy: false, details: { error: `timed out after ${CHECK_TIMEOUT_MS} ms` } }) }, CHECK_TIMEOUT_MS)
+    })
+    try {
+      return await Promise.race([Promise.resolve().then(check), timeout])
+    } catch (err) {
+      return { healthy: false, details: { error: err instanceof Error ? err.message : String(err) } }
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  return {
+    register (name: string, check: HealthCheck): void {
+      if (checks.has(name)) throw new Error(`health check ${name} is already registered`)
+      checks.set(name, check)
+    },
+    has: (name: string): boolean => checks.has(name),
+    async run (): Promise<HealthReport> {
+      const entries = [...checks]
+      const results = await Promise.all(entries.map(async ([, check]) => await runOne(check)))
+      return {
+        healthy: results.every((r) => r.healthy),
+        checks: Object.fromEntries(entries.map(([name], i) => [name, results[i].details]))
+      }
+    }
+  }
+}
+
+export type Health = ReturnType<typeof createHealth>
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** the checks behind /api/health; other plugins add theirs with `health.register(name, check)` */
+    health: Health
+  }
+}
+
+/** The database answers a real query. */
+export function databaseCheck (db: FastifyInstance['db']['db']): HealthCheck {
+  return async () => {
+    const started = performance.now()
+    const latencyMs = () => Math.round((performance.now() - started) * 1000) / 1000
+    try {
+      await ping(db)
+      return { healthy: true, details: { ok: true, latencyMs: latencyMs() } }
+    } catch (err) {
+      return { healthy: false, details: { ok: false, latencyMs: latencyMs(), error: err instanceof Error ? err.message : String(err) } }
+    }
+  }
+}
+
+/**
+ * Sessions by connection state. Degraded when a linked session (one that has an account; logged-out and
+ * never-linked ones do not count) has not been connected for longer than `disconnectedMs`.
+ */
+export function sessionsCheck (app: Pick<FastifyInstance, 'db' | 'platform'>, disconnectedMs: number): HealthCheck {
+  const startedAt = Date.now()
+  /** when each session was last seen leaving `open` (absent: open, or not seen since start) */
+  const downSince = new Map<string, number>()
+  app.platform.on('connection-status', ({ sessionId, status }) => {
+    if (status === 'open') downSince.delete(sessionId)
+    else if (!downSince.has(sessionId)) downSince.set(sessionId, Date.now())
+  })
+
+  return async () => {
+    const rows = await sessionLinkStates(app.db.db)
+    const now = Date.now()
+    const counts = { total: rows.length, connected: 0, connecting: 0, disconnected: 0, loggedOut: 0 }
+    const disconnectedTooLong: string[] = []
+    const present = new Set<string>()
+    for (const { id, linked } of rows) {
+      present.add(id)
+      const status = app.platform.snapshot(id)?.status ?? 'close'
+      if (status === 'open') counts.connected++
+      else if (status === 'connecting') counts.connecting++
+      else if (status === 'logged-out') counts.loggedOut++
+      else counts.disconnected++
+      if (linked && status !== 'open' && now - (downSince.get(id) ?? startedAt) > disconnectedMs) disconnectedTooLong.push(id)
+    }
+    for (const id of downSince.keys()) if (!present.has(id)) downSince.delete(id)
+    return { healthy: disconnectedTooLong.length === 0, details: { ...counts, disconnectedTooLong } }
+  }
+}
+
+export default fp(async (app) => {
+  const health = createHealth()
+  health.register('database', databaseCheck(app.db.db))
+  health.register('sessions', sessionsCheck(app, app.config.healthDisconnectedMs))
+  app.decorate('health', health)
+}, { name: 'health', dependencies: ['config', 'db', 'platform'] })

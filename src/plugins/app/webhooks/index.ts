@@ -1,0 +1,20 @@
+import fp from 'fastify-plugin'
+import { createWebhookService, type WebhookService } from './service.js'
+
+export { DELIVERY_RETENTION_MS } from './service.js'
+export { retryDelay } from './worker.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** webhook endpoints, their durable outbox and the delivery worker */
+    webhooks: WebhookService
+  }
+}
+
+export default fp(async (app) => {
+  const service = createWebhookService({ db: app.db, config: app.config, log: app.log.child({ plugin: 'webhooks' }) })
+  app.decorate('webhooks', service)
+  service.start()
+  // before the database closes (hooks run in reverse order): attempts in flight are aborted and stay pending
+  app.addHook('onClose', async () => { await service.stop() })
+}, { name: 'webhooks', dependencies: ['config', 'db'] })

@@ -1,0 +1,30 @@
+import { Type } from '@sinclair/typebox'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { failures } from '../../schemas/envelope.js'
+
+/**
+ * `GET /metrics` in the Prometheus text format. Outside /api (where Prometheus looks by default) but
+ * behind the same key, `x-api-key` or `Authorization: Bearer`, and rate-limited with the same settings
+ * (its own count); with METRICS_PUBLIC=true it is open and not rate-limited, for scrapers on a private network.
+ */
+const routes: FastifyPluginAsyncTypebox = async (app) => {
+  const open = app.config.metricsPublic
+  app.get('/metrics', {
+    schema: {
+      tags: ['system'],
+      summary: 'Prometheus metrics',
+      description: 'Text exposition format 0.0.4. Needs the API key unless METRICS_PUBLIC=true. The metric names are listed in the README.',
+      produces: ['text/plain'],
+      ...(open ? { security: [] } : {}),
+      response: { 200: Type.String({ description: 'Prometheus text format' }), ...failures() }
+    },
+    // the global allow-list leaves everything outside /api alone: this route opts back in
+    config: { rateLimit: open ? false : { allowList: () => false } },
+    preHandler: open ? [] : [async (req) => { await app.requireApiKey(req) }]
+  }, async (req, reply) => {
+    const body = await app.metrics.scrape((err) => { req.log.warn({ err }, 'a metrics source failed') })
+    return await reply.type(app.metrics.registry.contentType).send(body)
+  })
+}
+
+export default routes
