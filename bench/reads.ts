@@ -49,7 +49,7 @@ function copyStatuses (file: string, sessionId: string, copies: number, total: n
     const columns = (db.prepare('select name from pragma_table_info(\'statuses\')').pluck().all() as string[]).filter((c) => c !== 'id')
     const changed: Record<string, string> = { message_id: 'message_id || \'-\' || @copy', created_at: 'created_at - @copy * 60000', content: 'content || \' #\' || @copy' }
     const copyStatus = db.prepare(`insert into statuses (${columns.join(', ')}) select ${columns.map((c) => changed[c] ?? c).join(', ')} from statuses where id = @id returning id`).pluck()
-    const copyViewers = db.prepare('insert into viewers (status_id, number, jid, viewed_at, is_real) select @to, number, jid, viewed_at, is_real from viewers where status_id = @from')
+    const copyViewers = db.prepare('insert into viewers (status_id, viewer, number, jid, viewed_at, is_real) select @to, viewer, number, jid, viewed_at, is_real from viewers where status_id = @from')
     db.transaction(() => {
       const originals = db.prepare('select id from statuses where session_id = ? order by id').pluck().all(sessionId) as number[]
       let rows = originals.length

@@ -824,7 +824,9 @@ function renderViewers () {
   const real = viewers.filter((v) => v.isReal).length
   setText($('viewers-title'), `Viewers (${real})`)
   $('viewers-body').replaceChildren(...viewers.map((v) => h('tr', { class: v.isReal ? '' : 'own-view' },
-    h('td', {}, phone(v.number), v.isReal ? null : h('span', { class: 'tag', text: 'own device' })),
+    h('td', {}, v.number === null
+      ? h('span', { title: v.jid, text: 'Number not known yet' })
+      : phone(v.number), v.isReal ? null : h('span', { class: 'tag', text: 'own device' })),
     h('td', {}, h('time', { datetime: v.viewedAt, title: formatDateTime(v.viewedAt), text: formatWhen(v.viewedAt) })))))
   show($('viewers-table'), viewers.length > 0)
   show($('viewers-empty'), viewers.length === 0)

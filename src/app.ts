@@ -9,6 +9,7 @@ import dbPlugin from './plugins/app/db.js'
 import mediaStorePlugin from './plugins/app/media-store.js'
 import authPlugin from './plugins/app/auth.js'
 import domainEventsPlugin from './plugins/app/domain-events.js'
+import viewerIngestPlugin from './plugins/app/statuses/viewer-ingest.js'
 import platformPlugin from './plugins/app/platform.js'
 import broadcasterPlugin from './plugins/app/broadcaster.js'
 import webhooksPlugin from './plugins/app/webhooks/index.js'
@@ -77,6 +78,7 @@ export const serviceApp: FastifyPluginAsync<AppOptions> = async (app, opts) => {
   await app.register(domainEventsPlugin)
   // before the platform: it closes after it, so events the platform emits while closing still reach the outbox
   await app.register(webhooksPlugin)
+  await app.register(viewerIngestPlugin)
   await app.register(platformPlugin)
   await app.register(broadcasterPlugin)
   await app.register(sessionsPlugin)

@@ -65,6 +65,11 @@ const routes: Route[] = [
     }
   },
   { method: 'GET', pattern: new RegExp(`^/contacts/${SEGMENT}$`), handler: (e, [number]) => [200, e.getContact(number)] },
+  {
+    method: 'POST',
+    pattern: new RegExp(`^/contacts/${SEGMENT}/reveal-lid$`),
+    handler: (e, [number], body) => [200, e.revealLid(number, { to: requireString(body, 'to') })]
+  },
   { method: 'GET', pattern: /^\/statuses$/, handler: (e) => [200, e.statuses()] },
   { method: 'GET', pattern: new RegExp(`^/statuses/${SEGMENT}$`), handler: (e, [id]) => [200, e.status(id)] },
   {

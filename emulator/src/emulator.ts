@@ -75,6 +75,13 @@ export interface Emulator {
   sendView(statusId: string, options: ViewOptions): Promise<SendViewsResult>
   sendViews(statusId: string, options: BulkViewOptions): Promise<SendViewsResult>
   fault(number: string, kind: FaultKind): void
+  /**
+   * Tells the account's linked devices the contact's LID ↔ number pair, as the server announces linked
+   * profiles (a `mex` notification, op `NotificationLinkedProfilesUpdates`; rc14 emits `lid-mapping.update`
+   * and stores the pair). Until then a client that never asked usync about the contact's number cannot map
+   * its LID. Offline devices get it at their next login.
+   */
+  revealLid(contactNumber: string, options: { to: string }): SendViewsResult
   waitForStatus(predicate: (status: StatusRecord) => boolean, timeoutMs?: number): Promise<StatusRecord>
   /** resolves when every stanza received so far has been handled and every status decrypted */
   settled(timeoutMs?: number): Promise<void>
@@ -782,6 +789,19 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
       }
     }
     return this.deliverToAccount(author, nodes)
+  }
+
+  revealLid (contactNumber: string, options: { to: string }): SendViewsResult {
+    const contact = this.directory.contact(contactNumber)
+    const account = this.directory.account(options?.to)
+    const payload = { data: { xwa2_notify_linked_profiles: { jid: `${contact.lid}@lid`, added_profiles: [{ pn: `${contact.number}@s.whatsapp.net` }] } } }
+    const node: BinaryNode = {
+      tag: 'notification',
+      attrs: { from: 's.whatsapp.net', type: 'mex', id: randomBytes(8).toString('hex').toUpperCase(), t: unixNow() },
+      content: [{ tag: 'update', attrs: { op_name: 'NotificationLinkedProfilesUpdates' }, content: Buffer.from(JSON.stringify(payload)) }]
+    }
+    this.logger.info({ contact: contact.number, lid: contact.lid, to: account.number }, 'LID revealed')
+    return this.deliverToAccount(account, [node])
   }
 
   /** Send to every linked device of the account; offline ones get the stanzas at their next login. */

@@ -143,6 +143,10 @@ describe('emulator process and control API', () => {
     const acks = (await call<Record<string, unknown>[]>('GET', `/accounts/${OWN}/acks`)).json
     assert.equal(acks.length, 1)
     assert.deepEqual([acks[0].connected, acks[0].delivered, acks[0].acked, acks[0].unacked], [true, 1, 1, 0])
+    const revealed = await call('POST', `/contacts/${FRIEND}/reveal-lid`, { to: OWN })
+    assert.deepEqual(revealed, { status: 200, json: { sent: true, stanzas: 1, deliveredTo: 1, queuedFor: 0 } })
+    assert.equal((await call('POST', `/contacts/${FRIEND}/reveal-lid`, {})).status, 400)
+    assert.equal((await call('POST', '/contacts/15557779999/reveal-lid', { to: OWN })).status, 404)
     const unknown = await call('GET', '/accounts/15557779999/unacked')
     assert.equal(unknown.status, 404)
     assert.equal(typeof unknown.json.error, 'string')

@@ -113,6 +113,22 @@ describe('view receipts', () => {
     )
   })
 
+  it('revealLid tells the account a contact\'s LID ↔ number: Baileys emits lid-mapping.update and stores it', async () => {
+    const stranger = emu.addContact({ number: '15553338888' })
+    const lid = `${stranger.lid}@lid`
+    assert.equal(await sock.signalRepository.lidMapping.getPNForLID(lid), null, 'never asked about: unmapped')
+    const update = waitForEvent(sock, 'lid-mapping.update', (m) => m.lid === lid)
+    const result = emu.revealLid(stranger.number, { to: OWN })
+    assert.deepEqual(result, { sent: true, stanzas: 1, deliveredTo: 1, queuedFor: 0 })
+    assert.deepEqual(await update, { lid, pn: jid(stranger.number) })
+    const deadline = Date.now() + 5_000
+    while (emu.unackedCount(OWN) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
+    assert.equal(emu.unackedCount(OWN), 0, 'the notification is acked')
+    assert.match(await sock.signalRepository.lidMapping.getPNForLID(lid) ?? '', new RegExp(`^${stranger.number}(:0)?@s\\.whatsapp\\.net$`))
+    assert.throws(() => emu.revealLid(stranger.number, { to: '15550000404' }), (e: unknown) => e instanceof EmulatorError && e.status === 404)
+    assert.throws(() => emu.revealLid('15550000404', { to: OWN }), (e: unknown) => e instanceof EmulatorError && e.status === 404)
+  })
+
   it('keeps receipts for an offline device and delivers them at its next login', async () => {
     await endSocket(sock)
     const result = await emu.sendView(statusId, { viewer: alice.number, type: 'read', via: 'lid' })

@@ -22,7 +22,9 @@ export async function openDatabase (file: string): Promise<DbHandle> {
   sqlite.pragma('foreign_keys = ON')
   sqlite.pragma('busy_timeout = 5000')
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) })
-  const { error, results } = await new Migrator({ db, provider: migrationProvider }).migrateToLatest()
+  // numbers are handed out per branch (002 viewer LIDs, 003 sends, 004 webhooks) and merge in any order:
+  // a database that already ran a later one still gets an earlier one that arrives after it
+  const { error, results } = await new Migrator({ db, provider: migrationProvider, allowUnorderedMigrations: true }).migrateToLatest()
   const failed = results?.find((r) => r.status === 'Error')
   if (error !== undefined || failed !== undefined) {
     await db.destroy()

@@ -57,7 +57,11 @@ export interface StatusTable {
 
 export interface ViewerTable {
   status_id: number
-  number: string
+  /** the key: `number` when known, else the LID (`<lid>@lid`) */
+  viewer: string
+  /** viewer digits; null while the viewer is a LID without a known number */
+  number: string | null
+  /** `<number>@s.whatsapp.net`, or the LID while `number` is null */
   jid: string
   viewed_at: Millis
   is_real: number

@@ -33,6 +33,11 @@ export interface SessionAuth {
   reset: () => void
   /** deletes every auth row; later writes from sockets still draining are ignored */
   dispose: () => void
+  /**
+   * The phone-number digits Baileys stored for a LID user (its `lid-mapping` keys), read synchronously
+   * through the cache: receipts are resolved with it while their stanza is being committed.
+   */
+  numberForLid: (lidUser: string) => string | null
 }
 
 export interface AuthStore {
@@ -46,6 +51,8 @@ interface Epoch {
   alive: boolean
   creds: AuthenticationCreds
   keys: SignalKeyStore
+  /** the serialised value of one key, synchronously (null when absent) */
+  readOne: (type: string, id: string) => string | null
   /** type → key id → serialised value, or null when the row is known not to exist */
   cache: Map<string, Map<string, string | null>>
 }
@@ -103,6 +110,14 @@ export function createAuthStore (sqlite: SQLite.Database): AuthStore {
       alive: true,
       creds,
       cache,
+      readOne: (type, id) => {
+        const b = bucket(type)
+        const text = b.get(id)
+        if (text !== undefined || !epoch.alive) return text ?? null
+        const found = readKeys(sessionId, type, [id]).get(id) ?? null
+        b.set(id, found)
+        return found
+      },
       keys: {
         get: <T extends KeyType>(type: T, ids: string[]) => {
           const out: Record<string, SignalDataTypeMap[T]> = {}
@@ -170,6 +185,12 @@ export function createAuthStore (sqlite: SQLite.Database): AuthStore {
           epoch.cache.clear()
           clearRows(sessionId)
           open.delete(sessionId)
+        },
+        numberForLid (lidUser) {
+          const text = epoch.readOne('lid-mapping', `${lidUser}_reverse`)
+          if (text === null) return null
+          const value: unknown = JSON.parse(text)
+          return typeof value === 'string' && /^\d+$/.test(value) ? value : null
         }
       }
       open.set(sessionId, auth)

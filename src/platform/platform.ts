@@ -6,10 +6,10 @@ import { PlatformError } from './errors.js'
 import type { PlatformLogger } from './logger.js'
 import { SessionRuntime } from './session/runtime.js'
 import { applyTestTrustRoot } from './trust-root.js'
-import type { PlatformEventMap, PlatformTiming, SendStatusInput, SendStatusResult, SessionLinks, SessionSnapshot, SessionSpec } from './types.js'
+import type { PlatformEventMap, PlatformTiming, ReceiptSink, SendStatusInput, SendStatusResult, SessionLinks, SessionSnapshot, SessionSpec } from './types.js'
 
 export type { PlatformLogger } from './logger.js'
-export type { PlatformTiming } from './types.js'
+export type { PlatformTiming, ReceiptSink, StatusView } from './types.js'
 
 export const DEFAULT_TIMING: PlatformTiming = {
   reconnectBaseMs: 1000,
@@ -20,7 +20,8 @@ export const DEFAULT_TIMING: PlatformTiming = {
   sendRetryBaseMs: 1000,
   sendRetryMaxMs: 15_000,
   logoutTimeoutMs: 10_000,
-  socketEndTimeoutMs: 5000
+  socketEndTimeoutMs: 5000,
+  lidLookupIntervalMs: 30_000
 }
 
 export interface PlatformOptions {
@@ -28,6 +29,8 @@ export interface PlatformOptions {
   db: DbHandle
   /** the `sessions` columns the platform reads and writes */
   links: SessionLinks
+  /** commits status views before their receipts are acknowledged (see ReceiptSink) */
+  receiptSink: ReceiptSink
   wa: Config['wa']
   logger: PlatformLogger
   /** reconnect / wait bounds; the defaults suit production */
@@ -49,7 +52,7 @@ function quieter (level: string): string {
  * status sending and receipts. Nothing outside src/platform sees a Baileys type.
  */
 export function createPlatform (options: PlatformOptions) {
-  const { db, wa, links } = options
+  const { db, wa, links, receiptSink } = options
   const logger = options.logger.child({ module: 'platform' })
   if (wa.testTrustRoot !== null) applyTestTrustRoot(wa.testTrustRoot, logger)
   const timing: PlatformTiming = { ...DEFAULT_TIMING, ...options.timing }
@@ -59,7 +62,7 @@ export function createPlatform (options: PlatformOptions) {
   const runtimes = new Map<string, SessionRuntime>()
   let closed = false
 
-  const deps = { wa, logger, baileysLogger, events, links, timing }
+  const deps = { wa, logger, baileysLogger, events, links, receiptSink, timing }
 
   function runtime (sessionId: string): SessionRuntime {
     const rt = runtimes.get(sessionId)

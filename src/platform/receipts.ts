@@ -1,62 +1,58 @@
 import {
-  areJidsSameUser,
+  DisconnectReason,
   getBinaryNodeChildren,
-  isJidStatusBroadcast,
+  isLidUser,
+  jidDecode,
   jidNormalizedUser,
   type BinaryNode,
-  type MessageUserReceipt,
-  type WAMessageKey,
   type WASocket
 } from '@whiskeysockets/baileys'
+import { pnDigits } from './lid.js'
 import type { PlatformLogger as Logger } from './logger.js'
-import type { ReceiptEvent } from './types.js'
-import { resolveNumbers, type LidResolver } from './lid.js'
+import type { ReceiptSeen, ReceiptSink, StatusView } from './types.js'
 
-// Status receipts reach us two ways.
+// Status receipts have one way in: the raw stanza, committed before it is acknowledged.
 //
-// 1. `message-receipt.update`, from rc14's handleReceipt (lib/Socket/messages-recv.js:1161-1233).
-//    It reports a status receipt only when the stanza has a `participant`, that participant is not our
-//    own phone number (own-device views go to its `messages.update` branch with a remoteJid of
-//    `attrs.recipient`, i.e. nowhere), and the type is one of its STATUS_MAP (Utils/generics.js:265):
-//    none (delivery), read, read-self, played, sender. It takes extra ids only from the FIRST child
-//    (`content[0]`, expected to be `<list><item id/>…</list>`), and it reports `played` and `sender`
-//    alike as a `readTimestamp`.
-// 2. A raw `CB:receipt` listener on the socket, which sees the whole stanza first (Baileys handles it
-//    after an await). It emits the (id, viewer) pairs rc14 leaves out: other `<list>` children, viewers
-//    listed in a `<participants>` child, own-number views, `played-self`; and it marks which of rc14's
-//    reports were really `played`, or a `sender` echo (no view at all, dropped).
+// rc14 (lib/Socket/socket.js, onMessageReceived) emits every decoded frame as `ws.emit('frame', frame)`
+// first, synchronously, and only then `CB:receipt`, whose handler (messages-recv.js handleReceipt) acks
+// in its `finally` after some awaits. A 'frame' listener therefore runs before Baileys has even seen the
+// stanza: it reads every view in it, resolves the viewers and hands them to the service's ReceiptSink,
+// which commits them synchronously. Only then does Baileys handle (and ack) the stanza.
 //
-// `coveredByBaileys` mirrors rule 1 exactly, so every pair comes out once.
+// When a commit throws, the frame is renamed before Baileys dispatches it (it reads `frame.tag` after
+// 'frame' returns), so no `CB:receipt` listener runs and no ack is ever sent for it; the socket is then
+// ended, and the platform delivers the unacknowledged stanza again at the next login (at least once:
+// commits are idempotent). A sink that answers with a promise gets the same renaming, and the frame is
+// dispatched to Baileys (`CB:receipt`, the only receipt listener rc14 registers) once the promise
+// resolves: an asynchronous database can hold the ack this way for as long as its commit takes.
+//
+// Baileys' `message-receipt.update` is not used: it covers a subset of these forms (first `<list>` only,
+// never `<participants>` or own-number views, `played` reported as a read) and arrives after the ack.
 
-export type ReceiptKind = ReceiptEvent['type']
-export type PendingReceipt = Omit<ReceiptEvent, 'viewerNumber' | 'isOwn'>
+export type ParsedView = Omit<StatusView, 'viewerNumber' | 'isOwn'>
+export type ParsedReceipt = Omit<ParsedView, 'type'> & { type: ReceiptSeen['type'] }
 
 const STATUS_JID = 'status@broadcast'
-const BAILEYS_REPORTED_TYPES = new Set([undefined, 'read', 'read-self', 'played', 'sender'])
+/** the tag a frame gets while Baileys must not handle it */
+export const HELD_TAG = 'receipt-held'
 
-/** what a receipt type means for us; 'sender' (our own device echoing our send) is no view at all */
-function kindOf (type: string | undefined): ReceiptKind | 'sender' | null {
+/** what a receipt type means for us; 'sender' (our own device echoing our send) is nothing at all */
+function receiptKind (type: string | undefined): ReceiptSeen['type'] | null {
   if (type === undefined) return 'delivery'
   if (type === 'read' || type === 'read-self') return 'read'
   if (type === 'played' || type === 'played-self') return 'played'
-  if (type === 'sender') return 'sender'
   return null
 }
 
-const hintKey = (messageId: string, viewerJid: string): string => `${messageId}\n${viewerJid}`
-
-export interface SplitReceipt {
-  /** pairs rc14 will not report */
-  extra: PendingReceipt[]
-  /** pairs rc14 will report as a read, with what they really are */
-  corrections: Array<{ key: string, kind: 'played' | 'ignore' }>
-}
-
-/** The (id, viewer) pairs in a raw status receipt stanza, split by whether rc14 will report them. */
-export function splitStatusReceipt (node: BinaryNode, me: { id?: string }): SplitReceipt {
+/**
+ * Every (status, viewer) pair in a raw status receipt stanza: the `id` and the ids of every `<list>`
+ * child, for the `participant` and every viewer of a `<participants>` child (own-device views included).
+ * Deliveries come out as type 'delivery' (they are no views).
+ */
+export function parseStatusReceipt (node: BinaryNode): ParsedReceipt[] {
   const { attrs } = node
-  const kind = kindOf(attrs.type)
-  if (attrs.from !== STATUS_JID || kind === null || attrs.id === undefined) return { extra: [], corrections: [] }
+  const type = receiptKind(attrs.type)
+  if (node.tag !== 'receipt' || attrs.from !== STATUS_JID || type === null || attrs.id === undefined) return []
   const seconds = Number(attrs.t)
   const at = Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : Date.now()
   const children = Array.isArray(node.content) ? node.content : []
@@ -75,129 +71,177 @@ export function splitStatusReceipt (node: BinaryNode, me: { id?: string }): Spli
     }
   }
 
-  const covered = new Set<string>()
-  const fromOwnNumber = attrs.participant !== undefined && (areJidsSameUser(attrs.participant, me.id) ?? false)
-  if (attrs.participant !== undefined && !fromOwnNumber && BAILEYS_REPORTED_TYPES.has(attrs.type)) {
-    const first = children[0]
-    const baileysIds = [attrs.id, ...(first === undefined ? [] : getBinaryNodeChildren(first, 'item').map((i) => i.attrs.id))]
-    for (const id of baileysIds) covered.add(hintKey(id, jidNormalizedUser(attrs.participant)))
-  }
-
-  const out: SplitReceipt = { extra: [], corrections: [] }
+  const out: ParsedReceipt[] = []
   const seen = new Set<string>()
   for (const viewer of viewers) {
+    if (viewer.jid === '') continue
     for (const messageId of ids) {
-      const key = hintKey(messageId, viewer.jid)
+      const key = `${messageId}\n${viewer.jid}`
       if (seen.has(key)) continue
       seen.add(key)
-      if (covered.has(key)) {
-        if (kind === 'played') out.corrections.push({ key, kind: 'played' })
-        else if (kind === 'sender') out.corrections.push({ key, kind: 'ignore' })
-      } else if (kind !== 'sender') {
-        out.extra.push({ messageId, viewerJid: viewer.jid, type: kind, at: viewer.at })
-      }
+      out.push({ messageId, viewerJid: viewer.jid, type, at: viewer.at })
     }
   }
   return out
 }
 
-export interface ReceiptBatcherOptions {
-  emit: (receipts: ReceiptEvent[]) => void
-  lidResolver: () => LidResolver | null
-  /** the session's own number, to mark views from its own devices */
-  ownNumber: () => string | null
-  /** false once the session is gone: receipts are no longer taken */
+const lidUserOf = (jid: string | null | undefined): string | null =>
+  jid !== null && jid !== undefined && (isLidUser(jid) ?? false) ? jidDecode(jid)?.user ?? null : null
+
+export interface ReceiptIntakeOptions {
+  sessionId: string
+  sink: ReceiptSink
+  /** receipts as they arrive (views after their commit), for counting */
+  seen: (receipts: ReceiptSeen[]) => void
+  /** the stored LID → number mapping (Baileys' `lid-mapping` keys), read synchronously */
+  numberForLid: (lidUser: string) => string | null
+  /** the linked account: its number and LID (`creds.me`) */
+  me: () => { id?: string, lid?: string } | undefined
+  /** false once the session is gone: nothing is taken any more */
   live: () => boolean
+  lookupIntervalMs: number
   logger: Logger
 }
 
-/**
- * Collects one session's status receipts, resolves LIDs to numbers and emits what arrived in one tick
- * as one batch, in arrival order.
- */
-export class ReceiptBatcher {
-  readonly #pending: PendingReceipt[] = []
-  readonly #corrections = new Map<string, 'played' | 'ignore'>()
-  #scheduled = false
-  #chain: Promise<void> = Promise.resolve()
+/** A session's status receipts: committed through the sink before the ack; LIDs mapped as they become known. */
+export class ReceiptIntake {
+  /** mappings learned from `lid-mapping.update`, before Baileys has stored them */
+  readonly #learned = new Map<string, string>()
+  #lookupTimer: NodeJS.Timeout | null = null
+  #lastLookup = 0
 
-  constructor (private readonly options: ReceiptBatcherOptions) {}
+  constructor (private readonly options: ReceiptIntakeOptions) {}
 
-  /**
-   * Where receipts enter: the raw stanza (synchronously, before Baileys' own handler gets past its
-   * first await and acks it) and Baileys' buffered `message-receipt.update`.
-   */
-  listen (sock: WASocket, ownJid: () => string | undefined): void {
-    sock.ev.on('message-receipt.update', (updates) => { if (this.options.live()) this.onBaileysReceipts(updates) })
-    sock.ws.on('CB:receipt', (node: BinaryNode) => { if (this.options.live()) this.onStanza(node, { id: ownJid() }) })
-  }
-
-  /** from the raw stanza listener */
-  onStanza (node: BinaryNode, me: { id?: string }): void {
-    const { extra, corrections } = splitStatusReceipt(node, me)
-    for (const { key, kind } of corrections) this.#correct(key, kind)
-    for (const receipt of extra) this.#push(receipt)
-  }
-
-  /** from Baileys' `message-receipt.update` */
-  onBaileysReceipts (updates: Array<{ key: WAMessageKey, receipt: MessageUserReceipt }>): void {
-    for (const { key, receipt } of updates) {
-      if (key.fromMe !== true || key.id == null || !(isJidStatusBroadcast(key.remoteJid ?? '') ?? false)) continue
-      if (receipt.userJid == null) continue
-      const viewerJid = jidNormalizedUser(receipt.userJid)
-      const messageId = key.id
-      const seconds = (t: unknown): number | null => {
-        const n = Number(t)
-        return t != null && Number.isFinite(n) && n > 0 ? n * 1000 : null
-      }
-      const played = seconds(receipt.playedTimestamp)
-      const read = seconds(receipt.readTimestamp)
-      const delivered = seconds(receipt.receiptTimestamp)
-      // buffered events are merged per viewer, so one update can carry a delivery and a view
-      if (delivered !== null) this.#push({ messageId, viewerJid, type: 'delivery', at: delivered })
-      if (played !== null) this.#push({ messageId, viewerJid, type: 'played', at: played })
-      else if (read !== null) {
-        const key = hintKey(messageId, viewerJid)
-        const correction = this.#corrections.get(key)
-        this.#corrections.delete(key)
-        if (correction !== 'ignore') this.#push({ messageId, viewerJid, type: correction ?? 'read', at: read })
-      }
-    }
-  }
-
-  #correct (key: string, kind: 'played' | 'ignore'): void {
-    this.#corrections.set(key, kind)
-    // bounded: a correction whose Baileys report never comes must not pile up
-    if (this.#corrections.size > 1000) {
-      const oldest = this.#corrections.keys().next().value
-      if (oldest !== undefined) this.#corrections.delete(oldest)
-    }
-  }
-
-  #push (receipt: PendingReceipt): void {
-    this.#pending.push(receipt)
-    if (this.#scheduled) return
-    this.#scheduled = true
-    setImmediate(() => {
-      this.#scheduled = false
-      const batch = this.#pending.splice(0)
-      this.#chain = this.#chain.then(async () => { await this.#flush(batch) })
+  listen (sock: WASocket): void {
+    sock.ws.on('frame', (frame: BinaryNode | Uint8Array) => {
+      if (frame instanceof Uint8Array || frame.tag !== 'receipt' || !this.options.live()) return
+      this.onReceipt(sock, frame)
+    })
+    sock.ev.on('lid-mapping.update', ({ lid, pn }) => {
+      const lidUser = lidUserOf(jidNormalizedUser(lid))
+      const number = pnDigits(pn)
+      if (lidUser === null || number === null || !this.options.live()) return
+      this.#learned.set(lidUser, number)
+      if (this.#learned.size > 10_000) this.#learned.delete(this.#learned.keys().next().value as string)
+      this.#mapped([{ lid: `${lidUser}@lid`, number }])
     })
   }
 
-  async #flush (batch: PendingReceipt[]): Promise<void> {
-    const jids = batch.map((r) => r.viewerJid)
-    let numbers: Map<string, string | null>
+  /** from the raw listener: runs before Baileys has seen the stanza */
+  onReceipt (sock: WASocket, frame: BinaryNode): void {
+    let views: StatusView[]
     try {
-      numbers = await resolveNumbers(jids, this.options.lidResolver())
+      const parsed = parseStatusReceipt(frame)
+      if (parsed.length === 0) return
+      if (parsed[0].type === 'delivery') { this.options.seen(parsed); return }
+      views = this.resolve(parsed as ParsedView[])
     } catch (err) {
-      this.options.logger.warn({ err }, 'could not map receipt LIDs to numbers')
-      numbers = await resolveNumbers(jids, null)
+      // a stanza we cannot read would fail the same way every time it came again: Baileys handles it
+      this.options.logger.error({ err, id: frame.attrs.id }, 'could not read a status receipt')
+      return
     }
-    const own = this.options.ownNumber()
-    this.options.emit(batch.map((r) => {
-      const viewerNumber = numbers.get(r.viewerJid) ?? null
-      return { ...r, viewerNumber, isOwn: viewerNumber !== null && viewerNumber === own }
-    }))
+    let result: void | Promise<void>
+    try {
+      result = this.options.sink.commit(this.options.sessionId, views)
+    } catch (err) {
+      this.#refuse(sock, frame, err)
+      return
+    }
+    if (result instanceof Promise) this.#hold(sock, frame, result.then(() => { this.options.seen(views) }))
+    else this.options.seen(views)
+    if (views.some((v) => v.viewerNumber === null)) this.scheduleLookup()
+  }
+
+  /** numbers for the viewers: phone-number JIDs directly, LIDs through the known mapping */
+  resolve (parsed: ParsedView[]): StatusView[] {
+    const me = this.options.me()
+    const ownNumber = pnDigits(me?.id)
+    const ownLid = lidUserOf(me?.lid === undefined ? undefined : jidNormalizedUser(me.lid))
+    const numbers = new Map<string, string | null>()
+    const numberOf = (jid: string): string | null => {
+      let number = numbers.get(jid)
+      if (number !== undefined) return number
+      const lidUser = lidUserOf(jid)
+      if (lidUser === null) number = pnDigits(jid)
+      else if (lidUser === ownLid) number = ownNumber
+      else number = this.#learned.get(lidUser) ?? this.options.numberForLid(lidUser)
+      numbers.set(jid, number)
+      return number
+    }
+    return parsed.map((p) => {
+      const viewerNumber = numberOf(p.viewerJid)
+      return { ...p, viewerNumber, isOwn: viewerNumber !== null && viewerNumber === ownNumber }
+    })
+  }
+
+  /** not committed: Baileys never sees the stanza (so never acks it) and the platform gets it again after a reconnect */
+  #refuse (sock: WASocket, frame: BinaryNode, err: unknown): void {
+    frame.tag = HELD_TAG
+    this.options.logger.error({ err, id: frame.attrs.id }, 'status receipt not committed: left unacknowledged, reconnecting so it is delivered again')
+    const error = Object.assign(new Error('status receipt not committed'), { output: { statusCode: DisconnectReason.connectionClosed } })
+    void sock.end(error)
+  }
+
+  /** an asynchronous commit: Baileys handles (and acks) the stanza once it resolved */
+  #hold (sock: WASocket, frame: BinaryNode, commit: Promise<void>): void {
+    frame.tag = HELD_TAG
+    commit.then(() => {
+      frame.tag = 'receipt'
+      // a closed socket cannot ack: the platform sends the stanza again at the next login
+      if (sock.ws.isOpen) sock.ws.emit('CB:receipt', frame)
+    }, (err: unknown) => { this.#refuse(sock, frame, err) })
+  }
+
+  /** Looks up the stored mapping of the LIDs still unmapped, at most once per `lookupIntervalMs`. */
+  scheduleLookup (): void {
+    if (this.#lookupTimer !== null || !this.options.live()) return
+    const wait = Math.max(0, this.#lastLookup + this.options.lookupIntervalMs - Date.now())
+    this.#lookupTimer = setTimeout(() => {
+      this.#lookupTimer = null
+      this.#lastLookup = Date.now()
+      this.lookupNow()
+    }, wait)
+    this.#lookupTimer.unref()
+  }
+
+  /**
+   * One pass over the session's stored views that have no number: the mappings Baileys stored since (a
+   * send's usync learns them without any event) are applied. While some stay unmapped, the next pass is
+   * scheduled one interval later; each pass is one indexed query plus cached key reads, no network.
+   */
+  lookupNow (): void {
+    if (!this.options.live()) return
+    let left = 0
+    try {
+      const { sessionId, sink } = this.options
+      const mappings: Array<{ lid: string, number: string }> = []
+      const lids = sink.unmappedLids(sessionId, 1000)
+      for (const lid of lids) {
+        const lidUser = lidUserOf(lid)
+        const number = lidUser === null ? null : this.#learned.get(lidUser) ?? this.options.numberForLid(lidUser)
+        if (number !== null) mappings.push({ lid, number })
+      }
+      left = lids.length - mappings.length
+      if (mappings.length > 0) this.#mapped(mappings)
+    } catch (err) {
+      this.options.logger.warn({ err }, 'looking up unmapped viewer LIDs failed')
+      left = 1
+    }
+    if (left > 0) this.scheduleLookup()
+  }
+
+  #mapped (mappings: Array<{ lid: string, number: string }>): void {
+    try {
+      this.options.sink.lidsMapped(this.options.sessionId, mappings)
+    } catch (err) {
+      this.options.logger.warn({ err }, 'could not give viewers stored under a LID their number; will look again')
+      this.scheduleLookup()
+    }
+  }
+
+  /** cancels a pending look-up (the socket closes; the next one that opens schedules again) */
+  pause (): void {
+    if (this.#lookupTimer !== null) clearTimeout(this.#lookupTimer)
+    this.#lookupTimer = null
   }
 }

@@ -15,18 +15,47 @@ export interface SessionSnapshot {
   qrCode: string | null
 }
 
-export interface ReceiptEvent {
+/** One view of one of the session's statuses, as read from a receipt stanza. */
+export interface StatusView {
   /** platform message id of the status */
   messageId: string
-  /** the JID the platform named the viewer by (phone-number JID or LID) */
+  /** the viewer as the platform named it: `<digits>@s.whatsapp.net` or `<lid>@lid` (device suffix dropped) */
   viewerJid: string
-  /** viewer digits after LID → phone-number mapping; null when the LID is not mapped */
+  /** viewer digits (a LID through the known LID → number mapping); null when the LID is not mapped yet */
   viewerNumber: string | null
   /** the viewer is the session's own account (a view from one of its own devices) */
   isOwn: boolean
-  type: 'read' | 'played' | 'delivery'
+  type: 'read' | 'played'
   /** ms since epoch */
   at: number
+}
+
+/** One (status, viewer) pair of a receipt stanza, whatever its kind. */
+export interface ReceiptSeen {
+  messageId: string
+  viewerJid: string
+  type: StatusView['type'] | 'delivery'
+}
+
+/**
+ * Where the platform hands status views over; the service provides it (like `SessionLinks`).
+ *
+ * `commit` is called from the raw receipt listener, synchronously, before Baileys' own receipt handler
+ * runs, so before the stanza is acknowledged to the platform. Its contract:
+ * - returns (undefined): the views are committed; Baileys goes on and acks the stanza.
+ * - throws: nothing was committed; the stanza is never acked (Baileys does not see it) and the socket is
+ *   closed, so the platform delivers it again at the next login.
+ * - returns a promise: Baileys' handling of the stanza (and so its ack) is held until it settles; resolved
+ *   → handled and acked then, rejected → as if it had thrown. This is how an asynchronous database plugs in;
+ *   the SQLite sink uses it only while another caller holds a transaction open.
+ */
+export interface ReceiptSink {
+  /** the views of one receipt stanza, in one transaction */
+  commit: (sessionId: string, views: StatusView[]) => void | Promise<void>
+  /** LIDs now known to be these numbers: views stored under a LID get the number */
+  lidsMapped: (sessionId: string, mappings: Array<{ lid: string, number: string }>) => void
+  /** LIDs (`<lid>@lid`) of the session's stored views that have no number yet, at most `limit` */
+  unmappedLids: (sessionId: string, limit: number) => string[]
 }
 
 export interface PlatformEventMap {
@@ -35,8 +64,11 @@ export interface PlatformEventMap {
   'pairing-code-error': { sessionId: string, error: string }
   'qr-code': { sessionId: string, qrCode: string }
   'qr-code-error': { sessionId: string, error: string }
-  /** receipts for the session's own statuses, batched as they arrive */
-  'status-receipts': { sessionId: string, receipts: ReceiptEvent[] }
+  /**
+   * Status receipts as they arrive, for counting (metrics): views once committed through the ReceiptSink,
+   * deliveries as they are. Not a way in for viewers: those go through the sink only.
+   */
+  'status-receipts': { sessionId: string, receipts: ReceiptSeen[] }
   /** a rejection the platform reported after the status was written (e.g. error 479) */
   'status-error': { sessionId: string, messageId: string, error: string }
 }
@@ -93,4 +125,6 @@ export interface PlatformTiming {
   logoutTimeoutMs: number
   /** bound on a socket's close handshake */
   socketEndTimeoutMs: number
+  /** at most one look-up of the LIDs still unmapped (in the stored LID → number mappings) per this long */
+  lidLookupIntervalMs: number
 }

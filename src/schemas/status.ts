@@ -35,8 +35,10 @@ export const SentStatusSchema = Type.Object({
 export type SentStatus = Static<typeof SentStatusSchema>
 
 export const ViewerSchema = Type.Object({
-  jid: Type.String({ description: '<number>@s.whatsapp.net' }),
-  number: Type.String(),
+  jid: Type.String({ description: '<number>@s.whatsapp.net, or the LID (<lid>@lid) while the number is not known' }),
+  number: Type.Union([Type.String(), Type.Null()], {
+    description: 'Viewer digits; null for a viewer the platform named by a LID whose number is not known yet (it is filled in, with a status-viewers-update, once known)'
+  }),
   viewedAt: IsoDateSchema,
   isReal: Type.Boolean({ description: 'false when the viewer is the session\'s own account' })
 })

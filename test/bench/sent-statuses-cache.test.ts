@@ -39,8 +39,7 @@ test('sent-statuses: the same answer as the service computes, and every write sh
   assert.deepEqual((await s.list('a')).body, before.body, 'a repeated read answers the same')
 
   // a view recorded by the ingest
-  s.app.statuses.ingest('a', [{ messageId: 'M1', viewerJid: '15551110000@s.whatsapp.net', viewerNumber: '15551110000', isOwn: false, type: 'read', at: Date.now() }])
-  s.app.statuses.flush()
+  s.app.viewerIngest.commit('a', [{ messageId: 'M1', viewerJid: '15551110000@s.whatsapp.net', viewerNumber: '15551110000', isOwn: false, type: 'read', at: Date.now() }])
   assert.equal((await s.list('a')).body.data.find((x) => x.id === String(first))?.viewerCount, 1)
 
   // a rejection, a new status, a deletion through the API

@@ -22,8 +22,8 @@ test('stats and storage count what the database holds', async (t) => {
   const { id } = await db.insertInto('statuses').values({ ...base, type: 'image', content: 'f.png', message_id: 'M1', created_at: now - 500, media_file: 'f.png' }).returning('id').executeTakeFirstOrThrow()
   await db.insertInto('statuses').values({ ...base, type: 'text', content: 'hi', message_id: 'M2', created_at: now, media_file: null }).execute()
   await db.insertInto('viewers').values([
-    { status_id: id, number: '15550000001', jid: '15550000001@s.whatsapp.net', viewed_at: now, is_real: 1 },
-    { status_id: id, number: '15550000009', jid: '15550000009@s.whatsapp.net', viewed_at: now, is_real: 0 }
+    { status_id: id, viewer: '15550000001', number: '15550000001', jid: '15550000001@s.whatsapp.net', viewed_at: now, is_real: 1 },
+    { status_id: id, viewer: '15550000009', number: '15550000009', jid: '15550000009@s.whatsapp.net', viewed_at: now, is_real: 0 }
   ]).execute()
   await db.insertInto('auth_creds').values({ session_id: 's1', creds: '{}', updated_at: now }).execute()
 

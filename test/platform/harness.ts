@@ -6,7 +6,7 @@ import { pino } from 'pino'
 import { openDatabase, type DbHandle } from '../../src/db/connection.js'
 import { createSessionLinks } from '../../src/db/repositories/session-links.js'
 import { createPlatform, type Platform, type PlatformTiming } from '../../src/platform/platform.js'
-import type { AuthMethod, PlatformEventMap } from '../../src/platform/types.js'
+import type { AuthMethod, PlatformEventMap, ReceiptSink, StatusView } from '../../src/platform/types.js'
 import { EventRecorder } from '../events.js'
 import type { Config } from '../../src/config.js'
 import { testCertPaths, type Emulator } from '@status-tracker/emulator'
@@ -77,20 +77,53 @@ export const FAST_TIMING: Partial<PlatformTiming> = {
   sendRetryBaseMs: 200,
   sendRetryMaxMs: 1000,
   logoutTimeoutMs: 5000,
-  socketEndTimeoutMs: 2000
+  socketEndTimeoutMs: 2000,
+  lidLookupIntervalMs: 300
 }
 
 export function waConfig (emu: Emulator, overrides: Partial<Config['wa']> = {}): Config['wa'] {
   return { websocketUrl: emu.wsUrl, version: null, testTrustRoot: emu.rootPublicKey, linkTimeoutMs: 60_000, statusChunkSize: 256, ...overrides }
 }
 
-export interface PlatformUnderTest { platform: Platform, events: EventLog, logs: LogSink }
+/** A receipt sink that keeps what it is given; `failNext` makes the next commits throw. */
+export class RecordingSink implements ReceiptSink {
+  readonly commits: Array<{ sessionId: string, views: StatusView[], at: number }> = []
+  readonly mapped: Array<{ sessionId: string, lid: string, number: string }> = []
+  /** what unmappedLids answers, per session */
+  readonly unmapped = new Map<string, string[]>()
+  failNext = 0
+
+  commit (sessionId: string, views: StatusView[]): void {
+    if (this.failNext > 0) { this.failNext--; throw new Error('disk I/O error (test)') }
+    this.commits.push({ sessionId, views, at: Date.now() })
+    const unmapped = this.unmapped.get(sessionId) ?? []
+    for (const v of views) if (v.viewerNumber === null && !unmapped.includes(v.viewerJid)) unmapped.push(v.viewerJid)
+    this.unmapped.set(sessionId, unmapped)
+  }
+
+  lidsMapped (sessionId: string, mappings: Array<{ lid: string, number: string }>): void {
+    for (const m of mappings) this.mapped.push({ sessionId, ...m })
+    const left = (this.unmapped.get(sessionId) ?? []).filter((lid) => !mappings.some((m) => m.lid === lid))
+    this.unmapped.set(sessionId, left)
+  }
+
+  unmappedLids (sessionId: string, limit: number): string[] {
+    return (this.unmapped.get(sessionId) ?? []).slice(0, limit)
+  }
+
+  views (sessionId: string, since = 0): StatusView[] {
+    return this.commits.slice(since).filter((c) => c.sessionId === sessionId).flatMap((c) => c.views)
+  }
+}
+
+export interface PlatformUnderTest { platform: Platform, events: EventLog, logs: LogSink, sink: RecordingSink }
 
 export function startPlatform (db: DbHandle, wa: Config['wa'], timing: Partial<PlatformTiming> = FAST_TIMING): PlatformUnderTest {
   const logs = new LogSink()
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'info' }, logs.stream)
-  const platform = createPlatform({ db, links: createSessionLinks(db.sqlite), wa, logger, timing })
-  return { platform, events: new EventLog(platform), logs }
+  const sink = new RecordingSink()
+  const platform = createPlatform({ db, links: createSessionLinks(db.sqlite), receiptSink: sink, wa, logger, timing })
+  return { platform, events: new EventLog(platform), logs, sink }
 }
 
 /** Media uploads go over HTTPS to the emulator, whose certificate is trusted only via NODE_EXTRA_CA_CERTS. */

@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import sharp from 'sharp'
 import { startEmulator, testCertPaths, type Emulator } from '@status-tracker/emulator'
-import type { ReceiptEvent } from '../../src/platform/types.js'
+import type { StatusView } from '../../src/platform/types.js'
 import {
   authRows,
   digitsOf,
@@ -210,39 +210,84 @@ describe('platform (real Baileys against the emulator)', () => {
     textStatus = { id: messageId, recipientJids: result.recipientJids, contacts }
   })
 
-  it('turns receipts by PN, by LID, grouped <list> receipts and own-device views into numbered batches', async () => {
+  it('commits views by PN, by LID, grouped <list> receipts and own-device views before acking; deliveries are no views', async () => {
     const [c1, c2, c3] = textStatus.contacts
     const second = p.platform.newMessageId(PAIR)
     await p.platform.sendStatus(PAIR, { messageId: second, content: { kind: 'text', text: 'second' }, recipients: [c1, c2, c3] })
     await emu.waitForStatus((s) => s.id === second)
     await emu.settled()
-    const since = p.events.mark()
+    const since = p.sink.commits.length
     await emu.sendView(textStatus.id, { viewer: c1, via: 'pn' })
     await emu.sendView(textStatus.id, { viewer: c2, via: 'lid', type: 'played' })
     await emu.sendView(textStatus.id, { viewer: c3, via: 'lid', type: 'delivery' })
     await emu.sendView(textStatus.id, { viewer: OWN_PAIR, via: 'pn' })
     await emu.sendViews(textStatus.id, { viewers: [c3], via: 'lid', grouped: true, alsoStatusIds: [second] })
 
-    const got: ReceiptEvent[] = []
-    const key = (r: Pick<ReceiptEvent, 'messageId' | 'viewerNumber' | 'type'>): string => `${r.messageId}|${r.viewerNumber}|${r.type}`
+    const key = (r: Pick<StatusView, 'messageId' | 'viewerNumber' | 'type' | 'isOwn'>): string => `${r.messageId}|${r.viewerNumber}|${r.type}|${r.isOwn}`
     const want = [
-      { messageId: textStatus.id, viewerNumber: c1, type: 'read' },
-      { messageId: textStatus.id, viewerNumber: c2, type: 'played' },
-      { messageId: textStatus.id, viewerNumber: c3, type: 'delivery' },
-      { messageId: textStatus.id, viewerNumber: OWN_PAIR, type: 'read' },
-      { messageId: textStatus.id, viewerNumber: c3, type: 'read' },
-      { messageId: second, viewerNumber: c3, type: 'read' }
+      { messageId: textStatus.id, viewerNumber: c1, type: 'read', isOwn: false },
+      { messageId: textStatus.id, viewerNumber: c2, type: 'played', isOwn: false },
+      { messageId: textStatus.id, viewerNumber: OWN_PAIR, type: 'read', isOwn: true },
+      { messageId: textStatus.id, viewerNumber: c3, type: 'read', isOwn: false },
+      { messageId: second, viewerNumber: c3, type: 'read', isOwn: false }
     ] as const
-    const deadline = Date.now() + 10_000
-    while (got.length < want.length && Date.now() < deadline) {
-      const batches = p.events.all('status-receipts', (e) => e.sessionId === PAIR, since)
-      got.splice(0, got.length, ...batches.flatMap((b) => b.receipts))
-      await new Promise((resolve) => setTimeout(resolve, 25))
-    }
+    await waitUntil(() => p.sink.views(PAIR, since).length >= want.length && emu.unackedCount(OWN_PAIR) === 0, 10_000, 'views committed and acked')
+    const got = p.sink.views(PAIR, since)
     assert.deepEqual(got.map(key).sort(), want.map(key).sort())
+    assert.equal(p.sink.commits.length - since, 4, 'one commit per stanza with views (the grouped one carries two)')
     const byLid = got.find((r) => r.viewerNumber === c2)
     assert.match(byLid?.viewerJid ?? '', /@lid$/, 'the LID the platform used is kept')
     assert.ok(got.every((r) => r.at > Date.now() - 60_000 && r.at <= Date.now() + 1000))
+  })
+
+  it('a commit that throws leaves the stanza unacknowledged: the socket is closed, and the stanza comes again and is committed', async () => {
+    const [c1] = textStatus.contacts
+    const acked = (): number => emu.ackStats(OWN_PAIR).reduce((n, c) => n + c.acked, 0)
+    const ackedBefore = acked()
+    const since = p.sink.commits.length
+    const reopened = p.events.mark()
+    p.sink.failNext = 1
+    await emu.sendView(textStatus.id, { viewer: c1, via: 'pn', type: 'played' })
+    await p.events.next('connection-status', (e) => e.sessionId === PAIR && e.status === 'close', reopened)
+    assert.ok(emu.unackedCount(OWN_PAIR) >= 1, 'not acked')
+    assert.equal(p.sink.views(PAIR, since).length, 0)
+    await p.events.next('connection-status', open(PAIR), reopened)
+    await waitUntil(() => p.sink.views(PAIR, since).length === 1 && emu.unackedCount(OWN_PAIR) === 0, 10_000, 'the redelivered stanza committed and acked')
+    assert.equal(p.sink.views(PAIR, since)[0].type, 'played')
+    assert.equal(acked() - ackedBefore, 1, 'acked once, after the commit')
+  })
+
+  it('a view by a LID the client cannot map is committed with number null, then mapped when the platform reveals it', async () => {
+    const stranger = emu.addContact({ number: '15550007777' })
+    const since = p.sink.commits.length
+    await emu.sendView(textStatus.id, { viewer: stranger.number, via: 'lid', force: true })
+    await waitUntil(() => p.sink.views(PAIR, since).length === 1, 10_000, 'the LID view committed')
+    const [view] = p.sink.views(PAIR, since)
+    assert.equal(view.viewerJid, `${stranger.lid}@lid`)
+    assert.equal(view.viewerNumber, null)
+    assert.deepEqual(p.sink.unmappedLids(PAIR, 10), [view.viewerJid])
+    emu.revealLid(stranger.number, { to: OWN_PAIR })
+    await waitUntil(() => p.sink.mapped.some((m) => m.lid === view.viewerJid), 10_000, 'the mapping handed to the sink')
+    assert.deepEqual(p.sink.mapped.filter((m) => m.lid === view.viewerJid)[0], { sessionId: PAIR, lid: view.viewerJid, number: stranger.number })
+    // later views by that LID are numbered at once
+    const again = p.sink.commits.length
+    await emu.sendView(textStatus.id, { viewer: stranger.number, via: 'lid', type: 'played', force: true })
+    await waitUntil(() => p.sink.views(PAIR, again).length === 1, 10_000, 'the second LID view committed')
+    assert.equal(p.sink.views(PAIR, again)[0].viewerNumber, stranger.number)
+  })
+
+  it('a LID a later send maps (usync, no event) is found by the background look-up', async () => {
+    const stranger = emu.addContact({ number: '15550007778' })
+    const since = p.sink.commits.length
+    await emu.sendView(textStatus.id, { viewer: stranger.number, via: 'lid', force: true })
+    await waitUntil(() => p.sink.views(PAIR, since).length === 1, 10_000, 'the LID view committed')
+    const lid = `${stranger.lid}@lid`
+    assert.equal(p.sink.views(PAIR, since)[0].viewerNumber, null)
+    await new Promise((resolve) => setTimeout(resolve, 400)) // a look-up pass or two find nothing yet
+    assert.ok(!p.sink.mapped.some((m) => m.lid === lid))
+    await p.platform.sendStatus(PAIR, { messageId: p.platform.newMessageId(PAIR), content: { kind: 'text', text: 'to the stranger' }, recipients: [stranger.number] })
+    await waitUntil(() => p.sink.mapped.some((m) => m.lid === lid), 10_000, 'the mapping found by the look-up')
+    assert.deepEqual(p.sink.mapped.find((m) => m.lid === lid), { sessionId: PAIR, lid, number: stranger.number })
   })
 
   it('reports a status the platform rejects after writing it (bad ack 479)', async () => {

@@ -6,7 +6,9 @@ import { test } from 'node:test'
 import Fastify from 'fastify'
 import configPlugin from '../../src/plugins/app/config.js'
 import dbPlugin from '../../src/plugins/app/db.js'
+import domainEventsPlugin from '../../src/plugins/app/domain-events.js'
 import platformPlugin from '../../src/plugins/app/platform.js'
+import viewerIngestPlugin from '../../src/plugins/app/statuses/viewer-ingest.js'
 import { loadConfig } from '../../src/config.js'
 import { openDatabase } from '../../src/db/connection.js'
 import { startEmulator, testCertPaths } from '@status-tracker/emulator'
@@ -34,6 +36,8 @@ test('the platform plugin restores stored sessions on ready (not while registeri
   const app = Fastify({ logger: false })
   await app.register(configPlugin, { config })
   await app.register(dbPlugin)
+  await app.register(domainEventsPlugin)
+  await app.register(viewerIngestPlugin)
   await app.register(platformPlugin)
   t.after(async () => { await app.close() })
   await app.after()

@@ -1,46 +1,45 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import type { BinaryNode } from '@whiskeysockets/baileys'
-import { splitStatusReceipt } from '../../src/platform/receipts.js'
+import { parseStatusReceipt } from '../../src/platform/receipts.js'
 
-// Pure checks of the coverage rule; the end-to-end receipt paths run against the emulator in platform.test.ts.
+// Pure checks of the stanza parser; the end-to-end receipt path (commit before ack) runs against the
+// emulator in platform.test.ts and, through the service as a process, in test/durability/.
 
-const me = { id: '15550000000:7@s.whatsapp.net' }
 const receipt = (attrs: Record<string, string>, content?: BinaryNode[]): BinaryNode =>
   ({ tag: 'receipt', attrs: { from: 'status@broadcast', id: 'S1', t: '1700000000', ...attrs }, ...(content !== undefined ? { content } : {}) })
 const list = (...ids: string[]): BinaryNode => ({ tag: 'list', attrs: {}, content: ids.map((id) => ({ tag: 'item', attrs: { id } })) })
+const pairs = (node: BinaryNode): string[] => parseStatusReceipt(node).map((v) => `${v.messageId} ${v.viewerJid} ${v.type}`)
 
-test('a plain read or a <list> first child is left to Baileys', () => {
-  assert.deepEqual(splitStatusReceipt(receipt({ participant: '15551110000@s.whatsapp.net', type: 'read' }), me), { extra: [], corrections: [] })
-  assert.deepEqual(splitStatusReceipt(receipt({ participant: '200@lid', type: 'read' }, [list('S2', 'S3')]), me).extra, [])
+test('a read or played by PN or LID, device suffix dropped; the receipt time is kept', () => {
+  assert.deepEqual(parseStatusReceipt(receipt({ participant: '15551110000:3@s.whatsapp.net', type: 'read' })),
+    [{ messageId: 'S1', viewerJid: '15551110000@s.whatsapp.net', type: 'read', at: 1_700_000_000_000 }])
+  assert.deepEqual(pairs(receipt({ participant: '200@lid', type: 'played' })), ['S1 200@lid played'])
+  assert.deepEqual(pairs(receipt({ participant: '200@lid', type: 'played-self' })), ['S1 200@lid played'])
+  assert.deepEqual(pairs(receipt({ participant: '15550000000:2@s.whatsapp.net', type: 'read-self' })), ['S1 15550000000@s.whatsapp.net read'], 'own device')
 })
 
-test('played is corrected, sender echoes are dropped', () => {
-  const played = splitStatusReceipt(receipt({ participant: '15551110000@s.whatsapp.net', type: 'played' }), me)
-  assert.deepEqual(played.extra, [])
-  assert.deepEqual(played.corrections.map((c) => c.kind), ['played'])
-  const sender = splitStatusReceipt(receipt({ participant: '200@lid', type: 'sender' }), me)
-  assert.deepEqual(sender, { extra: [], corrections: [{ key: 'S1\n200@lid', kind: 'ignore' }] })
-})
-
-test('what rc14 drops comes out as extra: own-number views, later <list>s, <participants>, played-self', () => {
-  const own = splitStatusReceipt(receipt({ participant: '15550000000:2@s.whatsapp.net', type: 'read' }), me)
-  assert.deepEqual(own.extra, [{ messageId: 'S1', viewerJid: '15550000000@s.whatsapp.net', type: 'read', at: 1_700_000_000_000 }])
-
-  const later = splitStatusReceipt(receipt({ participant: '200@lid', type: 'read' }, [{ tag: 'meta', attrs: {} }, list('S2')]), me)
-  assert.deepEqual(later.extra.map((r) => r.messageId), ['S2'], 'S1 itself is reported by Baileys')
-
-  const many = splitStatusReceipt(receipt({ type: 'read' }, [{ tag: 'participants', attrs: {}, content: [
+test('every <list> child and every <participants> viewer, each pair once', () => {
+  assert.deepEqual(pairs(receipt({ participant: '200@lid', type: 'read' }, [list('S2', 'S3'), { tag: 'meta', attrs: {} }, list('S4', 'S2')])),
+    ['S1 200@lid read', 'S2 200@lid read', 'S3 200@lid read', 'S4 200@lid read'])
+  const many = parseStatusReceipt(receipt({ type: 'read' }, [{ tag: 'participants', attrs: {}, content: [
     { tag: 'user', attrs: { jid: '300@lid', t: '1700000005' } },
-    { tag: 'user', attrs: { jid: '15552220000@s.whatsapp.net' } }
-  ] }]), me)
-  assert.deepEqual(many.extra.map((r) => [r.viewerJid, r.at]), [['300@lid', 1_700_000_005_000], ['15552220000@s.whatsapp.net', 1_700_000_000_000]])
-
-  const selfPlayed = splitStatusReceipt(receipt({ participant: '200@lid', type: 'played-self' }), me)
-  assert.deepEqual(selfPlayed.extra.map((r) => r.type), ['played'])
+    { tag: 'user', attrs: { jid: '15552220000@s.whatsapp.net' } },
+    { tag: 'user', attrs: {} }
+  ] }]))
+  assert.deepEqual(many.map((r) => [r.viewerJid, r.at]), [['300@lid', 1_700_000_005_000], ['15552220000@s.whatsapp.net', 1_700_000_000_000]])
 })
 
-test('non-status receipts and unknown types are ignored', () => {
-  assert.deepEqual(splitStatusReceipt({ tag: 'receipt', attrs: { from: '15551110000@s.whatsapp.net', id: 'X', type: 'read' } }, me), { extra: [], corrections: [] })
-  assert.deepEqual(splitStatusReceipt(receipt({ participant: '200@lid', type: 'retry' }), me), { extra: [], corrections: [] })
+test('deliveries come out as such (no views); sender echoes, retries, other chats and other tags are nothing', () => {
+  assert.deepEqual(pairs(receipt({ participant: '200@lid' }, [list('S2')])), ['S1 200@lid delivery', 'S2 200@lid delivery'])
+  assert.deepEqual(pairs(receipt({ participant: '200@lid', type: 'sender' })), [])
+  assert.deepEqual(pairs(receipt({ participant: '200@lid', type: 'retry' })), [])
+  assert.deepEqual(pairs({ tag: 'receipt', attrs: { from: '15551110000@s.whatsapp.net', id: 'X', type: 'read' } }), [])
+  assert.deepEqual(pairs({ tag: 'message', attrs: { from: 'status@broadcast', id: 'X', type: 'read', participant: '200@lid' } }), [])
+  assert.deepEqual(pairs(receipt({ type: 'read' })), [], 'no viewer named')
+})
+
+test('a receipt without a usable time gets the arrival time', () => {
+  const [view] = parseStatusReceipt(receipt({ participant: '200@lid', type: 'read', t: 'x' }))
+  assert.ok(Math.abs(view.at - Date.now()) < 5000)
 })

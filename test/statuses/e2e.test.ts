@@ -43,7 +43,7 @@ test('statuses end to end: real Baileys against the emulator', { timeout: 90_000
   const viewersOf = async (statusId: string) => {
     const res = await s.api({ method: 'GET', url: `/api/sessions/${SID}/status-viewers/${statusId}` })
     assert.equal(res.statusCode, 200, res.body)
-    return res.json<{ data: Array<{ jid: string, number: string, viewedAt: string, isReal: boolean }> }>().data
+    return res.json<{ data: Array<{ jid: string, number: string | null, viewedAt: string, isReal: boolean }> }>().data
   }
   const listed = async () => {
     const res = await s.api({ method: 'GET', url: `/api/sessions/${SID}/sent-statuses` })
@@ -162,6 +162,32 @@ test('statuses end to end: real Baileys against the emulator', { timeout: 90_000
     assert.equal(again.length, 3)
     assert.equal(again.find((v) => v.number === A)?.viewedAt, firstA)
     assert.equal((await listed()).find((r) => r.id === text.statusId)?.viewerCount, 2)
+  })
+
+  await t.test('a view by a LID the client cannot map is kept with number null, and gets its number once the platform reveals it', async () => {
+    // a contact the client never asked usync about: nothing maps its LID until the emulator reveals it
+    const stranger = s.emu.addContact({ number: '4915100000099' })
+    const lidJid = `${stranger.lid}@lid`
+    const totalViewers = async (): Promise<number> => (await s.api({ method: 'GET', url: '/api/stats' })).json<{ data: { totalViewers: number } }>().data.totalViewers
+    const before = await totalViewers()
+    await s.emu.sendView(text.platformMessageId, { viewer: stranger.number, type: 'read', via: 'lid', force: true })
+    const ev = await s.events.next('status-viewers-update', (p) => p.statusId === text.statusId && p.viewers.some((v) => v.jid === lidJid), 10_000)
+    const stored = (await viewersOf(text.statusId)).find((v) => v.jid === lidJid)
+    assert.deepEqual(ev.viewers.find((v) => v.jid === lidJid), stored)
+    assert.equal(stored?.number, null)
+    assert.equal(stored?.isReal, true)
+    assert.equal(await totalViewers(), before + 1, '/api/stats counts it')
+    assert.equal((await listed()).find((r) => r.id === text.statusId)?.viewerCount, 3)
+
+    s.emu.revealLid(stranger.number, { to: OWN })
+    const mapped = await s.events.next('status-viewers-update', (p) => p.statusId === text.statusId && p.viewers.some((v) => v.number === stranger.number), 10_000)
+    const viewers = await viewersOf(text.statusId)
+    assert.deepEqual(mapped.viewers, viewers)
+    assert.ok(!viewers.some((v) => v.number === null), 'no row left under the LID')
+    const row = viewers.find((v) => v.number === stranger.number)
+    assert.equal(row?.jid, `${stranger.number}@s.whatsapp.net`)
+    assert.equal(row?.viewedAt, stored?.viewedAt, 'the view time is kept')
+    assert.equal(await totalViewers(), before + 1)
   })
 
   await t.test('a status the platform rejects shows its error and emits statuses-updated failed', async () => {

@@ -9,6 +9,7 @@ import mediaStorePlugin from '../../src/plugins/app/media-store.js'
 import remoteMediaPlugin from '../../src/plugins/app/remote-media.js'
 import domainEventsPlugin, { DOMAIN_EVENT_NAMES } from '../../src/plugins/app/domain-events.js'
 import statusesPlugin from '../../src/plugins/app/statuses/index.js'
+import viewerIngestPlugin from '../../src/plugins/app/statuses/viewer-ingest.js'
 import { NotConnected } from '../../src/errors.js'
 import type { PlatformEventMap, SendStatusInput, SendStatusResult, SessionSnapshot } from '../../src/platform/types.js'
 import type { EventName, EventPayloads } from '../../src/schemas/events.js'
@@ -64,19 +65,19 @@ export class FakePlatform {
     return true
   }
 
-  on<K extends 'status-receipts' | 'status-error'> (event: K, listener: (payload: PlatformEventMap[K]) => void): this {
+  on<K extends 'status-error'> (event: K, listener: (payload: PlatformEventMap[K]) => void): this {
     let set = this.listeners.get(event)
     if (set === undefined) this.listeners.set(event, set = new Set())
     set.add(listener as (p: never) => void)
     return this
   }
 
-  off<K extends 'status-receipts' | 'status-error'> (event: K, listener: (payload: PlatformEventMap[K]) => void): this {
+  off<K extends 'status-error'> (event: K, listener: (payload: PlatformEventMap[K]) => void): this {
     this.listeners.get(event)?.delete(listener as (p: never) => void)
     return this
   }
 
-  emit<K extends 'status-receipts' | 'status-error'> (event: K, payload: PlatformEventMap[K]): void {
+  emit<K extends 'status-error'> (event: K, payload: PlatformEventMap[K]): void {
     for (const l of this.listeners.get(event) ?? []) (l as (p: PlatformEventMap[K]) => void)(payload)
   }
 }
@@ -106,6 +107,7 @@ export async function harness (t: TestContext, env: Record<string, string> = {})
   await app.register(remoteMediaPlugin)
   await app.register(domainEventsPlugin)
   for (const event of DOMAIN_EVENT_NAMES) app.domainEvents.on(event, (payload) => { recorder.record(event, payload) })
+  await app.register(viewerIngestPlugin)
   await app.register(fp(async (a) => { a.decorate('platform', platform as unknown as FastifyInstance['platform']) }, { name: 'platform' }))
   await app.register(statusesPlugin)
   t.after(async () => {

@@ -3,9 +3,9 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { SQLite } from '../../src/db/sqlite.js'
-import { INGEST_BATCH_MAX, VIEWERS_UPDATE_MS } from '../../src/plugins/app/statuses/index.js'
+import { VIEWERS_UPDATE_MS } from '../../src/plugins/app/statuses/index.js'
 import { SendFailed } from '../../src/errors.js'
-import type { ReceiptEvent } from '../../src/platform/types.js'
+import type { StatusView } from '../../src/platform/types.js'
 import { waitFor } from '../helper.js'
 import { harness, OWN } from './harness.js'
 import { serveFiles } from '../stack.js'
@@ -15,8 +15,9 @@ const A = '15551230001'
 const B = '15551230002'
 const C = '447700900123'
 
-const receipt = (messageId: string, viewerNumber: string | null, type: ReceiptEvent['type'] = 'read', at = Date.now()): ReceiptEvent =>
-  ({ messageId, viewerJid: viewerNumber === null ? '99999@lid' : `${viewerNumber}@s.whatsapp.net`, viewerNumber, isOwn: viewerNumber === OWN, type, at })
+const LID = '99999@lid'
+const receipt = (messageId: string, viewerNumber: string | null, type: StatusView['type'] = 'read', at = Date.now()): StatusView =>
+  ({ messageId, viewerJid: viewerNumber === null ? LID : `${viewerNumber}@s.whatsapp.net`, viewerNumber, isOwn: viewerNumber === OWN, type, at })
 
 async function rejects (p: Promise<unknown>, status: number, message: RegExp): Promise<void> {
   await assert.rejects(p, (err: Error & { statusCode?: number }) => {
@@ -135,39 +136,36 @@ test('errors: unknown session 404, not connected 500, bad numbers 400; a failed 
   await rejects(h.app.statuses.remove('s1', '12345'), 404, /^Status not found$/)
 })
 
-test('viewer ingest: read/played count, delivery and unmapped LIDs do not, own number isReal false, first view kept', async (t) => {
+test('viewer ingest: read/played count, an unmapped LID is kept with number null, own number isReal false, first view kept', async (t) => {
   const h = await harness(t)
   await h.addSession('s1')
   await h.addSession('s2', { own: '15550000002' })
   const { statusId, platformMessageId: mid } = await h.app.statuses.send('s1', { type: 'text', content: 'x', targetNumbers: `${A},${B},${C}` })
   const other = await h.app.statuses.send('s2', { type: 'text', content: 'y' })
   const t0 = Date.now() - 10_000
-  h.platform.emit('status-receipts', {
-    sessionId: 's1',
-    receipts: [
-      receipt(mid, A, 'delivery', t0),
-      receipt(mid, A, 'read', t0 + 2000),
-      receipt(mid, B, 'played', t0 + 3000),
-      receipt(mid, null, 'read', t0 + 3500),
-      receipt(mid, OWN, 'read', t0 + 4000),
-      receipt(mid, A, 'played', t0 + 5000),
-      receipt('UNKNOWNID', C, 'read', t0),
-      receipt(other.platformMessageId, C, 'read', t0) // another session's status: not this one
-    ]
-  })
+  h.app.viewerIngest.commit('s1', [
+    receipt(mid, A, 'read', t0 + 2000),
+    receipt(mid, B, 'played', t0 + 3000),
+    receipt(mid, null, 'read', t0 + 3500),
+    receipt(mid, OWN, 'read', t0 + 4000),
+    receipt(mid, A, 'played', t0 + 5000),
+    receipt('UNKNOWNID', C, 'read', t0),
+    receipt(other.platformMessageId, C, 'read', t0) // another session's status: not this one
+  ])
   // an older read that arrives later still wins
-  h.platform.emit('status-receipts', { sessionId: 's1', receipts: [receipt(mid, B, 'read', t0 + 1000)] })
+  h.app.viewerIngest.commit('s1', [receipt(mid, B, 'read', t0 + 1000)])
   await waitFor(() => h.of('status-viewers-update').length > 0, 2000, 'viewers update')
   const viewers = await h.app.statuses.viewers('s1', statusId)
   assert.deepEqual(viewers, [
     { jid: `${B}@s.whatsapp.net`, number: B, viewedAt: new Date(t0 + 1000).toISOString(), isReal: true },
     { jid: `${A}@s.whatsapp.net`, number: A, viewedAt: new Date(t0 + 2000).toISOString(), isReal: true },
+    { jid: LID, number: null, viewedAt: new Date(t0 + 3500).toISOString(), isReal: true },
     { jid: `${OWN}@s.whatsapp.net`, number: OWN, viewedAt: new Date(t0 + 4000).toISOString(), isReal: false }
   ])
   assert.deepEqual(await h.app.statuses.viewers('s2', other.statusId), [])
   await rejects(h.app.statuses.viewers('s2', statusId), 404, /Status not found/)
   const [listed] = await h.app.statuses.list('s1')
-  assert.equal(listed.viewerCount, 2, 'own views are not counted')
+  assert.equal(listed.viewerCount, 3, 'own views are not counted; a LID without a number is')
   const last = h.of('status-viewers-update').at(-1)
   assert.equal(last?.statusId, statusId)
   assert.equal(last?.sessionId, 's1')
@@ -181,31 +179,29 @@ test('receipts that race the send are kept (the row exists before the first stan
   h.platform.gate = new Promise((resolve) => { open = resolve })
   const pending = h.app.statuses.send('s1', { type: 'text', content: 'x', targetNumbers: A })
   await waitFor(() => h.platform.sent.length === 1, 2000, 'send call')
-  h.platform.emit('status-receipts', { sessionId: 's1', receipts: [receipt(h.platform.sent[0].input.messageId, A)] })
+  h.app.viewerIngest.commit('s1', [receipt(h.platform.sent[0].input.messageId, A)])
   await new Promise((resolve) => setTimeout(resolve, 60))
   open()
   const res = await pending
   assert.equal((await h.app.statuses.viewers('s1', res.statusId)).length, 1)
 })
 
-test('viewer ingest batches into few transactions and coalesces updates to one per status per window', async (t) => {
+test('viewer ingest commits each stanza at once and coalesces updates to one per status per window', async (t) => {
   const h = await harness(t)
   await h.addSession('s1')
   const s = await h.app.statuses.send('s1', { type: 'text', content: 'x' })
   const mid = s.platformMessageId
-  const total = 20_000
+  const total = 5000
   const started = performance.now()
-  for (let i = 0; i < total; i += 50) {
-    const batch: ReceiptEvent[] = []
-    for (let j = i; j < i + 50; j++) batch.push(receipt(mid, String(10_000_000_000 + j)))
-    h.platform.emit('status-receipts', { sessionId: 's1', receipts: batch })
+  // one commit per stanza, as the platform calls it: each is in the database when commit returns
+  for (let i = 0; i < total; i++) {
+    assert.equal(h.app.viewerIngest.commit('s1', [receipt(mid, String(10_000_000_000 + i))]), undefined)
   }
-  h.app.statuses.flush()
   const elapsed = performance.now() - started
-  const stats = h.app.statuses.stats()
+  const stats = h.app.viewerIngest.stats()
   assert.equal(stats.recorded, total)
-  assert.ok(stats.flushes <= Math.ceil(total / INGEST_BATCH_MAX) + 1, `flushes ${stats.flushes}`)
-  t.diagnostic(`ingest: ${total} receipts in ${elapsed.toFixed(0)} ms (${Math.round(total / (elapsed / 1000))}/s), ${stats.flushes} transactions`)
+  assert.equal(stats.commits, total)
+  t.diagnostic(`ingest: ${total} single-view commits in ${elapsed.toFixed(0)} ms (${Math.round(total / (elapsed / 1000))}/s)`)
   assert.equal((await h.app.statuses.viewers('s1', s.statusId)).length, total)
   await waitFor(() => h.of('status-viewers-update').some((u) => u.viewers.length === total), 5000, 'the update after the bulk')
   await new Promise((resolve) => setTimeout(resolve, VIEWERS_UPDATE_MS + 50))
@@ -215,7 +211,7 @@ test('viewer ingest batches into few transactions and coalesces updates to one p
   const startTrickle = Date.now()
   let n = 0
   while (Date.now() - startTrickle < 700) {
-    h.platform.emit('status-receipts', { sessionId: 's1', receipts: [receipt(mid, String(20_000_000_000 + n++))] })
+    h.app.viewerIngest.commit('s1', [receipt(mid, String(20_000_000_000 + n++))])
     await new Promise((resolve) => setTimeout(resolve, 10))
   }
   await new Promise((resolve) => setTimeout(resolve, VIEWERS_UPDATE_MS * 2 + 100))
@@ -226,16 +222,50 @@ test('viewer ingest batches into few transactions and coalesces updates to one p
   assert.equal(last.viewers.length, total + n, 'trailing edge carries the final state')
 })
 
-test('queued views are written on close', async (t) => {
+test('a view stored under a LID gets its number: merged with that number\'s row, earlier view kept, update emitted', async (t) => {
+  const h = await harness(t)
+  await h.addSession('s1')
+  await h.addSession('s2', { own: '15550000002' })
+  const s = await h.app.statuses.send('s1', { type: 'text', content: 'x', targetNumbers: `${A},${B}` })
+  const s2 = await h.app.statuses.send('s1', { type: 'text', content: 'y', targetNumbers: A })
+  const other = await h.app.statuses.send('s2', { type: 'text', content: 'z' })
+  const t0 = Date.now() - 10_000
+  h.app.viewerIngest.commit('s1', [receipt(s.platformMessageId, null, 'read', t0), receipt(s2.platformMessageId, null, 'played', t0 + 500)])
+  h.app.viewerIngest.commit('s1', [receipt(s.platformMessageId, A, 'read', t0 + 1000)]) // the same person, by number, later
+  h.app.viewerIngest.commit('s2', [receipt(other.platformMessageId, null, 'read', t0)]) // the same LID seen by another session
+  assert.deepEqual(h.app.viewerIngest.unmappedLids('s1', 10), [LID])
+  assert.deepEqual((await h.app.statuses.viewers('s1', s.statusId)).map((v) => v.number), [null, A], 'two rows until the LID is known')
+
+  const before = h.of('status-viewers-update').length
+  h.app.viewerIngest.lidsMapped('s1', [{ lid: LID, number: A }])
+  assert.deepEqual(await h.app.statuses.viewers('s1', s.statusId), [{ jid: `${A}@s.whatsapp.net`, number: A, viewedAt: new Date(t0).toISOString(), isReal: true }])
+  assert.deepEqual(await h.app.statuses.viewers('s1', s2.statusId), [{ jid: `${A}@s.whatsapp.net`, number: A, viewedAt: new Date(t0 + 500).toISOString(), isReal: true }])
+  assert.deepEqual(h.app.viewerIngest.unmappedLids('s1', 10), [])
+  assert.deepEqual(h.app.viewerIngest.unmappedLids('s2', 10), [LID], 'another session\'s rows are its own business')
+  await waitFor(() => new Set(h.of('status-viewers-update').slice(before).map((u) => u.statusId)).size === 2, 2000, 'an update per affected status')
+  assert.ok(h.of('status-viewers-update').slice(before).every((u) => u.viewers.every((v) => v.number === A)))
+  h.app.viewerIngest.lidsMapped('s1', [{ lid: LID, number: A }]) // again: nothing left to change
+  assert.equal(h.app.viewerIngest.stats().mapped, 2)
+})
+
+test('a commit is refused after close, and held while another caller has a transaction open', async (t) => {
   const h = await harness(t)
   await h.addSession('s1')
   const s = await h.app.statuses.send('s1', { type: 'text', content: 'x' })
-  h.platform.emit('status-receipts', { sessionId: 's1', receipts: [receipt(s.platformMessageId, A), receipt(s.platformMessageId, B)] })
-  assert.equal(h.app.statuses.stats().queued, 2)
+  const { sqlite } = h.app.db
+  sqlite.exec('begin')
+  const held = h.app.viewerIngest.commit('s1', [receipt(s.platformMessageId, A)])
+  assert.ok(held instanceof Promise, 'held: the platform keeps the stanza unacknowledged meanwhile')
+  await new Promise((resolve) => setTimeout(resolve, 30))
+  sqlite.exec('rollback') // the other caller's rollback cannot take the view with it
+  await held
+  assert.equal((await h.app.statuses.viewers('s1', s.statusId)).length, 1)
+
   await h.app.close()
+  assert.throws(() => h.app.viewerIngest.commit('s1', [receipt(s.platformMessageId, B)]), /closed/)
   const raw = new SQLite(h.dbFile, { readonly: true })
   try {
-    assert.equal(raw.prepare('select count(*) from viewers').pluck().get(), 2)
+    assert.equal(raw.prepare('select count(*) from viewers').pluck().get(), 1)
   } finally {
     raw.close()
   }
@@ -263,8 +293,7 @@ test('remove: record and viewers go, media file only when no other status uses i
   const img = await h.addUpload('p.png', 'image')
   const a = await h.app.statuses.send('s1', { type: 'image', content: img, targetNumbers: A })
   const b = await h.app.statuses.send('s1', { type: 'image', content: img })
-  h.platform.emit('status-receipts', { sessionId: 's1', receipts: [receipt(a.platformMessageId, A)] })
-  h.app.statuses.flush()
+  h.app.viewerIngest.commit('s1', [receipt(a.platformMessageId, A)])
 
   const first = await h.app.statuses.remove('s1', a.statusId)
   assert.deepEqual({ ...first, note: undefined }, { statusId: a.statusId, message: 'Status deleted', deletedFromPlatform: false, deletedFromDatabase: true, deletedImageFile: false, note: undefined })
@@ -306,8 +335,7 @@ test('cleanup: expired statuses with viewers and media, old unused uploads, one 
   const e2 = await h.app.statuses.send('s1', { type: 'text', content: 'a' })
   const e3 = await h.app.statuses.send('s2', { type: 'text', content: 'b' })
   const live = await h.app.statuses.send('s3', { type: 'image', content: keptImg })
-  h.platform.emit('status-receipts', { sessionId: 's1', receipts: [receipt(e1.platformMessageId, A)] })
-  h.app.statuses.flush()
+  h.app.viewerIngest.commit('s1', [receipt(e1.platformMessageId, A)])
   await h.app.db.db.updateTable('statuses').set({ created_at: old }).where('id', 'in', [e1, e2, e3].map((s) => Number(s.statusId))).execute()
   assert.equal((await h.app.statuses.list('s1')).length, 0, 'expired statuses are not listed even before cleanup')
 

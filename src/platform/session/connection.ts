@@ -9,10 +9,9 @@ import makeWASocket, {
 import type { Config } from '../../config.js'
 import { backoffDelay, withTimeout, type Waiters } from '../async.js'
 import type { SessionAuth } from '../auth-state.js'
-import type { LidResolver } from '../lid.js'
 import type { PlatformLogger as Logger } from '../logger.js'
-import { ReceiptBatcher } from '../receipts.js'
-import type { PlatformTiming, ReceiptEvent } from '../types.js'
+import { ReceiptIntake } from '../receipts.js'
+import type { PlatformTiming, ReceiptSeen, ReceiptSink } from '../types.js'
 import { forgetHalfLink } from './linking.js'
 
 /** One socket's life: `ready` once the server sent pair-device (a pairing code can be asked for). */
@@ -123,8 +122,10 @@ export interface ConnectionDeps {
   waiters: Waiters
   /** false once the session is removed: nothing from its sockets is taken any more */
   live: () => boolean
-  onReceipts: (receipts: ReceiptEvent[]) => void
-  ownNumber: () => string | null
+  /** where status views are committed before their receipt is acknowledged */
+  receiptSink: ReceiptSink
+  /** receipts as they arrive (views after their commit), for counting */
+  onReceiptsSeen: (receipts: ReceiptSeen[]) => void
   sentMessage: (id: string) => proto.IMessage | undefined
   onMessagesUpdate: (updates: WAMessageUpdate[]) => void
   events: ConnectionEvents
@@ -137,17 +138,18 @@ export interface ConnectionDeps {
 export class Connection {
   #attempt: Attempt | null = null
   #gen = 0
-  /** the last socket's LID store (it reads our key store, so it still works after that socket closed) */
-  #lidMapping: LidResolver | null = null
-  readonly #receipts: ReceiptBatcher
+  readonly #receipts: ReceiptIntake
   readonly backoff: Backoff
 
   constructor (private readonly deps: ConnectionDeps) {
-    this.#receipts = new ReceiptBatcher({
-      emit: (receipts) => { if (deps.live()) deps.onReceipts(receipts) },
-      lidResolver: () => this.#lidMapping,
-      ownNumber: deps.ownNumber,
+    this.#receipts = new ReceiptIntake({
+      sessionId: deps.sessionId,
+      sink: deps.receiptSink,
+      seen: (receipts) => { if (deps.live()) deps.onReceiptsSeen(receipts) },
+      numberForLid: (lidUser) => deps.auth.numberForLid(lidUser),
+      me: () => deps.auth.state.creds.me,
       live: deps.live,
+      lookupIntervalMs: deps.timing.lidLookupIntervalMs,
       logger: deps.log
     })
     this.backoff = new Backoff(deps.timing.reconnectBaseMs, deps.timing.reconnectMaxMs)
@@ -173,7 +175,6 @@ export class Connection {
     const sock = createSocket({ auth: state, wa, logger: baileysLogger.child({ sessionId }), getMessage: this.deps.sentMessage })
     const attempt: Attempt = { gen: ++this.#gen, sock, ready: false, open: false, codeRequested: false, codeChain: Promise.resolve() }
     this.#attempt = attempt
-    this.#lidMapping = sock.signalRepository.lidMapping
 
     sock.ev.on('creds.update', () => { auth.saveCreds(state.creds) })
     sock.ev.on('connection.update', (update) => {
@@ -187,6 +188,8 @@ export class Connection {
       if (update.connection === 'open') {
         attempt.open = true
         this.backoff.reset()
+        // views stored under a LID by an earlier run may be mappable by now
+        this.#receipts.scheduleLookup()
         events.onOpen(attempt)
       } else if (update.connection === 'close') {
         this.#attempt = null
@@ -194,13 +197,14 @@ export class Connection {
       }
     })
     // receipts and rejections are facts even from a socket being replaced: not filtered by attempt
-    this.#receipts.listen(sock, () => state.creds.me?.id)
+    this.#receipts.listen(sock)
     sock.ev.on('messages.update', (updates) => { if (this.deps.live()) this.deps.onMessagesUpdate(updates) })
     return linked
   }
 
   /** Ends the current socket; its late events are ignored because it is no longer current. */
   async close (): Promise<void> {
+    this.#receipts.pause()
     const attempt = this.#attempt
     if (attempt === null) return
     this.#attempt = null

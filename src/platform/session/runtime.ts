@@ -6,7 +6,7 @@ import type { TypedEmitter } from '../emitter.js'
 import { isPlatformError, PlatformError } from '../errors.js'
 import { pnDigits } from '../lid.js'
 import type { PlatformLogger as Logger } from '../logger.js'
-import type { AuthMethod, PlatformEventMap, PlatformTiming, SendStatusInput, SendStatusResult, SessionLinks, SessionSnapshot, SessionSpec } from '../types.js'
+import type { AuthMethod, PlatformEventMap, PlatformTiming, ReceiptSink, SendStatusInput, SendStatusResult, SessionLinks, SessionSnapshot, SessionSpec } from '../types.js'
 import { afterClose, Connection, type Attempt } from './connection.js'
 import { Linking, type Emit } from './linking.js'
 import { StatusSender } from './sender.js'
@@ -18,6 +18,7 @@ export interface RuntimeDeps {
   baileysLogger: Logger
   events: TypedEmitter<PlatformEventMap>
   links: SessionLinks
+  receiptSink: ReceiptSink
   timing: PlatformTiming
 }
 
@@ -55,8 +56,7 @@ export class SessionRuntime {
       log: this.log,
       waiters: this.state.waiters,
       live: () => !this.state.is('removed'),
-      onReceipts: (receipts) => { deps.events.emit('status-receipts', { sessionId: this.id, receipts }) },
-      ownNumber: () => this.ownNumber ?? pnDigits(auth.state.creds.me?.id),
+      onReceiptsSeen: (receipts) => { deps.events.emit('status-receipts', { sessionId: this.id, receipts }) },
       sentMessage: (id) => this.sender.sentMessage(id),
       onMessagesUpdate: (updates) => { this.sender.onMessagesUpdate(updates) },
       events: {

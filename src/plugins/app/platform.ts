@@ -10,7 +10,13 @@ declare module 'fastify' {
 }
 
 export default fp(async (app) => {
-  const platform = createPlatform({ db: app.db, links: createSessionLinks(app.db.sqlite), wa: app.config.wa, logger: app.log })
+  const platform = createPlatform({
+    db: app.db,
+    links: createSessionLinks(app.db.sqlite),
+    receiptSink: app.viewerIngest.sink,
+    wa: app.config.wa,
+    logger: app.log
+  })
   app.decorate('platform', platform)
   // sessions reconnect once the app is ready, not while plugins are still registering
   app.addHook('onReady', async () => {
@@ -20,4 +26,4 @@ export default fp(async (app) => {
   app.addHook('preClose', async () => {
     await platform.close()
   })
-}, { name: 'platform', dependencies: ['config', 'db'] })
+}, { name: 'platform', dependencies: ['config', 'db', 'viewer-ingest'] })

@@ -3,15 +3,16 @@ import { changeStamp } from '../../../db/repositories/system.js'
 import type { PlatformEventMap } from '../../../platform/types.js'
 import { createCleanup } from './cleanup.js'
 import { createStatusService, type StatusDeps } from './service.js'
-import { createViewerIngest } from './viewer-ingest.js'
 
-export { INGEST_BATCH_MAX, INGEST_WINDOW_MS, VIEWERS_UPDATE_MS } from './viewer-ingest.js'
+export { VIEWERS_UPDATE_MS } from './viewer-ingest.js'
 
-/** The status service as one decorator: sending and reading (service), viewer ingest and expiry (cleanup). */
+/**
+ * The status service as one decorator: sending and reading (service) and expiry (cleanup). Viewers come
+ * in through the viewer ingest (viewer-ingest.ts), the receipt sink the platform commits to.
+ */
 export function createStatuses (deps: StatusDeps) {
   const { platform, log } = deps
   const service = createStatusService(deps)
-  const ingest = createViewerIngest(deps)
   const expiry = createCleanup(deps, service.releaseMedia)
 
   const onStatusError = (payload: PlatformEventMap['status-error']): void => {
@@ -24,24 +25,15 @@ export function createStatuses (deps: StatusDeps) {
     viewers: service.viewers,
     remove: service.remove,
     cleanup: expiry.cleanup,
-    /** receipt ingest entry point (the platform's status-receipts events come here) */
-    ingest: ingest.ingest,
-    /** writes queued views now; for tests and shutdown */
-    flush: ingest.flush,
-    /** counters of the viewer ingest */
-    stats: ingest.stats,
     /** moves on every database write; equal stamps mean no status, view or session changed in between */
     changeStamp: changeStamp(deps.db.sqlite),
     start (): void {
-      platform.on('status-receipts', ingest.onReceipts)
       platform.on('status-error', onStatusError)
     },
     startCleanupTimer: expiry.startTimer,
-    /** Writes what is queued and stops timers; events arriving later are dropped with a warning. */
+    /** Stops timers; events arriving later are dropped. */
     stop (): void {
       expiry.stopTimer()
-      ingest.stop()
-      platform.off('status-receipts', ingest.onReceipts)
       platform.off('status-error', onStatusError)
     }
   }
@@ -77,8 +69,5 @@ export default fp(async (app) => {
     }
     service.startCleanupTimer()
   })
-  // preClose writes queued views while the platform still runs; onClose (before the database closes,
-  // hooks run in reverse order) catches what arrived since.
-  app.addHook('preClose', async () => { service.flush() })
   app.addHook('onClose', async () => { service.stop() })
 }, { name: 'statuses', dependencies: ['db', 'domain-events', 'platform', 'media-store', 'remote-media'] })

@@ -1,84 +1,87 @@
+import fp from 'fastify-plugin'
 import { listViewers, viewerWriter, type ViewToRecord } from '../../../db/repositories/viewers.js'
-import type { ReceiptEvent } from '../../../platform/types.js'
+import type { ReceiptSink, StatusView } from '../../../platform/types.js'
 import { toViewer } from './api-shapes.js'
 import type { StatusDeps } from './service.js'
 
-/** Receipts are written at most this long after they arrive ... */
-export const INGEST_WINDOW_MS = 20
-/** ... or as soon as this many are queued. */
-export const INGEST_BATCH_MAX = 500
 /** At most one status-viewers-update per status per this window (the last state always goes out). */
 export const VIEWERS_UPDATE_MS = 200
+/** How long a commit waits for a transaction another caller holds open before the receipt is refused. */
+export const BUSY_WAIT_MAX_MS = 5000
+const BUSY_RETRY_MS = 5
 
 interface Cooling { timer: NodeJS.Timeout | null, dirty: boolean }
 
 /**
- * Turns status receipts into viewer rows: batched (INGEST_WINDOW_MS / INGEST_BATCH_MAX) into one
- * transaction, then a throttled status-viewers-update per status that changed.
+ * The receipt sink: the platform hands over the views of each receipt stanza before Baileys acks it,
+ * and they are committed here, one transaction per stanza, synchronously. Views by a LID without a
+ * known number are stored under the LID and get the number when the platform learns it. Every change
+ * goes out as a throttled status-viewers-update per status.
  */
 export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'events' | 'log' | 'metrics'>) {
   const { db: handle, events, log, metrics } = deps
   const db = handle.db
   const writer = viewerWriter(handle.sqlite)
   let closed = false
-  let queue: ViewToRecord[] = []
-  /** when each queued view arrived, in queue order (for the receipt-to-commit latency) */
-  let arrivals: number[] = []
-  let flushTimer: NodeJS.Timeout | null = null
   /** per status: the cool-down after an update, and whether another change came in during it */
   const cooling = new Map<number, Cooling>()
-  const stats = { received: 0, recorded: 0, flushes: 0 }
+  const stats = { received: 0, recorded: 0, commits: 0, held: 0, mapped: 0 }
 
-  function ingest (sessionId: string, receipts: ReceiptEvent[]): void {
-    const now = Date.now()
-    for (const r of receipts) {
-      if (r.type !== 'read' && r.type !== 'played') continue
-      if (r.viewerNumber === null) {
-        log.debug({ sessionId, viewerJid: r.viewerJid, messageId: r.messageId }, 'view from an unmapped LID skipped')
-        continue
-      }
-      queue.push({ sessionId, messageId: r.messageId, number: r.viewerNumber, jid: `${r.viewerNumber}@s.whatsapp.net`, viewedAt: r.at, isReal: !r.isOwn })
-      arrivals.push(now)
-      stats.received++
-    }
-    if (queue.length >= INGEST_BATCH_MAX) flush()
-    else if (queue.length > 0) scheduleFlush(INGEST_WINDOW_MS)
-  }
+  const toRecord = (sessionId: string, v: StatusView): ViewToRecord => ({
+    sessionId,
+    messageId: v.messageId,
+    number: v.viewerNumber,
+    jid: v.viewerNumber === null ? v.viewerJid : `${v.viewerNumber}@s.whatsapp.net`,
+    viewedAt: v.at,
+    isReal: !v.isOwn
+  })
 
-  function scheduleFlush (ms: number): void {
-    flushTimer ??= setTimeout(flush, ms)
-  }
-
-  /** Writes every queued view in one transaction; returns false when they had to stay queued. */
-  function flush (): boolean {
-    if (flushTimer !== null) { clearTimeout(flushTimer); flushTimer = null }
-    if (queue.length === 0) return true
-    // better-sqlite3 would nest our transaction as a savepoint inside one another caller holds open across
-    // an await, and lose the views if that one rolls back: wait for it to finish instead.
-    if (handle.sqlite.inTransaction) { if (!closed) scheduleFlush(INGEST_WINDOW_MS); return false }
-    const batch = queue
-    const arrived = arrivals
-    queue = []
-    arrivals = []
-    let result
-    try {
-      result = writer.record(batch)
-    } catch (err) {
-      queue = batch.concat(queue)
-      arrivals = arrived.concat(arrivals)
-      log.error({ err, queued: queue.length }, 'recording status views failed; will retry')
-      if (!closed) scheduleFlush(1000)
-      return false
-    }
-    stats.flushes++
-    stats.recorded += batch.length
+  function write (sessionId: string, views: StatusView[], arrivedAt: number): void {
+    const changed = writer.record(views.map((v) => toRecord(sessionId, v)))
+    stats.commits++
+    stats.recorded += views.length
     if (metrics !== undefined) {
-      const committedAt = Date.now()
-      for (const at of arrived) metrics.receiptCommitLatency.observe((committedAt - at) / 1000)
+      const seconds = (Date.now() - arrivedAt) / 1000
+      for (let i = 0; i < views.length; i++) metrics.receiptCommitLatency.observe(seconds)
     }
-    if (result.unmatched > 0) log.debug({ unmatched: result.unmatched }, 'views for unknown statuses skipped')
-    for (const [statusId, sessionId] of result.changed) viewersChanged(statusId, sessionId)
-    return true
+    for (const [statusId, sid] of changed) viewersChanged(statusId, sid)
+  }
+
+  /**
+   * Synchronous: when it returns, the views are committed (WAL, synchronous=NORMAL: a killed process
+   * keeps them). It throws when they are not, and then the platform leaves the stanza unacknowledged.
+   */
+  function commit (sessionId: string, views: StatusView[]): void | Promise<void> {
+    if (closed) throw new Error('viewer ingest is closed')
+    stats.received += views.length
+    // better-sqlite3 would nest our transaction as a savepoint inside one another caller holds open across
+    // an await, and lose the views if that one rolls back: hold the ack until it is over instead.
+    if (handle.sqlite.inTransaction) return commitWhenIdle(sessionId, views)
+    write(sessionId, views, Date.now())
+  }
+
+  async function commitWhenIdle (sessionId: string, views: StatusView[]): Promise<void> {
+    const arrivedAt = Date.now()
+    stats.held++
+    const deadline = Date.now() + BUSY_WAIT_MAX_MS
+    while (handle.sqlite.inTransaction) {
+      if (closed || Date.now() > deadline) throw new Error('the database stayed in another transaction')
+      await new Promise((resolve) => setTimeout(resolve, BUSY_RETRY_MS))
+    }
+    if (closed) throw new Error('viewer ingest is closed')
+    write(sessionId, views, arrivedAt)
+  }
+
+  function lidsMapped (sessionId: string, mappings: Array<{ lid: string, number: string }>): void {
+    if (closed) return
+    const changed = writer.mapLids(sessionId, mappings)
+    stats.mapped += changed.size
+    if (changed.size > 0) log.info({ sessionId, lids: mappings.length, statuses: changed.size }, 'viewers stored under a LID got their number')
+    for (const statusId of changed) viewersChanged(statusId, sessionId)
+  }
+
+  function unmappedLids (sessionId: string, limit: number): string[] {
+    return closed ? [] : writer.unmappedLids(sessionId, limit)
   }
 
   /**
@@ -116,27 +119,41 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'events' | 'lo
     }
   }
 
-  /** The platform's status-receipts events come here; after close they are dropped with a warning. */
-  function onReceipts ({ sessionId, receipts }: { sessionId: string, receipts: ReceiptEvent[] }): void {
-    if (closed) { log.warn({ sessionId, count: receipts.length }, 'receipts after close dropped'); return }
-    ingest(sessionId, receipts)
-  }
-
-  /** Writes what is queued and stops timers; receipts arriving later are dropped. */
+  /** Stops timers; later receipts are refused (so never acknowledged) and delivered again after a restart. */
   function stop (): void {
-    const left = queue.length
-    if (!flush() && left > 0) log.error({ lost: queue.length }, 'status views could not be written before close')
     closed = true
-    if (flushTimer !== null) { clearTimeout(flushTimer); flushTimer = null }
     for (const { timer } of cooling.values()) if (timer !== null) clearTimeout(timer)
     cooling.clear()
   }
 
+  const sink: ReceiptSink = { commit, lidsMapped, unmappedLids }
   return {
-    ingest,
-    onReceipts,
-    flush,
-    stats: (): Readonly<typeof stats> & { queued: number } => ({ ...stats, queued: queue.length }),
+    ...sink,
+    sink,
+    stats: (): Readonly<typeof stats> => ({ ...stats }),
     stop
   }
 }
+
+export type ViewerIngest = ReturnType<typeof createViewerIngest>
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** the receipt sink the platform commits status views through, and its counters */
+    viewerIngest: ViewerIngest
+  }
+}
+
+// Registered before the platform, which is created with its sink.
+export default fp(async (app) => {
+  const ingest = createViewerIngest({
+    db: app.db,
+    events: app.domainEvents,
+    log: app.log.child({ plugin: 'viewer-ingest' }),
+    // optional: a harness may build the service without the metrics plugin
+    ...(app.hasDecorator('metrics') ? { metrics: app.metrics } : {})
+  })
+  app.decorate('viewerIngest', ingest)
+  // onClose runs before the database plugin's (reverse order), after the platform ended its sockets (preClose)
+  app.addHook('onClose', async () => { ingest.stop() })
+}, { name: 'viewer-ingest', dependencies: ['db', 'domain-events'] })
