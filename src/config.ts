@@ -27,6 +27,8 @@ export interface Config {
   }
   statusTtlMs: number
   cleanupIntervalMs: number
+  /** how long a send waits for its session to reconnect after a drop, and how long a send interrupted by a crash waits at start */
+  sendReconnectWaitMs: number
 }
 
 export class ConfigError extends Error {
@@ -87,7 +89,8 @@ function configFromEnv (env: Env): Config {
       statusChunkSize: env.STATUS_CHUNK_SIZE
     },
     statusTtlMs: Math.round(env.STATUS_TTL_HOURS * 3_600_000),
-    cleanupIntervalMs: env.CLEANUP_INTERVAL_MS
+    cleanupIntervalMs: env.CLEANUP_INTERVAL_MS,
+    sendReconnectWaitMs: env.SEND_RECONNECT_WAIT_MS
   }
 }
 

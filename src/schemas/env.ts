@@ -20,7 +20,8 @@ export const EnvSchema = Type.Object({
   STATUS_TTL_HOURS: Type.Number({ default: 24, exclusiveMinimum: 0, maximum: 8760, description: 'Status lifetime in hours' }),
   CLEANUP_INTERVAL_MS: Int(300_000, 100, 86_400_000, 'How often expired statuses and unused uploads are removed'),
   LINK_TIMEOUT_MS: Int(600_000, 1000, 86_400_000, 'Stop refreshing QR / pairing codes after this long without a link'),
-  STATUS_CHUNK_SIZE: Int(256, 1, 5000, 'Recipients per status stanza for large lists')
+  STATUS_CHUNK_SIZE: Int(256, 1, 5000, 'Recipients per status stanza for large lists'),
+  SEND_RECONNECT_WAIT_MS: Int(60_000, 100, 3_600_000, 'How long a send interrupted by a dropped link (or by a restart) waits for its session to reconnect before it ends partial')
 })
 
 export type Env = Static<typeof EnvSchema>

@@ -10,7 +10,7 @@ declare module 'fastify' {
 }
 
 export default fp(async (app) => {
-  const platform = createPlatform({ db: app.db, links: createSessionLinks(app.db.sqlite), wa: app.config.wa, logger: app.log })
+  const platform = createPlatform({ db: app.db, links: createSessionLinks(app.db.sqlite), wa: app.config.wa, logger: app.log, timing: { sendOpenWaitMs: app.config.sendReconnectWaitMs } })
   app.decorate('platform', platform)
   // sessions reconnect once the app is ready, not while plugins are still registering
   app.addHook('onReady', async () => {

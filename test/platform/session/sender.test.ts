@@ -34,7 +34,7 @@ test('push-back is rate limits, timeouts and a closing socket; the rest is not',
 })
 
 test('push-back is retried with backoff up to the attempt bound; other errors end at once', async () => {
-  const policy = { chunkSize: 1, attempts: 3, retryBaseMs: 10, retryMaxMs: 20 }
+  const policy = { chunkSize: 1, attempts: 3, retryBaseMs: 10, retryMaxMs: 20, ackTimeoutMs: 1000 }
   const logger = pino({ level: 'silent' })
   let calls = 0
   const value = await withPushBackRetry({ policy, logger, what: 'x' }, async () => {
