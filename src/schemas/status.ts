@@ -20,7 +20,7 @@ export const SendStateSchema = Type.Union([Type.Literal('sending'), Type.Literal
 
 export const SendStatusResultSchema = Type.Object({
   statusId: Type.String(),
-  message: Type.String({ description: "For a partial send: how many recipients have it and why sending stopped" }),
+  message: Type.String({ description: 'For a partial send: how many recipients have it and why sending stopped' }),
   platformMessageId: Type.String(),
   contactCount: Type.Integer({ description: 'Recipients addressed (the own number only: 1)' }),
   state: Type.Union([Type.Literal('sent'), Type.Literal('partial')], {

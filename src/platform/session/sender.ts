@@ -95,10 +95,11 @@ function linkClosed (): Error {
  * Baileys reports those as status-error), rejects when the socket closes first or after `timeoutMs`.
  * Listening starts before the stanza is written, so a fast ack is not missed.
  */
-export function awaitAck (sock: WASocket, messageId: string, timeoutMs: number): { acked: Promise<void>, cancel: () => void } {
+export function awaitAck (sock: WASocket, messageId: string, timeoutMs: number): { acked: Promise<void>, cancel: () => void, received: () => boolean } {
   let cancel = (): void => {}
+  let received = false
   const acked = new Promise<void>((resolve, reject) => {
-    const onAck = (node: { attrs?: Record<string, string> }): void => { if (node.attrs?.id === messageId) { done(); resolve() } }
+    const onAck = (node: { attrs?: Record<string, string> }): void => { if (node.attrs?.id === messageId) { received = true; done(); resolve() } }
     const onUpdate = (update: { connection?: string }): void => { if (update.connection === 'close') { done(); reject(linkClosed()) } }
     const timer = setTimeout(() => { done(); reject(new Error(`timed out after ${timeoutMs} ms waiting for the platform's ack`)) }, timeoutMs)
     const done = (): void => {
@@ -111,7 +112,7 @@ export function awaitAck (sock: WASocket, messageId: string, timeoutMs: number):
     sock.ev.on('connection.update', onUpdate)
   })
   acked.catch(() => {})
-  return { acked, cancel }
+  return { acked, cancel, received: () => received }
 }
 
 export interface RelayChunksInput {
@@ -160,6 +161,8 @@ export async function relayInChunks (input: RelayChunksInput): Promise<void> {
           return
         } catch (err) {
           ack.cancel()
+          // the platform acknowledged the stanza before the error (e.g. the link dropped right after): it went out
+          if (ack.received()) return
           if (!isLinkLoss(sock, err) || ++losses > MAX_LINK_LOSSES_PER_CHUNK) throw err
           input.logger.warn({ err, messageId: input.messageId, losses }, `${what}: the link dropped; sending it again once reconnected`)
           lost = sock
