@@ -63,10 +63,12 @@ export interface StatusTable {
 
 export type StatusState = 'sending' | 'sent' | 'partial'
 
-/** One JID the status went to, committed after the platform acknowledged its chunk (own number included). */
+/** One JID the status went to (own number included), committed chunk by chunk. */
 export interface StatusRecipientTable {
   status_id: number
   jid: string
+  /** 1: its chunk was acknowledged; 0: written, but the link closed before the ack (it may have it) */
+  confirmed: ColumnType<number, number | undefined, number>
 }
 
 export interface ViewerTable {

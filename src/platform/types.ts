@@ -66,6 +66,11 @@ export interface SendStatusInput {
    * next chunk waits until this resolves, so the caller can commit them first
    */
   onChunk?: (jids: string[]) => void | Promise<void>
+  /**
+   * a chunk was written but the link closed before the platform acknowledged it: these JIDs may have it.
+   * The chunk is sent again after a reconnect (then onChunk confirms them); the next step waits for this.
+   */
+  onUnconfirmed?: (jids: string[]) => void | Promise<void>
   /** called after each chunk when the list spans more than one chunk (or a resumed send continues) */
   onProgress?: (sent: number, total: number) => void
 }

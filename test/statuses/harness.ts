@@ -31,8 +31,8 @@ export class FakePlatform {
   gate: Promise<void> | null = null
   /** recipients per chunk (each chunk goes through onChunk) */
   chunkSize = 2
-  /** makes the next sendStatus fail with `error` once `chunks` chunks went out */
-  failAfter: { chunks: number, error: Error } | null = null
+  /** makes the next sendStatus fail with `error` once `chunks` chunks went out (`written`: the next one went out unacknowledged) */
+  failAfter: { chunks: number, error: Error, written?: boolean } | null = null
   private counter = 0
   private listeners = new Map<string, Set<(p: never) => void>>()
 
@@ -63,8 +63,13 @@ export class FakePlatform {
     if (input.prepared === undefined) await input.onPrepared?.(Buffer.from(JSON.stringify(input.content)))
     let sent = all.length - todo.length
     for (let i = 0; i * this.chunkSize < todo.length; i++) {
-      if (this.failAfter !== null && this.failAfter.chunks === i) { const { error } = this.failAfter; this.failAfter = null; throw error }
       const jids = todo.slice(i * this.chunkSize, (i + 1) * this.chunkSize)
+      if (this.failAfter !== null && this.failAfter.chunks === i) {
+        const { error, written } = this.failAfter
+        this.failAfter = null
+        if (written === true) await input.onUnconfirmed?.(jids)
+        throw error
+      }
       await input.onChunk?.(jids)
       sent += jids.length
       if (all.length > this.chunkSize) input.onProgress?.(sent, all.length)

@@ -70,6 +70,24 @@ test('interrupted part-way: 200 with state partial and the counts, listed, count
   assert.deepEqual(h.platform.revoked.map((r) => [r.messageId, [...r.recipientJids].sort()]), [[res.platformMessageId, have]])
 })
 
+test('a chunk written but cut off before its ack: not counted, but kept so a revoke includes it, and said so', async (t) => {
+  const h = await harness(t)
+  await h.addSession('s1')
+  h.platform.failAfter = { chunks: 1, error: lost(), written: true }
+  const res = await h.app.statuses.send('s1', { type: 'text', content: 'x', targetNumbers: R.join(',') })
+  assert.deepEqual([res.state, res.sentCount], ['partial', 1])
+  assert.match(res.message, /\(2 more may have it: the link closed before the platform confirmed them; a revoke includes them\)$/)
+  const rows = await h.app.db.db.selectFrom('status_recipients').select(['jid', 'confirmed']).where('status_id', '=', Number(res.statusId)).orderBy('jid').execute()
+  assert.deepEqual(rows.map((r) => [r.jid, r.confirmed]), [[jid(OWN), 1], [jid(R[0]), 1], [jid(R[1]), 0], [jid(R[2]), 0]].sort())
+  await h.app.statuses.remove('s1', res.statusId, { revoke: true })
+  assert.deepEqual([...h.platform.revoked[0].recipientJids].sort(), [OWN, R[0], R[1], R[2]].map(jid).sort())
+
+  // only unacknowledged chunks: nobody is known to have it, but somebody may: kept as partial with 0
+  h.platform.failAfter = { chunks: 0, error: lost(), written: true }
+  const none = await h.app.statuses.send('s1', { type: 'text', content: 'y', targetNumbers: R[0] })
+  assert.deepEqual([none.state, none.sentCount], ['partial', 0])
+})
+
 test('stopped before anyone had it: the HTTP error as before, no row, a send-failed event', async (t) => {
   const h = await harness(t)
   await h.addSession('s1')

@@ -9,6 +9,9 @@ export async function up (db: Kysely<unknown>): Promise<void> {
   await db.schema.createTable('status_recipients')
     .addColumn('status_id', 'integer', (c) => c.notNull().references('statuses.id').onDelete('cascade'))
     .addColumn('jid', 'text', (c) => c.notNull())
+    // 1: the platform acknowledged its chunk; 0: its chunk was written but the link closed before the ack
+    // (it may have it: a revoke includes it, a resumed send sends it again)
+    .addColumn('confirmed', 'integer', (c) => c.notNull().defaultTo(1))
     .addPrimaryKeyConstraint('status_recipients_pk', ['status_id', 'jid'])
     .modifyEnd(sql`without rowid`)
     .execute()

@@ -30,16 +30,27 @@ export async function insertStatus (db: Db, row: NewStatusRow): Promise<number> 
  */
 export function progressWriter (sqlite: SQLite.Database) {
   const payload = sqlite.prepare<[Buffer, number]>("update statuses set message_payload = ? where id = ? and state = 'sending'")
-  const addRecipient = sqlite.prepare<[number, string]>('insert or ignore into status_recipients (status_id, jid) values (?, ?)')
+  const confirm = sqlite.prepare<[number, string]>(
+    'insert into status_recipients (status_id, jid, confirmed) values (?, ?, 1) on conflict (status_id, jid) do update set confirmed = 1')
+  const maybe = sqlite.prepare<[number, string]>('insert or ignore into status_recipients (status_id, jid, confirmed) values (?, ?, 0)')
   const count = sqlite.prepare<[number, number]>('update statuses set sent_count = ? where id = ?')
+  const exists = sqlite.prepare<[number]>('select 1 from statuses where id = ?').pluck()
   const commit = sqlite.transaction((id: number, jids: string[], sentCount: number): boolean => {
     if (count.run(sentCount, id).changes === 0) return false
-    for (const jid of jids) addRecipient.run(id, jid)
+    for (const jid of jids) confirm.run(id, jid)
+    return true
+  })
+  const unconfirmed = sqlite.transaction((id: number, jids: string[]): boolean => {
+    if (exists.get(id) === undefined) return false
+    for (const jid of jids) maybe.run(id, jid)
     return true
   })
   return {
     savePayload: (id: number, bytes: Uint8Array): boolean => payload.run(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), id).changes > 0,
-    commit: (id: number, jids: string[], sentCount: number): boolean => commit(id, jids, sentCount)
+    /** a chunk the platform acknowledged, with the new sent_count */
+    commit: (id: number, jids: string[], sentCount: number): boolean => commit(id, jids, sentCount),
+    /** a chunk written but not acknowledged before the link closed (kept unless confirmed later) */
+    unconfirmed: (id: number, jids: string[]): boolean => unconfirmed(id, jids)
   }
 }
 
@@ -52,10 +63,14 @@ export async function finishSend (db: Db, id: number, outcome: { state: 'sent' |
   return result.numUpdatedRows > 0n
 }
 
-/** The JIDs that have the status (committed chunk by chunk), own number included. */
-export async function statusRecipients (db: Db, id: number): Promise<string[]> {
-  const rows = await db.selectFrom('status_recipients').select('jid').where('status_id', '=', id).execute()
-  return rows.map((r) => r.jid)
+/**
+ * The JIDs that have the status (committed chunk by chunk), own number included: `confirmed` only those
+ * the platform acknowledged, `all` also those whose chunk went out unacknowledged (what a revoke reaches).
+ */
+export async function statusRecipients (db: Db, id: number, which: 'all' | 'confirmed' = 'all'): Promise<string[]> {
+  let query = db.selectFrom('status_recipients').select('jid').where('status_id', '=', id)
+  if (which === 'confirmed') query = query.where('confirmed', '=', 1)
+  return (await query.execute()).map((r) => r.jid)
 }
 
 /** Rows a crash left `sending`, oldest first, with their stored message. */

@@ -129,6 +129,8 @@ export interface RelayChunksInput {
   alreadySent?: number
   /** after each acknowledged chunk; the next one waits for it */
   onChunk?: (jids: string[]) => void | Promise<void>
+  /** a chunk written whose ack the link's close cut off: they may have it */
+  onUnconfirmed?: (jids: string[]) => void | Promise<void>
   onProgress?: (sent: number, total: number) => void
 }
 
@@ -151,18 +153,22 @@ export async function relayInChunks (input: RelayChunksInput): Promise<void> {
       for (;;) {
         const sock = await input.socket(lost)
         const ack = awaitAck(sock, input.messageId, input.policy.ackTimeoutMs)
+        let written = false
         try {
           await sock.relayMessage(STATUS_JID, input.message, {
             messageId: input.messageId,
             statusJidList,
             ...(input.additionalAttributes !== undefined ? { additionalAttributes: input.additionalAttributes } : {})
           })
+          written = true
           await ack.acked
           return
         } catch (err) {
           ack.cancel()
           // the platform acknowledged the stanza before the error (e.g. the link dropped right after): it went out
           if (ack.received()) return
+          // written, but the ack never came: the platform may have it (a revoke must include them)
+          if (written) await input.onUnconfirmed?.(statusJidList)
           if (!isLinkLoss(sock, err) || ++losses > MAX_LINK_LOSSES_PER_CHUNK) throw err
           input.logger.warn({ err, messageId: input.messageId, losses }, `${what}: the link dropped; sending it again once reconnected`)
           lost = sock
@@ -227,6 +233,7 @@ export class StatusSender {
           logger: log,
           alreadySent: all.length - jids.length,
           ...(input.onChunk !== undefined ? { onChunk: input.onChunk } : {}),
+          ...(input.onUnconfirmed !== undefined ? { onUnconfirmed: input.onUnconfirmed } : {}),
           ...(input.onProgress !== undefined ? { onProgress: input.onProgress } : {})
         })
       } catch (err) {

@@ -160,6 +160,8 @@ export function createSending (deps: StatusDeps) {
     const id = String(d.statusId)
     const ownJid = jidOf(d.ownNumber)
     const committed = new Set(d.done)
+    /** written but never acknowledged (the link closed first): they may have it */
+    const maybe = new Set<string>()
     const sentCount = (): number => countContacts(committed, ownJid, d.recipients.length === 0)
     let result: SendStatusResult
     try {
@@ -175,13 +177,18 @@ export function createSending (deps: StatusDeps) {
         },
         onChunk: async (jids) => {
           await writable()
-          for (const jid of jids) committed.add(jid)
+          for (const jid of jids) { committed.add(jid); maybe.delete(jid) }
           if (!progress.commit(d.statusId, jids, sentCount())) throw new StatusGone()
+        },
+        onUnconfirmed: async (jids) => {
+          await writable()
+          for (const jid of jids) if (!committed.has(jid)) maybe.add(jid)
+          if (!progress.unconfirmed(d.statusId, jids)) throw new StatusGone()
         },
         onProgress: (sent, total) => { events.emit('status-send-progress', { sessionId: d.sessionId, statusId: id, sent, total }) }
       })
     } catch (caught) {
-      return await stopped(d, committed.size, sentCount(), caught)
+      return await stopped(d, { have: committed.size, maybe: maybe.size, sentCount: sentCount() }, caught)
     }
     // every recipient has it (a platform that does not report chunks is taken at its word)
     await writable()
@@ -202,13 +209,17 @@ export function createSending (deps: StatusDeps) {
     return { statusId: id, message: `Status sent to ${d.contactCount} contact${plural}`, platformMessageId: result.messageId, contactCount: d.contactCount, state: 'sent', sentCount: d.contactCount }
   }
 
-  /** A send that stopped for good: partial when anyone has it (kept, listed, revocable), otherwise removed and an error answer. */
-  async function stopped (d: Delivery, have: number, sentCount: number, caught: unknown): Promise<SendStatusAnswer> {
+  /**
+   * A send that stopped for good: partial when anyone has (or may have) it, so it stays listed and
+   * revocable; otherwise removed, with the error answer.
+   */
+  async function stopped (d: Delivery, got: { have: number, maybe: number, sentCount: number }, caught: unknown): Promise<SendStatusAnswer> {
     const id = String(d.statusId)
     // the platform's own words (they say why it is not connected); the HTTP error keeps the documented message
     const reason = caught instanceof Error ? caught.message : String(caught)
     const err = fromPlatform(caught)
-    if (have === 0) {
+    const { sentCount } = got
+    if (got.have + got.maybe === 0) {
       if (await deleteStatus(db, d.statusId)) {
         events.emit('statuses-updated', { sessionId: d.sessionId, statusId: id, action: 'send-failed', message: `Status ${id} was not sent: ${reason}` })
       }
@@ -217,10 +228,12 @@ export function createSending (deps: StatusDeps) {
       // the platform's own SendFailed already reads "Failed to send status: …"
       throw isCode(err, 'ST_SEND_FAILED') ? err : new SendFailed(reason)
     }
-    const message = `Status sent to ${sentCount} of ${d.contactCount} contact${d.contactCount === 1 ? '' : 's'}; sending stopped: ${reason}`
-    const kept = await finishSend(db, d.statusId, { state: 'partial', sentCount, error: `Sending stopped after ${sentCount} of ${d.contactCount}: ${reason}` })
+    const plural = d.contactCount === 1 ? '' : 's'
+    const unsure = got.maybe > 0 ? ` (${got.maybe} more may have it: the link closed before the platform confirmed them; a revoke includes them)` : ''
+    const message = `Status sent to ${sentCount} of ${d.contactCount} contact${plural}; sending stopped: ${reason}${unsure}`
+    const kept = await finishSend(db, d.statusId, { state: 'partial', sentCount, error: `Sending stopped after ${sentCount} of ${d.contactCount}: ${reason}${unsure}` })
     if (!kept) throw isCode(err, 'ST_SEND_FAILED') || isCode(err, 'ST_NOT_CONNECTED') ? err : new SendFailed(reason)
-    log.warn({ err: caught, sessionId: d.sessionId, statusId: d.statusId, sentCount, contactCount: d.contactCount }, 'status send stopped part-way; kept as partial')
+    log.warn({ err: caught, sessionId: d.sessionId, statusId: d.statusId, sentCount, unconfirmed: got.maybe, contactCount: d.contactCount }, 'status send stopped part-way; kept as partial')
     events.emit('statuses-updated', { sessionId: d.sessionId, statusId: id, action: 'partial', message: `Status ${id}: ${message}` })
     return { statusId: id, message, platformMessageId: d.messageId, contactCount: d.contactCount, state: 'partial', sentCount }
   }
@@ -248,7 +261,7 @@ export function createSending (deps: StatusDeps) {
     })
   }
 
-  /** A row a crash left `sending` that cannot be resumed: partial with what it has, or removed when nobody has it. */
+  /** A row a crash left `sending` that cannot be resumed: partial with what it has, or removed when nobody has (or may have) it. */
   async function abandon (row: StatusRow, have: number, why: string): Promise<void> {
     const id = String(row.id)
     if (have === 0) {
@@ -266,13 +279,15 @@ export function createSending (deps: StatusDeps) {
   }
 
   async function resume (row: StatusRow): Promise<void> {
-    const done = await statusRecipients(db, row.id)
+    // the ones whose chunk went out unacknowledged are sent again (at least once for them)
+    const done = await statusRecipients(db, row.id, 'confirmed')
+    const have = (await statusRecipients(db, row.id, 'all')).length
     // the message is stored before the first chunk goes out: without it nothing went out
-    if (row.message_payload === null) { await abandon(row, done.length, 'the service stopped before it went out'); return }
+    if (row.message_payload === null) { await abandon(row, have, 'the service stopped before it went out'); return }
     const open = await whenOpen(row.session_id, config.sendReconnectWaitMs)
-    if ('why' in open) { await abandon(row, done.length, open.why); return }
+    if ('why' in open) { await abandon(row, have, open.why); return }
     // the first chunk starts with the own number: another account linked meanwhile must not continue it
-    if (done.length > 0 && !done.includes(jidOf(open.own))) { await abandon(row, done.length, 'the session is linked to another account now'); return }
+    if (done.length > 0 && !done.includes(jidOf(open.own))) { await abandon(row, have, 'the session is linked to another account now'); return }
     const requested = row.target_numbers.split(',').filter((n) => n !== '')
     log.info({ sessionId: row.session_id, statusId: row.id, done: done.length, contactCount: row.contact_count }, 'resuming a send interrupted by a restart')
     await deliver({
