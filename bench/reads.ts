@@ -4,7 +4,7 @@
  * the same health answer from a bare Fastify app for calibration.
  */
 import { spawn } from 'node:child_process'
-import Database from 'better-sqlite3'
+import { SQLite as Database } from '../src/db/sqlite.js'
 import { fileURLToPath } from 'node:url'
 import { runBench, type Figure } from './lib/bench.js'
 import { emulatorApi, linkSessions, poll, serviceApi } from './lib/clients.js'

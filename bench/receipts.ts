@@ -13,7 +13,7 @@
  * recipient check). What the service does with a receipt does not depend on that.
  */
 import { createHistogram } from 'node:perf_hooks'
-import Database from 'better-sqlite3'
+import { SQLite as Database } from '../src/db/sqlite.js'
 import { join } from 'node:path'
 import { runBench, type Figure } from './lib/bench.js'
 import { connectSocket, emulatorApi, linkSessions, poll, serviceApi } from './lib/clients.js'

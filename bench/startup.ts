@@ -1,6 +1,6 @@
 /**
  * Start with many sessions: link N sessions once, stop the service (SIGTERM, clean close), then time
- * a fresh `node --import tsx src/server.ts` on the same data folder from spawn until GET /api/stats
+ * a fresh `node dist/src/server.js` (what `npm start` runs) on the same data folder from spawn until GET /api/stats
  * reports all N connected. The emulator keeps running, so the devices stay linked.
  */
 import { runBench } from './lib/bench.js'
@@ -33,6 +33,6 @@ await runBench('startup', 240_000, async ({ smoke, log, emulator, service }) => 
       target: { op: '<', value: 10 },
       note: `HTTP answering after ${readyS.toFixed(2)} s, then ${(totalS - readyS).toFixed(2)} s until GET /api/stats showed ${n} connected; service CPU ${cpu.toFixed(1)} s`
     },
-    { id: 'startup.http-ready', name: 'of which spawn → /api/health answers (module loading under tsx)', value: readyS, unit: 's' }
+    { id: 'startup.http-ready', name: 'of which spawn → /api/health answers (module loading, compiled build)', value: readyS, unit: 's' }
   ]
 })

@@ -18,6 +18,11 @@ import rateLimitPlugin from './plugins/external/rate-limit.js'
 import multipartPlugin from './plugins/external/multipart.js'
 import socketIoPlugin from './plugins/external/socket-io.js'
 import staticPlugin from './plugins/external/static.js'
+import helmetPlugin from './plugins/external/helmet.js'
+import remoteMediaPlugin from './plugins/app/remote-media.js'
+import { clientErrorHandler, frameworkErrors } from './framework-errors.js'
+import { requestSerializer } from './logging/redact.js'
+import { strictBodyValidator } from './validation.js'
 import systemRoutes from './routes/system/index.js'
 import sessionRoutes from './routes/sessions/index.js'
 import uploadRoutes from './routes/uploads/index.js'
@@ -46,11 +51,13 @@ export const serviceApp: FastifyPluginAsync<AppOptions> = async (app, opts) => {
   app.addSchema(ErrorEnvelopeSchema)
 
   await app.register(configPlugin, { config: opts.config })
+  await app.register(helmetPlugin)
   await app.register(rateLimitPlugin)
   await app.register(swaggerPlugin)
   await app.register(multipartPlugin)
   await app.register(dbPlugin)
   await app.register(mediaStorePlugin)
+  await app.register(remoteMediaPlugin)
   await app.register(authPlugin)
   await app.register(socketIoPlugin)
   await app.register(domainEventsPlugin)
@@ -105,11 +112,18 @@ export async function buildApp (config: Config, fastifyOptions: FastifyServerOpt
   const app = Fastify({
     logger: {
       level: config.logLevel,
-      redact: ['req.headers.authorization', 'req.headers["x-api-key"]']
+      redact: ['req.headers.authorization', 'req.headers["x-api-key"]'],
+      // query-string keys (?apiKey=…) are redacted from logged URLs
+      serializers: { req: requestSerializer }
     },
     bodyLimit: 2 * 1024 * 1024,
     // reject unknown fields instead of silently dropping them (a typo must not change what is sent)
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false } },
+    // query strings and params are converted to their schema's types, JSON bodies never (see validation.ts)
+    schemaController: { compilersFactory: { buildValidator: strictBodyValidator() } },
+    // the router's and Node's HTTP parser's own errors answer in the envelope too
+    frameworkErrors,
+    clientErrorHandler,
     ...fastifyOptions
   }).withTypeProvider<TypeBoxTypeProvider>()
   await app.register(fp(serviceApp), { config })

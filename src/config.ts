@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
+import { parseEnv } from 'node:util'
 import { Value } from '@sinclair/typebox/value'
 import { EnvSchema, type Env } from './schemas/env.js'
 
@@ -29,6 +30,8 @@ export interface Config {
   cleanupIntervalMs: number
   /** how long a send waits for its session to reconnect after a drop, and how long a send interrupted by a crash waits at start */
   sendReconnectWaitMs: number
+  /** url statuses may fetch from loopback / private addresses (development and tests only) */
+  allowPrivateUrls: boolean
 }
 
 export class ConfigError extends Error {
@@ -90,7 +93,8 @@ function configFromEnv (env: Env): Config {
     },
     statusTtlMs: Math.round(env.STATUS_TTL_HOURS * 3_600_000),
     cleanupIntervalMs: env.CLEANUP_INTERVAL_MS,
-    sendReconnectWaitMs: env.SEND_RECONNECT_WAIT_MS
+    sendReconnectWaitMs: env.SEND_RECONNECT_WAIT_MS,
+    allowPrivateUrls: env.ALLOW_PRIVATE_URLS
   }
 }
 
@@ -102,24 +106,16 @@ function resolveApiKey (fromEnv: string | undefined, dataDir: string): { key: st
     if (stored.length < 16) throw new ConfigError(`Invalid setting API_KEY: the stored key in ${file} is shorter than 16 characters`)
     return { key: stored, source: 'file', file }
   }
-  mkdirSync(dataDir, { recursive: true })
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 })
   const generated = randomBytes(24).toString('base64url')
   writeFileSync(file, generated + '\n', { mode: 0o600, flag: 'wx' })
   chmodSync(file, 0o600)
   return { key: generated, source: 'generated', file }
 }
 
-/** Minimal dotenv: KEY=value lines, optional quotes, # comments. */
+/** `.env` text → values, with Node's own parser (the `--env-file` rules: quotes, `#` comments, `export`). */
 export function parseEnvFile (text: string): Record<string, string> {
   const out: Record<string, string> = {}
-  for (const line of text.split(/\r?\n/)) {
-    const m = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$/.exec(line)
-    if (m === null) continue
-    let value = m[2]
-    const quoted = /^(['"])(.*)\1$/.exec(value)
-    if (quoted !== null) value = quoted[2]
-    else value = value.replace(/\s+#.*$/, '')
-    out[m[1]] = value
-  }
+  for (const [key, value] of Object.entries(parseEnv(text))) if (value !== undefined) out[key] = value
   return out
 }

@@ -26,9 +26,13 @@ export const WrongFileType = createError('ST_WRONG_FILE_TYPE', 'Only image and v
 export const FileTooLarge = createError('ST_FILE_TOO_LARGE', 'File too large', 413)
 export const VideoTooLarge = createError<[number]>('ST_VIDEO_TOO_LARGE', 'File size exceeds %dMB limit', 413)
 export const UploadNotFound = createError('ST_UPLOAD_NOT_FOUND', 'Uploaded file not found', 400)
+/** a url status whose URL may not be fetched, or whose media is not acceptable (the client's URL is the problem) */
+export const UrlRefused = createError<[string]>('ST_URL_REFUSED', 'URL refused: %s', 400)
+/** a url status whose server could not be reached or answered with an error */
+export const UrlFetchFailed = createError<[string]>('ST_URL_FETCH_FAILED', 'Fetching the URL failed: %s', 502)
 
 /** Status codes whose messages are written for users and shown as-is even when 5xx. */
-export const EXPOSED_5XX_CODES = new Set(['ST_PAIRING_UNAVAILABLE', 'ST_NOT_CONNECTED', 'ST_SEND_FAILED'])
+export const EXPOSED_5XX_CODES = new Set(['ST_PAIRING_UNAVAILABLE', 'ST_NOT_CONNECTED', 'ST_SEND_FAILED', 'ST_URL_FETCH_FAILED'])
 
 const FROM_PLATFORM: Record<PlatformErrorCode, (err: PlatformError) => FastifyError> = {
   SESSION_NOT_FOUND: () => new SessionNotFound(),

@@ -1,6 +1,7 @@
 import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.js'
 import { ConfigError, loadConfig, type Config } from './config.js'
+import { routeConsole } from './logging/console-guard.js'
 
 let config: Config
 try {
@@ -14,6 +15,9 @@ try {
 }
 
 const app = await buildApp(config)
+// stdout is the JSON log alone: what dependencies print (libsignal dumps sessions with their private
+// keys) goes into the log at debug, redacted
+routeConsole(app.log)
 
 if (config.apiKeySource === 'generated') app.log.info(`No API_KEY set: generated one and stored it in ${config.apiKeyFile} (mode 0600)`)
 else if (config.apiKeySource === 'file') app.log.info(`Using the API key stored in ${config.apiKeyFile}`)

@@ -6,6 +6,7 @@ import { io, type Socket } from 'socket.io-client'
 import { startEmulator, testCertPaths, type Emulator } from '@status-tracker/emulator'
 import { build, TEST_API_KEY, waitFor, type TestApp } from './helper.js'
 import type { EventName, EventPayloads } from '../src/schemas/events.js'
+import { EventRecorder } from './events.js'
 
 // The service, real Baileys and the emulator on 127.0.0.1, plus a socket.io client recording events.
 
@@ -16,18 +17,15 @@ export interface Stack extends TestApp {
   link: (sessionId: string, number: string) => Promise<void>
 }
 
-export class Recorder {
-  readonly seen: Array<{ event: EventName, payload: unknown, at: number }> = []
+/** socket.io events as a client sees them */
+export class Recorder extends EventRecorder<EventPayloads> {
   constructor (readonly socket: Socket) {
-    socket.onAny((event: EventName, payload: unknown) => { this.seen.push({ event, payload, at: Date.now() }) })
-  }
-
-  all<K extends EventName>(event: K, where: (p: EventPayloads[K]) => boolean = () => true): Array<EventPayloads[K]> {
-    return this.seen.filter((e) => e.event === event).map((e) => e.payload as EventPayloads[K]).filter(where)
+    super()
+    socket.onAny((event: EventName, payload: unknown) => { this.record(event, payload) })
   }
 
   async next<K extends EventName>(event: K, where: (p: EventPayloads[K]) => boolean = () => true, timeoutMs = 10_000): Promise<EventPayloads[K]> {
-    return await waitFor(() => this.all(event, where).at(-1), timeoutMs, `socket.io event ${event}`)
+    return await this.latest(event, where, timeoutMs, `socket.io event ${event}`)
   }
 }
 

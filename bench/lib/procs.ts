@@ -1,6 +1,7 @@
 /**
  * Child processes of a benchmark: the emulator and the service, each its own Node process on
  * 127.0.0.1. Every child is tracked and killed when the driver exits, whatever the reason.
+ * The service is what `npm start` runs: the compiled dist/src/server.js (built first when stale).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { generateKeyPairSync } from 'node:crypto'
@@ -11,7 +12,10 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
-const DIE_WITH_PARENT = join(ROOT, 'bench', 'lib', 'die-with-parent.ts')
+// plain JavaScript, so the compiled service runs without tsx's loader, as under `npm start`
+const DIE_WITH_PARENT = join(ROOT, 'bench', 'lib', 'die-with-parent.mjs')
+/** what `npm start` runs after its prestart build */
+export const SERVER_ENTRY = join(ROOT, 'dist', 'src', 'server.js')
 const TSX = import.meta.resolve('tsx')
 export const API_KEY = 'bench-api-key-0123456789abcdef'
 
@@ -83,13 +87,20 @@ export interface SpawnOptions {
   cwd?: string
 }
 
-/** `node [flags] --import tsx <script>` with the driver's death watch preloaded. */
+const isTs = (file: string): boolean => /\.[cm]?ts$/.test(file)
+
+/**
+ * `node [flags] <script>` with the driver's death watch preloaded; tsx's loader (`--import tsx`) only
+ * when the script is TypeScript (the emulator, the bare-Fastify baseline), so the compiled service runs
+ * exactly as under `npm start`.
+ */
 export function spawnNode (script: string, opts: SpawnOptions): Proc {
   mkdirSync(dirname(opts.logFile), { recursive: true })
   const log = createWriteStream(opts.logFile)
   const env: Record<string, string> = {}
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v
-  const child = spawn(process.execPath, [...(opts.nodeFlags ?? []), '--import', TSX, '--import', DIE_WITH_PARENT, script], {
+  const loader = isTs(script) ? ['--import', TSX] : []
+  const child = spawn(process.execPath, [...(opts.nodeFlags ?? []), ...loader, '--import', DIE_WITH_PARENT, script], {
     cwd: opts.cwd ?? ROOT,
     env: { ...env, TSX_TSCONFIG_PATH: join(ROOT, 'tsconfig.json'), ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe']
@@ -147,6 +158,15 @@ export function ensureCert (): { certDir: string, caFile: string } {
     if (made.status !== 0) throw new Error(`could not make the emulator certificate: ${made.stderr}`)
   }
   return { certDir, caFile }
+}
+
+/**
+ * dist/ as `npm start`'s prestart leaves it: built now when missing or older than the sources (the
+ * build script's lock serialises drivers started side by side). Fast when up to date.
+ */
+export function ensureBuilt (): void {
+  const built = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs'), '--if-stale'], { cwd: ROOT, encoding: 'utf8', timeout: 300_000 })
+  if (built.status !== 0) throw new Error(`could not build the service (npm run build):\n${built.stderr}`)
 }
 
 /** Everything the service needs to know about the emulator, fixed before either process starts. */
@@ -223,12 +243,16 @@ export interface ServiceOptions {
   name?: string
 }
 
-/** `node --import tsx src/server.ts` with the benchmark's settings; resolves once /api/health answers. */
+/**
+ * `node dist/src/server.js` (what `npm start` runs, built first when stale) with the benchmark's
+ * settings; resolves once /api/health answers.
+ */
 export async function startService (opts: ServiceOptions): Promise<ServiceProc> {
+  ensureBuilt()
   const port = await freePort()
   const dataDir = join(opts.dir, 'data')
   const spawnedAt = performance.now()
-  const proc = spawnNode(join(ROOT, 'src', 'server.ts'), {
+  const proc = spawnNode(SERVER_ENTRY, {
     env: {
       PORT: String(port),
       HOST: '127.0.0.1',

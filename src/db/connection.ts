@@ -1,20 +1,21 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
-import SQLite from 'better-sqlite3'
+import type SQLiteTypes from 'better-sqlite3'
 import { Kysely, Migrator, SqliteDialect } from 'kysely'
 import type { Database } from './database.js'
 import { migrationProvider } from './migrations/index.js'
+import { SQLite } from './sqlite.js'
 
 export interface DbHandle {
   db: Kysely<Database>
   /** the raw better-sqlite3 connection, for hot paths that want prepared statements */
-  sqlite: SQLite.Database
+  sqlite: SQLiteTypes.Database
   file: string
   close: () => Promise<void>
 }
 
 export async function openDatabase (file: string): Promise<DbHandle> {
-  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true })
+  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true, mode: 0o700 })
   const sqlite = new SQLite(file)
   sqlite.pragma('journal_mode = WAL')
   sqlite.pragma('synchronous = NORMAL')

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import SQLite from 'better-sqlite3'
+import { SQLite } from '../../src/db/sqlite.js'
 import { build, waitFor } from '../helper.js'
 
 // GET …/sent-statuses keeps each session's answer serialised until the database changes or its oldest

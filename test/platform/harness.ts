@@ -7,51 +7,24 @@ import { openDatabase, type DbHandle } from '../../src/db/connection.js'
 import { createSessionLinks } from '../../src/db/repositories/session-links.js'
 import { createPlatform, type Platform, type PlatformTiming } from '../../src/platform/platform.js'
 import type { AuthMethod, PlatformEventMap } from '../../src/platform/types.js'
+import { EventRecorder } from '../events.js'
 import type { Config } from '../../src/config.js'
 import { testCertPaths, type Emulator } from '@status-tracker/emulator'
 
 // Real Baileys through the platform, against the emulator on 127.0.0.1, over an on-disk SQLite file.
 
 export type EventName = keyof PlatformEventMap & string
-export interface Recorded { event: EventName, payload: unknown, at: number }
 
-/** Every platform event, in order, with waits that are always bounded. */
-export class EventLog {
-  readonly seen: Recorded[] = []
-  readonly #listeners = new Set<() => void>()
-
+/** Every platform event, in order. */
+export class EventLog extends EventRecorder<PlatformEventMap> {
   constructor (platform: Platform) {
+    super()
     const names: EventName[] = ['connection-status', 'pairing-code', 'pairing-code-error', 'qr-code', 'qr-code-error', 'status-receipts', 'status-error']
-    for (const event of names) {
-      platform.on(event, (payload: unknown) => {
-        this.seen.push({ event, payload, at: Date.now() })
-        for (const l of [...this.#listeners]) l()
-      })
-    }
-  }
-
-  /** position to wait from */
-  mark (): number {
-    return this.seen.length
-  }
-
-  all<K extends EventName>(event: K, where: (p: PlatformEventMap[K]) => boolean = () => true, since = 0): Array<PlatformEventMap[K]> {
-    return this.seen.slice(since).filter((r) => r.event === event).map((r) => r.payload as PlatformEventMap[K]).filter(where)
+    for (const event of names) platform.on(event, (payload: unknown) => { this.record(event, payload) })
   }
 
   async next<K extends EventName>(event: K, where: (p: PlatformEventMap[K]) => boolean, since: number, timeoutMs = 15_000): Promise<PlatformEventMap[K]> {
-    return await new Promise((resolve, reject) => {
-      const check = (): void => {
-        const found = this.all(event, where, since)[0]
-        if (found === undefined) return
-        done()
-        resolve(found)
-      }
-      const done = (): void => { clearTimeout(timer); this.#listeners.delete(check) }
-      const timer = setTimeout(() => { done(); reject(new Error(`timed out after ${timeoutMs} ms waiting for ${event}`)) }, timeoutMs)
-      this.#listeners.add(check)
-      check()
-    })
+    return await this.first(event, where, since, timeoutMs)
   }
 }
 

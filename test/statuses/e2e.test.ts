@@ -37,7 +37,8 @@ async function upload (s: Stack, kind: 'image' | 'video', filename: string, type
 }
 
 test('statuses end to end: real Baileys against the emulator', { timeout: 90_000 }, async (t) => {
-  const s = await startStack(t)
+  // the url statuses below are served from loopback: private addresses allowed in this test only
+  const s = await startStack(t, { ALLOW_PRIVATE_URLS: 'true' })
   await s.link(SID, OWN)
   const viewersOf = async (statusId: string) => {
     const res = await s.api({ method: 'GET', url: `/api/sessions/${SID}/status-viewers/${statusId}` })
@@ -89,7 +90,7 @@ test('statuses end to end: real Baileys against the emulator', { timeout: 90_000
     }
   })
 
-  await t.test('url statuses: image and video by extension sent from the URL, anything else as text', { skip: !mediaTrusted() && 'needs NODE_EXTRA_CA_CERTS' }, async (tt) => {
+  await t.test('url statuses: image and video by extension fetched by the server and sent, anything else as text', { skip: !mediaTrusted() && 'needs NODE_EXTRA_CA_CERTS' }, async (tt) => {
     const web = await serveFiles(tt, {
       '/shots/Pic.PNG': { type: 'image/png', body: png() },
       '/media/clip.mp4': { type: 'video/mp4', body: mp4(2048) },
@@ -111,7 +112,7 @@ test('statuses end to end: real Baileys against the emulator', { timeout: 90_000
     assert.equal(rt.type, 'text')
     assert.equal(rt.text, `${web.url('/article')}\nread this`)
     assert.deepEqual(web.hits.filter((h) => h !== '/article').sort(), ['/media/clip.mp4', '/shots/Pic.PNG'])
-    assert.deepEqual(new Set(readdirSync(s.config.uploadDir)), before, 'no local copy of URL media')
+    assert.deepEqual(new Set(readdirSync(s.config.uploadDir)), before, 'no local copy of URL media is kept')
     const rows = (await listed()).filter((r) => [img, vid, page].some((x) => x.statusId === r.id))
     assert.deepEqual(rows.map((r) => [r.type, r.content]).sort(), [img, vid, page].map((x, i) => ['url', [web.url('/shots/Pic.PNG?size=big'), web.url('/media/clip.mp4'), web.url('/article')][i]]).sort())
   })

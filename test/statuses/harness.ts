@@ -6,11 +6,13 @@ import fp from 'fastify-plugin'
 import configPlugin from '../../src/plugins/app/config.js'
 import dbPlugin from '../../src/plugins/app/db.js'
 import mediaStorePlugin from '../../src/plugins/app/media-store.js'
+import remoteMediaPlugin from '../../src/plugins/app/remote-media.js'
 import domainEventsPlugin, { DOMAIN_EVENT_NAMES } from '../../src/plugins/app/domain-events.js'
 import statusesPlugin from '../../src/plugins/app/statuses/index.js'
 import { NotConnected } from '../../src/errors.js'
 import type { PlatformEventMap, SendStatusInput, SendStatusResult, SessionSnapshot } from '../../src/platform/types.js'
 import type { EventName, EventPayloads } from '../../src/schemas/events.js'
+import { EventRecorder, type RecordedEvent } from '../events.js'
 import { testConfig } from '../helper.js'
 
 // The status service over the real database, media store and domain events, with the platform replaced
@@ -18,7 +20,7 @@ import { testConfig } from '../helper.js'
 
 export const OWN = '15550000001'
 
-export interface Emitted { event: EventName, payload: EventPayloads[EventName], at: number }
+export type Emitted = RecordedEvent<EventPayloads>
 
 /** Stands in for `app.platform`: the methods and events the status service uses. */
 export class FakePlatform {
@@ -115,13 +117,15 @@ export interface Harness {
 export async function harness (t: TestContext, env: Record<string, string> = {}): Promise<Harness> {
   const { config, dir } = testConfig(env)
   const platform = new FakePlatform()
-  const events: Emitted[] = []
+  const recorder = new EventRecorder<EventPayloads>()
+  const events = recorder.seen
   const app = Fastify()
   await app.register(configPlugin, { config })
   await app.register(dbPlugin)
   await app.register(mediaStorePlugin)
+  await app.register(remoteMediaPlugin)
   await app.register(domainEventsPlugin)
-  for (const event of DOMAIN_EVENT_NAMES) app.domainEvents.on(event, (payload) => { events.push({ event, payload, at: Date.now() }) })
+  for (const event of DOMAIN_EVENT_NAMES) app.domainEvents.on(event, (payload) => { recorder.record(event, payload) })
   await app.register(fp(async (a) => { a.decorate('platform', platform as unknown as FastifyInstance['platform']) }, { name: 'platform' }))
   await app.register(statusesPlugin)
   t.after(async () => {
@@ -137,7 +141,7 @@ export async function harness (t: TestContext, env: Record<string, string> = {})
     events,
     uploadDir: config.uploadDir,
     dbFile: config.databaseFile,
-    of: <K extends EventName>(event: K) => events.filter((e) => e.event === event).map((e) => e.payload as EventPayloads[K]),
+    of: <K extends EventName>(event: K) => recorder.all(event),
     async addSession (sessionId, o = {}) {
       const own = o.own ?? OWN
       await app.db.db.insertInto('sessions').values({ id: sessionId, name: sessionId, auth_method: 'qrcode', phone_number: null, own_number: own, own_lid: null, linked: 1, created_at: Date.now() }).execute()

@@ -2,12 +2,14 @@ import assert from 'node:assert/strict'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import SQLite from 'better-sqlite3'
+import { SQLite } from '../../src/db/sqlite.js'
 import { INGEST_BATCH_MAX, VIEWERS_UPDATE_MS } from '../../src/plugins/app/statuses/index.js'
 import { SendFailed } from '../../src/errors.js'
 import type { ReceiptEvent } from '../../src/platform/types.js'
 import { waitFor } from '../helper.js'
 import { harness, OWN } from './harness.js'
+import { serveFiles } from '../stack.js'
+import { mp4, png } from '../uploads/fixtures.js'
 
 const A = '15551230001'
 const B = '15551230002'
@@ -73,7 +75,9 @@ test('empty targetNumbers or only the own number: sent to the own number only, c
 })
 
 test('image/video: upload must exist and be of that kind; url: media by extension, otherwise text with the URL', async (t) => {
-  const h = await harness(t)
+  // the URLs are served from loopback: allowed here only
+  const h = await harness(t, { ALLOW_PRIVATE_URLS: 'true' })
+  const web = await serveFiles(t, { '/p/Cat.WEBP': { type: 'image/png', body: png() }, '/v.mkv': { type: 'video/mp4', body: mp4() } })
   await h.addSession('s1')
   const img = await h.addUpload('photo.jpg', 'image')
   const vid = await h.addUpload('clip.mp4', 'video')
@@ -86,9 +90,15 @@ test('image/video: upload must exist and be of that kind; url: media by extensio
   await rejects(h.app.statuses.send('s1', { type: 'image', content: '1700000000000-000000000000-missing.jpg' }), 400, /^Uploaded file not found$/)
   await rejects(h.app.statuses.send('s1', { type: 'video', content: `../uploads/${vid}` }), 400, /^Uploaded file not found$/)
 
-  await h.app.statuses.send('s1', { type: 'url', content: 'https://cdn.example/p/Cat.WEBP?v=2', caption: 'meow' })
-  assert.deepEqual(h.platform.sent.at(-1)?.input.content, { kind: 'image', source: { url: 'https://cdn.example/p/Cat.WEBP?v=2' }, mimetype: 'image/webp', caption: 'meow' })
-  await h.app.statuses.send('s1', { type: 'url', content: 'http://cdn.example/v.mkv' })
+  // url media: fetched by the server into a temporary file that Baileys reads, removed after the send;
+  // the MIME type is what the bytes are (a PNG behind a .WEBP name)
+  await h.app.statuses.send('s1', { type: 'url', content: web.url('/p/Cat.WEBP?v=2'), caption: 'meow' })
+  const fetched = h.platform.sent.at(-1)?.input.content
+  assert.ok(fetched?.kind === 'image' && 'path' in fetched.source, JSON.stringify(fetched))
+  assert.match(fetched.source.path, /\/\.remote-[0-9a-f]{16}\.part$/)
+  assert.deepEqual({ ...fetched, source: undefined }, { kind: 'image', source: undefined, mimetype: 'image/png', caption: 'meow' })
+  assert.ok(!existsSync(fetched.source.path), 'the temporary copy is removed after the send')
+  await h.app.statuses.send('s1', { type: 'url', content: web.url('/v.mkv') })
   assert.equal(h.platform.sent.at(-1)?.input.content?.kind, 'video')
   await h.app.statuses.send('s1', { type: 'url', content: 'https://news.example/story', caption: 'read this' })
   assert.deepEqual(h.platform.sent.at(-1)?.input.content, { kind: 'text', text: 'https://news.example/story\nread this' })
@@ -97,6 +107,7 @@ test('image/video: upload must exist and be of that kind; url: media by extensio
   const rows = await h.app.db.db.selectFrom('statuses').select(['type', 'content', 'media_file']).orderBy('id').execute()
   assert.deepEqual(rows.map((r) => [r.type, r.media_file]), [['image', img], ['video', vid], ['url', null], ['url', null], ['url', null]])
   assert.equal(rows[4].content, 'https://news.example/story', 'only the URL is stored')
+  assert.equal(rows[2].content, web.url('/p/Cat.WEBP?v=2'))
 })
 
 test('errors: unknown session 404, not connected 500, bad numbers 400; a failed send leaves no row', async (t) => {

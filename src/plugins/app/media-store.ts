@@ -14,6 +14,7 @@ import { BadRequest, FileTooLarge, NoFileUploaded, VideoTooLarge, WrongFileType 
 import { deleteUpload, uploadCommitter } from '../../db/repositories/uploads.js'
 import { sniff, SNIFF_BYTES, type SniffedType } from '../../media/sniff.js'
 import { extensionsOf, type MediaKind } from '../../media/types.js'
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, secureUploadDir } from '../../db/file-modes.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -51,7 +52,7 @@ export function createMediaStore (opts: MediaStoreOptions) {
     const part = join(dir, `.upload-${randomBytes(8).toString('hex')}.part`)
     const tap = new HeadTap(kind, maxUploadBytes)
     // opened before streaming so that the cleanup below can never run ahead of the file's creation
-    const handle = await open(part, 'wx').catch(async (err: unknown) => { await drain(file); throw err })
+    const handle = await open(part, 'wx', PRIVATE_FILE_MODE).catch(async (err: unknown) => { await drain(file); throw err })
     try {
       try {
         // flush: fsync before close, so the file is on disk before its row says it exists
@@ -102,7 +103,7 @@ export function createMediaStore (opts: MediaStoreOptions) {
 
 /** Creates the folder and removes `.part` files left by a previous run that stopped mid-upload. */
 export async function prepareUploadDir (dir: string): Promise<number> {
-  await mkdir(dir, { recursive: true })
+  await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE })
   let removed = 0
   for (const entry of await readdir(dir, { withFileTypes: true })) {
     if (entry.isFile() && entry.name.endsWith('.part') && await unlinkQuiet(join(dir, entry.name))) removed++
@@ -216,5 +217,6 @@ export default fp(async (app) => {
   })
   // before any request: no upload can be half-way now
   logReconciled(app.log, store.dir, await reconcileUploads(store.dir, app.db.db))
+  for (const t of secureUploadDir(store.dir)) app.log.warn(t, `tightened the mode of ${t.path} from ${t.from} to ${t.to}`)
   app.decorate('mediaStore', store)
 }, { name: 'media-store', dependencies: ['config', 'db'] })

@@ -6,8 +6,10 @@ export default fp(async (app) => {
     global: true,
     max: app.config.rateLimit.max,
     timeWindow: app.config.rateLimit.windowMs,
-    // socket.io polling, the docs and the dashboard's static files are not API calls
-    allowList: (req) => !req.url.startsWith('/api'),
+    // the docs and the dashboard's static files are not API calls (socket.io never reaches Fastify's routes).
+    // Decided by the route the router matched, after percent-decoding (`/%61pi/stats` is /api/stats), never
+    // by the raw URL; requests that match no route (the 404 handler) always count.
+    allowList: (req) => isOutsideApi(req.routeOptions.url),
     errorResponseBuilder: (_req, ctx) => {
       const seconds = Math.max(1, Math.ceil(ctx.ttl / 1000))
       const err = new Error(`Too many requests, retry in ${seconds} seconds`) as Error & { statusCode: number }
@@ -16,3 +18,7 @@ export default fp(async (app) => {
     }
   })
 }, { name: 'rate-limit', dependencies: ['config'] })
+
+export function isOutsideApi (route: string | undefined): boolean {
+  return route !== undefined && route !== '/api' && !route.startsWith('/api/') && route !== '*' && route !== '/*'
+}

@@ -1,13 +1,14 @@
-import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
 import fp from 'fastify-plugin'
 import fastifyStatic from '@fastify/static'
+import { PACKAGE_ROOT } from '../../paths.js'
 
-/** The dashboard's folder: plain files, no build step. */
-export const PUBLIC_DIR = fileURLToPath(new URL('../../../public/', import.meta.url))
+/** The dashboard's folder: plain files, no build step (the same folder from src/ and from the build in dist/). */
+export const PUBLIC_DIR = join(PACKAGE_ROOT, 'public')
 
 // The page loads only its own files and the socket.io client served at /socket.io/; QR codes are
 // data: URLs. No inline script or style, so injected markup could not run even if some slipped through.
-const CONTENT_SECURITY_POLICY = [
+export const CONTENT_SECURITY_POLICY = [
   "default-src 'self'",
   "script-src 'self'",
   "style-src 'self'",

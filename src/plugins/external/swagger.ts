@@ -3,6 +3,7 @@ import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import { EventSchemas } from '../../schemas/events.js'
 import { APP_VERSION } from '../../version.js'
+import { CONTENT_SECURITY_POLICY } from './static.js'
 
 export default fp(async (app) => {
   await app.register(swagger, {
@@ -46,5 +47,10 @@ export default fp(async (app) => {
       buildLocalReference: (json, _baseUri, _fragment, i) => typeof json.$id === 'string' ? json.$id : `def-${i}`
     }
   })
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } })
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    uiConfig: { docExpansion: 'list', deepLinking: true, validatorUrl: null },
+    // the dashboard's policy (helmet, every response) except for styles: swagger-ui injects inline styles
+    staticCSP: CONTENT_SECURITY_POLICY.replace("style-src 'self'", "style-src 'self' 'unsafe-inline'")
+  })
 }, { name: 'swagger' })

@@ -65,6 +65,7 @@ export default fp(async (app) => {
     config: app.config,
     platform: app.platform,
     mediaStore: app.mediaStore,
+    remoteMedia: app.remoteMedia,
     events: app.domainEvents,
     log: app.log.child({ plugin: 'statuses' })
   })
@@ -92,4 +93,4 @@ export default fp(async (app) => {
     await service.drain(10_000)
     service.stop()
   })
-}, { name: 'statuses', dependencies: ['db', 'domain-events', 'platform', 'media-store'] })
+}, { name: 'statuses', dependencies: ['db', 'domain-events', 'platform', 'media-store', 'remote-media'] })

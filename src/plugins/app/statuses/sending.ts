@@ -61,7 +61,7 @@ function quiet<T> (promise: Promise<T>): Promise<T> {
 }
 
 export function createSending (deps: StatusDeps) {
-  const { config, platform, mediaStore, events, log } = deps
+  const { config, platform, mediaStore, remoteMedia, events, log } = deps
   const db = deps.db.db
   const sqlite = deps.db.sqlite
   const progress = progressWriter(sqlite)
@@ -90,7 +90,7 @@ export function createSending (deps: StatusDeps) {
         const content: StatusContent = { kind: 'text', text: body.content }
         if (body.backgroundColor !== undefined) content.backgroundColor = body.backgroundColor
         if (body.font !== undefined) content.font = body.font
-        return { content, caption: '', mediaFile: null, backgroundColor: body.backgroundColor ?? null, font: body.font ?? null }
+        return { content, caption: '', mediaFile: null, backgroundColor: body.backgroundColor ?? null, font: body.font ?? null, remote: null }
       }
       case 'image':
       case 'video': {
@@ -101,15 +101,17 @@ export function createSending (deps: StatusDeps) {
         if (upload !== undefined && upload.kind !== body.type) throw new BadRequest(`content is an uploaded ${upload.kind}, not an ${body.type}`)
         const content: StatusContent = { kind: body.type, source: { path }, caption }
         if (upload !== undefined) content.mimetype = upload.mime_type
-        return { content, caption, mediaFile: name, backgroundColor: null, font: null }
+        return { content, caption, mediaFile: name, backgroundColor: null, font: null, remote: null }
       }
       case 'url': {
         const url = parseHttpUrl(body.content)
         const media = detectUrlMedia(url)
+        // media is fetched by the server through the guard after the connection check (send); text is not fetched
+        if (media !== null) remoteMedia.check(url)
         const content: StatusContent = media === null
           ? { kind: 'text', text: caption === '' ? body.content : `${body.content}\n${caption}` }
           : { kind: media.kind, source: { url: url.href }, mimetype: media.mimetype, caption }
-        return { content, caption, mediaFile: null, backgroundColor: null, font: null }
+        return { content, caption, mediaFile: null, backgroundColor: null, font: null, remote: media === null ? null : { url, kind: media.kind } }
       }
     }
   }
@@ -122,6 +124,12 @@ export function createSending (deps: StatusDeps) {
     const snap = platform.snapshot(sessionId)
     const ownNumber = snap?.ownNumber ?? session.own_number
     if (snap?.connected !== true || ownNumber === null) throw new NotConnected()
+    // url media: a local copy fetched through the guard; Baileys gets the file, the row keeps the URL
+    // (a resumed send does not need it again: the built message, media uploaded, is stored)
+    const local = prepared.remote === null ? null : await remoteMedia.fetch(prepared.remote.url, prepared.remote.kind)
+    const content: StatusContent = local === null || prepared.content.kind === 'text'
+      ? prepared.content
+      : { ...prepared.content, source: { path: local.path }, mimetype: local.type.mimeType }
 
     const recipients = requested.filter((n) => n !== ownNumber)
     const contactCount = Math.max(1, recipients.length)
@@ -143,17 +151,21 @@ export function createSending (deps: StatusDeps) {
       font: prepared.font,
       error: null
     })
-    return await track(deliver({
-      statusId,
-      sessionId,
-      messageId,
-      ownNumber,
-      recipients,
-      contactCount,
-      content: prepared.content,
-      done: [],
-      shown: { type: body.type, content: body.content, caption: prepared.caption, createdAt }
-    }))
+    try {
+      return await track(deliver({
+        statusId,
+        sessionId,
+        messageId,
+        ownNumber,
+        recipients,
+        contactCount,
+        content,
+        done: [],
+        shown: { type: body.type, content: body.content, caption: prepared.caption, createdAt }
+      }))
+    } finally {
+      await local?.remove()
+    }
   }
 
   async function deliver (d: Delivery): Promise<SendStatusAnswer> {

@@ -18,6 +18,7 @@ export interface StatusDeps {
   config: Pick<Config, 'statusTtlMs' | 'cleanupIntervalMs' | 'sendReconnectWaitMs'>
   platform: Pick<FastifyInstance['platform'], 'snapshot' | 'newMessageId' | 'sendStatus' | 'revokeStatus' | 'on' | 'off'>
   mediaStore: Pick<FastifyInstance['mediaStore'], 'resolve' | 'remove'>
+  remoteMedia: Pick<FastifyInstance['remoteMedia'], 'check' | 'fetch'>
   events: Pick<DomainEvents, 'emit'>
   log: FastifyBaseLogger
 }

@@ -1,3 +1,4 @@
+/* global process, setInterval */
 // Preloaded (--import) into the processes a benchmark spawns: if the driver dies without cleaning up
 // (SIGKILL, OOM), the orphan ends itself, so no benchmark leaves a service or emulator behind.
 const parent = process.ppid

@@ -1,0 +1,106 @@
+#!/usr/bin/env node
+// Builds the service: a clean `tsc -p tsconfig.build.json` of src/ into dist/ (dist/src/server.js is
+// what `npm start` runs), then a stamp file, written only when the build succeeded.
+//
+//   node scripts/build.mjs              build now (npm run build)
+//   node scripts/build.mjs --if-stale   build only when dist/ is missing or older than a source (npm start's prestart)
+//   node scripts/build.mjs --check      build nothing; exit 0 when up to date, 3 when a build is due
+//
+// Plain JavaScript on purpose: it runs before anything is compiled, and when the build is up to date it
+// needs neither tsx nor typescript (a production install with `npm ci --omit=dev` has neither).
+// Several callers at once (benchmarks started side by side) are serialised by a lock folder.
+/* global console, performance, process, setTimeout */
+import { spawnSync } from 'node:child_process'
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
+const OUT = join(ROOT, 'dist')
+const STAMP = join(OUT, '.build-stamp')
+const ENTRY = join(OUT, 'src', 'server.js')
+const LOCK = join(ROOT, '.build.lock')
+/** what the build reads: a change to any of these makes dist/ stale */
+const SOURCES = [join(ROOT, 'src'), join(ROOT, 'tsconfig.build.json')]
+
+const mode = process.argv[2] ?? '--always'
+if (!['--always', '--if-stale', '--check'].includes(mode)) {
+  console.error(`usage: node scripts/build.mjs [--if-stale | --check] (got ${mode})`)
+  process.exit(2)
+}
+
+/** newest modification time (ms) under `path`, 0 when it does not exist */
+function newest (path) {
+  let st
+  try { st = statSync(path) } catch { return 0 }
+  if (!st.isDirectory()) return st.mtimeMs
+  let max = st.mtimeMs // a deleted or renamed file changes its folder's time
+  for (const entry of readdirSync(path)) max = Math.max(max, newest(join(path, entry)))
+  return max
+}
+
+/** why a build is due, or null when dist/ is up to date */
+function staleReason () {
+  if (!existsSync(ENTRY) || !existsSync(STAMP)) return 'no build in dist/'
+  const built = statSync(STAMP).mtimeMs
+  const source = Math.max(...SOURCES.map(newest))
+  return source > built ? 'sources changed since the last build' : null
+}
+
+function build (reason) {
+  let tsc
+  try {
+    tsc = createRequire(join(ROOT, 'package.json')).resolve('typescript/bin/tsc')
+  } catch {
+    throw new Error(`${reason}, and the TypeScript compiler is not installed: run \`npm ci\` (with dev dependencies) and \`npm run build\`, then \`npm ci --omit=dev\` if you want a production install`)
+  }
+  const started = performance.now()
+  console.error(`[build] ${reason}: compiling src/ into dist/ …`)
+  rmSync(OUT, { recursive: true, force: true }) // clean: no compiled leftovers of moved or deleted sources
+  const run = spawnSync(process.execPath, [tsc, '-p', join(ROOT, 'tsconfig.build.json')], { cwd: ROOT, stdio: 'inherit' })
+  if (run.status !== 0) throw new Error(`tsc failed (${run.status ?? run.signal}); dist/ is not marked as built`)
+  writeFileSync(STAMP, `${new Date().toISOString()}\n`)
+  console.error(`[build] done in ${((performance.now() - started) / 1000).toFixed(1)} s`)
+}
+
+function pidAlive (pid) {
+  try { process.kill(pid, 0); return true } catch (err) { return err.code === 'EPERM' }
+}
+
+/** waits (up to 5 min) for the lock folder; a lock left by a dead process is taken over */
+async function withLock (fn) {
+  const deadline = Date.now() + 300_000
+  for (;;) {
+    try {
+      mkdirSync(LOCK)
+      writeFileSync(join(LOCK, 'pid'), String(process.pid))
+      break
+    } catch (err) {
+      if (err.code !== 'EEXIST') throw err
+      let owner = NaN
+      try { owner = Number(readFileSync(join(LOCK, 'pid'), 'utf8')) } catch { /* being created or removed */ }
+      if (Number.isInteger(owner) && owner > 0 && !pidAlive(owner)) { rmSync(LOCK, { recursive: true, force: true }); continue }
+      if (Date.now() > deadline) throw new Error(`${LOCK} still held by ${owner} after 5 min`)
+      await new Promise((resolve) => setTimeout(resolve, 200))
+    }
+  }
+  try { fn() } finally { rmSync(LOCK, { recursive: true, force: true }) }
+}
+
+if (mode === '--check') {
+  const reason = staleReason()
+  console.error(reason === null ? '[build] dist/ is up to date' : `[build] ${reason}`)
+  process.exit(reason === null ? 0 : 3)
+}
+if (mode === '--if-stale' && staleReason() === null) process.exit(0)
+try {
+  await withLock(() => {
+    // another caller may have built while this one waited for the lock
+    const reason = mode === '--always' ? 'npm run build' : staleReason()
+    if (reason !== null) build(reason)
+  })
+} catch (err) {
+  console.error(`[build] ${err.message}`)
+  process.exit(1)
+}

@@ -1,0 +1,112 @@
+import { spawn, spawnSync } from 'node:child_process'
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, utimesSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+
+// `npm start` from a fresh checkout: a copy of what git tracks for the service (no dist/, no data),
+// sharing the installed node_modules. The prestart compiles src/ into dist/, then the compiled
+// server answers the API, the dashboard and the OpenAPI document.
+
+const ROOT = resolve(import.meta.dirname, '..', '..')
+const KEY = 'start-test-key-0123456789abcdef'
+const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }
+
+async function freePort (): Promise<number> {
+  return await new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      const port = typeof address === 'object' && address !== null ? address.port : 0
+      server.close(() => { resolve(port) })
+    })
+  })
+}
+
+/** `npm` as the suite's own runner was started (npm_execpath), else from PATH */
+function npm (args: string[]): [string, string[]] {
+  const cli = process.env.npm_execpath
+  return cli !== undefined && /\.[cm]?js$/.test(cli) ? [process.execPath, [cli, ...args]] : ['npm', args]
+}
+
+test('npm start on a fresh checkout builds dist/ and serves the API, the dashboard and the docs from it', { timeout: 170_000 }, async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'start-test-'))
+  t.after(() => { rmSync(dir, { recursive: true, force: true }) })
+  const app = join(dir, 'app')
+  for (const entry of ['src', 'public', 'scripts', 'package.json', 'package-lock.json', 'tsconfig.build.json']) cpSync(join(ROOT, entry), join(app, entry), { recursive: true })
+  symlinkSync(join(ROOT, 'node_modules'), join(app, 'node_modules'), 'dir')
+  assert.equal(existsSync(join(app, 'dist')), false)
+
+  const port = await freePort()
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    API_KEY: KEY,
+    DATA_DIR: join(dir, 'data'),
+    UPLOAD_DIR: join(dir, 'uploads'),
+    LOG_LEVEL: 'warn',
+    WA_WEBSOCKET_URL: 'ws://127.0.0.1:9/ws/chat'
+  }
+  // the compiled copy is not what this suite measures coverage of; the suite's CA file is a relative path
+  delete env.NODE_V8_COVERAGE
+  delete env.NODE_EXTRA_CA_CERTS
+  const [cmd, args] = npm(['start'])
+  // its own process group: npm, the prestart and the server all stop together
+  const child = spawn(cmd, args, { cwd: app, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
+  let output = ''
+  child.stdout.on('data', (c: Buffer) => { output += c.toString() })
+  child.stderr.on('data', (c: Buffer) => { output += c.toString() })
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve))
+  const killGroup = (signal: NodeJS.Signals): void => {
+    try { process.kill(-(child.pid ?? 0), signal) } catch { /* already gone */ }
+  }
+  t.after(() => { killGroup('SIGKILL') })
+
+  const base = `http://127.0.0.1:${port}`
+  const deadline = Date.now() + 150_000
+  let health: Response | undefined
+  while (health === undefined) {
+    if (child.exitCode !== null) assert.fail(`npm start exited (${child.exitCode}) before answering:\n${output.slice(-4000)}`)
+    if (Date.now() > deadline) assert.fail(`no answer from npm start after 150 s:\n${output.slice(-4000)}`)
+    try { health = await fetch(`${base}/api/health`, { headers: { 'x-api-key': KEY } }) } catch { await new Promise((resolve) => setTimeout(resolve, 100)) }
+  }
+
+  assert.ok(existsSync(join(app, 'dist', 'src', 'server.js')), 'the prestart compiled the server')
+  assert.match(output, /compiling src\/ into dist\//)
+  assert.equal(health.status, 200)
+  const body = await health.json() as { success: boolean, data: { status: string, version: string, uptime: number, timestamp: string } }
+  assert.equal(body.success, true)
+  assert.equal(body.data.status, 'healthy')
+  assert.equal(body.data.version, version)
+  assert.equal(typeof body.data.uptime, 'number')
+  assert.equal((await fetch(`${base}/api/health`)).status, 401)
+
+  const page = await fetch(`${base}/`)
+  assert.equal(page.status, 200)
+  assert.match(page.headers.get('content-type') ?? '', /^text\/html/)
+  assert.match(await page.text(), /<title>Status Tracker<\/title>/)
+  assert.equal((await fetch(`${base}/app.js`)).status, 200)
+
+  const docs = await fetch(`${base}/docs/json`)
+  assert.equal(docs.status, 200)
+  const openapi = await docs.json() as { openapi: string, info: { version: string }, paths: Record<string, unknown> }
+  assert.match(openapi.openapi, /^3\./)
+  assert.equal(openapi.info.version, version)
+  assert.ok('/api/health' in openapi.paths)
+
+  killGroup('SIGTERM')
+  const timer = setTimeout(() => { killGroup('SIGKILL') }, 15_000)
+  await exited
+  clearTimeout(timer)
+
+  // the prestart again: nothing to do, and quick, until a source is newer than the build
+  const check = (): number | null => spawnSync(process.execPath, [join(app, 'scripts', 'build.mjs'), '--check'], { cwd: app, timeout: 30_000 }).status
+  assert.equal(check(), 0)
+  const later = new Date(Date.now() + 60_000)
+  utimesSync(join(app, 'src', 'server.ts'), later, later)
+  assert.equal(check(), 3)
+})

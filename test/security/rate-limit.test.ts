@@ -1,0 +1,40 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { build, TEST_API_KEY } from '../helper.js'
+
+// Issue 12, point 3: the limit is decided by the route a request reaches (after percent-decoding), not by
+// the raw URL's prefix, and wrong-key attempts count like any other request.
+
+test('rate limit: percent-encoded /api paths are limited like /api (/%61pi/stats)', async (t) => {
+  const { app } = await build(t, { RATE_LIMIT_MAX: '5', RATE_LIMIT_WINDOW_MS: '60000' })
+  const first = await app.inject({ url: '/%61pi/stats', headers: { 'x-api-key': TEST_API_KEY } })
+  assert.equal(first.statusCode, 200, 'the encoded path reaches the /api/stats route')
+  const codes: number[] = []
+  for (let i = 0; i < 10; i++) codes.push((await app.inject({ url: '/%61pi/stats', headers: { 'x-api-key': TEST_API_KEY } })).statusCode)
+  assert.ok(codes.includes(429), `never limited: ${codes.join(',')}`)
+  assert.equal(codes.filter((c) => c === 200).length, 4)
+  const res = await app.inject({ url: '/api/health', headers: { 'x-api-key': TEST_API_KEY } })
+  assert.equal(res.statusCode, 429, 'the encoded and plain spellings share one budget')
+  assert.match(res.json<{ error: string }>().error, /^Too many requests/)
+})
+
+test('rate limit: wrong-key attempts through an encoded path count and end in 429', async (t) => {
+  const { app } = await build(t, { RATE_LIMIT_MAX: '20', RATE_LIMIT_WINDOW_MS: '60000' })
+  const counts = new Map<number, number>()
+  for (let i = 0; i < 60; i++) {
+    const url = ['/%61pi/stats', '/%61%70%69/health', '/api/%73tats', '/api/stats'][i % 4]
+    const res = await app.inject({ url, headers: { 'x-api-key': `wrong-key-${i}-0123456789abcdef` } })
+    counts.set(res.statusCode, (counts.get(res.statusCode) ?? 0) + 1)
+    assert.equal(res.json<{ success: boolean }>().success, false)
+  }
+  assert.equal(counts.get(401), 20, JSON.stringify([...counts]))
+  assert.equal(counts.get(429), 40, JSON.stringify([...counts]))
+})
+
+test('rate limit: the dashboard and the docs stay outside the limit', async (t) => {
+  const { app } = await build(t, { RATE_LIMIT_MAX: '1', RATE_LIMIT_WINDOW_MS: '60000' })
+  for (let i = 0; i < 5; i++) {
+    assert.equal((await app.inject({ url: '/' })).statusCode, 200)
+    assert.equal((await app.inject({ url: '/docs/json' })).statusCode, 200)
+  }
+})
