@@ -62,6 +62,11 @@ export interface SendStatusInput {
   /** the built message (media uploaded), before anything goes out: store it to resume the send later */
   onPrepared?: (payload: Uint8Array) => void | Promise<void>
   /**
+   * before a chunk goes out (once per chunk, before its first attempt): a crash from here on leaves the
+   * caller not knowing whether these JIDs have it, so it records them as "may have it" first
+   */
+  onChunkStart?: (jids: string[]) => void | Promise<void>
+  /**
    * after each chunk the platform acknowledged, with that chunk's JIDs (they have the status now); the
    * next chunk waits until this resolves, so the caller can commit them first
    */

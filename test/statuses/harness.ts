@@ -66,6 +66,7 @@ export class FakePlatform {
     let sent = all.length - todo.length
     for (let i = 0; i * this.chunkSize < todo.length; i++) {
       const jids = todo.slice(i * this.chunkSize, (i + 1) * this.chunkSize)
+      await input.onChunkStart?.(jids)
       if (this.failAfter !== null && this.failAfter.chunks === i) {
         const { error, written } = this.failAfter
         this.failAfter = null

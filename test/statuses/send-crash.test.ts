@@ -8,9 +8,10 @@ import { API_KEY, startService, tempDir, type ServiceProc } from '../../bench/li
 
 // Issue 11, the send half, with the service as a real child process (bench/lib/procs.ts) and the emulator
 // in this process: SIGKILL in the middle of a 1,000-recipient send, then a restart on the same DATA_DIR.
-// The row must never stay `sending`: it is resumed (same id, remaining recipients, each once) or, when
-// its session does not come back within SEND_RECONNECT_WAIT_MS, ends `partial` with exactly the
-// recipients the emulator recorded, and a revoke reaches exactly them.
+// The row must never stay `sending`: it is resumed (same id, remaining recipients, each once; only the
+// chunk in flight at the kill may arrive twice) or, when its session does not come back within
+// SEND_RECONNECT_WAIT_MS, ends `partial` with the acknowledged recipients counted and the chunk in flight
+// kept as "may have it", and a revoke reaches all of them.
 
 const OWN = '4915300000001'
 const SID = 'crashy'
@@ -71,9 +72,15 @@ test('SIGKILL during a 1,000-recipient send: after a restart the row is resumed 
     await emu.settled(30_000)
     const record = readRecord(victim.dataDir)
     assert.equal(record.state, 'sending', 'a crash leaves the row sending')
-    // what the service had committed when it died is exactly what the emulator received
-    assert.deepEqual([...emu.status(record.messageId).recipients].sort(), record.all)
+    // every acknowledged chunk is committed; the chunk in flight was recorded as "may have it" before it
+    // went out, so what the emulator received lies between the two (usually equal to the confirmed ones)
+    const received = [...emu.status(record.messageId).recipients].sort()
+    const inFlight = record.all.filter((n) => !record.confirmed.includes(n))
+    assert.ok(record.confirmed.every((n) => received.includes(n)), 'every confirmed recipient has it')
+    assert.ok(received.every((n) => record.all.includes(n)), 'nobody who has it is missing from the record')
+    assert.ok(inFlight.length <= 100, `at most one chunk in flight (${inFlight.length})`)
     assert.ok(record.confirmed.length >= atSent && record.confirmed.length < 1001, `${record.confirmed.length} recorded`)
+    t.diagnostic(`killed with ${record.confirmed.length} confirmed, ${inFlight.length} in flight, ${received.length} received`)
     return record
   }
 
@@ -86,7 +93,9 @@ test('SIGKILL during a 1,000-recipient send: after a restart the row is resumed 
     assert.deepEqual([row.state, row.sentCount, row.contactCount, row.platformMessageId], ['sent', 1000, 1000, before.messageId])
     await emu.settled(30_000)
     const record = emu.status(before.messageId)
-    assert.deepEqual(record.duplicateRecipients, [])
+    // only the chunk in flight at the kill may have been sent twice (phones drop a repeated message id)
+    const inFlight = before.all.filter((n) => !before.confirmed.includes(n))
+    assert.ok(record.duplicateRecipients.every((n) => inFlight.includes(n)), `duplicates outside the chunk in flight: ${record.duplicateRecipients.join(',')}`)
     assert.equal(record.recipients.length, 1001)
     assert.deepEqual([...record.recipients].sort(), [OWN, ...contacts].sort())
     assert.deepEqual(record.errors, [])
@@ -98,7 +107,7 @@ test('SIGKILL during a 1,000-recipient send: after a restart the row is resumed 
     svc = await start('third', { WA_WEBSOCKET_URL: NO_PLATFORM, SEND_RECONNECT_WAIT_MS: '1500' })
     const row = await poll(async () => (await listed(svc.base)).find((r) => r.id === String(before.id) && r.state !== 'sending'), 30_000, 'the bound')
     assert.equal(row.state, 'partial')
-    assert.equal(row.sentCount, before.confirmed.length - 1)
+    assert.equal(row.sentCount, before.confirmed.length - 1, 'sentCount: the acknowledged contacts')
     assert.match(row.error ?? '', /did not reconnect within 2 s/)
     const stats = await serviceApi(svc.base).get<{ totalStatuses: number }>('/stats')
     assert.equal(stats.totalStatuses, (await listed(svc.base)).length, '/api/stats counts what sent-statuses lists')
@@ -108,9 +117,11 @@ test('SIGKILL during a 1,000-recipient send: after a restart the row is resumed 
     await poll(async () => (await serviceApi(svc.base).get<{ connected: boolean }>(`/sessions/${SID}/connection-status`)).connected, 60_000, 'reconnected')
     const deleted = await serviceApi(svc.base).call<{ deletedFromPlatform: boolean }>('DELETE', `/sessions/${SID}/delete-status/${before.id}?revoke=true`)
     assert.equal(deleted.deletedFromPlatform, true)
+    // the revoke goes to every recorded recipient: the confirmed ones and the chunk that was in flight
     const have = [...emu.status(before.messageId).recipients].sort()
-    assert.deepEqual(have, before.all)
-    const revoked = await poll(async () => { const r = emu.status(before.messageId); return (r.revokedFor?.length ?? 0) >= have.length ? r : undefined }, 30_000, 'the revoke')
-    assert.deepEqual([...(revoked.revokedFor ?? [])].sort(), have)
+    const revoked = await poll(async () => { const r = emu.status(before.messageId); return (r.revokedFor?.length ?? 0) >= before.all.length ? r : undefined }, 30_000, 'the revoke')
+    const revokedFor = [...(revoked.revokedFor ?? [])].sort()
+    assert.deepEqual(revokedFor, before.all)
+    assert.ok(have.every((n) => revokedFor.includes(n)), 'the revoke reached everyone who has it')
   })
 })

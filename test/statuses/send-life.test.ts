@@ -116,7 +116,7 @@ test('a status still being sent is listed as sending and cannot be deleted (409)
 })
 
 /** A row as a crash leaves it: `sending`, its message stored (or not), some chunks committed. */
-async function interrupted (h: Harness, opts: { sessionId?: string, payload?: boolean, committed: string[] }): Promise<number> {
+async function interrupted (h: Harness, opts: { sessionId?: string, payload?: boolean, committed: string[], inFlight?: string[] }): Promise<number> {
   const { db } = h.app.db
   const { id } = await db.insertInto('statuses').values({
     session_id: opts.sessionId ?? 's1', type: 'text', content: 'left behind', caption: '', message_id: `M${Math.random().toString(16).slice(2, 10)}`, state: 'sending',
@@ -124,13 +124,15 @@ async function interrupted (h: Harness, opts: { sessionId?: string, payload?: bo
     message_payload: opts.payload === false ? null : Buffer.from('stored message'), media_file: null, background_color: null, font: null, error: null
   }).returning('id').executeTakeFirstOrThrow()
   if (opts.committed.length > 0) await db.insertInto('status_recipients').values(opts.committed.map((j) => ({ status_id: id, jid: j }))).execute()
+  for (const j of opts.inFlight ?? []) await db.insertInto('status_recipients').values({ status_id: id, jid: j, confirmed: 0 }).execute()
   return id
 }
 
 test('at start, a send a crash left sending resumes once its session is open: same id and message, remaining recipients only', async (t) => {
   const h = await harness(t)
   await h.addSession('s1', { connected: false })
-  const id = await interrupted(h, { committed: [jid(OWN), jid(R[0])] })
+  // R[1]'s chunk was in flight at the crash: it goes out again
+  const id = await interrupted(h, { committed: [jid(OWN), jid(R[0])], inFlight: [jid(R[1])] })
   const row = await rowOf(h, id)
   assert.equal(await h.app.statuses.recover(), 1)
   await new Promise((resolve) => setTimeout(resolve, 50))

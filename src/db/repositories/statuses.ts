@@ -45,12 +45,16 @@ export function progressWriter (sqlite: SQLite.Database) {
     for (const jid of jids) maybe.run(id, jid)
     return true
   })
+  const forget = sqlite.prepare<[number, string]>('delete from status_recipients where status_id = ? and jid = ? and confirmed = 0')
+  const notSent = sqlite.transaction((id: number, jids: string[]): void => { for (const jid of jids) forget.run(id, jid) })
   return {
     savePayload: (id: number, bytes: Uint8Array): boolean => payload.run(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), id).changes > 0,
     /** a chunk the platform acknowledged, with the new sent_count */
     commit: (id: number, jids: string[], sentCount: number): boolean => commit(id, jids, sentCount),
-    /** a chunk written but not acknowledged before the link closed (kept unless confirmed later) */
-    unconfirmed: (id: number, jids: string[]): boolean => unconfirmed(id, jids)
+    /** a chunk about to go out, or written but not acknowledged before the link closed: they may have it */
+    unconfirmed: (id: number, jids: string[]): boolean => unconfirmed(id, jids),
+    /** unconfirmed JIDs known not to have gone out after all (their chunk failed before it was written) */
+    notSent: (id: number, jids: string[]): void => { notSent(id, jids) }
   }
 }
 

@@ -127,6 +127,8 @@ export interface RelayChunksInput {
   additionalAttributes?: Record<string, string>
   /** JIDs that had it before this call (a resumed send): counted in progress */
   alreadySent?: number
+  /** before each chunk's first attempt */
+  onChunkStart?: (jids: string[]) => void | Promise<void>
   /** after each acknowledged chunk; the next one waits for it */
   onChunk?: (jids: string[]) => void | Promise<void>
   /** a chunk written whose ack the link's close cut off: they may have it */
@@ -149,6 +151,7 @@ export async function relayInChunks (input: RelayChunksInput): Promise<void> {
     const what = `status chunk ${index + 1}/${chunks.length}`
     let lost: WASocket | undefined
     let losses = 0
+    await input.onChunkStart?.(statusJidList)
     await withPushBackRetry({ policy: input.policy, logger: input.logger, what }, async () => {
       for (;;) {
         const sock = await input.socket(lost)
@@ -232,6 +235,7 @@ export class StatusSender {
           policy,
           logger: log,
           alreadySent: all.length - jids.length,
+          ...(input.onChunkStart !== undefined ? { onChunkStart: input.onChunkStart } : {}),
           ...(input.onChunk !== undefined ? { onChunk: input.onChunk } : {}),
           ...(input.onUnconfirmed !== undefined ? { onUnconfirmed: input.onUnconfirmed } : {}),
           ...(input.onProgress !== undefined ? { onProgress: input.onProgress } : {})

@@ -174,6 +174,8 @@ export function createSending (deps: StatusDeps) {
     const committed = new Set(d.done)
     /** written but never acknowledged (the link closed first): they may have it */
     const maybe = new Set<string>()
+    /** recorded as "may have it" before their chunk went out (so a crash leaves them on record), not confirmed yet */
+    const started = new Set<string>()
     const sentCount = (): number => countContacts(committed, ownJid, d.recipients.length === 0)
     let result: SendStatusResult
     try {
@@ -187,9 +189,14 @@ export function createSending (deps: StatusDeps) {
           await writable()
           if (!progress.savePayload(d.statusId, payload)) throw new StatusGone()
         },
+        onChunkStart: async (jids) => {
+          await writable()
+          for (const jid of jids) if (!committed.has(jid)) started.add(jid)
+          if (!progress.unconfirmed(d.statusId, jids)) throw new StatusGone()
+        },
         onChunk: async (jids) => {
           await writable()
-          for (const jid of jids) { committed.add(jid); maybe.delete(jid) }
+          for (const jid of jids) { committed.add(jid); maybe.delete(jid); started.delete(jid) }
           if (!progress.commit(d.statusId, jids, sentCount())) throw new StatusGone()
         },
         onUnconfirmed: async (jids) => {
@@ -200,6 +207,9 @@ export function createSending (deps: StatusDeps) {
         onProgress: (sent, total) => { events.emit('status-send-progress', { sessionId: d.sessionId, statusId: id, sent, total }) }
       })
     } catch (caught) {
+      // recorded before their chunk went out, which then failed before it was written: they do not have it
+      const unsent = [...started].filter((jid) => !maybe.has(jid))
+      if (unsent.length > 0) { await writable(); progress.notSent(d.statusId, unsent) }
       return await stopped(d, { have: committed.size, maybe: maybe.size, sentCount: sentCount() }, caught)
     }
     // every recipient has it (a platform that does not report chunks is taken at its word)
