@@ -640,7 +640,8 @@ function renderStatus (s) {
   setText(type, TYPE_LABELS[s.type] ?? s.type)
   type.dataset.type = s.type
   setText(summary, statusSummary(s))
-  setText(meta, `${formatWhen(s.timestamp)} · to ${plural(s.contactCount, 'contact')}${s.error ? ' · failed' : ''}`)
+  const delivery = s.state === 'partial' ? ` · partial: reached ${s.sentCount}` : s.state === 'sending' ? ` · sending (${s.sentCount} so far)` : ''
+  setText(meta, `${formatWhen(s.timestamp)} · to ${plural(s.contactCount, 'contact')}${delivery}${s.error && s.state !== 'partial' ? ' · failed' : ''}`)
   item.classList.toggle('status-failed', Boolean(s.error))
   setText(count, plural(s.viewerCount ?? 0, 'viewer'))
   count.dataset.count = String(s.viewerCount ?? 0)
@@ -815,7 +816,8 @@ function renderStatusFacts (s) {
   ]
   if (s.caption) facts.push(['Caption', s.caption])
   facts.push(['Recipients', s.targetNumbers ? `${plural(s.contactCount, 'contact')}: ${s.targetNumbers.split(',').map(phone).join(', ')}` : plural(s.contactCount, 'contact')])
-  if (s.error) facts.push(['Platform error', s.error])
+  if (s.state === 'partial') facts.push(['Delivery', `partial: ${s.sentCount} of ${plural(s.contactCount, 'contact')} have it`])
+  if (s.error) facts.push([s.state === 'partial' ? 'Why it stopped' : 'Platform error', s.error])
   $('status-facts').replaceChildren(...facts.flatMap(([k, v]) => [h('dt', { text: k }), h('dd', { text: v })]))
 }
 

@@ -33,6 +33,8 @@ export interface Config {
   /** null: no CORS headers; '*': any origin; else the allowed origins */
   corsOrigin: '*' | string[] | null
   healthDisconnectedMs: number
+  /** how long a send waits for its session to reconnect after a drop, and how long a send interrupted by a crash waits at start */
+  sendReconnectWaitMs: number
   /** url statuses may fetch from loopback / private addresses (development and tests only) */
   allowPrivateUrls: boolean
   webhooks: {
@@ -103,6 +105,7 @@ function configFromEnv (env: Env): Config {
     },
     statusTtlMs: Math.round(env.STATUS_TTL_HOURS * 3_600_000),
     cleanupIntervalMs: env.CLEANUP_INTERVAL_MS,
+    sendReconnectWaitMs: env.SEND_RECONNECT_WAIT_MS,
     allowPrivateUrls: env.ALLOW_PRIVATE_URLS,
     metricsPublic: env.METRICS_PUBLIC,
     corsOrigin: corsOrigins(env.CORS_ORIGIN),

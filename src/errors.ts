@@ -11,6 +11,7 @@ export const BadRequest = createError<[string]>('ST_BAD_REQUEST', '%s', 400)
 export const SessionExists = createError('ST_SESSION_EXISTS', 'Session already exists', 409)
 export const SessionNotFound = createError('ST_SESSION_NOT_FOUND', 'Session not found', 404)
 export const StatusNotFound = createError('ST_STATUS_NOT_FOUND', 'Status not found', 404)
+export const StatusSending = createError('ST_STATUS_SENDING', 'Status is still being sent; delete it once it is sent or partial', 409)
 
 export const AlreadyConnected = createError('ST_ALREADY_CONNECTED', 'Session is already connected', 400)
 export const PhoneNotSet = createError('ST_PHONE_NOT_SET', 'Phone number not set for this session', 400)

@@ -37,7 +37,8 @@ export function testConfig (env: Record<string, string> = {}): { config: Config,
 }
 
 /** Builds the same app as production, over a temporary folder that is removed after the test. */
-export async function build (t: TestContext, env: Record<string, string> = {}, opts: { keepDir?: string } = {}): Promise<TestApp> {
+/** `logStream`: the app's log lines (JSON) go there instead of stdout, at the config's LOG_LEVEL. */
+export async function build (t: TestContext, env: Record<string, string> = {}, opts: { keepDir?: string, logStream?: { write: (line: string) => void } } = {}): Promise<TestApp> {
   let config: Config
   let dir: string
   if (opts.keepDir !== undefined) {
@@ -47,7 +48,7 @@ export async function build (t: TestContext, env: Record<string, string> = {}, o
     ({ config, dir } = testConfig(env))
     t.after(() => { rmSync(dir, { recursive: true, force: true }) })
   }
-  const app = await buildApp(config)
+  const app = await buildApp(config, opts.logStream !== undefined ? { logger: { level: config.logLevel, stream: opts.logStream } } : {})
   t.after(async () => { await app.close() })
   await app.ready()
   return {

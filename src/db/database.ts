@@ -39,20 +39,36 @@ export interface StatusTable {
   caption: string
   /** platform message id; set before sending so receipts that race the insert still match */
   message_id: string
-  /** 'sending' while chunks go out, 'sent' once every chunk was written, 'failed' if sending threw */
-  state: 'sending' | 'sent' | 'failed'
+  /**
+   * 'sending' while chunks go out (or until a send interrupted by a crash is resumed), 'sent' once every
+   * recipient has it, 'partial' when sending stopped with some of them (logout, reconnect timeout, restart,
+   * an error). A send that stopped before anyone had it leaves no row.
+   */
+  state: StatusState
   created_at: Millis
   contact_count: number
   /** comma-separated requested recipients (digits), as stored */
   target_numbers: string
-  /** JSON array of the JIDs actually sent to (own number first); needed to revoke */
-  recipients: string
+  /** recipients (as counted by contact_count) the platform acknowledged; see status_recipients */
+  sent_count: ColumnType<number, number | undefined, number>
+  /** the message as built for the platform (media uploaded), kept so an interrupted send resumes with the same one */
+  message_payload: ColumnType<Buffer | null, Buffer | null | undefined, Buffer | null>
   /** upload filename for image/video statuses, null otherwise */
   media_file: string | null
   background_color: string | null
   font: number | null
-  /** platform rejection reported after sending (e.g. '479'), null when fine */
+  /** platform rejection reported after sending (e.g. '479'), or why a partial send stopped; null when fine */
   error: string | null
+}
+
+export type StatusState = 'sending' | 'sent' | 'partial'
+
+/** One JID the status went to (own number included), committed chunk by chunk. */
+export interface StatusRecipientTable {
+  status_id: number
+  jid: string
+  /** 1: its chunk was acknowledged; 0: written, but the link closed before the ack (it may have it) */
+  confirmed: ColumnType<number, number | undefined, number>
 }
 
 export interface ViewerTable {
@@ -121,6 +137,7 @@ export interface Database {
   auth_creds: AuthCredsTable
   auth_keys: AuthKeyTable
   statuses: StatusTable
+  status_recipients: StatusRecipientTable
   viewers: ViewerTable
   uploads: UploadTable
   webhooks: WebhookTable

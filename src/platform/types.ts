@@ -80,10 +80,35 @@ export type StatusContent =
 export interface SendStatusInput {
   /** platform message id from newMessageId(); the caller stores it before sending */
   messageId: string
-  content: StatusContent
+  /** what to send; may be left out when `prepared` is given */
+  content?: StatusContent
+  /**
+   * the message exactly as an earlier attempt built it (the bytes `onPrepared` got): a resumed send
+   * sends it again as it is, without a new media upload
+   */
+  prepared?: Uint8Array
   /** recipient digits, de-duplicated, WITHOUT the own number (the platform adds it first) */
   recipients: string[]
-  /** called after each chunk when the list spans more than one chunk */
+  /** JIDs that already have it (from `onChunk` of an earlier attempt): not sent again */
+  done?: string[]
+  /** the built message (media uploaded), before anything goes out: store it to resume the send later */
+  onPrepared?: (payload: Uint8Array) => void | Promise<void>
+  /**
+   * before a chunk goes out (once per chunk, before its first attempt): a crash from here on leaves the
+   * caller not knowing whether these JIDs have it, so it records them as "may have it" first
+   */
+  onChunkStart?: (jids: string[]) => void | Promise<void>
+  /**
+   * after each chunk the platform acknowledged, with that chunk's JIDs (they have the status now); the
+   * next chunk waits until this resolves, so the caller can commit them first
+   */
+  onChunk?: (jids: string[]) => void | Promise<void>
+  /**
+   * a chunk was written but the link closed before the platform acknowledged it: these JIDs may have it.
+   * The chunk is sent again after a reconnect (then onChunk confirms them); the next step waits for this.
+   */
+  onUnconfirmed?: (jids: string[]) => void | Promise<void>
+  /** called after each chunk when the list spans more than one chunk (or a resumed send continues) */
   onProgress?: (sent: number, total: number) => void
 }
 
@@ -116,8 +141,10 @@ export interface PlatformTiming {
   reconnectMaxMs: number
   /** how long requestPairingCode waits for a socket that can accept a code request */
   pairingReadyTimeoutMs: number
-  /** how long a send waits for the session to be open again between chunks */
+  /** how long a send waits for the session to be open again after the link dropped (per drop) */
   sendOpenWaitMs: number
+  /** how long a chunk waits for the platform's ack before it counts as not delivered */
+  sendAckTimeoutMs: number
   sendAttempts: number
   sendRetryBaseMs: number
   sendRetryMaxMs: number

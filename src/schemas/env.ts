@@ -32,7 +32,8 @@ export const EnvSchema = Type.Object({
     pattern: '^(\\*|https?://[^/\\s,]+(\\s*,\\s*https?://[^/\\s,]+)*)$',
     description: 'Origins allowed to call the API from a browser: `*` or a comma-separated list (unset: no CORS headers)'
   })),
-  HEALTH_DISCONNECTED_MS: Int(120_000, 100, 86_400_000, 'A linked session disconnected longer than this makes /api/health report degraded')
+  HEALTH_DISCONNECTED_MS: Int(120_000, 100, 86_400_000, 'A linked session disconnected longer than this makes /api/health report degraded'),
+  SEND_RECONNECT_WAIT_MS: Int(60_000, 100, 3_600_000, 'How long a send interrupted by a dropped link (or by a restart) waits for its session to reconnect before it ends partial')
 })
 
 export type Env = Static<typeof EnvSchema>

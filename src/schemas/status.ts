@@ -13,11 +13,24 @@ export const SendStatusBodySchema = Type.Object({
 }, { additionalProperties: false })
 export type SendStatusBody = Static<typeof SendStatusBodySchema>
 
+export const SendStateSchema = Type.Union([Type.Literal('sending'), Type.Literal('sent'), Type.Literal('partial')], {
+  description: "'sending' while chunks go out (or until a send interrupted by a restart is resumed), 'sent' once every recipient has it, " +
+    "'partial' when sending stopped part-way (logout, no reconnect in time, restart, an error): `sentCount` recipients have it and a revoke reaches exactly them"
+})
+
 export const SendStatusResultSchema = Type.Object({
   statusId: Type.String(),
-  message: Type.String(),
+  message: Type.String({ description: 'For a partial send: how many recipients have it and why sending stopped' }),
   platformMessageId: Type.String(),
-  contactCount: Type.Integer()
+  contactCount: Type.Integer({ description: 'Recipients addressed (the own number only: 1)' }),
+  state: Type.Union([Type.Literal('sent'), Type.Literal('partial')], {
+    description: "'sent': every recipient has it. 'partial': the link was lost for good (logout, no reconnect within SEND_RECONNECT_WAIT_MS, " +
+      'shutdown) or the platform failed after some chunks went out; the status is kept, listed and revocable. ' +
+      'A send that stopped before anyone had it answers an error instead (500) and leaves no status.'
+  }),
+  sentCount: Type.Integer({ description: 'Recipients (counted like contactCount) the platform acknowledged; equals contactCount when sent' })
+}, {
+  description: 'HTTP 200 for both states: check `state`; a `partial` answer also comes with a `statuses-updated` event (action `partial`).'
 })
 
 export const SentStatusSchema = Type.Object({
@@ -30,7 +43,9 @@ export const SentStatusSchema = Type.Object({
   contactCount: Type.Integer(),
   targetNumbers: Type.String(),
   viewerCount: Type.Integer({ description: 'Real viewers so far' }),
-  error: Type.Union([Type.String(), Type.Null()], { description: 'Rejection reported by the platform after sending, null when fine' })
+  error: Type.Union([Type.String(), Type.Null()], { description: 'Rejection reported by the platform after sending, or why a partial send stopped; null when fine' }),
+  state: SendStateSchema,
+  sentCount: Type.Integer({ description: 'Recipients (counted like contactCount) that have it so far' })
 })
 export type SentStatus = Static<typeof SentStatusSchema>
 

@@ -15,7 +15,7 @@ async function setup (t: Parameters<typeof build>[0], env: Record<string, string
   const addStatus = async (sessionId: string, messageId: string, createdAt = Date.now()): Promise<number> => {
     const { id } = await db.insertInto('statuses').values({
       session_id: sessionId, type: 'text', content: `text of ${messageId}`, caption: '', message_id: messageId, state: 'sent', created_at: createdAt,
-      contact_count: 1, target_numbers: '15551110000', recipients: '[]', media_file: null, background_color: null, font: null, error: null
+      contact_count: 1, target_numbers: '15551110000', media_file: null, background_color: null, font: null, error: null
     }).returning('id').executeTakeFirstOrThrow()
     return id
   }

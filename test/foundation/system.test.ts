@@ -18,7 +18,7 @@ test('stats and storage count what the database holds', async (t) => {
   const now = Date.now()
   await db.insertInto('sessions').values({ id: 's1', name: 'One', auth_method: 'qrcode', phone_number: null, own_number: null, own_lid: null, created_at: now - 1000 }).execute()
   await db.insertInto('uploads').values({ filename: 'f.png', kind: 'image', mime_type: 'image/png', size: 1234, created_at: now }).execute()
-  const base = { session_id: 's1', caption: '', state: 'sent' as const, contact_count: 1, target_numbers: '', recipients: '[]', background_color: null, font: null, error: null }
+  const base = { session_id: 's1', caption: '', state: 'sent' as const, contact_count: 1, target_numbers: '', background_color: null, font: null, error: null }
   const { id } = await db.insertInto('statuses').values({ ...base, type: 'image', content: 'f.png', message_id: 'M1', created_at: now - 500, media_file: 'f.png' }).returning('id').executeTakeFirstOrThrow()
   await db.insertInto('statuses').values({ ...base, type: 'text', content: 'hi', message_id: 'M2', created_at: now, media_file: null }).execute()
   await db.insertInto('viewers').values([

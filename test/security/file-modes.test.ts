@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
@@ -51,22 +51,24 @@ test('file modes: wider modes left by an older version are tightened at start, a
   t.after(() => { rmSync(dir, { recursive: true, force: true }) })
   const first = await start(t, dir)
   await first.app.inject({ method: 'POST', url: '/api/sessions', headers: { 'x-api-key': TEST_API_KEY }, payload: { sessionId: 'm', sessionName: 'M', authMethod: 'qrcode' } })
+  // an upload with its row (a file without one is removed at start: see the upload reconciliation)
+  const { payload, headers } = form({ field: 'image', filename: 'old.png', type: 'image/png', data: png() })
+  const up = await first.app.inject({ method: 'POST', url: '/api/upload-image', payload, headers: { ...headers, 'x-api-key': TEST_API_KEY } })
+  const old: string = up.json().filename
   await first.app.close()
   const { dataDir, databaseFile, uploadDir } = first.config
-  mkdirSync(uploadDir, { recursive: true })
-  writeFileSync(join(uploadDir, '1700000000000-0123456789ab-old.png'), png())
   writeFileSync(databaseFile + '-wal', '')
   writeFileSync(databaseFile + '-shm', Buffer.alloc(0))
   chmodSync(dataDir, 0o755)
   for (const f of [databaseFile, databaseFile + '-wal', databaseFile + '-shm']) chmodSync(f, 0o644)
   chmodSync(uploadDir, 0o777)
-  chmodSync(join(uploadDir, '1700000000000-0123456789ab-old.png'), 0o666)
+  chmodSync(join(uploadDir, old), 0o666)
 
   const { lines } = await start(t, dir)
   assert.equal(mode(dataDir), 0o700)
   for (const suffix of ['', '-wal', '-shm']) assert.equal(mode(databaseFile + suffix), 0o600, `database${suffix}`)
   assert.equal(mode(uploadDir), 0o700)
-  assert.equal(mode(join(uploadDir, '1700000000000-0123456789ab-old.png')), 0o600)
+  assert.equal(mode(join(uploadDir, old)), 0o600)
   const warned = lines.filter((l) => l.level === 40 && /tightened/i.test(String(l.msg)))
   const paths = warned.map((l) => String(l.path))
   for (const p of [dataDir, databaseFile, uploadDir]) assert.ok(paths.includes(p), `logged ${p}: ${JSON.stringify(warned)}`)

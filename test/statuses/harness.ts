@@ -32,14 +32,22 @@ export class FakePlatform {
   failNext: Error | null = null
   /** when set, sendStatus waits for it before answering */
   gate: Promise<void> | null = null
+  /** recipients per chunk (each chunk goes through onChunk) */
+  chunkSize = 2
+  /** makes the next sendStatus fail with `error` once `chunks` chunks went out (`written`: the next one went out unacknowledged) */
+  failAfter: { chunks: number, error: Error, written?: boolean } | null = null
   private counter = 0
   private listeners = new Map<string, Set<(p: never) => void>>()
 
+  /** sessions the fake reports as logged out (when not connected) */
+  loggedOut = new Set<string>()
+
   snapshot (sessionId: string): SessionSnapshot | null {
     const own = this.connected.get(sessionId)
-    return own === undefined
-      ? null
-      : { sessionId, connected: true, status: 'open', ownNumber: own, pairingCode: null, qrCode: null }
+    if (own === undefined) {
+      return this.loggedOut.has(sessionId) ? { sessionId, connected: false, status: 'logged-out', ownNumber: null, pairingCode: null, qrCode: null } : null
+    }
+    return { sessionId, connected: true, status: 'open', ownNumber: own, pairingCode: null, qrCode: null }
   }
 
   newMessageId (): string {
@@ -52,12 +60,25 @@ export class FakePlatform {
     const own = this.connected.get(sessionId)
     if (own === undefined) throw new NotConnected()
     if (this.failNext !== null) { const err = this.failNext; this.failNext = null; throw err }
-    const all = [own, ...input.recipients]
-    if (input.onProgress !== undefined && all.length > 2) {
-      input.onProgress(2, all.length)
-      input.onProgress(all.length, all.length)
+    const all = [own, ...input.recipients].map((n) => `${n}@s.whatsapp.net`)
+    const done = new Set(input.done ?? [])
+    const todo = all.filter((jid) => !done.has(jid))
+    if (input.prepared === undefined) await input.onPrepared?.(Buffer.from(JSON.stringify(input.content)))
+    let sent = all.length - todo.length
+    for (let i = 0; i * this.chunkSize < todo.length; i++) {
+      const jids = todo.slice(i * this.chunkSize, (i + 1) * this.chunkSize)
+      await input.onChunkStart?.(jids)
+      if (this.failAfter !== null && this.failAfter.chunks === i) {
+        const { error, written } = this.failAfter
+        this.failAfter = null
+        if (written === true) await input.onUnconfirmed?.(jids)
+        throw error
+      }
+      await input.onChunk?.(jids)
+      sent += jids.length
+      if (all.length > this.chunkSize) input.onProgress?.(sent, all.length)
     }
-    return { messageId: input.messageId, recipientJids: all.map((n) => `${n}@s.whatsapp.net`) }
+    return { messageId: input.messageId, recipientJids: all }
   }
 
   async revokeStatus (sessionId: string, messageId: string, recipientJids: string[]): Promise<boolean> {
@@ -65,19 +86,19 @@ export class FakePlatform {
     return true
   }
 
-  on<K extends 'status-error'> (event: K, listener: (payload: PlatformEventMap[K]) => void): this {
+  on<K extends keyof PlatformEventMap> (event: K, listener: (payload: PlatformEventMap[K]) => void): this {
     let set = this.listeners.get(event)
     if (set === undefined) this.listeners.set(event, set = new Set())
     set.add(listener as (p: never) => void)
     return this
   }
 
-  off<K extends 'status-error'> (event: K, listener: (payload: PlatformEventMap[K]) => void): this {
+  off<K extends keyof PlatformEventMap> (event: K, listener: (payload: PlatformEventMap[K]) => void): this {
     this.listeners.get(event)?.delete(listener as (p: never) => void)
     return this
   }
 
-  emit<K extends 'status-error'> (event: K, payload: PlatformEventMap[K]): void {
+  emit<K extends keyof PlatformEventMap> (event: K, payload: PlatformEventMap[K]): void {
     for (const l of this.listeners.get(event) ?? []) (l as (p: PlatformEventMap[K]) => void)(payload)
   }
 }

@@ -32,6 +32,7 @@ test('text status: colour and font go to the platform, row stored as sent, statu
   await h.addSession('s1')
   const res = await h.app.statuses.send('s1', { type: 'text', content: 'hello', caption: 'ignored', backgroundColor: '#FF112233', font: 3, targetNumbers: `${A}, ${B},${A},${OWN}` })
   assert.equal(res.contactCount, 2)
+  assert.deepEqual([res.state, res.sentCount], ['sent', 2])
   assert.match(res.statusId, /^[0-9]+$/)
   const [call] = h.platform.sent
   assert.deepEqual(call.input.content, { kind: 'text', text: 'hello', backgroundColor: '#FF112233', font: 3 })
@@ -42,7 +43,9 @@ test('text status: colour and font go to the platform, row stored as sent, statu
   assert.equal(row.state, 'sent')
   assert.equal(row.caption, '', 'caption ignored for text')
   assert.equal(row.target_numbers, `${A},${B},${OWN}`)
-  assert.deepEqual(JSON.parse(row.recipients), [OWN, A, B].map((n) => `${n}@s.whatsapp.net`))
+  assert.equal(row.sent_count, 2)
+  const recipients = await h.app.db.db.selectFrom('status_recipients').select('jid').where('status_id', '=', row.id).execute()
+  assert.deepEqual(recipients.map((r) => r.jid).sort(), [OWN, A, B].map((n) => `${n}@s.whatsapp.net`).sort())
   assert.equal(row.background_color, '#FF112233')
   assert.equal(row.font, 3)
 
@@ -58,7 +61,7 @@ test('text status: colour and font go to the platform, row stored as sent, statu
   const [listed] = await h.app.statuses.list('s1')
   assert.deepEqual({ ...listed, timestamp: undefined }, {
     id: res.statusId, type: 'text', content: 'hello', caption: '', timestamp: undefined, platformMessageId: res.platformMessageId,
-    contactCount: 2, targetNumbers: `${A},${B},${OWN}`, viewerCount: 0, error: null
+    contactCount: 2, targetNumbers: `${A},${B},${OWN}`, viewerCount: 0, error: null, state: 'sent', sentCount: 2
   })
 })
 
@@ -97,7 +100,7 @@ test('image/video: upload must exist and be of that kind; url: media by extensio
   assert.deepEqual({ ...fetched, source: undefined }, { kind: 'image', source: undefined, mimetype: 'image/png', caption: 'meow' })
   assert.ok(!existsSync(fetched.source.path), 'the temporary copy is removed after the send')
   await h.app.statuses.send('s1', { type: 'url', content: web.url('/v.mkv') })
-  assert.equal(h.platform.sent.at(-1)?.input.content.kind, 'video')
+  assert.equal(h.platform.sent.at(-1)?.input.content?.kind, 'video')
   await h.app.statuses.send('s1', { type: 'url', content: 'https://news.example/story', caption: 'read this' })
   assert.deepEqual(h.platform.sent.at(-1)?.input.content, { kind: 'text', text: 'https://news.example/story\nread this' })
   await rejects(h.app.statuses.send('s1', { type: 'url', content: 'ftp://x/a.jpg' }), 400, /http\(s\) URL/)

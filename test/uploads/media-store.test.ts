@@ -100,19 +100,47 @@ test('remove deletes the file and its row, and never reaches outside the folder'
 test('start creates UPLOAD_DIR and removes stale .part files, keeping stored uploads', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'st-media-'))
   t.after(() => { rmSync(dir, { recursive: true, force: true }) })
-  const uploads = join(dir, 'uploads')
-  mkdirSync(uploads)
+  const first = await build(t, {}, { keepDir: dir })
+  const res = await first.api({ method: 'POST', url: '/api/upload-image', ...form({ field: 'image', filename: 'kept.png', type: 'image/png', data: png() }) })
+  const kept: string = res.json().filename
+  await first.app.close()
+  const uploads = first.config.uploadDir
   writeFileSync(join(uploads, '.upload-0011223344556677.part'), 'half')
   writeFileSync(join(uploads, 'other.part'), 'half')
-  writeFileSync(join(uploads, '1700000000000-0123456789ab-kept.png'), png())
   const { app } = await build(t, {}, { keepDir: dir })
-  assert.deepEqual(filesIn(uploads), ['1700000000000-0123456789ab-kept.png'])
-  assert.ok(app.mediaStore.resolve('1700000000000-0123456789ab-kept.png') !== null)
+  assert.deepEqual(filesIn(uploads), [kept])
+  assert.ok(app.mediaStore.resolve(kept) !== null)
 
   const nested = join(dir, 'not', 'yet', 'there')
   const second = await build(t, { UPLOAD_DIR: nested }, { keepDir: dir })
   assert.equal(second.app.mediaStore.dir, nested)
   assert.deepEqual(filesIn(nested), [])
+})
+
+test('start reconciles UPLOAD_DIR with the uploads table: a file without its row and a row without its file both go', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'st-media-'))
+  t.after(() => { rmSync(dir, { recursive: true, force: true }) })
+  const first = await build(t, {}, { keepDir: dir })
+  const upload = async (name: string): Promise<string> => (await first.api({ method: 'POST', url: '/api/upload-image', ...form({ field: 'image', filename: name, type: 'image/png', data: png() }) })).json().filename
+  const kept = await upload('kept.png')
+  const fileGone = await upload('file-gone.png')
+  await first.app.close()
+  const uploads = first.config.uploadDir
+  // a crash between the rename and the commit: the file is in place, its row is not
+  const orphan = '1700000000000-0123456789ab-orphan.png'
+  writeFileSync(join(uploads, orphan), png())
+  // a file removed behind the service's back (or a crash between unlink and row delete)
+  rmSync(join(uploads, fileGone))
+  // names the service never gives are not its business
+  writeFileSync(join(uploads, 'README.txt'), 'not an upload')
+
+  const lines: string[] = []
+  const { app } = await build(t, { LOG_LEVEL: 'warn' }, { keepDir: dir, logStream: { write: (line: string) => { lines.push(line) } } })
+  assert.deepEqual(filesIn(uploads).sort(), ['README.txt', kept].sort())
+  assert.deepEqual((await uploadRows(app)).map((r) => r.filename), [kept])
+  const logged = lines.map((l) => JSON.parse(l) as { msg: string, files?: string[] })
+  assert.deepEqual(logged.find((l) => l.msg.startsWith('removed uploaded files that had no database row'))?.files, [orphan])
+  assert.deepEqual(logged.find((l) => l.msg.startsWith('removed upload rows whose file is missing'))?.files, [fileGone])
 })
 
 test('save streams a file part to disk and records it', async (t) => {

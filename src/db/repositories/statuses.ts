@@ -1,3 +1,4 @@
+import type SQLite from 'better-sqlite3'
 import type { Kysely } from 'kysely'
 import type { Database, NewStatusRow, StatusRow } from '../database.js'
 
@@ -5,20 +6,80 @@ import type { Database, NewStatusRow, StatusRow } from '../database.js'
 
 type Db = Kysely<Database>
 
-export interface SentStatusRow extends StatusRow {
+/** A status row without its stored message (which only a resumed send reads). */
+export type StatusInfo = Omit<StatusRow, 'message_payload'>
+
+export interface SentStatusRow extends StatusInfo {
   viewer_count: number
 }
+
+const INFO_COLUMNS = [
+  'id', 'session_id', 'type', 'content', 'caption', 'message_id', 'state', 'created_at', 'contact_count', 'target_numbers',
+  'sent_count', 'media_file', 'background_color', 'font', 'error'
+] as const satisfies ReadonlyArray<keyof StatusInfo>
 
 export async function insertStatus (db: Db, row: NewStatusRow): Promise<number> {
   const { id } = await db.insertInto('statuses').values(row).returning('id').executeTakeFirstOrThrow()
   return id
 }
 
-export async function markSent (db: Db, id: number, messageId: string, recipientJids: string[]): Promise<void> {
-  await db.updateTable('statuses')
-    .set({ state: 'sent', message_id: messageId, recipients: JSON.stringify(recipientJids) })
+/**
+ * A send's progress, written synchronously (prepared statements on the raw connection) between two chunks:
+ * the built message before the first one, then each acknowledged chunk's JIDs with the new count, in one
+ * transaction. Each answers false when the status row is gone (deleted with its session meanwhile).
+ */
+export function progressWriter (sqlite: SQLite.Database) {
+  const payload = sqlite.prepare<[Buffer, number]>("update statuses set message_payload = ? where id = ? and state = 'sending'")
+  const confirm = sqlite.prepare<[number, string]>(
+    'insert into status_recipients (status_id, jid, confirmed) values (?, ?, 1) on conflict (status_id, jid) do update set confirmed = 1')
+  const maybe = sqlite.prepare<[number, string]>('insert or ignore into status_recipients (status_id, jid, confirmed) values (?, ?, 0)')
+  const count = sqlite.prepare<[number, number]>('update statuses set sent_count = ? where id = ?')
+  const exists = sqlite.prepare<[number]>('select 1 from statuses where id = ?').pluck()
+  const commit = sqlite.transaction((id: number, jids: string[], sentCount: number): boolean => {
+    if (count.run(sentCount, id).changes === 0) return false
+    for (const jid of jids) confirm.run(id, jid)
+    return true
+  })
+  const unconfirmed = sqlite.transaction((id: number, jids: string[]): boolean => {
+    if (exists.get(id) === undefined) return false
+    for (const jid of jids) maybe.run(id, jid)
+    return true
+  })
+  const forget = sqlite.prepare<[number, string]>('delete from status_recipients where status_id = ? and jid = ? and confirmed = 0')
+  const notSent = sqlite.transaction((id: number, jids: string[]): void => { for (const jid of jids) forget.run(id, jid) })
+  return {
+    savePayload: (id: number, bytes: Uint8Array): boolean => payload.run(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), id).changes > 0,
+    /** a chunk the platform acknowledged, with the new sent_count */
+    commit: (id: number, jids: string[], sentCount: number): boolean => commit(id, jids, sentCount),
+    /** a chunk about to go out, or written but not acknowledged before the link closed: they may have it */
+    unconfirmed: (id: number, jids: string[]): boolean => unconfirmed(id, jids),
+    /** unconfirmed JIDs known not to have gone out after all (their chunk failed before it was written) */
+    notSent: (id: number, jids: string[]): void => { notSent(id, jids) }
+  }
+}
+
+/** Ends a send: `sent`, or `partial` with why it stopped; false when the row is gone. */
+export async function finishSend (db: Db, id: number, outcome: { state: 'sent' | 'partial', sentCount: number, error?: string }): Promise<boolean> {
+  const result = await db.updateTable('statuses')
+    .set({ state: outcome.state, sent_count: outcome.sentCount, ...(outcome.error !== undefined ? { error: outcome.error } : {}) })
     .where('id', '=', id)
-    .execute()
+    .executeTakeFirst()
+  return result.numUpdatedRows > 0n
+}
+
+/**
+ * The JIDs that have the status (committed chunk by chunk), own number included: `confirmed` only those
+ * the platform acknowledged, `all` also those whose chunk went out unacknowledged (what a revoke reaches).
+ */
+export async function statusRecipients (db: Db, id: number, which: 'all' | 'confirmed' = 'all'): Promise<string[]> {
+  let query = db.selectFrom('status_recipients').select('jid').where('status_id', '=', id)
+  if (which === 'confirmed') query = query.where('confirmed', '=', 1)
+  return (await query.execute()).map((r) => r.jid)
+}
+
+/** Rows a crash left `sending`, oldest first, with their stored message. */
+export async function interruptedSends (db: Db): Promise<StatusRow[]> {
+  return await db.selectFrom('statuses').selectAll().where('state', '=', 'sending').orderBy('id').execute()
 }
 
 export async function deleteStatus (db: Db, id: number): Promise<boolean> {
@@ -26,8 +87,8 @@ export async function deleteStatus (db: Db, id: number): Promise<boolean> {
   return result.numDeletedRows > 0n
 }
 
-export async function findStatus (db: Db, sessionId: string, id: number): Promise<StatusRow | undefined> {
-  return await db.selectFrom('statuses').selectAll().where('id', '=', id).where('session_id', '=', sessionId).executeTakeFirst()
+export async function findStatus (db: Db, sessionId: string, id: number): Promise<StatusInfo | undefined> {
+  return await db.selectFrom('statuses').select(INFO_COLUMNS).where('id', '=', id).where('session_id', '=', sessionId).executeTakeFirst()
 }
 
 /** Sets the platform's late rejection on the status sent under `messageId`; returns its id, or undefined when unknown. */
@@ -41,17 +102,16 @@ export async function setStatusError (db: Db, sessionId: string, messageId: stri
   return row?.id
 }
 
-/** Sent statuses created at or after `since`, newest first, with their count of real viewers. */
+/** Statuses (sending, sent or partial) created at or after `since`, newest first, with their count of real viewers. */
 export async function listSent (db: Db, sessionId: string, since: number): Promise<SentStatusRow[]> {
   const rows = await db.selectFrom('statuses as s')
-    .selectAll('s')
+    .select(INFO_COLUMNS.map((c) => `s.${c}` as const))
     .select((eb) => eb.selectFrom('viewers as v')
       .whereRef('v.status_id', '=', 's.id')
       .where('v.is_real', '=', 1)
       .select(eb.fn.countAll<number>().as('n'))
       .as('viewer_count'))
     .where('s.session_id', '=', sessionId)
-    .where('s.state', '=', 'sent')
     .where('s.created_at', '>=', since)
     .orderBy('s.created_at', 'desc')
     .orderBy('s.id', 'desc')

@@ -7,7 +7,7 @@ import type { Database } from '../database.js'
 type Db = Kysely<Database>
 
 export interface StatusTotals {
-  /** statuses not marked failed */
+  /** statuses created at or after `since` in any state (what sent-statuses lists) */
   statuses: number
   /** creation time of the newest of them, null when none */
   lastCreatedAt: number | null
@@ -15,10 +15,10 @@ export interface StatusTotals {
   realViewers: number
 }
 
-export async function statusTotals (db: Db): Promise<StatusTotals> {
+export async function statusTotals (db: Db, since = 0): Promise<StatusTotals> {
   const totals = await db.selectFrom('statuses')
     .select((eb) => [eb.fn.countAll<number>().as('count'), eb.fn.max('created_at').as('last')])
-    .where('state', '!=', 'failed')
+    .where('created_at', '>=', since)
     .executeTakeFirstOrThrow()
   const viewers = await db.selectFrom('viewers').select((eb) => eb.fn.countAll<number>().as('count')).where('is_real', '=', 1).executeTakeFirstOrThrow()
   return {

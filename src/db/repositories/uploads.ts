@@ -1,10 +1,19 @@
+import type SQLite from 'better-sqlite3'
 import { sql, type Kysely } from 'kysely'
 import type { Database, NewUploadRow } from '../database.js'
 
 type Db = Kysely<Database>
 
-export async function insertUpload (db: Db, row: NewUploadRow): Promise<void> {
-  await db.insertInto('uploads').values(row).execute()
+/**
+ * Inserts an upload's row and runs `place` (the rename that puts its file in place) in one synchronous
+ * transaction: the row is committed only after the file is in place, and rolled back when `place` throws.
+ */
+export function uploadCommitter (sqlite: SQLite.Database): (row: Required<NewUploadRow>, place: () => void) => void {
+  const insert = sqlite.prepare<[string, string, string, number, number]>('insert into uploads (filename, kind, mime_type, size, created_at) values (?, ?, ?, ?, ?)')
+  return sqlite.transaction((row: Required<NewUploadRow>, place: () => void) => {
+    insert.run(row.filename, row.kind, row.mime_type, row.size, row.created_at)
+    place()
+  })
 }
 
 export async function deleteUpload (db: Db, filename: string): Promise<void> {

@@ -77,7 +77,7 @@ export class SessionRuntime {
     this.sender = new StatusSender({
       id: this.id,
       log: this.log,
-      policy: () => ({ chunkSize: wa.statusChunkSize, attempts: timing.sendAttempts, retryBaseMs: timing.sendRetryBaseMs, retryMaxMs: timing.sendRetryMaxMs }),
+      policy: () => ({ chunkSize: wa.statusChunkSize, attempts: timing.sendAttempts, retryBaseMs: timing.sendRetryBaseMs, retryMaxMs: timing.sendRetryMaxMs, ackTimeoutMs: timing.sendAckTimeoutMs }),
       openSocket: this.openSocket,
       ownNumber: () => this.ownNumber,
       newMessageId: () => this.newMessageId(),
@@ -261,13 +261,19 @@ export class SessionRuntime {
     this.linking.announceTimeout(seconds)
   }
 
-  /** An open socket for the sender; waits for a reconnect, gives up when the session stops wanting one. */
-  private readonly openSocket = async (): Promise<WASocket> => {
+  /**
+   * An open socket for the sender; waits for a reconnect (at most sendOpenWaitMs), gives up when the session
+   * stops wanting one (logged out, replaced, removed). `lost` is a socket whose link just broke: it is only
+   * returned again while its WebSocket is still open (the error was not a lost link after all).
+   */
+  private readonly openSocket = async (lost?: WASocket): Promise<WASocket> => {
+    const waitMs = this.deps.timing.sendOpenWaitMs
     return await this.state.waiters.until(() => {
-      if (!this.state.wantsSocket()) throw new PlatformError('NOT_CONNECTED')
-      return this.state.is('open') ? this.connection.attempt?.sock : undefined
-    }, this.deps.timing.sendOpenWaitMs, 'the session to be connected').catch((err: unknown) => {
-      throw isPlatformError(err, 'NOT_CONNECTED') ? err : new PlatformError('NOT_CONNECTED')
+      if (!this.state.wantsSocket()) throw new PlatformError('NOT_CONNECTED', `WhatsApp is not connected (session ${this.state.current})`)
+      const sock = this.state.is('open') ? this.connection.attempt?.sock : undefined
+      return sock === lost && sock?.ws.isOpen !== true ? undefined : sock
+    }, waitMs, 'the session to be connected').catch((err: unknown) => {
+      throw isPlatformError(err, 'NOT_CONNECTED') ? err : new PlatformError('NOT_CONNECTED', `WhatsApp is not connected (no reconnect within ${Math.round(waitMs / 1000)} s)`)
     })
   }
 

@@ -17,11 +17,16 @@ import { buildStatusMessage, revokeMessage, STATUS_JID } from './status-message.
 
 export interface RelayPolicy {
   chunkSize: number
-  /** attempts per chunk (and for the media upload) before giving up */
+  /** attempts per chunk (and for the media upload) before giving up on push-back */
   attempts: number
   retryBaseMs: number
   retryMaxMs: number
+  /** how long a chunk waits for the platform's ack after it was written */
+  ackTimeoutMs: number
 }
+
+/** A chunk is tried again after at most this many dropped links (each one waits for the reconnect). */
+export const MAX_LINK_LOSSES_PER_CHUNK = 10
 
 export function chunk<T> (items: T[], size: number): T[][] {
   const out: T[][] = []
@@ -65,34 +70,117 @@ export async function withPushBackRetry<T> (ctx: RetryContext, step: (attempt: n
   }
 }
 
+const LINK_ERROR = /\b(EPIPE|ECONNRESET|ECONNABORTED|ETIMEDOUT)\b|socket hang up|connection (closed|terminated|was lost|lost)|stream errored|not open/i
+
+/**
+ * The link under `sock` broke (or was told to restart): EPIPE, ECONNRESET, a close (428), restart
+ * required (515) or any error while its WebSocket is no longer open. The chunk did not go out (or was
+ * not acknowledged) and is sent again once the session reconnected.
+ */
+export function isLinkLoss (sock: WASocket, err: unknown): boolean {
+  if (!sock.ws.isOpen) return true
+  if (typeof err !== 'object' || err === null) return false
+  const e = err as BoomLike & { code?: unknown }
+  const status = e.output?.statusCode
+  if (status === 428 || status === 515) return true
+  return LINK_ERROR.test(`${typeof e.code === 'string' ? e.code : ''} ${e.message ?? ''}`)
+}
+
+function linkClosed (): Error {
+  return Object.assign(new Error('Connection Closed'), { isBoom: true, output: { statusCode: 428 } })
+}
+
+/**
+ * Resolves on the platform's `<ack class="message" id=…>` for `messageId` on `sock` (an error ack too:
+ * Baileys reports those as status-error), rejects when the socket closes first or after `timeoutMs`.
+ * Listening starts before the stanza is written, so a fast ack is not missed.
+ */
+export function awaitAck (sock: WASocket, messageId: string, timeoutMs: number): { acked: Promise<void>, cancel: () => void, received: () => boolean } {
+  let cancel = (): void => {}
+  let received = false
+  const acked = new Promise<void>((resolve, reject) => {
+    const onAck = (node: { attrs?: Record<string, string> }): void => { if (node.attrs?.id === messageId) { received = true; done(); resolve() } }
+    const onUpdate = (update: { connection?: string }): void => { if (update.connection === 'close') { done(); reject(linkClosed()) } }
+    const timer = setTimeout(() => { done(); reject(new Error(`timed out after ${timeoutMs} ms waiting for the platform's ack`)) }, timeoutMs)
+    const done = (): void => {
+      clearTimeout(timer)
+      sock.ws.off('CB:ack,class:message', onAck)
+      sock.ev.off('connection.update', onUpdate)
+    }
+    cancel = done
+    sock.ws.on('CB:ack,class:message', onAck)
+    sock.ev.on('connection.update', onUpdate)
+  })
+  acked.catch(() => {})
+  return { acked, cancel, received: () => received }
+}
+
 export interface RelayChunksInput {
-  /** an open socket; may wait for the session to reconnect */
-  socket: () => Promise<WASocket>
+  /** an open socket; waits for the session to reconnect. `lost`: the socket that just failed, not to be used again unless it is still open */
+  socket: (lost?: WASocket) => Promise<WASocket>
   message: proto.IMessage
   messageId: string
-  /** recipient JIDs in order, already de-duplicated */
+  /** recipient JIDs in order, already de-duplicated (and without the ones that already have it) */
   jids: string[]
   policy: RelayPolicy
   logger: Logger
   additionalAttributes?: Record<string, string>
+  /** JIDs that had it before this call (a resumed send): counted in progress */
+  alreadySent?: number
+  /** before each chunk's first attempt */
+  onChunkStart?: (jids: string[]) => void | Promise<void>
+  /** after each acknowledged chunk; the next one waits for it */
+  onChunk?: (jids: string[]) => void | Promise<void>
+  /** a chunk written whose ack the link's close cut off: they may have it */
+  onUnconfirmed?: (jids: string[]) => void | Promise<void>
   onProgress?: (sent: number, total: number) => void
 }
 
-/** Relays one message to status@broadcast in order, chunk by chunk, all under the same message id. */
+/**
+ * Relays one message to status@broadcast in order, chunk by chunk, all under the same message id. A chunk
+ * counts once the platform acknowledged it. When the link drops (EPIPE, ECONNRESET, close, 428, 515) the
+ * chunk waits for the session to reconnect (bounded by the socket waiter) and goes out again on the new
+ * socket; push-back (rate limits, timeouts) is retried with backoff.
+ */
 export async function relayInChunks (input: RelayChunksInput): Promise<void> {
   const chunks = chunk(input.jids, Math.max(1, input.policy.chunkSize))
-  let sent = 0
+  const already = input.alreadySent ?? 0
+  const total = already + input.jids.length
+  let sent = already
   for (const [index, statusJidList] of chunks.entries()) {
-    await withPushBackRetry({ policy: input.policy, logger: input.logger, what: `status chunk ${index + 1}/${chunks.length}` }, async () => {
-      const sock = await input.socket()
-      await sock.relayMessage(STATUS_JID, input.message, {
-        messageId: input.messageId,
-        statusJidList,
-        ...(input.additionalAttributes !== undefined ? { additionalAttributes: input.additionalAttributes } : {})
-      })
+    const what = `status chunk ${index + 1}/${chunks.length}`
+    let lost: WASocket | undefined
+    let losses = 0
+    await input.onChunkStart?.(statusJidList)
+    await withPushBackRetry({ policy: input.policy, logger: input.logger, what }, async () => {
+      for (;;) {
+        const sock = await input.socket(lost)
+        const ack = awaitAck(sock, input.messageId, input.policy.ackTimeoutMs)
+        let written = false
+        try {
+          await sock.relayMessage(STATUS_JID, input.message, {
+            messageId: input.messageId,
+            statusJidList,
+            ...(input.additionalAttributes !== undefined ? { additionalAttributes: input.additionalAttributes } : {})
+          })
+          written = true
+          await ack.acked
+          return
+        } catch (err) {
+          ack.cancel()
+          // the platform acknowledged the stanza before the error (e.g. the link dropped right after): it went out
+          if (ack.received()) return
+          // written, but the ack never came: the platform may have it (a revoke must include them)
+          if (written) await input.onUnconfirmed?.(statusJidList)
+          if (!isLinkLoss(sock, err) || ++losses > MAX_LINK_LOSSES_PER_CHUNK) throw err
+          input.logger.warn({ err, messageId: input.messageId, losses }, `${what}: the link dropped; sending it again once reconnected`)
+          lost = sock
+        }
+      }
     })
+    await input.onChunk?.(statusJidList)
     sent += statusJidList.length
-    if (chunks.length > 1) input.onProgress?.(sent, input.jids.length)
+    if (chunks.length > 1 || already > 0) input.onProgress?.(sent, total)
   }
 }
 
@@ -103,8 +191,8 @@ export interface SenderHost {
   readonly id: string
   readonly log: Logger
   policy: () => RelayPolicy
-  /** an open socket; waits for a reconnect, fails with NOT_CONNECTED when none comes */
-  openSocket: () => Promise<WASocket>
+  /** an open socket (other than `lost` unless that one is still open); waits for a reconnect, fails with NOT_CONNECTED when none comes */
+  openSocket: (lost?: WASocket) => Promise<WASocket>
   ownNumber: () => string | null
   newMessageId: () => string
   emit: Emit
@@ -133,16 +221,10 @@ export class StatusSender {
       const own = this.host.ownNumber() ?? pnDigits(first.user?.id)
       if (own === null) throw new PlatformError('NOT_CONNECTED')
       const recipients = [...new Set(input.recipients)].filter((digits) => digits !== own)
-      const jids = [pnJid(own), ...recipients.map(pnJid)]
-      let message: proto.IMessage
-      try {
-        message = await withPushBackRetry({ policy, logger: log, what: 'status media upload' }, async (attempt) => {
-          const sock = attempt === 0 ? first : await this.host.openSocket()
-          return await buildStatusMessage(input.content, sock.waUploadToServer, log)
-        })
-      } catch (err) {
-        throw new PlatformError('SEND_FAILED', messageOf(err))
-      }
+      const all = [pnJid(own), ...recipients.map(pnJid)]
+      const done = new Set(input.done ?? [])
+      const jids = all.filter((jid) => !done.has(jid))
+      const message = await this.#message(input, first, policy)
       this.#remember(input.messageId, message)
       try {
         await relayInChunks({
@@ -152,15 +234,44 @@ export class StatusSender {
           jids,
           policy,
           logger: log,
+          alreadySent: all.length - jids.length,
+          ...(input.onChunkStart !== undefined ? { onChunkStart: input.onChunkStart } : {}),
+          ...(input.onChunk !== undefined ? { onChunk: input.onChunk } : {}),
+          ...(input.onUnconfirmed !== undefined ? { onUnconfirmed: input.onUnconfirmed } : {}),
           ...(input.onProgress !== undefined ? { onProgress: input.onProgress } : {})
         })
       } catch (err) {
-        if (isPlatformError(err, 'NOT_CONNECTED')) throw err
+        if (isPlatformError(err)) throw err
         throw new PlatformError('SEND_FAILED', messageOf(err))
       }
-      log.info({ messageId: input.messageId, recipients: jids.length, kind: input.content.kind }, 'status sent')
-      return { messageId: input.messageId, recipientJids: jids }
+      log.info({ messageId: input.messageId, recipients: all.length, resumed: all.length - jids.length, kind: input.content?.kind }, 'status sent')
+      return { messageId: input.messageId, recipientJids: all }
     })
+  }
+
+  /** The message to relay: the stored one of an earlier attempt, or a fresh one (media uploaded) handed to onPrepared. */
+  async #message (input: SendStatusInput, first: WASocket, policy: RelayPolicy): Promise<proto.IMessage> {
+    if (input.prepared !== undefined) {
+      try {
+        return proto.Message.decode(input.prepared)
+      } catch (err) {
+        throw new PlatformError('SEND_FAILED', `stored message unreadable: ${messageOf(err)}`)
+      }
+    }
+    const content = input.content
+    if (content === undefined) throw new PlatformError('SEND_FAILED', 'nothing to send')
+    let message: proto.IMessage
+    try {
+      message = await withPushBackRetry({ policy, logger: this.host.log, what: 'status media upload' }, async (attempt) => {
+        const sock = attempt === 0 ? first : await this.host.openSocket()
+        return await buildStatusMessage(content, sock.waUploadToServer, this.host.log)
+      })
+    } catch (err) {
+      if (isPlatformError(err)) throw err
+      throw new PlatformError('SEND_FAILED', messageOf(err))
+    }
+    await input.onPrepared?.(proto.Message.encode(message).finish())
+    return message
   }
 
   /** Revokes a status for the JIDs it went to; false when the platform could not be told. */

@@ -1,15 +1,17 @@
 import { randomBytes } from 'node:crypto'
-import { lstatSync } from 'node:fs'
-import { mkdir, open, readdir, rename, unlink } from 'node:fs/promises'
+import { lstatSync, renameSync } from 'node:fs'
+import { mkdir, open, readdir, unlink } from 'node:fs/promises'
 import { dirname, join, resolve as resolvePath } from 'node:path'
 import { Transform, Writable, type TransformCallback } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import fp from 'fastify-plugin'
 import type { MultipartFile } from '@fastify/multipart'
+import type SQLite from 'better-sqlite3'
+import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { Database } from '../../db/database.js'
 import { BadRequest, FileTooLarge, NoFileUploaded, VideoTooLarge, WrongFileType } from '../../errors.js'
-import { deleteUpload, insertUpload } from '../../db/repositories/uploads.js'
+import { deleteUpload, uploadCommitter } from '../../db/repositories/uploads.js'
 import { sniff, SNIFF_BYTES, type SniffedType } from '../../media/sniff.js'
 import { extensionsOf, type MediaKind } from '../../media/types.js'
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, secureUploadDir } from '../../db/file-modes.js'
@@ -26,6 +28,8 @@ export type MediaStore = ReturnType<typeof createMediaStore>
 export interface MediaStoreOptions {
   dir: string
   db: Kysely<Database>
+  /** the same database's raw connection: a file's row is committed in one synchronous step with its rename */
+  sqlite: SQLite.Database
   maxUploadBytes: number
   maxUploadMb: number
 }
@@ -37,6 +41,7 @@ const MAX_STEM = 100
 export function createMediaStore (opts: MediaStoreOptions) {
   const dir = resolvePath(opts.dir)
   const { db, maxUploadBytes } = opts
+  const commitUpload = uploadCommitter(opts.sqlite)
   const tooLarge = (kind: MediaKind) => kind === 'image' ? new FileTooLarge() : new VideoTooLarge(opts.maxUploadMb)
 
   async function save (file: MultipartFile, kind: MediaKind): Promise<{ filename: string, size: number, mimeType: string }> {
@@ -48,10 +53,10 @@ export function createMediaStore (opts: MediaStoreOptions) {
     const tap = new HeadTap(kind, maxUploadBytes)
     // opened before streaming so that the cleanup below can never run ahead of the file's creation
     const handle = await open(part, 'wx', PRIVATE_FILE_MODE).catch(async (err: unknown) => { await drain(file); throw err })
-    let renamed: string | null = null
     try {
       try {
-        await pipeline(file.file, tap, handle.createWriteStream())
+        // flush: fsync before close, so the file is on disk before its row says it exists
+        await pipeline(file.file, tap, handle.createWriteStream({ flush: true }))
       } catch (err) {
         // fs errors carry a syscall and are ours (500); anything else is the client's stream breaking off
         if (err instanceof Error && 'syscall' in err) throw err
@@ -65,15 +70,12 @@ export function createMediaStore (opts: MediaStoreOptions) {
       if (type === null || type.kind !== kind) throw new WrongFileType()
 
       const filename = `${Date.now()}-${randomBytes(6).toString('hex')}-${safeName(file.filename, type)}`
-      const target = join(dir, filename)
-      await rename(part, target)
-      renamed = target
-      await insertUpload(db, { filename, kind, mime_type: type.mimeType, size: tap.bytes, created_at: Date.now() })
-      renamed = null
+      // the row and the rename in one synchronous transaction: nothing else runs in between, a failed rename
+      // rolls the row back; only a crash inside this step leaves a file without a row, which the next start removes
+      commitUpload({ filename, kind, mime_type: type.mimeType, size: tap.bytes, created_at: Date.now() }, () => { renameSync(part, join(dir, filename)) })
       return { filename, size: tap.bytes, mimeType: type.mimeType }
     } finally {
       await unlinkQuiet(part)
-      if (renamed !== null) await unlinkQuiet(renamed)
     }
   }
 
@@ -107,6 +109,41 @@ export async function prepareUploadDir (dir: string): Promise<number> {
     if (entry.isFile() && entry.name.endsWith('.part') && await unlinkQuiet(join(dir, entry.name))) removed++
   }
   return removed
+}
+
+export interface Reconciled {
+  /** unfinished `.part` files removed */
+  parts: number
+  /** stored-name files that had no row (a crash between rename and commit), removed */
+  filesWithoutRow: string[]
+  /** rows whose file was gone (removed by hand, or a crash between unlink and delete), removed */
+  rowsWithoutFile: string[]
+}
+
+/**
+ * Start-up reconciliation of UPLOAD_DIR with the `uploads` table, so that every upload is a complete
+ * file with its row, or neither: `.part` files go, files under a stored name without a row go, rows
+ * without a file go. Files whose names the service never gives are left alone.
+ */
+export async function reconcileUploads (dir: string, db: Kysely<Database>): Promise<Reconciled> {
+  const parts = await prepareUploadDir(dir)
+  const files = new Set<string>()
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    if (entry.isFile() && STORED_NAME.test(entry.name)) files.add(entry.name)
+  }
+  const rows = new Set((await db.selectFrom('uploads').select('filename').execute()).map((r) => r.filename))
+  const filesWithoutRow = [...files].filter((f) => !rows.has(f))
+  const rowsWithoutFile = [...rows].filter((f) => !files.has(f))
+  for (const name of filesWithoutRow) await unlinkQuiet(join(dir, name))
+  for (const name of rowsWithoutFile) await deleteUpload(db, name)
+  return { parts, filesWithoutRow, rowsWithoutFile }
+}
+
+/** Logs what reconcileUploads removed: names at warn (at most 20), counts always. */
+export function logReconciled (log: FastifyBaseLogger, dir: string, r: Reconciled): void {
+  if (r.parts > 0) log.info({ dir, removed: r.parts }, 'removed unfinished uploads from a previous run')
+  if (r.filesWithoutRow.length > 0) log.warn({ dir, removed: r.filesWithoutRow.length, files: r.filesWithoutRow.slice(0, 20) }, 'removed uploaded files that had no database row (interrupted upload)')
+  if (r.rowsWithoutFile.length > 0) log.warn({ dir, removed: r.rowsWithoutFile.length, files: r.rowsWithoutFile.slice(0, 20) }, 'removed upload rows whose file is missing')
 }
 
 /**
@@ -174,11 +211,12 @@ export default fp(async (app) => {
   const store = createMediaStore({
     dir: app.config.uploadDir,
     db: app.db.db,
+    sqlite: app.db.sqlite,
     maxUploadBytes: app.config.maxUploadBytes,
     maxUploadMb: app.config.maxUploadMb
   })
-  const stale = await prepareUploadDir(store.dir)
-  if (stale > 0) app.log.info({ dir: store.dir, removed: stale }, 'removed unfinished uploads from a previous run')
+  // before any request: no upload can be half-way now
+  logReconciled(app.log, store.dir, await reconcileUploads(store.dir, app.db.db))
   for (const t of secureUploadDir(store.dir)) app.log.warn(t, `tightened the mode of ${t.path} from ${t.from} to ${t.to}`)
   app.decorate('mediaStore', store)
 }, { name: 'media-store', dependencies: ['config', 'db'] })

@@ -15,7 +15,8 @@ export default fp(async (app) => {
     links: createSessionLinks(app.db.sqlite),
     receiptSink: app.viewerIngest.sink,
     wa: app.config.wa,
-    logger: app.log
+    logger: app.log,
+    timing: { sendOpenWaitMs: app.config.sendReconnectWaitMs }
   })
   app.decorate('platform', platform)
   // sessions reconnect once the app is ready, not while plugins are still registering

@@ -17,6 +17,11 @@ export default fp(async (app) => {
     if (Number.isFinite(seconds) && seconds >= 0) metrics.statusSendDuration.observe(seconds)
   })
 
+  // partial: a send that stopped part-way; failed: a status the platform rejected after it was written
+  domainEvents.on('statuses-updated', (e) => {
+    if (e.action === 'partial' || e.action === 'failed') metrics.statuses.inc({ state: e.action })
+  })
+
   const onReceipts = ({ receipts }: PlatformEventMap['status-receipts']): void => {
     const byKind = { read: 0, played: 0, delivery: 0 }
     for (const r of receipts) byKind[r.type]++

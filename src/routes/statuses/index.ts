@@ -12,6 +12,10 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     schema: {
       tags: ['statuses'],
       summary: 'Publish a status (text, image, video or media URL) to the listed numbers, or to the own number only',
+      description: 'Long lists go out in chunks under one message id; each chunk the platform acknowledged is recorded before the next. ' +
+        'A dropped link is waited out (SEND_RECONNECT_WAIT_MS) and the send continues. 200 with `state: sent`, or `state: partial` with ' +
+        '`sentCount` when sending stopped part-way (the status is kept, listed and revocable for exactly those recipients). ' +
+        'A send that stopped before anyone had it answers 500 and leaves no status.',
       params: SessionParamsSchema,
       body: SendStatusBodySchema,
       response: { 200: Ok(SendStatusResultSchema), ...failures(400, 404) }
@@ -60,9 +64,11 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     schema: {
       tags: ['statuses'],
       summary: 'Delete the local record of a status and its media file; with revoke=true also revoke it on the platform',
+      description: 'A revoke reaches exactly the recipients that have the status (for a partial one, those counted in sentCount). ' +
+        'A status still being sent answers 409.',
       params: StatusParamsSchema,
       querystring: DeleteStatusQuerySchema,
-      response: { 200: Ok(DeletedStatusSchema), ...failures(400, 404) }
+      response: { 200: Ok(DeletedStatusSchema), ...failures(400, 404, 409) }
     }
   }, async (req) => ({
     success: true as const,

@@ -31,7 +31,8 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     schema: { tags: ['system'], summary: 'Aggregate statistics over all sessions', response: { 200: Ok(StatsSchema), ...failures() } }
   }, async () => {
     const sessions = await app.sessions.list()
-    const totals = await statusTotals(app.db.db)
+    // the statuses sent-statuses lists: not expired yet, whatever their state
+    const totals = await statusTotals(app.db.db, Date.now() - app.config.statusTtlMs)
     return {
       success: true as const,
       data: {

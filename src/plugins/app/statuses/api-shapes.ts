@@ -21,6 +21,8 @@ export function toSentStatus (r: SentStatusRow): SentStatus {
     contactCount: r.contact_count,
     targetNumbers: r.target_numbers,
     viewerCount: r.viewer_count,
-    error: r.error
+    error: r.error,
+    state: r.state,
+    sentCount: r.sent_count
   }
 }

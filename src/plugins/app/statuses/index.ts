@@ -21,6 +21,10 @@ export function createStatuses (deps: StatusDeps) {
 
   return {
     send: service.send,
+    /** resumes sends a crash left `sending` (in the background; each waits for its session) */
+    recover: service.recover,
+    /** ends resumes still waiting for a session and waits for sends under way (bounded) */
+    drain: service.drain,
     list: service.list,
     viewers: service.viewers,
     remove: service.remove,
@@ -68,6 +72,16 @@ export default fp(async (app) => {
       app.log.error({ err }, 'status cleanup at start failed')
     }
     service.startCleanupTimer()
+    // after the platform's onReady (registered earlier): the sessions are reconnecting by now
+    try {
+      await service.recover()
+    } catch (err) {
+      app.log.error({ err }, 'could not look for interrupted sends')
+    }
   })
-  app.addHook('onClose', async () => { service.stop() })
+  // sends under way end (partial, once the platform closed their session) before the database closes
+  app.addHook('onClose', async () => {
+    await service.drain(10_000)
+    service.stop()
+  })
 }, { name: 'statuses', dependencies: ['db', 'domain-events', 'platform', 'media-store', 'remote-media'] })
