@@ -115,3 +115,28 @@ test('the strict parser refuses what Prometheus would refuse', () => {
   const ok = parsePrometheus('# HELP x a "thing"\n# TYPE x counter\nx{a="q\\"\\\\\\n",b="2"} 1.5e3\n')
   assert.deepEqual(ok.get('x')?.samples, [{ name: 'x', labels: { a: 'q"\\\n', b: '2' }, value: 1500 }])
 })
+
+test('statuses that end partial or failed, and webhook attempts by result, move their counters', async (t) => {
+  const app = await build(t)
+  const events = app.app.domainEvents
+  events.emit('statuses-updated', { sessionId: 's', statusId: '1', action: 'partial', message: 'stopped' })
+  events.emit('statuses-updated', { sessionId: 's', statusId: '2', action: 'failed', message: 'rejected' })
+  events.emit('statuses-updated', { sessionId: 's', statusId: '3', action: 'send-failed', message: 'nobody' })
+  events.emit('statuses-updated', { sessionId: 's', action: 'cleanup', message: 'expired' })
+  let families = await scrape(app)
+  assert.equal(sampleValue(families, 'status_tracker_statuses_total', { state: 'partial' }), 1)
+  assert.equal(sampleValue(families, 'status_tracker_statuses_total', { state: 'failed' }), 2)
+  assert.equal(sampleValue(families, 'status_tracker_statuses_total', { state: 'sent' }), 0)
+
+  const real = app.app.webhooks.stats
+  let attempts = { succeeded: 3, retried: 1, failed: 0, gone: 0 }
+  app.app.webhooks.stats = () => ({ ...real(), pending: 4, attempts })
+  families = await scrape(app)
+  assert.equal(sampleValue(families, 'status_tracker_webhook_queue_depth', {}), 4)
+  assert.equal(sampleValue(families, 'status_tracker_webhook_deliveries_total', { result: 'success' }), 3)
+  attempts = { succeeded: 5, retried: 1, failed: 1, gone: 0 }
+  families = await scrape(app)
+  assert.equal(sampleValue(families, 'status_tracker_webhook_deliveries_total', { result: 'success' }), 5, 'only what was added since the last scrape is counted')
+  assert.equal(sampleValue(families, 'status_tracker_webhook_deliveries_total', { result: 'retry' }), 1)
+  assert.equal(sampleValue(families, 'status_tracker_webhook_deliveries_total', { result: 'failed' }), 1)
+})

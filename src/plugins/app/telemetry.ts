@@ -17,9 +17,11 @@ export default fp(async (app) => {
     if (Number.isFinite(seconds) && seconds >= 0) metrics.statusSendDuration.observe(seconds)
   })
 
-  // partial: a send that stopped part-way; failed: a status the platform rejected after it was written
+  // partial: a send that stopped part-way; failed: a send that reached nobody, or a status the platform
+  // rejected after it was written
   domainEvents.on('statuses-updated', (e) => {
-    if (e.action === 'partial' || e.action === 'failed') metrics.statuses.inc({ state: e.action })
+    if (e.action === 'partial') metrics.statuses.inc({ state: 'partial' })
+    else if (e.action === 'failed' || e.action === 'send-failed') metrics.statuses.inc({ state: 'failed' })
   })
 
   const onReceipts = ({ receipts }: PlatformEventMap['status-receipts']): void => {
