@@ -277,9 +277,7 @@ export class SessionRuntime {
     })
   }
 
-  private readonly emit: Emit = (event, payload) => {
-    if (!this.state.muted()) this.deps.events.emit(event, payload)
-  }
+  private readonly emit: Emit = (event, payload) => { if (!this.state.muted()) this.deps.events.emit(event, payload) }
 
   private assertPresent (): void {
     if (this.state.is('removed')) throw new PlatformError('SESSION_NOT_FOUND')
@@ -292,11 +290,7 @@ export class SessionRuntime {
 
   /** The session row follows the link; a failed write must not stop the session. */
   private store (failure: string, write: () => void): void {
-    try {
-      write()
-    } catch (err) {
-      this.log.error({ err }, failure)
-    }
+    try { write() } catch (err) { this.log.error({ err }, failure) }
   }
 
   private clearTimers (): void {

@@ -3,7 +3,7 @@ import { EventEmitter } from 'node:events'
 import { test } from 'node:test'
 import type { WASocket } from '@whiskeysockets/baileys'
 import { pino } from 'pino'
-import { awaitAck, chunk, isLinkLoss, isPushBack, withPushBackRetry } from '../../../src/platform/session/sender.js'
+import { awaitAck, chunk, isLinkLoss, isPushBack, withPushBackRetry } from '../../../src/platform/session/chunk-relay.js'
 import { argbFromHex } from '../../../src/platform/session/status-message.js'
 
 // Pure helpers of the sender; the relay itself runs through real Baileys in platform.test.ts.

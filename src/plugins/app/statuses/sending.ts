@@ -2,12 +2,13 @@ import type { FastifyError } from 'fastify'
 import type { StatusRow } from '../../../db/database.js'
 import { findSession } from '../../../db/repositories/sessions.js'
 import { deleteStatus, finishSend, insertStatus, interruptedSends, progressWriter, statusRecipients } from '../../../db/repositories/statuses.js'
-import { findUpload } from '../../../db/repositories/uploads.js'
-import { BadRequest, fromPlatform, NotConnected, SendFailed, SessionNotFound, UploadNotFound } from '../../../errors.js'
+import { fromPlatform, NotConnected, SendFailed, SessionNotFound } from '../../../errors.js'
 import type { SendStatusResult, StatusContent } from '../../../platform/types.js'
 import type { SendStatusBody } from '../../../schemas/status.js'
 import { iso } from './api-shapes.js'
-import { detectUrlMedia, parseHttpUrl, parseTargetNumbers } from './parse.js'
+import { prepareContent } from './content.js'
+import { whenOpen } from './when-open.js'
+import { parseTargetNumbers } from './parse.js'
 import type { SendStatusAnswer, StatusDeps } from './service.js'
 
 // A send's recorded life (issue 11). The row is inserted `sending` before anything goes out; the built
@@ -42,7 +43,6 @@ class StatusGone extends Error {
 }
 
 const jidOf = (digits: string): string => `${digits}@s.whatsapp.net`
-const duration = (ms: number): string => ms < 1000 ? `${ms} ms` : `${Math.round(ms / 1000)} s`
 
 function isCode (err: unknown, code: string): boolean {
   return typeof err === 'object' && err !== null && (err as FastifyError).code === code
@@ -61,7 +61,7 @@ function quiet<T> (promise: Promise<T>): Promise<T> {
 }
 
 export function createSending (deps: StatusDeps) {
-  const { config, platform, mediaStore, remoteMedia, events, log } = deps
+  const { config, platform, remoteMedia, events, log } = deps
   const db = deps.db.db
   const sqlite = deps.db.sqlite
   const progress = progressWriter(sqlite)
@@ -82,45 +82,11 @@ export function createSending (deps: StatusDeps) {
     for (let i = 0; sqlite.inTransaction && i < 5000; i++) await new Promise((resolve) => setImmediate(resolve))
   }
 
-  /** Checks the body and works out what to send and what to store. */
-  async function prepare (body: SendStatusBody) {
-    const caption = body.caption ?? ''
-    switch (body.type) {
-      case 'text': {
-        const content: StatusContent = { kind: 'text', text: body.content }
-        if (body.backgroundColor !== undefined) content.backgroundColor = body.backgroundColor
-        if (body.font !== undefined) content.font = body.font
-        return { content, caption: '', mediaFile: null, backgroundColor: body.backgroundColor ?? null, font: body.font ?? null, remote: null }
-      }
-      case 'image':
-      case 'video': {
-        const name = body.content
-        const path = mediaStore.resolve(name)
-        if (path === null) throw new UploadNotFound()
-        const upload = await findUpload(db, name)
-        if (upload !== undefined && upload.kind !== body.type) throw new BadRequest(`content is an uploaded ${upload.kind}, not an ${body.type}`)
-        const content: StatusContent = { kind: body.type, source: { path }, caption }
-        if (upload !== undefined) content.mimetype = upload.mime_type
-        return { content, caption, mediaFile: name, backgroundColor: null, font: null, remote: null }
-      }
-      case 'url': {
-        const url = parseHttpUrl(body.content)
-        const media = detectUrlMedia(url)
-        // media is fetched by the server through the guard after the connection check (send); text is not fetched
-        if (media !== null) remoteMedia.check(url)
-        const content: StatusContent = media === null
-          ? { kind: 'text', text: caption === '' ? body.content : `${body.content}\n${caption}` }
-          : { kind: media.kind, source: { url: url.href }, mimetype: media.mimetype, caption }
-        return { content, caption, mediaFile: null, backgroundColor: null, font: null, remote: media === null ? null : { url, kind: media.kind } }
-      }
-    }
-  }
-
   async function send (sessionId: string, body: SendStatusBody): Promise<SendStatusAnswer> {
     const session = await findSession(db, sessionId)
     if (session === undefined) throw new SessionNotFound()
     const requested = parseTargetNumbers(body.targetNumbers)
-    const prepared = await prepare(body)
+    const prepared = await prepareContent(deps, body)
     const snap = platform.snapshot(sessionId)
     const ownNumber = snap?.ownNumber ?? session.own_number
     if (snap?.connected !== true || ownNumber === null) throw new NotConnected()
@@ -260,29 +226,6 @@ export function createSending (deps: StatusDeps) {
     return { statusId: id, message, platformMessageId: d.messageId, contactCount: d.contactCount, state: 'partial', sentCount }
   }
 
-  /** Resolves with the session's own number once it is open, or with why not (logged out, timeout, shutdown). */
-  async function whenOpen (sessionId: string, timeoutMs: number): Promise<{ own: string } | { why: string }> {
-    return await new Promise((resolve) => {
-      const finish = (value: { own: string } | { why: string }): void => {
-        clearTimeout(timer)
-        waiting.delete(check)
-        platform.off('connection-status', onStatus)
-        resolve(value)
-      }
-      const check = (): void => {
-        if (closing) { finish({ why: 'the service stopped before the session reconnected' }); return }
-        const snap = platform.snapshot(sessionId)
-        if (snap?.connected === true && snap.ownNumber !== null) finish({ own: snap.ownNumber })
-        else if (snap?.status === 'logged-out') finish({ why: 'the session is logged out' })
-      }
-      const onStatus = ({ sessionId: sid }: { sessionId: string }): void => { if (sid === sessionId) check() }
-      const timer = setTimeout(() => { finish({ why: `the session did not reconnect within ${duration(timeoutMs)}` }) }, timeoutMs)
-      waiting.add(check)
-      platform.on('connection-status', onStatus)
-      check()
-    })
-  }
-
   /** A row a crash left `sending` that cannot be resumed: partial with what it has, or removed when nobody has (or may have) it. */
   async function abandon (row: StatusRow, have: number, why: string): Promise<void> {
     const id = String(row.id)
@@ -306,7 +249,7 @@ export function createSending (deps: StatusDeps) {
     const have = (await statusRecipients(db, row.id, 'all')).length
     // the message is stored before the first chunk goes out: without it nothing went out
     if (row.message_payload === null) { await abandon(row, have, 'the service stopped before it went out'); return }
-    const open = await whenOpen(row.session_id, config.sendReconnectWaitMs)
+    const open = await whenOpen({ platform, waiting, closing: () => closing }, row.session_id, config.sendReconnectWaitMs)
     if ('why' in open) { await abandon(row, have, open.why); return }
     // the first chunk starts with the own number: another account linked meanwhile must not continue it
     if (done.length > 0 && !done.includes(jidOf(open.own))) { await abandon(row, have, 'the session is linked to another account now'); return }

@@ -1,0 +1,178 @@
+import { proto, type WASocket } from '@whiskeysockets/baileys'
+import { backoffDelay, sleep } from '../async.js'
+import type { PlatformLogger as Logger } from '../logger.js'
+import { STATUS_JID } from './status-message.js'
+
+// Relaying one status to a long recipient list: chunks, push-back retries, waiting out a dropped link
+// and the platform's ack of each chunk (see sender.ts for why chunks under one message id are safe).
+
+export interface RelayPolicy {
+  chunkSize: number
+  /** attempts per chunk (and for the media upload) before giving up on push-back */
+  attempts: number
+  retryBaseMs: number
+  retryMaxMs: number
+  /** how long a chunk waits for the platform's ack after it was written */
+  ackTimeoutMs: number
+}
+
+/** A chunk is tried again after at most this many dropped links (each one waits for the reconnect). */
+export const MAX_LINK_LOSSES_PER_CHUNK = 10
+
+export function chunk<T> (items: T[], size: number): T[][] {
+  const out: T[][] = []
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size))
+  return out
+}
+
+interface BoomLike { isBoom?: boolean, output?: { statusCode?: number }, data?: unknown, message?: string }
+
+/**
+ * Push-back the platform expects a client to wait out: rate limits (429 / rate-overlimit), service
+ * unavailable, query timeouts, and the socket closing under us (the session reconnects).
+ */
+export function isPushBack (err: unknown): boolean {
+  if (typeof err !== 'object' || err === null) return false
+  const e = err as BoomLike
+  const status = e.output?.statusCode
+  const data = typeof e.data === 'number' ? e.data : undefined
+  if (status === 408 || status === 428 || status === 429 || status === 503) return true
+  if (data === 408 || data === 429 || data === 503) return true
+  return /rate-?overlimit|timed out|connection closed|connection terminated|connection was lost/i.test(e.message ?? '')
+}
+
+export interface RetryContext {
+  policy: RelayPolicy
+  logger: Logger
+  what: string
+}
+
+/** Runs `step` until it succeeds, retrying push-back with backoff; other errors end at once. */
+export async function withPushBackRetry<T> (ctx: RetryContext, step: (attempt: number) => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await step(attempt)
+    } catch (err) {
+      if (!isPushBack(err) || attempt + 1 >= ctx.policy.attempts) throw err
+      const delayMs = backoffDelay(attempt, ctx.policy.retryBaseMs, ctx.policy.retryMaxMs)
+      ctx.logger.warn({ err, attempt: attempt + 1, delayMs }, `${ctx.what}: platform pushed back, retrying`)
+      await sleep(delayMs)
+    }
+  }
+}
+
+const LINK_ERROR = /\b(EPIPE|ECONNRESET|ECONNABORTED|ETIMEDOUT)\b|socket hang up|connection (closed|terminated|was lost|lost)|stream errored|not open/i
+
+/**
+ * The link under `sock` broke (or was told to restart): EPIPE, ECONNRESET, a close (428), restart
+ * required (515) or any error while its WebSocket is no longer open. The chunk did not go out (or was
+ * not acknowledged) and is sent again once the session reconnected.
+ */
+export function isLinkLoss (sock: WASocket, err: unknown): boolean {
+  if (!sock.ws.isOpen) return true
+  if (typeof err !== 'object' || err === null) return false
+  const e = err as BoomLike & { code?: unknown }
+  const status = e.output?.statusCode
+  if (status === 428 || status === 515) return true
+  return LINK_ERROR.test(`${typeof e.code === 'string' ? e.code : ''} ${e.message ?? ''}`)
+}
+
+function linkClosed (): Error {
+  return Object.assign(new Error('Connection Closed'), { isBoom: true, output: { statusCode: 428 } })
+}
+
+/**
+ * Resolves on the platform's `<ack class="message" id=…>` for `messageId` on `sock` (an error ack too:
+ * Baileys reports those as status-error), rejects when the socket closes first or after `timeoutMs`.
+ * Listening starts before the stanza is written, so a fast ack is not missed.
+ */
+export function awaitAck (sock: WASocket, messageId: string, timeoutMs: number): { acked: Promise<void>, cancel: () => void, received: () => boolean } {
+  let cancel = (): void => {}
+  let received = false
+  const acked = new Promise<void>((resolve, reject) => {
+    const onAck = (node: { attrs?: Record<string, string> }): void => { if (node.attrs?.id === messageId) { received = true; done(); resolve() } }
+    const onUpdate = (update: { connection?: string }): void => { if (update.connection === 'close') { done(); reject(linkClosed()) } }
+    const timer = setTimeout(() => { done(); reject(new Error(`timed out after ${timeoutMs} ms waiting for the platform's ack`)) }, timeoutMs)
+    const done = (): void => {
+      clearTimeout(timer)
+      sock.ws.off('CB:ack,class:message', onAck)
+      sock.ev.off('connection.update', onUpdate)
+    }
+    cancel = done
+    sock.ws.on('CB:ack,class:message', onAck)
+    sock.ev.on('connection.update', onUpdate)
+  })
+  acked.catch(() => {})
+  return { acked, cancel, received: () => received }
+}
+
+export interface RelayChunksInput {
+  /** an open socket; waits for the session to reconnect. `lost`: the socket that just failed, not to be used again unless it is still open */
+  socket: (lost?: WASocket) => Promise<WASocket>
+  message: proto.IMessage
+  messageId: string
+  /** recipient JIDs in order, already de-duplicated (and without the ones that already have it) */
+  jids: string[]
+  policy: RelayPolicy
+  logger: Logger
+  additionalAttributes?: Record<string, string>
+  /** JIDs that had it before this call (a resumed send): counted in progress */
+  alreadySent?: number
+  /** before each chunk's first attempt */
+  onChunkStart?: (jids: string[]) => void | Promise<void>
+  /** after each acknowledged chunk; the next one waits for it */
+  onChunk?: (jids: string[]) => void | Promise<void>
+  /** a chunk written whose ack the link's close cut off: they may have it */
+  onUnconfirmed?: (jids: string[]) => void | Promise<void>
+  onProgress?: (sent: number, total: number) => void
+}
+
+/**
+ * Relays one message to status@broadcast in order, chunk by chunk, all under the same message id. A chunk
+ * counts once the platform acknowledged it. When the link drops (EPIPE, ECONNRESET, close, 428, 515) the
+ * chunk waits for the session to reconnect (bounded by the socket waiter) and goes out again on the new
+ * socket; push-back (rate limits, timeouts) is retried with backoff.
+ */
+export async function relayInChunks (input: RelayChunksInput): Promise<void> {
+  const chunks = chunk(input.jids, Math.max(1, input.policy.chunkSize))
+  const already = input.alreadySent ?? 0
+  const total = already + input.jids.length
+  let sent = already
+  for (const [index, statusJidList] of chunks.entries()) {
+    const what = `status chunk ${index + 1}/${chunks.length}`
+    let lost: WASocket | undefined
+    let losses = 0
+    await input.onChunkStart?.(statusJidList)
+    await withPushBackRetry({ policy: input.policy, logger: input.logger, what }, async () => {
+      for (;;) {
+        const sock = await input.socket(lost)
+        const ack = awaitAck(sock, input.messageId, input.policy.ackTimeoutMs)
+        let written = false
+        try {
+          await sock.relayMessage(STATUS_JID, input.message, {
+            messageId: input.messageId,
+            statusJidList,
+            ...(input.additionalAttributes !== undefined ? { additionalAttributes: input.additionalAttributes } : {})
+          })
+          written = true
+          await ack.acked
+          return
+        } catch (err) {
+          ack.cancel()
+          // the platform acknowledged the stanza before the error (e.g. the link dropped right after): it went out
+          if (ack.received()) return
+          // written, but the ack never came: the platform may have it (a revoke must include them)
+          if (written) await input.onUnconfirmed?.(statusJidList)
+          if (!isLinkLoss(sock, err) || ++losses > MAX_LINK_LOSSES_PER_CHUNK) throw err
+          input.logger.warn({ err, messageId: input.messageId, losses }, `${what}: the link dropped; sending it again once reconnected`)
+          lost = sock
+        }
+      }
+    })
+    await input.onChunk?.(statusJidList)
+    sent += statusJidList.length
+    if (chunks.length > 1 || already > 0) input.onProgress?.(sent, total)
+  }
+}
+
+/** What sending needs of its session. */
