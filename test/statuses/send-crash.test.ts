@@ -32,7 +32,7 @@ function readRecord (dataDir: string): { id: number, messageId: string, state: s
   }
 }
 
-test('SIGKILL during a 1,000-recipient send: after a restart the row is resumed to sent, or ends partial with exactly the recipients that have it', { timeout: 240_000 }, async (t) => {
+test('SIGKILL during a 1,000-recipient send: after a restart the row is resumed to sent, or ends partial with its acknowledged recipients (the chunk in flight kept as may-have-it) and revocable', { timeout: 240_000 }, async (t) => {
   const emu = await startEmulator({ tls: testCertPaths() })
   t.after(async () => { await emu.stop() })
   const work = tempDir('st-send-crash-')
