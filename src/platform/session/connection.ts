@@ -155,7 +155,7 @@ export class Connection {
       sessionId: deps.sessionId,
       // LIDs the platform maps later reach viewers, reactions and replies alike
       sink: {
-        commit: views.commit,
+        commit: (sessionId, seen) => views.commit(sessionId, seen),
         lidsMapped: (sessionId, mappings) => { views.lidsMapped(sessionId, mappings); answers.lidsMapped(sessionId, mappings) },
         unmappedLids: (sessionId, limit) => [...new Set([...views.unmappedLids(sessionId, limit), ...answers.unmappedLids(sessionId, limit)])].slice(0, limit)
       },
