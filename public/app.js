@@ -273,6 +273,7 @@ async function loadOverview ({ health = true, storage = true } = {}) {
     setText($('ov-statuses'), String(st.totalStatuses))
     setText($('ov-statuses-sub'), st.lastStatusSent ? `last ${formatAgo(st.lastStatusSent)}` : 'none sent yet')
     setText($('ov-viewers'), String(st.totalViewers))
+    setText($('ov-answers'), `other people's views · ♥ ${st.totalReactions ?? 0} · ↩ ${st.totalReplies ?? 0}`)
   }
   if (sto !== null) {
     const db = (sto.database?.bytes ?? 0) + (sto.database?.walBytes ?? 0)

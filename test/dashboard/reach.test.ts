@@ -75,6 +75,8 @@ test('dashboard: reach, likes and replies per status, the views chart, all live'
     await page.keyboard.press('Escape')
     await item.locator('.status-reach[data-reactions="1"][data-replies="2"]').waitFor()
     await reach.filter({ hasText: '100% reach' }).waitFor()
+    await page.locator('#overview-refresh').click()
+    await page.locator('#ov-answers').filter({ hasText: '♥ 1 · ↩ 2' }).waitFor()
     assert.deepEqual(errors, [], 'the page logged errors')
   } catch (err) {
     const shot = await saveArtifact(page, `reach-${step}`)
