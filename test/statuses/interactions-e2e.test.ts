@@ -74,8 +74,10 @@ test('reactions and replies to a status through real Baileys: REST, events, rest
   })
 
   await t.test('two replies, one by LID', async () => {
+    const sentAt = performance.now()
     const first = await emu.reply(msgId, { from: alice.number, text: 'love it' })
     await events.latest('status-reply', (p) => p.reply.messageId === first.messageId, 15_000)
+    t.diagnostic(`a reply reached socket.io ${(performance.now() - sentAt).toFixed(0)} ms after the contact sent it (encrypt, decrypt, commit, event)`)
     const second = await emu.reply(msgId, { from: bob.number, text: 'where is this?', via: 'lid' })
     const ev = await events.latest('status-reply', (p) => p.statusId === statusId && p.reply.messageId === second.messageId, 15_000)
     assert.deepEqual([ev.reply.number, ev.reply.text], [bob.number, 'where is this?'])
