@@ -1,4 +1,4 @@
-/* global process, fetch, console */
+/* global process, fetch, console, Buffer, AbortSignal */
 // The control of bench/send-many.ts: a bare Baileys 7.0.0-rc14 socket, nothing else (no database, no
 // HTTP framework, auth state in memory, which is the cheapest key store Baileys can have). Plain
 // JavaScript run by plain node (no tsx loader), like the compiled service. bench/lib/bare-baileys.ts
