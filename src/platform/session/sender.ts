@@ -58,6 +58,7 @@ export class StatusSender {
       const jids = all.filter((jid) => !done.has(jid))
       const message = await this.#message(input, first, policy)
       this.#remember(input.messageId, message)
+      if (jids.length > policy.chunkSize) await this.#prepareSessions(first, jids)
       try {
         await relayInChunks({
           socket: this.host.openSocket,
@@ -104,6 +105,22 @@ export class StatusSender {
     }
     await input.onPrepared?.(proto.Message.encode(message).finish())
     return message
+  }
+
+  /**
+   * Looks up every recipient's devices and sets up the missing Signal sessions in one usync query and one
+   * pre-key fetch, before the first chunk, while the platform has nothing else to process; relayMessage
+   * then finds the devices in Baileys' cache and the sessions in place, instead of two round trips per
+   * chunk (issue 14: under load those waited behind the platform decrypting the previous chunk). Only
+   * a head start: nothing is sent, and on any error the chunks do the same work themselves.
+   */
+  async #prepareSessions (sock: WASocket, jids: string[]): Promise<void> {
+    try {
+      const devices = await sock.getUSyncDevices(jids, true, false)
+      await sock.assertSessions(devices.map((d) => d.jid))
+    } catch (err) {
+      this.host.log.debug({ err, recipients: jids.length }, 'setting up sessions before the first chunk failed; the chunks will')
+    }
   }
 
   /** Revokes a status for the JIDs it went to; false when the platform could not be told. */
