@@ -98,6 +98,13 @@ await runBench('send-many', 240_000, async ({ smoke, log, emulator, service, dir
       note: 'wall time of the two rows above, same run'
     },
     {
+      id: 'send-many.cpu-ratio',
+      name: `status to ${count} new contacts: CPU of the service ÷ CPU of bare Baileys`,
+      value: first.cpu / Math.max(bareFirst.cpu, 0.01),
+      unit: '×',
+      note: 'CPU seconds of the sending process during the send (/proc/<pid>/stat); other load on the machine moves it far less than the wall time'
+    },
+    {
       id: 'send-many.again',
       name: `same, to the same ${count} contacts again`,
       value: again.ms / 1000,
