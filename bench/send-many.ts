@@ -56,7 +56,7 @@ await runBench('send-many', 240_000, async ({ smoke, log, emulator, service, dir
   const first = await viaService('to many')
   log(`service, first send to ${n} new contacts: ${first.ms.toFixed(0)} ms (${cpuNote('service', first)})`)
   const again = await viaService('to many, again')
-  log(`service, second send to the same ${n}: ${again.ms.toFixed(0)} ms`)
+  log(`service, second send to the same ${n}: ${again.ms.toFixed(0)} ms (${cpuNote('service', again)})`)
 
   // the control: an identical fresh emulator, N new contacts, while the service idles (still linked)
   const bareEmuProc = await startEmulatorProcess(dir, await planEmulator(), { name: 'emulator-control' })
@@ -68,7 +68,7 @@ await runBench('send-many', 240_000, async ({ smoke, log, emulator, service, dir
   const bareFirst = await timed(bare.pid, bareContacts, async () => await bare.send('to many (bare)', bareJids), ...onControl)
   log(`bare Baileys + stock libsignal, first send to ${n} new contacts: ${bareFirst.ms.toFixed(0)} ms (${cpuNote('bare Baileys', bareFirst)})`)
   const bareAgain = await timed(bare.pid, bareContacts, async () => await bare.send('to many, again (bare)', bareJids), ...onControl)
-  log(`bare Baileys, second send to the same ${n}: ${bareAgain.ms.toFixed(0)} ms`)
+  log(`bare Baileys, second send to the same ${n}: ${bareAgain.ms.toFixed(0)} ms (${cpuNote('bare Baileys', bareAgain)})`)
   await bare.stop(5000)
   await bareEmuProc.stop(5000)
 
