@@ -32,6 +32,8 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json ./
+# patches/ is applied to node_modules by patch-package in the postinstall script (see patches/README.md)
+COPY patches patches
 RUN npm ci --omit=dev --workspaces=false --no-audit --no-fund \
  && for d in node_modules/better-sqlite3 node_modules/better-sqlite3-napi; do \
       [ -d "$d" ] || continue; \

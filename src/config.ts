@@ -35,6 +35,8 @@ export interface Config {
   healthDisconnectedMs: number
   /** how long a send waits for its session to reconnect after a drop, and how long a send interrupted by a crash waits at start */
   sendReconnectWaitMs: number
+  /** longer lists answer 202 at once and are sent in the background */
+  sendWaitMaxRecipients: number
   /** url statuses may fetch from loopback / private addresses (development and tests only) */
   allowPrivateUrls: boolean
   webhooks: {
@@ -106,6 +108,7 @@ function configFromEnv (env: Env): Config {
     statusTtlMs: Math.round(env.STATUS_TTL_HOURS * 3_600_000),
     cleanupIntervalMs: env.CLEANUP_INTERVAL_MS,
     sendReconnectWaitMs: env.SEND_RECONNECT_WAIT_MS,
+    sendWaitMaxRecipients: env.SEND_WAIT_MAX_RECIPIENTS,
     allowPrivateUrls: env.ALLOW_PRIVATE_URLS,
     metricsPublic: env.METRICS_PUBLIC,
     corsOrigin: corsOrigins(env.CORS_ORIGIN),

@@ -206,14 +206,14 @@ export async function planEmulator (): Promise<EmulatorPlan> {
 }
 
 /** The emulator (bench/lib/emulator-main.ts) as its own process; resolves once it announced itself. */
-export async function startEmulatorProcess (dir: string, plan: EmulatorPlan, opts: { nodeFlags?: string[] } = {}): Promise<EmulatorProc> {
+export async function startEmulatorProcess (dir: string, plan: EmulatorPlan, opts: { nodeFlags?: string[], name?: string } = {}): Promise<EmulatorProc> {
   let onLine: (line: string) => void = () => undefined
   const announced = new Promise<{ wsUrl: string, controlUrl: string, rootPublicKey: string, caFile: string }>((resolve) => {
     onLine = (line) => { if (line.startsWith('{')) resolve(JSON.parse(line)) }
   })
   const proc = spawnNode(join(ROOT, 'bench', 'lib', 'emulator-main.ts'), {
     env: { EMULATOR_PORT: String(plan.port), EMULATOR_ROOT: plan.root, EMULATOR_CERT_DIR: plan.certDir },
-    logFile: join(dir, 'emulator.log'),
+    logFile: join(dir, `${opts.name ?? 'emulator'}.log`),
     onStdoutLine: (line) => { onLine(line) },
     ...(opts.nodeFlags !== undefined ? { nodeFlags: opts.nodeFlags } : {})
   })

@@ -9,7 +9,12 @@ export const SendStatusBodySchema = Type.Object({
   caption: Type.Optional(Type.String({ maxLength: 4096, description: 'For image, video and url; ignored for text' })),
   targetNumbers: Type.Optional(Type.String({ maxLength: 1_000_000, description: 'Comma-separated numbers with country code, no plus sign; empty: own number only' })),
   backgroundColor: Type.Optional(Type.String({ pattern: '^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$', description: 'Text statuses: #RRGGBB or #AARRGGBB' })),
-  font: Type.Optional(Type.Integer({ minimum: 0, maximum: 10, description: 'Text statuses: platform font number' }))
+  font: Type.Optional(Type.Integer({ minimum: 0, maximum: 10, description: 'Text statuses: platform font number' })),
+  wait: Type.Optional(Type.Boolean({
+    description: 'true (default): answer once the send ended (200). false: answer 202 with `state: sending` as soon as the status is recorded; ' +
+      'progress follows as `status-send-progress`, the end as `status-sent` (or `statuses-updated` with action `partial` / `send-failed`). ' +
+      'Lists longer than SEND_WAIT_MAX_RECIPIENTS always answer 202.'
+  }))
 }, { additionalProperties: false })
 export type SendStatusBody = Static<typeof SendStatusBodySchema>
 
@@ -31,6 +36,17 @@ export const SendStatusResultSchema = Type.Object({
   sentCount: Type.Integer({ description: 'Recipients (counted like contactCount) the platform acknowledged; equals contactCount when sent' })
 }, {
   description: 'HTTP 200 for both states: check `state`; a `partial` answer also comes with a `statuses-updated` event (action `partial`).'
+})
+
+export const SendStatusAcceptedSchema = Type.Object({
+  statusId: Type.String(),
+  message: Type.String(),
+  platformMessageId: Type.String(),
+  contactCount: Type.Integer({ description: 'Recipients addressed (the own number only: 1)' }),
+  state: Type.Literal('sending')
+}, {
+  description: 'HTTP 202: the status is recorded (`state: sending` in the list) and goes out in the background. Follow `status-send-progress` ' +
+    'and `status-sent`, or `statuses-updated` with action `partial` or `send-failed`; a restart resumes it.'
 })
 
 export const SentStatusSchema = Type.Object({

@@ -13,7 +13,7 @@ const ROOT = resolve(import.meta.dirname, '..', '..')
 const FIGURES = [
   'memory.per-session', 'memory.link-time',
   'receipts.burst.rate', 'receipts.paced.p99', 'receipts.paced.p50',
-  'send-many.first', 'send-many.again',
+  'send-many.first', 'send-many.again', 'send-many.bare', 'send-many.ratio', 'send-many.cpu-ratio',
   'reads.health.rps', 'reads.health.p99', 'reads.list.rps', 'reads.list.p99', 'reads.bare.rps',
   'startup.all-open', 'startup.http-ready'
 ]

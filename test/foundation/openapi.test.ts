@@ -35,6 +35,10 @@ test('the OpenAPI document is public, valid, and every operation is documented',
       }
     }
   }
+  // issue 14: send-status answers 200 when it waited, 202 (`state: sending`) when it did not
+  const send = paths['/api/sessions/{sessionId}/send-status']?.post
+  const accepted = JSON.stringify(send?.responses?.['202'])
+  assert.ok(send?.responses?.['200'] && accepted.includes('sending'), 'send-status documents 200 and 202')
   const ui = await app.inject({ url: '/docs' })
   assert.ok(ui.statusCode === 200 || ui.statusCode === 302)
 })

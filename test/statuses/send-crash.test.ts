@@ -32,7 +32,7 @@ function readRecord (dataDir: string): { id: number, messageId: string, state: s
   }
 }
 
-test('SIGKILL during a 1,000-recipient send: after a restart the row is resumed to sent, or ends partial with its acknowledged recipients (the chunk in flight kept as may-have-it) and revocable', { timeout: 240_000 }, async (t) => {
+test('SIGKILL during a 1,000-recipient send: after a restart the row is resumed to sent, or ends partial with its acknowledged recipients (the chunk in flight kept as may-have-it) and revocable', { timeout: 330_000 }, async (t) => {
   const emu = await startEmulator({ tls: testCertPaths() })
   t.after(async () => { await emu.stop() })
   const work = tempDir('st-send-crash-')
@@ -50,8 +50,11 @@ test('SIGKILL during a 1,000-recipient send: after a restart the row is resumed 
   const contacts = emu.addContacts(1000, { prefix: '4475' }).map((c) => c.number)
   const listed = async (base: string): Promise<Listed[]> => await serviceApi(base).get<Listed[]>(`/sessions/${SID}/sent-statuses`)
 
-  /** Posts a status to every contact and SIGKILLs the service right after a progress event past `atSent`. */
-  const killDuring = async (content: string, atSent: number): Promise<ReturnType<typeof readRecord>> => {
+  /**
+   * Posts a status to every contact and SIGKILLs the service right after a progress event past `atSent`.
+   * `wait: false`: the request was answered 202 before the kill (issue 14); otherwise it never is.
+   */
+  const killDuring = async (content: string, atSent: number, wait = true): Promise<ReturnType<typeof readRecord>> => {
     const socket = await connectSocket(svc.base)
     const victim = svc
     const killed = new Promise<number>((resolve) => {
@@ -62,13 +65,13 @@ test('SIGKILL during a 1,000-recipient send: after a restart the row is resumed 
     const answer = fetch(`${svc.base}/api/sessions/${SID}/send-status`, {
       method: 'POST',
       headers: { 'x-api-key': API_KEY, 'content-type': 'application/json' },
-      body: JSON.stringify({ type: 'text', content, targetNumbers: contacts.join(',') })
+      body: JSON.stringify({ type: 'text', content, targetNumbers: contacts.join(','), ...(wait ? {} : { wait: false }) })
     }).then((res) => `HTTP ${res.status}`, () => 'no answer')
     const at = await Promise.race([killed, victim.exited.then(() => -1)])
     await victim.exited
     socket.close()
     assert.ok(at >= atSent, `killed at ${at}`)
-    assert.equal(await answer, 'no answer')
+    assert.equal(await answer, wait ? 'no answer' : 'HTTP 202')
     await emu.settled(30_000)
     const record = readRecord(victim.dataDir)
     assert.equal(record.state, 'sending', 'a crash leaves the row sending')
@@ -123,5 +126,16 @@ test('SIGKILL during a 1,000-recipient send: after a restart the row is resumed 
     const revokedFor = [...(revoked.revokedFor ?? [])].sort()
     assert.deepEqual(revokedFor, before.all)
     assert.ok(have.every((n) => revokedFor.includes(n)), 'the revoke reached everyone who has it')
+  })
+
+  await t.test('answered 202 (wait: false), killed mid-send in the background, restarted: resumed under the same id to sent', async () => {
+    const before = await killDuring('sent in the background, survives a SIGKILL', 300, false)
+    svc = await start('fifth')
+    const row = await poll(async () => (await listed(svc.base)).find((r) => r.id === String(before.id) && r.state !== 'sending'), 90_000, 'the interrupted background send to end')
+    assert.deepEqual([row.state, row.sentCount, row.contactCount, row.platformMessageId], ['sent', 1000, 1000, before.messageId])
+    await emu.settled(30_000)
+    const record = emu.status(before.messageId)
+    assert.deepEqual([...record.recipients].sort(), [OWN, ...contacts].sort())
+    assert.deepEqual(record.errors, [])
   })
 })

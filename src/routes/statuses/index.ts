@@ -4,7 +4,7 @@ import { Type } from '@sinclair/typebox'
 import { SessionParamsSchema, StatusParamsSchema } from '../../schemas/common.js'
 import { failures, Ok } from '../../schemas/envelope.js'
 import {
-  DeletedStatusSchema, DeleteStatusQuerySchema, ReactionSchema, ReplySchema, SendStatusBodySchema, SendStatusResultSchema, SentStatusSchema, ViewerSchema
+  DeletedStatusSchema, DeleteStatusQuerySchema, ReactionSchema, ReplySchema, SendStatusAcceptedSchema, SendStatusBodySchema, SendStatusResultSchema, SentStatusSchema, ViewerSchema
 } from '../../schemas/status.js'
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
@@ -15,12 +15,18 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       description: 'Long lists go out in chunks under one message id; each chunk the platform acknowledged is recorded before the next. ' +
         'A dropped link is waited out (SEND_RECONNECT_WAIT_MS) and the send continues. 200 with `state: sent`, or `state: partial` with ' +
         '`sentCount` when sending stopped part-way (the status is kept, listed and revocable for exactly those recipients). ' +
-        'A send that stopped before anyone had it answers 500 and leaves no status.',
+        'A send that stopped before anyone had it answers 500 and leaves no status. ' +
+        'With `wait: false`, or a list longer than SEND_WAIT_MAX_RECIPIENTS, the answer is 202 with `state: sending` as soon as the status is ' +
+        'recorded; `status-send-progress` and `status-sent` (or `statuses-updated` with action `partial` / `send-failed`) follow as events.',
       params: SessionParamsSchema,
       body: SendStatusBodySchema,
-      response: { 200: Ok(SendStatusResultSchema), ...failures(400, 404) }
+      response: { 200: Ok(SendStatusResultSchema), 202: Ok(SendStatusAcceptedSchema), ...failures(400, 404) }
     }
-  }, async (req) => ({ success: true as const, data: await app.statuses.send(req.params.sessionId, req.body) }))
+  }, async (req, reply) => {
+    const data = await app.statuses.submit(req.params.sessionId, req.body)
+    if (data.state === 'sending') return await reply.code(202).send({ success: true as const, data })
+    return { success: true as const, data }
+  })
 
   // A session's list is kept serialised until the database changes (SQLite's change counter moves on
   // every write: a status sent, deleted, expired or rejected, a view recorded, a session removed) or its

@@ -21,6 +21,8 @@ export function createStatuses (deps: StatusDeps) {
 
   return {
     send: service.send,
+    /** the send-status route: waits (200), or answers `sending` (202) and sends in the background */
+    submit: service.submit,
     /** resumes sends a crash left `sending` (in the background; each waits for its session) */
     recover: service.recover,
     /** ends resumes still waiting for a session and waits for sends under way (bounded) */

@@ -82,7 +82,11 @@ export function createSending (deps: StatusDeps) {
     for (let i = 0; sqlite.inTransaction && i < 5000; i++) await new Promise((resolve) => setImmediate(resolve))
   }
 
-  async function send (sessionId: string, body: SendStatusBody): Promise<SendStatusAnswer> {
+  /**
+   * Checks the request, records the status (`sending`) and starts the send. `delivery` settles when it ends
+   * (the answer, or the error answer; already observed, so it may run in the background unawaited).
+   */
+  async function start (sessionId: string, body: SendStatusBody) {
     const session = await findSession(db, sessionId)
     if (session === undefined) throw new SessionNotFound()
     const requested = parseTargetNumbers(body.targetNumbers)
@@ -117,21 +121,18 @@ export function createSending (deps: StatusDeps) {
       font: prepared.font,
       error: null
     })
-    try {
-      return await track(deliver({
-        statusId,
-        sessionId,
-        messageId,
-        ownNumber,
-        recipients,
-        contactCount,
-        content,
-        done: [],
-        shown: { type: body.type, content: body.content, caption: prepared.caption, createdAt }
-      }))
-    } finally {
-      await local?.remove()
-    }
+    const delivery = track(deliver({
+      statusId,
+      sessionId,
+      messageId,
+      ownNumber,
+      recipients,
+      contactCount,
+      content,
+      done: [],
+      shown: { type: body.type, content: body.content, caption: prepared.caption, createdAt }
+    }).finally(async () => { await local?.remove() }))
+    return { statusId: String(statusId), messageId, contactCount, delivery: quiet(delivery) }
   }
 
   async function deliver (d: Delivery): Promise<SendStatusAnswer> {
@@ -292,5 +293,5 @@ export function createSending (deps: StatusDeps) {
     if (running.size > 0) log.warn({ sends: running.size }, 'sends still running at close')
   }
 
-  return { send, recover, drain }
+  return { start, recover, drain }
 }

@@ -8,7 +8,7 @@ import { listReactions, listReplies } from '../../../db/repositories/interaction
 import { listViewers } from '../../../db/repositories/viewers.js'
 import { SessionNotFound, StatusNotFound, StatusSending } from '../../../errors.js'
 import type { PlatformEventMap } from '../../../platform/types.js'
-import type { DeletedStatusSchema, Reaction, Reply, SendStatusResultSchema, SentStatus, Viewer } from '../../../schemas/status.js'
+import type { DeletedStatusSchema, Reaction, Reply, SendStatusAcceptedSchema, SendStatusBody, SendStatusResultSchema, SentStatus, Viewer } from '../../../schemas/status.js'
 import type { DomainEvents } from '../domain-events.js'
 import { toReaction, toReply, toSentStatus, toViewer } from './api-shapes.js'
 import { createSending } from './sending.js'
@@ -16,7 +16,7 @@ import { createSending } from './sending.js'
 /** What the status service uses of the other decorators. */
 export interface StatusDeps {
   db: DbHandle
-  config: Pick<Config, 'statusTtlMs' | 'cleanupIntervalMs' | 'sendReconnectWaitMs'>
+  config: Pick<Config, 'statusTtlMs' | 'cleanupIntervalMs' | 'sendReconnectWaitMs' | 'sendWaitMaxRecipients'>
   platform: Pick<FastifyInstance['platform'], 'snapshot' | 'newMessageId' | 'sendStatus' | 'revokeStatus' | 'on' | 'off'>
   mediaStore: Pick<FastifyInstance['mediaStore'], 'resolve' | 'remove'>
   remoteMedia: Pick<FastifyInstance['remoteMedia'], 'check' | 'fetch'>
@@ -27,6 +27,7 @@ export interface StatusDeps {
 }
 
 export type SendStatusAnswer = Static<typeof SendStatusResultSchema>
+export type SendStatusAccepted = Static<typeof SendStatusAcceptedSchema>
 export type DeletedStatus = Static<typeof DeletedStatusSchema>
 
 const PLATFORM_NOTE = 'The platform offers no way to delete a published status: it stays visible to its recipients until it expires 24 hours after sending.'
@@ -36,6 +37,31 @@ export function createStatusService (deps: StatusDeps) {
   const { config, platform, mediaStore, events, log } = deps
   const db = deps.db.db
   const sending = createSending(deps)
+
+  /** Sends a status and waits for the end of the send. */
+  async function send (sessionId: string, body: SendStatusBody): Promise<SendStatusAnswer> {
+    return await (await sending.start(sessionId, body)).delivery
+  }
+
+  /**
+   * What the send-status route does: waits for the end (200) unless the request said `wait: false` or the
+   * list is longer than SEND_WAIT_MAX_RECIPIENTS; then answers `sending` (202) once the status is recorded,
+   * and the end reaches clients as events only (status-sent, or statuses-updated partial / send-failed).
+   */
+  async function submit (sessionId: string, body: SendStatusBody): Promise<SendStatusAnswer | SendStatusAccepted> {
+    const started = await sending.start(sessionId, body)
+    if (body.wait !== false && started.contactCount <= config.sendWaitMaxRecipients) return await started.delivery
+    // sending.ts already logged the failure and emitted its event; a crash meanwhile is resumed at start
+    started.delivery.catch((err: unknown) => { log.debug({ err, sessionId, statusId: started.statusId }, 'background send ended without recipients') })
+    const plural = started.contactCount === 1 ? '' : 's'
+    return {
+      statusId: started.statusId,
+      message: `Sending status to ${started.contactCount} contact${plural}; follow status-send-progress and status-sent`,
+      platformMessageId: started.messageId,
+      contactCount: started.contactCount,
+      state: 'sending'
+    }
+  }
 
   async function requireSession (sessionId: string) {
     const session = await findSession(db, sessionId)
@@ -121,5 +147,5 @@ export function createStatusService (deps: StatusDeps) {
     events.emit('statuses-updated', { sessionId, statusId: String(statusId), action: 'failed', message: `Status ${statusId} was rejected by the platform: ${error}` })
   }
 
-  return { send: sending.send, recover: sending.recover, drain: sending.drain, list, viewers, reactions, replies, remove, releaseMedia, recordRejection }
+  return { send, submit, recover: sending.recover, drain: sending.drain, list, viewers, reactions, replies, remove, releaseMedia, recordRejection }
 }
