@@ -172,6 +172,8 @@ export function createPlatform (options: PlatformOptions) {
       closed = true
       await Promise.all([...runtimes.values()].map(async (rt) => { await rt.shutdown() }))
       runtimes.clear()
+      // PostgreSQL: auth writes the sockets queued commit before the database closes
+      await auth.flush()
     }
   }
   return platform
