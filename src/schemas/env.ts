@@ -9,6 +9,7 @@ export const EnvSchema = Type.Object({
   HOST: Type.String({ default: '0.0.0.0', minLength: 1, description: 'Interface to listen on' }),
   API_KEY: Type.Optional(Type.String({ minLength: 16, description: 'API key; generated into DATA_DIR/api-key when unset' })),
   DATA_DIR: Type.String({ default: './data', minLength: 1, description: 'SQLite database and generated API key' }),
+  DATABASE_URL: Type.Optional(Type.String({ pattern: '^[Pp][Oo][Ss][Tt][Gg][Rr][Ee][Ss]([Qq][Ll])?://', description: 'PostgreSQL instead of the embedded SQLite: postgres://user:password@host:port/database' })),
   UPLOAD_DIR: Type.String({ default: './uploads', minLength: 1, description: 'Uploaded media files' }),
   MAX_UPLOAD_MB: Int(50, 1, 2048, 'Largest accepted upload, in MB'),
   RATE_LIMIT_MAX: Int(300, 1, 10_000_000, 'Requests per client IP per window'),

@@ -1,6 +1,9 @@
 import type SQLite from 'better-sqlite3'
+import type pg from 'pg'
 import type { Kysely } from 'kysely'
+import type { DbHandle } from '../connection.js'
 import type { Database, StatusReactionRow, StatusReplyRow } from '../database.js'
+import { inTransaction } from './pg-tx.js'
 
 // Reactions and replies to statuses (tables status_reactions, status_replies; migration 005).
 
@@ -121,4 +124,40 @@ export function interactionLidWriter (sqlite: SQLite.Database) {
     /** returns the statuses whose reactions or replies changed */
     mapLids: (sessionId: string, mappings: Array<{ lid: string, number: string }>): Set<number> => mapLids(sessionId, mappings)
   }
+}
+
+/** interactionLidWriter's PostgreSQL twin: the same statements in one transaction, asynchronous. */
+export function pgInteractionLidWriter (pool: pg.Pool) {
+  return {
+    unmappedLids: async (sessionId: string, limit: number): Promise<string[]> => (await pool.query<{ lid: string }>(
+      'select r.reactor as lid from status_reactions r join statuses s on s.id = r.status_id where r.number is null and s.session_id = $1 ' +
+      'union select p.replier from status_replies p join statuses s on s.id = p.status_id where p.number is null and s.session_id = $1 limit $2',
+      [sessionId, limit])).rows.map((r) => r.lid),
+    mapLids: async (sessionId: string, mappings: Array<{ lid: string, number: string }>): Promise<Set<number>> => await inTransaction(pool, async (client) => {
+      const changed = new Set<number>()
+      for (const { lid, number } of mappings) {
+        const jid = `${number}@s.whatsapp.net`
+        const moved = await client.query<StatusReactionRow>(
+          `delete from status_reactions r using statuses s where s.id = r.status_id and r.reactor = $1 and r.number is null and s.session_id = $2
+           returning r.*`, [lid, sessionId])
+        for (const row of moved.rows) {
+          await client.query(
+            `insert into status_reactions (status_id, reactor, number, jid, emoji, reacted_at, message_id) values ($1, $2, $2, $3, $4, $5, $6)
+             on conflict (status_id, reactor) do update set emoji = excluded.emoji, reacted_at = excluded.reacted_at, message_id = excluded.message_id
+             where excluded.reacted_at > status_reactions.reacted_at`, [row.status_id, number, jid, row.emoji, row.reacted_at, row.message_id])
+          changed.add(row.status_id)
+        }
+        const replies = await client.query<{ status_id: number }>(
+          `update status_replies set replier = $1, number = $1, jid = $2 where replier = $3 and number is null
+           and status_id in (select id from statuses where session_id = $4) returning status_id`, [number, jid, lid, sessionId])
+        for (const row of replies.rows) changed.add(row.status_id)
+      }
+      return changed
+    })
+  }
+}
+
+/** The dialect's LID writer for reactions and replies. */
+export function interactionLidWriterFor (handle: DbHandle): ReturnType<typeof interactionLidWriter> | ReturnType<typeof pgInteractionLidWriter> {
+  return handle.dialect === 'sqlite' ? interactionLidWriter(handle.sqlite) : pgInteractionLidWriter(handle.pool)
 }

@@ -156,8 +156,18 @@ export class Connection {
       // LIDs the platform maps later reach viewers, reactions and replies alike
       sink: {
         commit: (sessionId, seen) => views.commit(sessionId, seen),
-        lidsMapped: (sessionId, mappings) => { views.lidsMapped(sessionId, mappings); answers.lidsMapped(sessionId, mappings) },
-        unmappedLids: (sessionId, limit) => [...new Set([...views.unmappedLids(sessionId, limit), ...answers.unmappedLids(sessionId, limit)])].slice(0, limit)
+        lidsMapped: (sessionId, mappings) => {
+          const a = views.lidsMapped(sessionId, mappings)
+          const b = answers.lidsMapped(sessionId, mappings)
+          // an asynchronous database (PostgreSQL): done when both are
+          if (a instanceof Promise || b instanceof Promise) return Promise.all([a, b]).then(() => {})
+        },
+        unmappedLids: (sessionId, limit) => {
+          const a = views.unmappedLids(sessionId, limit)
+          const b = answers.unmappedLids(sessionId, limit)
+          const merge = (x: string[], y: string[]): string[] => [...new Set([...x, ...y])].slice(0, limit)
+          return a instanceof Promise || b instanceof Promise ? Promise.all([a, b]).then(([x, y]) => merge(x, y)) : merge(a, b)
+        }
       },
       seen: (receipts) => { if (deps.live()) deps.onReceiptsSeen(receipts) },
       numberForLid: (lidUser) => deps.auth.numberForLid(lidUser),

@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin'
-import { interactionLidWriter, recordReaction, recordReply } from '../../../db/repositories/interactions.js'
+import { interactionLidWriterFor, recordReaction, recordReply } from '../../../db/repositories/interactions.js'
 import type { InteractionSink, StatusInteraction } from '../../../platform/types.js'
 import { toReaction, toReply } from './api-shapes.js'
 import type { StatusDeps } from './service.js'
@@ -13,7 +13,7 @@ import type { StatusDeps } from './service.js'
 export function createInteractionIngest (deps: Pick<StatusDeps, 'db' | 'events' | 'log'>) {
   const { db: handle, events, log } = deps
   const db = handle.db
-  const lids = interactionLidWriter(handle.sqlite)
+  const lids = interactionLidWriterFor(handle)
   let closed = false
   const stats = { reactions: 0, replies: 0, ignored: 0 }
 
@@ -34,13 +34,17 @@ export function createInteractionIngest (deps: Pick<StatusDeps, 'db' | 'events' 
     }
   }
 
-  function lidsMapped (sessionId: string, mappings: Array<{ lid: string, number: string }>): void {
+  function lidsMapped (sessionId: string, mappings: Array<{ lid: string, number: string }>): void | Promise<void> {
     if (closed) return
     const changed = lids.mapLids(sessionId, mappings)
-    if (changed.size > 0) log.info({ sessionId, statuses: changed.size }, 'reactions and replies stored under a LID got their number')
+    const report = (c: Set<number>): void => {
+      if (c.size > 0) log.info({ sessionId, statuses: c.size }, 'reactions and replies stored under a LID got their number')
+    }
+    if (changed instanceof Promise) return changed.then(report)
+    report(changed)
   }
 
-  function unmappedLids (sessionId: string, limit: number): string[] {
+  function unmappedLids (sessionId: string, limit: number): string[] | Promise<string[]> {
     return closed ? [] : lids.unmappedLids(sessionId, limit)
   }
 
