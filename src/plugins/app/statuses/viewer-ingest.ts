@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin'
-import { listViewers, viewerWriter, type ViewToRecord } from '../../../db/repositories/viewers.js'
+import { listViewers, viewerWriter, type StatusChange, type ViewToRecord } from '../../../db/repositories/viewers.js'
 import type { ReceiptSink, StatusView } from '../../../platform/types.js'
-import { toViewer } from './api-shapes.js'
+import { iso, toViewer } from './api-shapes.js'
 import type { StatusDeps } from './service.js'
 
 /** At most one status-viewers-update per status per this window (the last state always goes out). */
@@ -9,14 +9,19 @@ export const VIEWERS_UPDATE_MS = 200
 /** How long a commit waits for a transaction another caller holds open before the receipt is refused. */
 export const BUSY_WAIT_MAX_MS = 5000
 const BUSY_RETRY_MS = 5
+/** statuses whose real-viewer count is kept in memory for status-viewers-added (the most recent ones) */
+const COUNTS_KEPT = 1000
 
 interface Cooling { timer: NodeJS.Timeout | null, dirty: boolean }
 
 /**
- * The receipt sink: the platform hands over the views of each receipt stanza before Baileys acks it,
- * and they are committed here, one transaction per stanza, synchronously. Views by a LID without a
- * known number are stored under the LID and get the number when the platform learns it. Every change
- * goes out as a throttled status-viewers-update per status.
+ * The receipt sink: the platform hands over the views of the receipt stanzas of one event-loop turn
+ * before Baileys acks them, and they are committed here in one transaction, synchronously. Views by a LID
+ * without a known number are stored under the LID and get the number when the platform learns it.
+ *
+ * Right after each commit, in the same synchronous step (so coalesced per turn, never delayed), every
+ * status with new viewers gets a `status-viewers-added` with only those; every change also goes out as
+ * the throttled `status-viewers-update` carrying the full list.
  */
 export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'events' | 'log' | 'metrics'>) {
   const { db: handle, events, log, metrics } = deps
@@ -26,6 +31,12 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'events' | 'lo
   /** per status: the cool-down after an update, and whether another change came in during it */
   const cooling = new Map<number, Cooling>()
   const stats = { received: 0, recorded: 0, commits: 0, held: 0, mapped: 0 }
+  /**
+   * per status: its real viewers (`viewerCount`), counted once from the table and then kept up to date
+   * by the inserts, so a busy status is not counted again for every commit. Keyed by id and checked
+   * against the message id (an id may be reused after its status was deleted); a LID merge drops it.
+   */
+  const counts = new Map<number, { messageId: string, n: number }>()
 
   const toRecord = (sessionId: string, v: StatusView): ViewToRecord => ({
     sessionId,
@@ -37,14 +48,40 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'events' | 'lo
   })
 
   function write (sessionId: string, views: StatusView[], arrivedAt: number): void {
-    const changed = writer.record(views.map((v) => toRecord(sessionId, v)))
+    const changes = writer.record(views.map((v) => toRecord(sessionId, v)))
     stats.commits++
     stats.recorded += views.length
     if (metrics !== undefined) {
       const seconds = (Date.now() - arrivedAt) / 1000
       for (let i = 0; i < views.length; i++) metrics.receiptCommitLatency.observe(seconds)
     }
-    for (const [statusId, sid] of changed) viewersChanged(statusId, sid)
+    for (const [statusId, change] of changes) {
+      if (change.added.length > 0) announceAdded(statusId, change)
+      viewersChanged(statusId, change.sessionId)
+    }
+  }
+
+  function announceAdded (statusId: number, change: StatusChange): void {
+    try {
+      let count = counts.get(statusId)
+      counts.delete(statusId) // re-inserted last: the most recently used stay
+      if (count === undefined || count.messageId !== change.messageId) {
+        // counted after the commit: includes this one's viewers
+        count = { messageId: change.messageId, n: writer.realViewerCount(statusId) }
+      } else {
+        for (const v of change.added) if (v.isReal) count.n++
+      }
+      counts.set(statusId, count)
+      if (counts.size > COUNTS_KEPT) counts.delete(counts.keys().next().value as number)
+      const viewers = change.added
+        .map((v) => ({ jid: v.jid, number: v.number, viewedAt: iso(v.viewedAt), isReal: v.isReal, at: v.viewedAt, key: v.number ?? v.jid }))
+        .sort((a, b) => a.at - b.at || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+        .map(({ jid, number, viewedAt, isReal }) => ({ jid, number, viewedAt, isReal }))
+      events.emit('status-viewers-added', { sessionId: change.sessionId, statusId: String(statusId), viewers, viewerCount: count.n })
+    } catch (err) {
+      counts.delete(statusId)
+      log.warn({ err, statusId }, 'could not announce new viewers (status-viewers-added)')
+    }
   }
 
   /**
@@ -77,7 +114,10 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'events' | 'lo
     const changed = writer.mapLids(sessionId, mappings)
     stats.mapped += changed.size
     if (changed.size > 0) log.info({ sessionId, lids: mappings.length, statuses: changed.size }, 'viewers stored under a LID got their number')
-    for (const statusId of changed) viewersChanged(statusId, sessionId)
+    for (const statusId of changed) {
+      counts.delete(statusId) // a merge may have made two entries one
+      viewersChanged(statusId, sessionId)
+    }
   }
 
   function unmappedLids (sessionId: string, limit: number): string[] {
@@ -124,6 +164,7 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'events' | 'lo
     closed = true
     for (const { timer } of cooling.values()) if (timer !== null) clearTimeout(timer)
     cooling.clear()
+    counts.clear()
   }
 
   const sink: ReceiptSink = { commit, lidsMapped, unmappedLids }
