@@ -5,9 +5,10 @@
  * 1. Burst, N receipts from N contacts as fast as the socket takes them, in rounds that alternate
  *    between the control and the service (control, service, control, service):
  *    - the control: a bare Baileys rc14 client in its own process (bench/lib/bare-baileys.mjs) linked to
- *      the same emulator, done when its `message-receipt.update` events reported all N views;
- *    - the service: done when SQLite (read read-only from the file) holds every viewer AND the
- *      `status-viewers-added` events at a socket.io client counted all N.
+ *      the same emulator, done when its events reported all N views AND it acked every receipt;
+ *    - the service: done when SQLite (read read-only from the file) holds every viewer, the
+ *      `status-viewers-added` events at a socket.io client counted all N AND it acked every receipt.
+ *    Acks are read from the emulator's ledger (GET /accounts/:number/unacked).
  *    The best round of each gives the ratio. The service's RSS after its first round, against its idle
  *    RSS before any receipt, is the memory figure.
  * 2. Paced at 1,000/s (10 every 10 ms) on another status: per receipt, the time from asking the emulator
@@ -33,6 +34,9 @@ interface ViewersAdded extends ViewersUpdate { viewerCount: number }
 interface Sent { statusId: string, platformMessageId: string }
 interface Round { rate: number, seconds: number, cpuUs: number }
 
+const SERVICE_NUMBER = '15553000001'
+const BARE_NUMBER = '15553000002'
+
 await runBench('receipts', 240_000, async ({ smoke, log, emulator, service, dir }) => {
   const burst = smoke ? 200 : 20_000
   const rounds = 2
@@ -48,8 +52,8 @@ await runBench('receipts', 240_000, async ({ smoke, log, emulator, service, dir 
   let dropped: string | null = null
   socket.on('disconnect', (reason) => { dropped = reason })
   const connected = (): void => { if (dropped !== null) throw new Error(`the socket.io client was disconnected (${dropped})`) }
-  await linkSessions(api, emu, [{ sessionId: 'views', number: '15553000001' }])
-  const bare = await startBareBaileys({ dir: join(dir, 'bare'), wsUrl: emuProc.wsUrl, rootPublicKey: emuProc.rootPublicKey, emu, number: '15553000002' })
+  await linkSessions(api, emu, [{ sessionId: 'views', number: SERVICE_NUMBER }])
+  const bare = await startBareBaileys({ dir: join(dir, 'bare'), wsUrl: emuProc.wsUrl, rootPublicKey: emuProc.rootPublicKey, emu, number: BARE_NUMBER })
 
   const contacts = (await emu.addContacts(Math.max(burst, paced), '4471')).map((c) => c.number)
   const sendStatus = async (text: string): Promise<Sent> =>
@@ -68,6 +72,11 @@ await runBench('receipts', 240_000, async ({ smoke, log, emulator, service, dir 
     const idleHeap = await serviceMemory(svc.base)
     log(`service idle: RSS ${mb(idle.median)} MB, heap ${mb(idleHeap.heapUsed)}/${mb(idleHeap.heapTotal)} MB, external ${mb(idleHeap.external)} MB`)
 
+    // the end includes the acks: the emulator's ledger has no stanza left unacknowledged by that account
+    const unacked = async (number: string): Promise<number> => (await (await fetch(`${emuProc.controlUrl}/accounts/${number}/unacked`)).json() as { count: number }).count
+    const allAcked = async (number: string, what: string): Promise<number> =>
+      await poll(async () => await unacked(number) === 0 ? performance.now() : undefined, 120_000, `every receipt acked by ${what}`, 20)
+
     const serviceRound = async (i: number): Promise<Round> => {
       const a = await sendStatus(`burst ${i}`)
       const cpu0 = cpuSeconds(svc.pid)
@@ -75,11 +84,12 @@ await runBench('receipts', 240_000, async ({ smoke, log, emulator, service, dir 
       await emu.sendViews(a.platformMessageId, contacts.slice(0, burst), { force: true })
       const stored = await poll(async () => countViewers.get(Number(a.statusId)) === burst ? performance.now() : undefined, 120_000, `${burst} viewers in SQLite`, 5)
       const evented = await poll(async () => { connected(); const e = added.get(a.statusId); return e?.count === burst ? e.at : undefined }, 60_000, 'the last status-viewers-added', 5)
+      const acked = await allAcked(SERVICE_NUMBER, 'the service')
       const cpuUs = (cpuSeconds(svc.pid) - cpu0) / burst * 1e6
       // the throttled full list follows; wait for it so its work does not fall into the next round
       const listed = await poll(async () => { connected(); const e = updated.get(a.statusId); return e?.count === burst ? e.at : undefined }, 60_000, 'the full status-viewers-update', 5)
-      const seconds = (Math.max(stored, evented) - t0) / 1000
-      log(`service round ${i}: all in SQLite after ${(stored - t0).toFixed(0)} ms, last status-viewers-added after ${(evented - t0).toFixed(0)} ms (full list ${(listed - t0).toFixed(0)} ms); ${(burst / seconds).toFixed(0)} receipts/s, CPU ${cpuUs.toFixed(0)} µs per receipt`)
+      const seconds = (Math.max(stored, evented, acked) - t0) / 1000
+      log(`service round ${i}: all in SQLite after ${(stored - t0).toFixed(0)} ms, last status-viewers-added after ${(evented - t0).toFixed(0)} ms, all acked after ${(acked - t0).toFixed(0)} ms (full list ${(listed - t0).toFixed(0)} ms); ${(burst / seconds).toFixed(0)} receipts/s, CPU ${cpuUs.toFixed(0)} µs per receipt`)
       return { rate: burst / seconds, seconds, cpuUs }
     }
     const bareRound = async (i: number): Promise<Round> => {
@@ -89,9 +99,10 @@ await runBench('receipts', 240_000, async ({ smoke, log, emulator, service, dir 
       const reached = bare.reached(burst * i, 120_000)
       await emu.sendViews(id, contacts.slice(0, burst), { force: true })
       const at = await reached
+      const acked = await allAcked(BARE_NUMBER, 'bare Baileys')
       const cpuUs = (cpuSeconds(bare.pid) - cpu0) / burst * 1e6
-      const seconds = (at - t0) / 1000
-      log(`bare Baileys round ${i}: all ${burst} reported after ${(seconds * 1000).toFixed(0)} ms; ${(burst / seconds).toFixed(0)} receipts/s, CPU ${cpuUs.toFixed(0)} µs per receipt`)
+      const seconds = (Math.max(at, acked) - t0) / 1000
+      log(`bare Baileys round ${i}: all ${burst} reported after ${(at - t0).toFixed(0)} ms, all acked after ${(acked - t0).toFixed(0)} ms; ${(burst / seconds).toFixed(0)} receipts/s, CPU ${cpuUs.toFixed(0)} µs per receipt`)
       return { rate: burst / seconds, seconds, cpuUs }
     }
 
