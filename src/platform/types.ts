@@ -43,11 +43,11 @@ export interface ReceiptSeen {
  * `commit` gets the views of every status receipt stanza of a session that arrived in one turn of the
  * event loop (one transaction for all of them), at setImmediate after the raw receipt listener held those
  * stanzas, so before Baileys has handled or acknowledged any of them. Its contract:
- * - returns (undefined): the views are committed; Baileys now handles and acks each stanza.
+ * - returns (undefined): the views are committed; each stanza is acked now (Baileys' sendMessageAck).
  * - throws: nothing was committed; none of the stanzas is ever acked (Baileys does not see them) and the
  *   socket is closed, so the platform delivers them again at the next login.
- * - returns a promise: Baileys' handling of the stanzas (and so their acks) is held until it settles;
- *   resolved → handled and acked then, rejected → as if it had thrown. This is how an asynchronous database
+ * - returns a promise: the stanzas' acks are held until it settles; resolved → acked then, rejected → as
+ *   if it had thrown. This is how an asynchronous database
  *   plugs in; the SQLite sink uses it only while another caller holds a transaction open.
  */
 export interface ReceiptSink {
