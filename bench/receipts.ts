@@ -26,7 +26,7 @@ import { startBareBaileys } from './lib/bare-client.js'
 import { runBench, type Figure } from './lib/bench.js'
 import { connectSocket, emulatorApi, linkSessions, poll, serviceApi } from './lib/clients.js'
 import { mb, serviceMemory } from './lib/memory-stats.js'
-import { cpuSeconds, settledRss, sleep } from './lib/procs.js'
+import { cpuSeconds, rssOf, settledRss, sleep } from './lib/procs.js'
 
 interface Viewer { number: string | null }
 interface ViewersUpdate { sessionId: string, statusId: string, viewers: Viewer[] }
@@ -70,6 +70,7 @@ await runBench('receipts', 240_000, async ({ smoke, log, emulator, service, dir 
     await sleep(pauseMs)
     const idle = await settledRss(svc.pid, 5, 500)
     const idleHeap = await serviceMemory(svc.base)
+    const bareIdle = rssOf(bare.pid)
     log(`service idle: RSS ${mb(idle.median)} MB, heap ${mb(idleHeap.heapUsed)}/${mb(idleHeap.heapTotal)} MB, external ${mb(idleHeap.external)} MB`)
 
     // the end includes the acks: the emulator's ledger has no stanza left unacknowledged by that account
@@ -111,8 +112,10 @@ await runBench('receipts', 240_000, async ({ smoke, log, emulator, service, dir 
     const bareRounds: Round[] = []
     let after: { median: number, samples: number[] } | undefined
     let afterHeap = idleHeap
+    let bareAfter = bareIdle
     for (let i = 1; i <= rounds; i++) {
       bareRounds.push(await bareRound(i))
+      if (i === 1) bareAfter = rssOf(bare.pid)
       svcRounds.push(await serviceRound(i))
       if (i === 1) {
         await sleep(pauseMs)
@@ -170,6 +173,7 @@ await runBench('receipts', 240_000, async ({ smoke, log, emulator, service, dir 
     const pacedFor = (performance.now() - start) / 1000
     await poll(async () => { connected(); return sentAt.size === 0 && inList.size === 0 }, 30_000, 'every paced viewer in both events', 10)
     const ms = (h: RecordableHistogram, q: number): number => h.percentile(q) / 1000
+    const endRss = rssOf(svc.pid)
     log(`paced: ${paced} receipts over ${pacedFor.toFixed(2)} s; → status-viewers-added p50 ${ms(toAdded, 50).toFixed(1)} ms, p99 ${ms(toAdded, 99).toFixed(1)} ms, max ${(toAdded.max / 1000).toFixed(1)} ms; → status-viewers-update p99 ${ms(toList, 99).toFixed(1)} ms`)
 
     const n = burst.toLocaleString('en-US')
@@ -220,7 +224,7 @@ await runBench('receipts', 240_000, async ({ smoke, log, emulator, service, dir 
         target: { op: '<=', value: 1.5 },
         note: after === undefined
           ? 'not measured'
-          : `RSS ${mb(idle.median)} → ${mb(after.median)} MB (median of 5 samples after ${pauseMs / 1000} s); V8 heap used ${mb(idleHeap.heapUsed)} → ${mb(afterHeap.heapUsed)} MB of ${mb(idleHeap.heapTotal)} → ${mb(afterHeap.heapTotal)} MB, external ${mb(idleHeap.external)} → ${mb(afterHeap.external)} MB`
+          : `RSS ${mb(idle.median)} → ${mb(after.median)} MB (median of 5 samples ${pauseMs / 1000} s after the burst; ${mb(endRss)} MB at the end of the script); V8 heap used ${mb(idleHeap.heapUsed)} → ${mb(afterHeap.heapUsed)} MB of ${mb(idleHeap.heapTotal)} → ${mb(afterHeap.heapTotal)} MB, external ${mb(idleHeap.external)} → ${mb(afterHeap.external)} MB; the bare Baileys control ${mb(bareIdle)} → ${mb(bareAfter)} MB right after its burst`
       }
     ]
     return figures

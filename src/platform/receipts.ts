@@ -206,11 +206,20 @@ export class ReceiptIntake {
   /** committed: each frame is acked now, in arrival order, by Baileys' own `sendMessageAck` */
   #release (turn: Turn): void {
     const corked = corkAcks(turn.frames)
-    for (const { sock, frame } of turn.frames) {
-      frame.tag = 'receipt'
-      // a closed socket cannot ack: the platform sends the stanza again at the next login
-      if (!sock.ws.isOpen) continue
-      sock.sendMessageAck(frame).catch((err: unknown) => { this.options.logger.warn({ err, id: frame.attrs.id }, 'could not ack a status receipt; the platform sends it again') })
+    // Baileys formats two stack traces for every stanza it sends (promiseTimeout, delayCancellable in
+    // Utils/generics.js), eagerly, only to put them into a timeout error: 5 % of the CPU of a burst and
+    // much of its garbage. Its sends capture them synchronously, so they are left short while the acks go.
+    const stackTraceLimit = Error.stackTraceLimit
+    Error.stackTraceLimit = 0
+    try {
+      for (const { sock, frame } of turn.frames) {
+        frame.tag = 'receipt'
+        // a closed socket cannot ack: the platform sends the stanza again at the next login
+        if (!sock.ws.isOpen) continue
+        sock.sendMessageAck(frame).catch((err: unknown) => { this.options.logger.warn({ err, id: frame.attrs.id }, 'could not ack a status receipt; the platform sends it again') })
+      }
+    } finally {
+      Error.stackTraceLimit = stackTraceLimit
     }
     if (corked.length > 0) setImmediate(() => { for (const tcp of corked) if (!tcp.destroyed) tcp.uncork() })
     this.options.seen(turn.views)

@@ -63,6 +63,8 @@ export function viewerWriter (sqlite: SQLite.Database) {
     'select distinct v.viewer from viewers v join statuses s on s.id = v.status_id where v.number is null and s.session_id = ? limit ?'
   ).pluck()
   const realViewers = sqlite.prepare<[number], number>('select count(*) from viewers where status_id = ? and is_real = 1').pluck()
+  // listViewers' query on the raw connection: the full list of a busy status is read every 200 ms
+  const allViewers = sqlite.prepare<[number], ViewerRow>('select * from viewers where status_id = ? order by viewed_at, viewer')
 
   const changeOf = (changes: Map<number, StatusChange>, statusId: number, v: ViewToRecord): StatusChange => {
     let change = changes.get(statusId)
@@ -115,6 +117,8 @@ export function viewerWriter (sqlite: SQLite.Database) {
     /** LIDs of the session's views that have no number yet */
     unmappedLids: (sessionId: string, limit: number): string[] => unmapped.all(sessionId, limit),
     /** viewers of the status that are not the account's own devices (`viewerCount` of sent-statuses) */
-    realViewerCount: (statusId: number): number => realViewers.get(statusId) ?? 0
+    realViewerCount: (statusId: number): number => realViewers.get(statusId) ?? 0,
+    /** listViewers, synchronously */
+    list: (statusId: number): ViewerRow[] => allViewers.all(statusId)
   }
 }

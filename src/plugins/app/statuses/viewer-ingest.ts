@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin'
-import { listViewers, viewerWriter, type StatusChange, type ViewToRecord } from '../../../db/repositories/viewers.js'
+import { viewerWriter, type StatusChange, type ViewToRecord } from '../../../db/repositories/viewers.js'
 import type { ReceiptSink, StatusView } from '../../../platform/types.js'
 import { iso, toViewer } from './api-shapes.js'
 import type { StatusDeps } from './service.js'
@@ -25,7 +25,6 @@ interface Cooling { timer: NodeJS.Timeout | null, dirty: boolean }
  */
 export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'events' | 'log' | 'metrics'>) {
   const { db: handle, events, log, metrics } = deps
-  const db = handle.db
   const writer = viewerWriter(handle.sqlite)
   let closed = false
   /** per status: the cool-down after an update, and whether another change came in during it */
@@ -134,7 +133,8 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'events' | 'lo
     if (state !== undefined) { state.dirty = true; return }
     const entry: Cooling = { timer: null, dirty: false }
     cooling.set(statusId, entry)
-    void emitThenCool(statusId, sessionId, entry)
+    // after the commit's acks and status-viewers-added have gone: reading a long list takes a while
+    setImmediate(() => { void emitThenCool(statusId, sessionId, entry) })
   }
 
   async function emitThenCool (statusId: number, sessionId: string, entry: Cooling): Promise<void> {
@@ -150,7 +150,7 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'events' | 'lo
 
   async function emitViewers (statusId: number, sessionId: string): Promise<void> {
     try {
-      const rows = await listViewers(db, statusId)
+      const rows = writer.list(statusId)
       // an empty list means the status was deleted meanwhile (its viewers went with it)
       if (rows.length === 0 || closed) return
       events.emit('status-viewers-update', { sessionId, statusId: String(statusId), viewers: rows.map(toViewer) })
