@@ -128,6 +128,7 @@ await runBench('receipts', 240_000, async ({ smoke, log, emulator, service, dir 
     const svcBest = best(svcRounds)
     const bareBest = best(bareRounds)
     const list = (rs: Round[]): string => rs.map((r) => r.rate.toFixed(0)).join(', ')
+    const median = (xs: number[]): number => { const s = [...xs].sort((a, b) => a - b); return s.length % 2 === 1 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2 }
 
     // ---- 2. paced
     const b = await sendStatus('paced')
@@ -185,6 +186,13 @@ await runBench('receipts', 240_000, async ({ smoke, log, emulator, service, dir 
         unit: '×',
         target: { op: '>=', value: 0.9 },
         note: `best of ${rounds} alternating rounds each: service ${svcBest.rate.toFixed(0)} receipts/s (rounds ${list(svcRounds)}), bare ${bareBest.rate.toFixed(0)} (rounds ${list(bareRounds)}); CPU per receipt service ${svcBest.cpuUs.toFixed(0)} µs, bare ${bareBest.cpuUs.toFixed(0)} µs`
+      },
+      {
+        id: 'receipts.cpu.ratio',
+        name: 'CPU per receipt, bare Baileys ÷ service (same bursts)',
+        value: median(bareRounds.map((r) => r.cpuUs)) / median(svcRounds.map((r) => r.cpuUs)),
+        unit: '×',
+        note: `context, less moved by other load than wall time: service ${svcRounds.map((r) => r.cpuUs.toFixed(0)).join(', ')} µs, bare ${bareRounds.map((r) => r.cpuUs.toFixed(0)).join(', ')} µs per receipt (CPU of each process over its rounds, from /proc)`
       },
       {
         id: 'receipts.burst.rate',
