@@ -134,6 +134,7 @@ function corkAcks (frames: HeldFrame[]): Socket[] {
   }
   return corked
 }
+
 interface Turn { views: StatusView[], frames: HeldFrame[] }
 
 /** A session's status receipts: committed through the sink before the ack; LIDs mapped as they become known. */
@@ -185,7 +186,7 @@ export class ReceiptIntake {
     turn.frames.push({ sock, frame })
   }
 
-  /** the turn's views in one commit; its frames go to Baileys (and are acked) only once that resolved */
+  /** the turn's views in one commit; its frames are acked only once that resolved */
   #commitTurn (): void {
     const turn = this.#turn
     this.#turn = null
@@ -247,7 +248,7 @@ export class ReceiptIntake {
     })
   }
 
-  /** not committed: Baileys never sees the frames (so never acks them) and the platform sends them again after a reconnect */
+  /** not committed: the frames are never acked, and the platform sends them again after a reconnect */
   #refuse (turn: Turn, err: unknown): void {
     this.options.logger.error({ err, stanzas: turn.frames.length, id: turn.frames[0]?.frame.attrs.id }, 'status receipts not committed: left unacknowledged, reconnecting so they are delivered again')
     const error = Object.assign(new Error('status receipt not committed'), { output: { statusCode: DisconnectReason.connectionClosed } })

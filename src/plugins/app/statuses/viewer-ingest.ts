@@ -149,6 +149,7 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'events' | 'lo
   }
 
   async function emitViewers (statusId: number, sessionId: string): Promise<void> {
+    if (closed) return
     try {
       const rows = writer.list(statusId)
       // an empty list means the status was deleted meanwhile (its viewers went with it)
