@@ -208,6 +208,19 @@ function connectSocket () {
   socket.on('status-send-progress', (e) => {
     if (e.sessionId === state.selectedId && state.sending) setText($('post-result'), `Sending… ${e.sent} of ${e.total} recipients`)
   })
+  // live: only the new viewers and the count, right after each commit
+  socket.on('status-viewers-added', (e) => {
+    if (e.sessionId !== state.selectedId) { scheduleStats(); return }
+    const status = state.statuses.get(String(e.statusId))
+    if (status === undefined) { void loadStatuses() } else {
+      status.viewerCount = e.viewerCount
+      renderStatus(status)
+    }
+    if (state.openStatusId === String(e.statusId)) { state.viewers = mergeViewers(state.viewers, e.viewers); renderViewers() }
+    scheduleStats()
+  })
+  // the full list (at most every 200 ms per status): replaces what the added events built, so LID
+  // entries that got their number and merges are shown as stored
   socket.on('status-viewers-update', (e) => {
     if (e.sessionId !== state.selectedId) { scheduleStats(); return }
     const status = state.statuses.get(String(e.statusId))
@@ -813,8 +826,8 @@ async function openStatus (id) {
   if (!dialog.open) dialog.showModal()
   try {
     const viewers = await api.viewers(sessionId, id)
-    // a live update may have come in meanwhile with a fuller list
-    if (state.openStatusId === id && viewers.length >= state.viewers.length) state.viewers = viewers
+    // live events may have come in meanwhile: what they brought is newer
+    if (state.openStatusId === id) state.viewers = mergeViewers(viewers, state.viewers)
     renderViewers()
   } catch (err) {
     setText($('viewers-error'), describe(err))
@@ -887,6 +900,14 @@ function renderStatusFacts (s) {
   if (s.state === 'partial') facts.push(['Delivery', `partial: ${s.sentCount} of ${plural(s.contactCount, 'contact')} have it`])
   if (s.error) facts.push([s.state === 'partial' ? 'Why it stopped' : 'Platform error', s.error])
   $('status-facts').replaceChildren(...facts.flatMap(([k, v]) => [h('dt', { text: k }), h('dd', { text: v })]))
+}
+
+/** `known` with `added` in: an entry for the same viewer (number, else LID) is replaced */
+function mergeViewers (known, added) {
+  const key = (v) => v.number ?? v.jid
+  const byKey = new Map(known.map((v) => [key(v), v]))
+  for (const v of added) byKey.set(key(v), v)
+  return [...byKey.values()]
 }
 
 function renderViewers () {

@@ -40,17 +40,18 @@ export interface ReceiptSeen {
 /**
  * Where the platform hands status views over; the service provides it (like `SessionLinks`).
  *
- * `commit` is called from the raw receipt listener, synchronously, before Baileys' own receipt handler
- * runs, so before the stanza is acknowledged to the platform. Its contract:
- * - returns (undefined): the views are committed; Baileys goes on and acks the stanza.
- * - throws: nothing was committed; the stanza is never acked (Baileys does not see it) and the socket is
- *   closed, so the platform delivers it again at the next login.
- * - returns a promise: Baileys' handling of the stanza (and so its ack) is held until it settles; resolved
- *   → handled and acked then, rejected → as if it had thrown. This is how an asynchronous database plugs in;
- *   the SQLite sink uses it only while another caller holds a transaction open.
+ * `commit` gets the views of every status receipt stanza of a session that arrived in one turn of the
+ * event loop (one transaction for all of them), at setImmediate after the raw receipt listener held those
+ * stanzas, so before Baileys has handled or acknowledged any of them. Its contract:
+ * - returns (undefined): the views are committed; each stanza is acked now (Baileys' sendMessageAck).
+ * - throws: nothing was committed; none of the stanzas is ever acked (Baileys does not see them) and the
+ *   socket is closed, so the platform delivers them again at the next login.
+ * - returns a promise: the stanzas' acks are held until it settles; resolved → acked then, rejected → as
+ *   if it had thrown. This is how an asynchronous database
+ *   plugs in; the SQLite sink uses it only while another caller holds a transaction open.
  */
 export interface ReceiptSink {
-  /** the views of one receipt stanza, in one transaction */
+  /** the views of the receipt stanzas of one event-loop turn, in one transaction */
   commit: (sessionId: string, views: StatusView[]) => void | Promise<void>
   /** LIDs now known to be these numbers: views stored under a LID get the number */
   lidsMapped: (sessionId: string, mappings: Array<{ lid: string, number: string }>) => void | Promise<void>

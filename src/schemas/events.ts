@@ -17,6 +17,12 @@ export const EventSchemas = {
   'status-sent': Type.Object({ sessionId: SessionId, statusId: Type.String(), id: Type.String(), type: StatusTypeSchema, content: Type.String(), caption: Type.String(), timestamp: Type.String(), platformMessageId: Type.String(), contactCount: Type.Integer() }),
   'status-send-progress': Type.Object({ sessionId: SessionId, statusId: Type.String(), sent: Type.Integer(), total: Type.Integer() }),
   'status-viewers-update': Type.Object({ sessionId: SessionId, statusId: Type.String(), viewers: Type.Array(ViewerSchema) }),
+  'status-viewers-added': Type.Object({
+    sessionId: SessionId,
+    statusId: Type.String(),
+    viewers: Type.Array(ViewerSchema, { description: 'Only the viewers that are new since the last status-viewers-added of this status, first view first' }),
+    viewerCount: Type.Integer({ description: "The status's viewers now, own devices not counted (as viewerCount in sent-statuses)" })
+  }),
   'status-reaction': Type.Object({
     sessionId: SessionId,
     statusId: Type.String(),

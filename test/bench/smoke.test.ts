@@ -12,7 +12,8 @@ import assert from 'node:assert/strict'
 const ROOT = resolve(import.meta.dirname, '..', '..')
 const FIGURES = [
   'memory.per-session', 'memory.link-time',
-  'receipts.burst.rate', 'receipts.paced.p99', 'receipts.paced.p50',
+  'receipts.burst.ratio', 'receipts.cpu.ratio', 'receipts.burst.rate', 'receipts.bare.rate', 'receipts.paced.p99', 'receipts.paced.p50',
+  'receipts.paced.update-p99', 'receipts.memory.ratio',
   'send-many.first', 'send-many.again', 'send-many.bare', 'send-many.ratio', 'send-many.cpu-ratio',
   'reads.health.rps', 'reads.health.p99', 'reads.list.rps', 'reads.list.p99', 'reads.bare.rps',
   'startup.all-open', 'startup.http-ready'

@@ -1,6 +1,8 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { build, TEST_API_KEY } from '../helper.js'
+
+const sleepMs = async (ms: number): Promise<void> => { await new Promise((resolve) => setTimeout(resolve, ms)) }
 import {
   CHROMIUM_CANDIDATES, createQrSession, enterKey, findChromium, openBrowser, postText, qrDataUrl, saveArtifact, startStack
 } from './browser.js'
@@ -52,8 +54,21 @@ test('dashboard end to end: key, QR link, post a status, live viewer', { skip, t
   const { page, errors } = await openBrowser(t, chromiumPath)
   const owner = '15550101001'
   const contact = '15550202002'
+  const second = '15550202003'
   const text = `Hello from the dashboard ${Date.now()}`
   let step = 'open the page'
+
+  // the live channel passes through here: status-viewers-update (the full list) can be held back, so
+  // the page has to show a new viewer from status-viewers-added alone
+  let dropFullLists = false
+  let dropped = 0
+  await page.routeWebSocket(/\/socket\.io\//, (ws) => {
+    const server = ws.connectToServer()
+    server.onMessage((message) => {
+      if (dropFullLists && typeof message === 'string' && message.startsWith('42["status-viewers-update"')) { dropped++; return }
+      ws.send(message)
+    })
+  })
 
   try {
     await page.goto(url)
@@ -104,15 +119,32 @@ test('dashboard end to end: key, QR link, post a status, live viewer', { skip, t
 
     const sent = await emu.waitForStatus((s) => s.text === text)
     assert.deepEqual(sent.recipients.filter((n) => n !== owner), [contact])
+    dropFullLists = true
     await emu.sendView(sent.id, { viewer: contact })
 
-    step = 'the viewer appears without a reload'
+    step = 'the viewer appears without a reload, from status-viewers-added alone'
     const row = dialog.locator('#viewers-body tr').filter({ hasText: `+${contact}` })
     await row.waitFor()
     assert.match(await dialog.locator('#viewers-title').textContent() ?? '', /Viewers \(1\)/)
     await page.keyboard.press('Escape')
     await dialog.waitFor({ state: 'hidden' })
     await item.locator('.viewer-count').filter({ hasText: '1 viewer' }).waitFor()
+    assert.ok(dropped >= 1, 'the full list was held back')
+
+    step = 'a second viewer, with the full list arriving too'
+    dropFullLists = false
+    emu.addContact({ number: second })
+    await emu.sendView(sent.id, { viewer: second, force: true })
+    await item.locator('.viewer-count').filter({ hasText: '2 viewers' }).waitFor()
+    await item.getByRole('button').click()
+    await dialog.waitFor({ state: 'visible' })
+    await dialog.locator('#viewers-title').filter({ hasText: 'Viewers (2)' }).waitFor()
+    await emu.sendView(sent.id, { viewer: contact, type: 'played' }) // a repeat view: still two
+    await sleepMs(400)
+    assert.equal(await dialog.locator('#viewers-body tr').count(), 2)
+    await page.keyboard.press('Escape')
+    await dialog.waitFor({ state: 'hidden' })
+    assert.equal(await item.locator('.viewer-count').textContent(), '2 viewers')
 
     step = 'phone width'
     await page.setViewportSize({ width: 390, height: 844 })

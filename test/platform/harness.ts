@@ -92,10 +92,17 @@ export class RecordingSink implements ReceiptSink {
   /** what unmappedLids answers, per session */
   readonly unmapped = new Map<string, string[]>()
   failNext = 0
+  /** while set, commits are recorded but answer this promise: the stanzas' acks wait for it */
+  holdWith: Promise<void> | null = null
 
-  commit (sessionId: string, views: StatusView[]): void {
+  commit (sessionId: string, views: StatusView[]): void | Promise<void> {
     if (this.failNext > 0) { this.failNext--; throw new Error('disk I/O error (test)') }
     this.commits.push({ sessionId, views, at: Date.now() })
+    if (this.holdWith !== null) return this.holdWith.then(() => { this.#noteUnmapped(sessionId, views) })
+    this.#noteUnmapped(sessionId, views)
+  }
+
+  #noteUnmapped (sessionId: string, views: StatusView[]): void {
     const unmapped = this.unmapped.get(sessionId) ?? []
     for (const v of views) if (v.viewerNumber === null && !unmapped.includes(v.viewerJid)) unmapped.push(v.viewerJid)
     this.unmapped.set(sessionId, unmapped)

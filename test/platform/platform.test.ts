@@ -234,7 +234,8 @@ describe('platform (real Baileys against the emulator)', () => {
     await waitUntil(() => p.sink.views(PAIR, since).length >= want.length && emu.unackedCount(OWN_PAIR) === 0, 10_000, 'views committed and acked')
     const got = p.sink.views(PAIR, since)
     assert.deepEqual(got.map(key).sort(), want.map(key).sort())
-    assert.equal(p.sink.commits.length - since, 4, 'one commit per stanza with views (the grouped one carries two)')
+    // stanzas that arrive in one turn share a commit (receipt-turns.test.ts): never more than one per stanza
+    assert.ok(p.sink.commits.length - since <= 4, `at most one commit per stanza with views (${p.sink.commits.length - since})`)
     const byLid = got.find((r) => r.viewerNumber === c2)
     assert.match(byLid?.viewerJid ?? '', /@lid$/, 'the LID the platform used is kept')
     assert.ok(got.every((r) => r.at > Date.now() - 60_000 && r.at <= Date.now() + 1000))

@@ -1,7 +1,8 @@
 import type pg from 'pg'
 import { inTransaction } from './pg-tx.js'
 import type { DbHandle } from '../connection.js'
-import { viewerWriter, type ViewToRecord } from './viewers.js'
+import type { ViewerRow } from '../database.js'
+import { viewerWriter, type StatusChange, type ViewToRecord } from './viewers.js'
 
 /**
  * viewerWriter's PostgreSQL twin (same rows, same rules: one row per (status, viewer), the earliest view
@@ -9,29 +10,52 @@ import { viewerWriter, type ViewToRecord } from './viewers.js'
  * so one transaction: committed when the promise resolves.
  */
 export function pgViewerWriter (pool: pg.Pool) {
-  async function record (views: ViewToRecord[]): Promise<Map<number, string>> {
-    const changed = new Map<number, string>()
-    if (views.length === 0) return changed
+  async function record (views: ViewToRecord[]): Promise<Map<number, StatusChange>> {
+    const changes = new Map<number, StatusChange>()
+    if (views.length === 0) return changes
     // one row per (session, status, viewer), the earliest view: a statement may not upsert a row twice
     const unique = new Map<string, ViewToRecord>()
+    const keyOf = (sessionId: string, messageId: string, viewer: string): string => `${sessionId}\n${messageId}\n${viewer}`
     for (const v of views) {
-      const key = `${v.sessionId}\n${v.messageId}\n${v.number ?? v.jid}`
+      const key = keyOf(v.sessionId, v.messageId, v.number ?? v.jid)
       const seen = unique.get(key)
       if (seen === undefined || v.viewedAt < seen.viewedAt) unique.set(key, v)
     }
     const rows = [...unique.values()]
-    const result = await pool.query<{ status_id: number, session_id: string }>(
-      `insert into viewers (status_id, viewer, number, jid, viewed_at, is_real)
-       select s.id, v.viewer, v.number, v.jid, v.viewed_at, v.is_real
-       from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::text[])
-         as v(session_id, viewer, number, jid, viewed_at, is_real, message_id)
-       join statuses s on s.session_id = v.session_id and s.message_id = v.message_id
-       on conflict (status_id, viewer) do update set viewed_at = excluded.viewed_at where excluded.viewed_at < viewers.viewed_at
-       returning status_id, (select session_id from statuses where id = status_id) as session_id`,
+    // xmax = 0: the row was inserted by this statement (an update of an earlier view sets it)
+    const result = await pool.query<{ status_id: number, viewer: string, inserted: boolean, session_id: string, message_id: string }>(
+      `with done as (
+         insert into viewers (status_id, viewer, number, jid, viewed_at, is_real)
+         select s.id, v.viewer, v.number, v.jid, v.viewed_at, v.is_real
+         from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::text[])
+           as v(session_id, viewer, number, jid, viewed_at, is_real, message_id)
+         join statuses s on s.session_id = v.session_id and s.message_id = v.message_id
+         on conflict (status_id, viewer) do update set viewed_at = excluded.viewed_at where excluded.viewed_at < viewers.viewed_at
+         returning status_id, viewer, (xmax = 0) as inserted)
+       select done.status_id, done.viewer, done.inserted, s.session_id, s.message_id from done join statuses s on s.id = done.status_id`,
       [rows.map((v) => v.sessionId), rows.map((v) => v.number ?? v.jid), rows.map((v) => v.number), rows.map((v) => v.jid),
         rows.map((v) => v.viewedAt), rows.map((v) => v.isReal ? 1 : 0), rows.map((v) => v.messageId)])
-    for (const r of result.rows) changed.set(r.status_id, r.session_id)
-    return changed
+    const inserted = new Set<string>()
+    for (const r of result.rows) {
+      if (!changes.has(r.status_id)) changes.set(r.status_id, { sessionId: r.session_id, messageId: r.message_id, added: [] })
+      if (r.inserted) inserted.add(keyOf(r.session_id, r.message_id, r.viewer))
+    }
+    // new viewers in commit order, as on SQLite
+    for (const [key, v] of unique) {
+      if (!inserted.has(key)) continue
+      for (const change of changes.values()) if (change.messageId === v.messageId && change.sessionId === v.sessionId) change.added.push(v)
+    }
+    return changes
+  }
+
+  async function realViewerCount (statusId: number): Promise<number> {
+    const result = await pool.query<{ n: number }>('select count(*)::int as n from viewers where status_id = $1 and is_real = 1', [statusId])
+    return result.rows[0]?.n ?? 0
+  }
+
+  async function list (statusId: number): Promise<ViewerRow[]> {
+    const result = await pool.query<ViewerRow>('select * from viewers where status_id = $1 order by viewed_at, viewer', [statusId])
+    return result.rows
   }
 
   async function mapLids (sessionId: string, mappings: Array<{ lid: string, number: string }>): Promise<Set<number>> {
@@ -61,7 +85,7 @@ export function pgViewerWriter (pool: pg.Pool) {
     return result.rows.map((r) => r.viewer)
   }
 
-  return { record, mapLids, unmappedLids }
+  return { record, mapLids, unmappedLids, realViewerCount, list }
 }
 
 /** The dialect's viewer writer (SQLite: synchronous; PostgreSQL: promises). */

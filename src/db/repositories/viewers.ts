@@ -26,18 +26,29 @@ export interface ViewToRecord {
   isReal: boolean
 }
 
+/** What one commit changed in one status: its new viewers (in commit order), if any. */
+export interface StatusChange {
+  sessionId: string
+  messageId: string
+  added: ViewToRecord[]
+}
+
 /**
  * The hot path of viewer ingest: prepared statements on the raw connection. One row per (status, viewer)
  * where the viewer is the number, or the LID while its number is unknown; a later receipt only moves
  * `viewed_at` earlier, so the first view time wins whatever the order.
  */
 export function viewerWriter (sqlite: SQLite.Database) {
-  // one statement per view: finds the status and upserts; returns the status id when a row changed
-  const upsertView = sqlite.prepare<[string, string | null, string, number, number, string, string], number>(
+  // a new viewer: finds the status and inserts; returns the status id only when the row is new
+  const insertView = sqlite.prepare<[string, string | null, string, number, number, string, string], number>(
     'insert into viewers (status_id, viewer, number, jid, viewed_at, is_real) ' +
     'select id, ?, ?, ?, ?, ? from statuses where session_id = ? and message_id = ? ' +
-    'on conflict (status_id, viewer) do update set viewed_at = excluded.viewed_at where excluded.viewed_at < viewers.viewed_at ' +
-    'returning status_id'
+    'on conflict (status_id, viewer) do nothing returning status_id'
+  ).pluck()
+  // a viewer seen before (rarer): only an earlier view time changes the row
+  const earlierView = sqlite.prepare<[number, string, number, string, string], number>(
+    'update viewers set viewed_at = ? where viewer = ? and viewed_at > ? ' +
+    'and status_id = (select id from statuses where session_id = ? and message_id = ?) returning status_id'
   ).pluck()
   const upsert = sqlite.prepare<[number, string, string | null, string, number, number]>(
     'insert into viewers (status_id, viewer, number, jid, viewed_at, is_real) values (?, ?, ?, ?, ?, ?) ' +
@@ -51,28 +62,37 @@ export function viewerWriter (sqlite: SQLite.Database) {
   const unmapped = sqlite.prepare<[string, number], string>(
     'select distinct v.viewer from viewers v join statuses s on s.id = v.status_id where v.number is null and s.session_id = ? limit ?'
   ).pluck()
+  const realViewers = sqlite.prepare<[number], number>('select count(*) from viewers where status_id = ? and is_real = 1').pluck()
+  // listViewers' query on the raw connection: the full list of a busy status is read every 200 ms
+  const allViewers = sqlite.prepare<[number], ViewerRow>('select * from viewers where status_id = ? order by viewed_at, viewer')
 
-  const one = (v: ViewToRecord, changed: Map<number, string>): void => {
+  const changeOf = (changes: Map<number, StatusChange>, statusId: number, v: ViewToRecord): StatusChange => {
+    let change = changes.get(statusId)
+    if (change === undefined) changes.set(statusId, change = { sessionId: v.sessionId, messageId: v.messageId, added: [] })
+    return change
+  }
+  const one = (v: ViewToRecord, changes: Map<number, StatusChange>): void => {
+    const key = v.number ?? v.jid
     // all(), not get(): only a statement stepped to its end runs SQLite's WAL hook, i.e. the automatic
     // checkpoint; get() leaves the commit to the reset, and the WAL would grow without bound
-    for (const statusId of upsertView.all(v.number ?? v.jid, v.number, v.jid, v.viewedAt, v.isReal ? 1 : 0, v.sessionId, v.messageId)) {
-      changed.set(statusId, v.sessionId)
-    }
+    const inserted = insertView.all(key, v.number, v.jid, v.viewedAt, v.isReal ? 1 : 0, v.sessionId, v.messageId)
+    if (inserted.length > 0) { changeOf(changes, inserted[0], v).added.push(v); return }
+    for (const statusId of earlierView.all(v.viewedAt, key, v.viewedAt, v.sessionId, v.messageId)) changeOf(changes, statusId, v)
   }
-  const many = sqlite.transaction((views: ViewToRecord[], changed: Map<number, string>): void => {
-    for (const v of views) one(v, changed)
+  const many = sqlite.transaction((views: ViewToRecord[], changes: Map<number, StatusChange>): void => {
+    for (const v of views) one(v, changes)
   })
 
   /**
    * Commits the views in one transaction (a single view is a single autocommit statement, the cheapest
    * transaction there is). Views of statuses that do not exist are skipped. Returns the statuses whose
-   * viewer list changed, with their session.
+   * viewer list changed, with the viewers that are new in each.
    */
-  function record (views: ViewToRecord[]): Map<number, string> {
-    const changed = new Map<number, string>()
-    if (views.length === 1) one(views[0], changed)
-    else if (views.length > 1) many(views, changed)
-    return changed
+  function record (views: ViewToRecord[]): Map<number, StatusChange> {
+    const changes = new Map<number, StatusChange>()
+    if (views.length === 1) one(views[0], changes)
+    else if (views.length > 1) many(views, changes)
+    return changes
   }
 
   /**
@@ -95,6 +115,10 @@ export function viewerWriter (sqlite: SQLite.Database) {
     record,
     mapLids,
     /** LIDs of the session's views that have no number yet */
-    unmappedLids: (sessionId: string, limit: number): string[] => unmapped.all(sessionId, limit)
+    unmappedLids: (sessionId: string, limit: number): string[] => unmapped.all(sessionId, limit),
+    /** viewers of the status that are not the account's own devices (`viewerCount` of sent-statuses) */
+    realViewerCount: (statusId: number): number => realViewers.get(statusId) ?? 0,
+    /** listViewers, synchronously */
+    list: (statusId: number): ViewerRow[] => allViewers.all(statusId)
   }
 }

@@ -1,8 +1,8 @@
 import fp from 'fastify-plugin'
-import { listViewers, type ViewToRecord } from '../../../db/repositories/viewers.js'
+import type { StatusChange, ViewToRecord } from '../../../db/repositories/viewers.js'
 import { viewerWriterFor } from '../../../db/repositories/viewers-pg.js'
 import type { ReceiptSink, StatusView } from '../../../platform/types.js'
-import { toViewer } from './api-shapes.js'
+import { iso, toViewer } from './api-shapes.js'
 import type { StatusDeps } from './service.js'
 
 /** At most one status-viewers-update per status per this window (the last state always goes out). */
@@ -10,24 +10,34 @@ export const VIEWERS_UPDATE_MS = 200
 /** How long a commit waits for a transaction another caller holds open before the receipt is refused. */
 export const BUSY_WAIT_MAX_MS = 5000
 const BUSY_RETRY_MS = 5
+/** statuses whose real-viewer count is kept in memory for status-viewers-added (the most recent ones) */
+const COUNTS_KEPT = 1000
 
 interface Cooling { timer: NodeJS.Timeout | null, dirty: boolean }
 
 /**
- * The receipt sink: the platform hands over the views of each receipt stanza before Baileys acks it,
- * and they are committed here, one transaction per stanza, synchronously. Views by a LID without a
- * known number are stored under the LID and get the number when the platform learns it. Every change
- * goes out as a throttled status-viewers-update per status.
+ * The receipt sink: the platform hands over the views of the receipt stanzas of one event-loop turn
+ * before Baileys acks them, and they are committed here in one transaction, synchronously. Views by a LID
+ * without a known number are stored under the LID and get the number when the platform learns it.
+ *
+ * Right after each commit, in the same synchronous step (so coalesced per turn, never delayed), every
+ * status with new viewers gets a `status-viewers-added` with only those; every change also goes out as
+ * the throttled `status-viewers-update` carrying the full list.
  */
 export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'events' | 'log' | 'metrics'>) {
   const { db: handle, events, log, metrics } = deps
-  const db = handle.db
   const sqlite = handle.dialect === 'sqlite' ? handle.sqlite : null
   const writer = viewerWriterFor(handle)
   let closed = false
   /** per status: the cool-down after an update, and whether another change came in during it */
   const cooling = new Map<number, Cooling>()
   const stats = { received: 0, recorded: 0, commits: 0, held: 0, mapped: 0 }
+  /**
+   * per status: its real viewers (`viewerCount`), counted once from the table and then kept up to date
+   * by the inserts, so a busy status is not counted again for every commit. Keyed by id and checked
+   * against the message id (an id may be reused after its status was deleted); a LID merge drops it.
+   */
+  const counts = new Map<number, { messageId: string, n: number }>()
 
   const toRecord = (sessionId: string, v: StatusView): ViewToRecord => ({
     sessionId,
@@ -39,20 +49,52 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'events' | 'lo
   })
 
   function write (sessionId: string, views: StatusView[], arrivedAt: number): void | Promise<void> {
-    const changed = writer.record(views.map((v) => toRecord(sessionId, v)))
-    // PostgreSQL: the platform holds the stanza's ack until this resolves (the commit)
-    if (changed instanceof Promise) return changed.then((c) => { written(views, arrivedAt, c) })
-    written(views, arrivedAt, changed)
+    const changes = writer.record(views.map((v) => toRecord(sessionId, v)))
+    // PostgreSQL: the platform holds the stanzas' acks until this resolves (the commit)
+    if (changes instanceof Promise) return changes.then((c) => { written(views, arrivedAt, c) })
+    written(views, arrivedAt, changes)
   }
 
-  function written (views: StatusView[], arrivedAt: number, changed: Map<number, string>): void {
+  function written (views: StatusView[], arrivedAt: number, changes: Map<number, StatusChange>): void {
     stats.commits++
     stats.recorded += views.length
     if (metrics !== undefined) {
       const seconds = (Date.now() - arrivedAt) / 1000
       for (let i = 0; i < views.length; i++) metrics.receiptCommitLatency.observe(seconds)
     }
-    for (const [statusId, sid] of changed) viewersChanged(statusId, sid)
+    for (const [statusId, change] of changes) {
+      if (change.added.length > 0) announceAdded(statusId, change)
+      viewersChanged(statusId, change.sessionId)
+    }
+  }
+
+  function announceAdded (statusId: number, change: StatusChange): void {
+    const count = counts.get(statusId)
+    counts.delete(statusId) // re-inserted last: the most recently used stay
+    if (count !== undefined && count.messageId === change.messageId) {
+      for (const v of change.added) if (v.isReal) count.n++
+      emitAdded(statusId, change, count)
+      return
+    }
+    // counted after the commit: includes this one's viewers (PostgreSQL: one more round trip)
+    const counted = (n: number): void => { emitAdded(statusId, change, { messageId: change.messageId, n }) }
+    const failed = (err: unknown): void => { log.warn({ err, statusId }, 'could not announce new viewers (status-viewers-added)') }
+    try {
+      const n = writer.realViewerCount(statusId)
+      if (n instanceof Promise) n.then(counted).catch(failed)
+      else counted(n)
+    } catch (err) { failed(err) }
+  }
+
+  function emitAdded (statusId: number, change: StatusChange, count: { messageId: string, n: number }): void {
+    if (closed) return
+    counts.set(statusId, count)
+    if (counts.size > COUNTS_KEPT) counts.delete(counts.keys().next().value as number)
+    const viewers = change.added
+      .map((v) => ({ jid: v.jid, number: v.number, viewedAt: iso(v.viewedAt), isReal: v.isReal, at: v.viewedAt, key: v.number ?? v.jid }))
+      .sort((a, b) => a.at - b.at || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+      .map(({ jid, number, viewedAt, isReal }) => ({ jid, number, viewedAt, isReal }))
+    events.emit('status-viewers-added', { sessionId: change.sessionId, statusId: String(statusId), viewers, viewerCount: count.n })
   }
 
   /**
@@ -91,7 +133,10 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'events' | 'lo
   function mapped (sessionId: string, mappings: Array<{ lid: string, number: string }>, changed: Set<number>): void {
     stats.mapped += changed.size
     if (changed.size > 0) log.info({ sessionId, lids: mappings.length, statuses: changed.size }, 'viewers stored under a LID got their number')
-    for (const statusId of changed) viewersChanged(statusId, sessionId)
+    for (const statusId of changed) {
+      counts.delete(statusId) // a merge may have made two entries one
+      viewersChanged(statusId, sessionId)
+    }
   }
 
   function unmappedLids (sessionId: string, limit: number): string[] | Promise<string[]> {
@@ -108,7 +153,8 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'events' | 'lo
     if (state !== undefined) { state.dirty = true; return }
     const entry: Cooling = { timer: null, dirty: false }
     cooling.set(statusId, entry)
-    void emitThenCool(statusId, sessionId, entry)
+    // after the commit's acks and status-viewers-added have gone: reading a long list takes a while
+    setImmediate(() => { void emitThenCool(statusId, sessionId, entry) })
   }
 
   async function emitThenCool (statusId: number, sessionId: string, entry: Cooling): Promise<void> {
@@ -123,8 +169,9 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'events' | 'lo
   }
 
   async function emitViewers (statusId: number, sessionId: string): Promise<void> {
+    if (closed) return
     try {
-      const rows = await listViewers(db, statusId)
+      const rows = await writer.list(statusId)
       // an empty list means the status was deleted meanwhile (its viewers went with it)
       if (rows.length === 0 || closed) return
       events.emit('status-viewers-update', { sessionId, statusId: String(statusId), viewers: rows.map(toViewer) })
@@ -138,6 +185,7 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'events' | 'lo
     closed = true
     for (const { timer } of cooling.values()) if (timer !== null) clearTimeout(timer)
     cooling.clear()
+    counts.clear()
   }
 
   const sink: ReceiptSink = { commit, lidsMapped, unmappedLids }

@@ -1,0 +1,47 @@
+import { Socket } from 'node:net'
+import type { BinaryNode, WASocket } from '@whiskeysockets/baileys'
+import type { PlatformLogger as Logger } from './logger.js'
+
+// How committed status receipts are acknowledged (receipts.ts holds them until their commit).
+
+export interface HeldFrame { sock: WASocket, frame: BinaryNode }
+
+/**
+ * Corks the TCP sockets under the frames' WebSockets. Baileys writes each ack as its own WebSocket message
+ * with its own `write` (a system call each: 15 % of the service's CPU in a receipt burst); released
+ * together, the acks are written in the microtasks that follow, so a cork lifted at the next
+ * setImmediate sends them in one `writev`: the same WebSocket messages, in the same order, after the
+ * commit. The TCP socket is `ws`'s `_socket` (no public accessor; ws has kept that name since its first
+ * releases); without it nothing is corked and each ack goes out alone as before.
+ */
+function corkAcks (frames: HeldFrame[]): Socket[] {
+  const corked: Socket[] = []
+  for (const { sock } of frames) {
+    const tcp = (sock.ws as unknown as { socket?: { _socket?: unknown } | null }).socket?._socket
+    if (!(tcp instanceof Socket) || corked.includes(tcp) || tcp.destroyed) continue
+    tcp.cork()
+    corked.push(tcp)
+  }
+  return corked
+}
+
+/** Committed frames: each is acked now, in arrival order, by Baileys' own `sendMessageAck`. */
+export function ackFrames (frames: HeldFrame[], logger: Logger): void {
+  const corked = corkAcks(frames)
+  // Baileys formats two stack traces for every stanza it sends (promiseTimeout, delayCancellable in
+  // Utils/generics.js), eagerly, only to put them into a timeout error: 5 % of the CPU of a burst and
+  // much of its garbage. Its sends capture them synchronously, so they are left short while the acks go.
+  const stackTraceLimit = Error.stackTraceLimit
+  Error.stackTraceLimit = 0
+  try {
+    for (const { sock, frame } of frames) {
+      frame.tag = 'receipt'
+      // a closed socket cannot ack: the platform sends the stanza again at the next login
+      if (!sock.ws.isOpen) continue
+      sock.sendMessageAck(frame).catch((err: unknown) => { logger.warn({ err, id: frame.attrs.id }, 'could not ack a status receipt; the platform sends it again') })
+    }
+  } finally {
+    Error.stackTraceLimit = stackTraceLimit
+  }
+  if (corked.length > 0) setImmediate(() => { for (const tcp of corked) if (!tcp.destroyed) tcp.uncork() })
+}

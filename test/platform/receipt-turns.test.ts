@@ -1,0 +1,89 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import { startEmulator, testCertPaths, type Emulator } from '@status-tracker/emulator'
+import { insertSession, startPlatform, tempDb, waConfig, type PlatformUnderTest, type TempDb } from './harness.js'
+
+// Receipts that arrive together are committed together, and none of them is acknowledged before that
+// commit: real Baileys against the emulator, whose ack ledger says which stanzas were acked.
+
+const OWN = '15550003001'
+const SID = 'turns'
+const BURST = 200
+
+async function waitUntil (check: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+}
+
+describe('status receipts committed per event-loop turn', () => {
+  let emu: Emulator
+  let tmp: TempDb
+  let p: PlatformUnderTest
+  let statusId: string
+  let contacts: string[]
+  const acked = (): number => emu.ackStats(OWN).reduce((n, c) => n + c.acked, 0)
+  const viewersSince = (since: number): Set<string> => new Set(p.sink.views(SID, since).map((v) => `${v.messageId}|${v.viewerNumber}`))
+
+  before(async () => {
+    emu = await startEmulator({ tls: testCertPaths() })
+    tmp = await tempDb()
+    p = startPlatform(tmp.db, waConfig(emu))
+    emu.createAccount(OWN)
+    insertSession(tmp.db, SID, 'qrcode', null)
+    const since = p.events.mark()
+    await p.platform.startSession({ sessionId: SID, authMethod: 'qrcode', phoneNumber: null })
+    const { qrCode } = await p.events.next('qr-code', (e) => e.sessionId === SID, since)
+    await emu.scan(OWN, qrCode)
+    await p.events.next('connection-status', (e) => e.sessionId === SID && e.status === 'open', since)
+    contacts = emu.addContacts(BURST, { prefix: '4475' }).map((c) => c.number)
+    statusId = p.platform.newMessageId(SID)
+    await p.platform.sendStatus(SID, { messageId: statusId, content: { kind: 'text', text: 'turns' }, recipients: contacts.slice(0, 2) })
+    await emu.waitForStatus((s) => s.id === statusId)
+    await emu.settled()
+  })
+
+  after(async () => {
+    await p.platform.close()
+    await emu.stop()
+    await tmp.close()
+  })
+
+  it('a burst is a few commits, and no stanza is acked until the commit of its turn resolved', async () => {
+    let release = (): void => undefined
+    p.sink.holdWith = new Promise<void>((resolve) => { release = resolve })
+    const since = p.sink.commits.length
+    const ackedBefore = acked()
+    assert.equal(emu.unackedCount(OWN), 0)
+
+    await emu.sendViews(statusId, { viewers: contacts, force: true })
+    await waitUntil(() => viewersSince(since).size === BURST, 15_000, 'every view handed to the sink')
+    const commits = p.sink.commits.length - since
+    assert.ok(commits < BURST / 4, `${BURST} stanzas arriving together share commits (${commits} commits)`)
+    // every commit is still pending: Baileys has not seen one of the stanzas, so none is acked
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    assert.equal(acked() - ackedBefore, 0, 'nothing acked before its commit resolved')
+    assert.equal(emu.unackedCount(OWN), BURST)
+
+    p.sink.holdWith = null
+    release()
+    await waitUntil(() => emu.unackedCount(OWN) === 0, 15_000, 'every stanza acked after the commits')
+    assert.equal(acked() - ackedBefore, BURST, 'each stanza acked once')
+  })
+
+  it('a turn whose commit throws leaves all its stanzas unacked; they come again and are committed and acked once', async () => {
+    const since = p.sink.commits.length
+    const ackedBefore = acked()
+    const mark = p.events.mark()
+    p.sink.failNext = 1
+    await emu.sendViews(statusId, { viewers: contacts.slice(0, 50), type: 'played', force: true })
+    await p.events.next('connection-status', (e) => e.sessionId === SID && e.status === 'close', mark)
+    assert.ok(emu.unackedCount(OWN) > 0, 'the refused stanzas are not acked')
+    await p.events.next('connection-status', (e) => e.sessionId === SID && e.status === 'open', mark)
+    await waitUntil(() => viewersSince(since).size === 50 && emu.unackedCount(OWN) === 0, 15_000, 'the redelivered stanzas committed and acked')
+    assert.equal(acked() - ackedBefore, 50, 'each stanza acked once, after a commit')
+    assert.ok(p.sink.views(SID, since).every((v) => v.type === 'played'))
+  })
+})
