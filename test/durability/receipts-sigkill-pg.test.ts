@@ -46,7 +46,15 @@ test('on PostgreSQL, SIGKILL during a receipt burst: nothing acknowledged is los
   const ackedBefore = acked()
   assert.equal(emu.unackedCount(OWN), 0)
 
-  await emu.sendViews(status.platformMessageId, { viewers: contacts, force: true })
+  // in slices: receipts arriving together are committed together, and one burst in one read would be
+  // committed (on PostgreSQL, quickly) before any kill could land in its middle
+  const sending = (async () => {
+    // 25 every 100 ms: the stream outlasts a kill and a restart, so each kill lands before its end
+    for (let i = 0; i < BURST; i += 25) {
+      await emu.sendViews(status.platformMessageId, { viewers: contacts.slice(i, i + 25), force: true })
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+  })()
   for (const threshold of KILL_AT) {
     await waitFor(async () => await committed() >= threshold, 60_000, `${threshold} views committed`)
     svc.child.kill('SIGKILL')
@@ -62,6 +70,7 @@ test('on PostgreSQL, SIGKILL during a receipt burst: nothing acknowledged is los
     svc = await start()
   }
 
+  await sending
   await waitFor(async () => emu.unackedCount(OWN) === 0 && await committed() === BURST, 90_000, 'every receipt redelivered, committed and acked')
   await sleep(200)
   const check = await client.query<{ n: number, numbers: number, lids: number }>(
