@@ -33,6 +33,8 @@ export interface SessionAuth {
   reset: () => void
   /** deletes every auth row; later writes from sockets still draining are ignored */
   dispose: () => void
+  /** forgets the state in memory, rows kept; later writes from sockets still draining are ignored */
+  detach: () => void
   /**
    * The phone-number digits Baileys stored for a LID user (its `lid-mapping` keys), read synchronously
    * through the cache: receipts are resolved with it while their stanza is being committed.
@@ -45,6 +47,11 @@ export interface AuthStore {
   open: (sessionId: string) => SessionAuth
   /** deletes a session's auth rows whether or not it is open */
   clear: (sessionId: string) => void
+  /**
+   * Forgets the open state and its cache, keeping the rows (another node owns the session now and moves
+   * them on); later writes from the socket still draining are ignored. The next open reads the rows again.
+   */
+  release: (sessionId: string) => void
 }
 
 interface Epoch {
@@ -186,6 +193,11 @@ export function createAuthStore (sqlite: SQLite.Database): AuthStore {
           clearRows(sessionId)
           open.delete(sessionId)
         },
+        detach () {
+          epoch.alive = false
+          epoch.cache.clear()
+          if (open.get(sessionId) === auth) open.delete(sessionId)
+        },
         numberForLid (lidUser) {
           const text = epoch.readOne('lid-mapping', `${lidUser}_reverse`)
           if (text === null) return null
@@ -200,6 +212,9 @@ export function createAuthStore (sqlite: SQLite.Database): AuthStore {
       const auth = open.get(sessionId)
       if (auth !== undefined) auth.dispose()
       else clearRows(sessionId)
+    },
+    release (sessionId) {
+      open.get(sessionId)?.detach()
     }
   }
 }

@@ -3,13 +3,15 @@ import * as m001 from './001-initial.js'
 import * as m002 from './002-viewer-lids.js'
 import * as m003 from './003-send-progress.js'
 import * as m004 from './004-webhooks.js'
+import * as m006 from './006-cluster.js'
 
 // A static index instead of a file-system provider: src (tsx) and dist (tsc) resolve the same migrations.
 const migrations: Record<string, Migration> = {
   '001-initial': m001,
   '002-viewer-lids': m002,
   '003-send-progress': m003,
-  '004-webhooks': m004
+  '004-webhooks': m004,
+  '006-cluster': m006
 }
 
 export const migrationProvider: MigrationProvider = {

@@ -9,6 +9,7 @@ import {
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/sessions/:sessionId/send-status', {
+    preHandler: app.cluster.toOwner,
     schema: {
       tags: ['statuses'],
       summary: 'Publish a status (text, image, video or media URL) to the listed numbers, or to the own number only',
@@ -18,7 +19,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         'A send that stopped before anyone had it answers 500 and leaves no status.',
       params: SessionParamsSchema,
       body: SendStatusBodySchema,
-      response: { 200: Ok(SendStatusResultSchema), ...failures(400, 404) }
+      response: { 200: Ok(SendStatusResultSchema), ...failures(400, 404, 503) }
     }
   }, async (req) => ({ success: true as const, data: await app.statuses.send(req.params.sessionId, req.body) }))
 
@@ -61,6 +62,8 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (req) => ({ success: true as const, data: await app.statuses.viewers(req.params.sessionId, req.params.statusId) }))
 
   app.delete('/sessions/:sessionId/delete-status/:statusId', {
+    // a revoke needs the session's socket; deleting the record alone is answered anywhere
+    preHandler: async (req, reply) => { if (req.query.revoke === true) await app.cluster.toOwner(req, reply) },
     schema: {
       tags: ['statuses'],
       summary: 'Delete the local record of a status and its media file; with revoke=true also revoke it on the platform',
@@ -68,7 +71,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         'A status still being sent answers 409.',
       params: StatusParamsSchema,
       querystring: DeleteStatusQuerySchema,
-      response: { 200: Ok(DeletedStatusSchema), ...failures(400, 404, 409) }
+      response: { 200: Ok(DeletedStatusSchema), ...failures(400, 404, 409, 503) }
     }
   }, async (req) => ({
     success: true as const,
