@@ -1,0 +1,48 @@
+import assert from 'node:assert/strict'
+import { existsSync } from 'node:fs'
+import { test } from 'node:test'
+import pg from 'pg'
+import { ping, startRedis } from '../support/redis.js'
+import { startPostgres } from '../support/postgres.js'
+
+// The private servers the PostgreSQL and Redis tests use: they start, answer, and leave nothing behind.
+
+test('a private PostgreSQL starts on loopback, serves a fresh database, and stops leaving no folder', async () => {
+  const server = await startPostgres()
+  let stopped = false
+  try {
+    assert.match(server.url, /^postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres$/)
+    const url = await server.createDatabase()
+    const client = new pg.Client({ connectionString: url })
+    await client.connect()
+    const { rows } = await client.query<{ v: string, addr: string }>("select current_setting('server_version_num') as v, inet_server_addr()::text as addr")
+    await client.end()
+    assert.ok(Number(rows[0].v) >= 150000, `PostgreSQL 15 or later (${rows[0].v})`)
+    assert.equal(rows[0].addr, '127.0.0.1/32')
+    const dataDir = await dataDirectory(server.url)
+    assert.ok(existsSync(dataDir))
+    await server.stop()
+    stopped = true
+    assert.equal(existsSync(dataDir), false, 'the temporary folder is removed')
+    await assert.rejects(async () => {
+      const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 })
+      try { await c.connect() } finally { await c.end().catch(() => {}) }
+    })
+  } finally {
+    if (!stopped) await server.stop()
+  }
+})
+
+test('a private Redis starts on loopback without persistence and stops', async () => {
+  const redis = await startRedis()
+  assert.match(redis.url, /^redis:\/\/127\.0\.0\.1:\d+$/)
+  assert.equal(await ping(redis.port), true)
+  await redis.stop()
+  assert.equal(await ping(redis.port), false)
+})
+
+async function dataDirectory (url: string): Promise<string> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try { return (await client.query<{ d: string }>("select current_setting('data_directory') as d")).rows[0].d } finally { await client.end() }
+}

@@ -1,0 +1,85 @@
+import { randomBytes } from 'node:crypto'
+import { rmSync } from 'node:fs'
+import { join } from 'node:path'
+import pg from 'pg'
+import { freePort } from '../helper.js'
+import { postgresBinDir, requireBinary, runToEnd, serverUser, startProcess, tempFolder } from './server-process.js'
+
+// A private PostgreSQL for tests: initdb in a temporary folder, `postgres` on a free loopback port with its
+// socket in that folder (no system service, nothing under /var), trust authentication for the test user,
+// durability off (fsync, synchronous_commit: test data need not survive a machine crash). As root the
+// binaries run as the `postgres` system user, which owns the folder. stop() ends it and removes the folder.
+
+export interface PrivatePostgres {
+  /** postgres://postgres@127.0.0.1:<port>/postgres */
+  url: string
+  port: number
+  /** a new empty database on this server; its URL */
+  createDatabase: (name?: string) => Promise<string>
+  stop: () => Promise<void>
+}
+
+export async function startPostgres (): Promise<PrivatePostgres> {
+  const bin = postgresBinDir()
+  const initdb = requireBinary(join(bin, 'initdb'), 'postgresql')
+  const postgres = requireBinary(join(bin, 'postgres'), 'postgresql')
+  const runAs = serverUser('postgres')
+  const dir = tempFolder('st-pg-', runAs)
+  const data = join(dir, 'data')
+  try {
+    runToEnd(initdb, ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C', '--no-sync', '--no-instructions'], dir, runAs)
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true })
+    throw err
+  }
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort()
+    const server = startProcess(postgres, [
+      '-D', data, '-p', String(port), '-h', '127.0.0.1', '-k', dir,
+      '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off',
+      '-c', 'max_connections=200', '-c', 'shared_buffers=32MB', '-c', 'logging_collector=off'
+    ], dir, runAs)
+    const url = `postgres://postgres@127.0.0.1:${port}/postgres`
+    const ready = await waitReady(url, () => server.child.exitCode !== null)
+    if (ready) {
+      return {
+        url,
+        port,
+        createDatabase: async (name = `t_${randomBytes(6).toString('hex')}`) => {
+          const client = new pg.Client({ connectionString: url })
+          await client.connect()
+          try { await client.query(`create database "${name}"`) } finally { await client.end() }
+          return `postgres://postgres@127.0.0.1:${port}/${name}`
+        },
+        // SIGINT: PostgreSQL's fast shutdown (ends sessions, no waiting for clients)
+        stop: async () => { await server.stop('SIGINT') }
+      }
+    }
+    const log = server.output()
+    // another process took the port between freePort() and bind: try another one
+    if (attempt < 3 && /could not bind|Address already in use/i.test(log)) {
+      await server.stop('SIGKILL', true)
+      continue
+    }
+    await server.stop('SIGKILL')
+    throw new Error(`private PostgreSQL did not start:\n${log}`)
+  }
+}
+
+/** Connects until the server answers (bounded: 30 s) or its process is gone. */
+async function waitReady (url: string, exited: () => boolean): Promise<boolean> {
+  const deadline = Date.now() + 30_000
+  while (Date.now() < deadline && !exited()) {
+    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 })
+    try {
+      await client.connect()
+      await client.query('select 1')
+      await client.end()
+      return true
+    } catch {
+      await client.end().catch(() => {})
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+  }
+  return false
+}
