@@ -16,6 +16,8 @@ export interface Config {
   dataDir: string
   uploadDir: string
   databaseFile: string
+  /** PostgreSQL URL (DATABASE_URL); null: the SQLite file `databaseFile` */
+  databaseUrl: string | null
   maxUploadBytes: number
   maxUploadMb: number
   rateLimit: { max: number, windowMs: number }
@@ -38,8 +40,6 @@ export interface Config {
   sendReconnectWaitMs: number
   /** url statuses may fetch from loopback / private addresses (development and tests only) */
   allowPrivateUrls: boolean
-  /** PostgreSQL connection string; null: the SQLite file */
-  databaseUrl: string | null
   redisUrl: string | null
   cluster: ClusterConfig
   webhooks: {
@@ -87,7 +87,7 @@ export function validateEnv (raw: Record<string, string | undefined>): Env {
   const first = Value.Errors(EnvSchema, converted).First()
   if (first !== undefined) {
     const name = first.path.replace(/^\//, '')
-    const shown = name === 'API_KEY' || name === 'WA_TEST_TRUST_ROOT' ? '' : ` (got ${JSON.stringify(raw[name])})`
+    const shown = name === 'API_KEY' || name === 'WA_TEST_TRUST_ROOT' || name === 'DATABASE_URL' ? '' : ` (got ${JSON.stringify(raw[name])})`
     const why = name === 'API_KEY' ? 'must be at least 16 characters' : first.message.toLowerCase()
     throw new ConfigError(`Invalid setting ${name}: ${why}${shown}`)
   }
@@ -107,6 +107,7 @@ function configFromEnv (env: Env): Config {
     dataDir,
     uploadDir: resolve(env.UPLOAD_DIR),
     databaseFile: join(dataDir, 'status-tracker.db'),
+    databaseUrl: env.DATABASE_URL ?? null,
     maxUploadBytes: env.MAX_UPLOAD_MB * 1024 * 1024,
     maxUploadMb: env.MAX_UPLOAD_MB,
     rateLimit: { max: env.RATE_LIMIT_MAX, windowMs: env.RATE_LIMIT_WINDOW_MS },
@@ -125,7 +126,6 @@ function configFromEnv (env: Env): Config {
     metricsPublic: env.METRICS_PUBLIC,
     corsOrigin: corsOrigins(env.CORS_ORIGIN),
     healthDisconnectedMs: env.HEALTH_DISCONNECTED_MS,
-    databaseUrl: env.DATABASE_URL ?? null,
     redisUrl: env.REDIS_URL ?? null,
     cluster: clusterConfig(env, dataDir),
     webhooks: {

@@ -9,6 +9,7 @@ export const EnvSchema = Type.Object({
   HOST: Type.String({ default: '0.0.0.0', minLength: 1, description: 'Interface to listen on' }),
   API_KEY: Type.Optional(Type.String({ minLength: 16, description: 'API key; generated into DATA_DIR/api-key when unset' })),
   DATA_DIR: Type.String({ default: './data', minLength: 1, description: 'SQLite database and generated API key' }),
+  DATABASE_URL: Type.Optional(Type.String({ pattern: '^[Pp][Oo][Ss][Tt][Gg][Rr][Ee][Ss]([Qq][Ll])?://', description: 'PostgreSQL instead of the embedded SQLite: postgres://user:password@host:port/database' })),
   UPLOAD_DIR: Type.String({ default: './uploads', minLength: 1, description: 'Uploaded media files' }),
   MAX_UPLOAD_MB: Int(50, 1, 2048, 'Largest accepted upload, in MB'),
   RATE_LIMIT_MAX: Int(300, 1, 10_000_000, 'Requests per client IP per window'),
@@ -35,7 +36,6 @@ export const EnvSchema = Type.Object({
   HEALTH_DISCONNECTED_MS: Int(120_000, 100, 86_400_000, 'A linked session disconnected longer than this makes /api/health report degraded'),
   SEND_RECONNECT_WAIT_MS: Int(60_000, 100, 3_600_000, 'How long a send interrupted by a dropped link (or by a restart) waits for its session to reconnect before it ends partial'),
   // several nodes (cluster mode: DATABASE_URL is PostgreSQL)
-  DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://', description: 'PostgreSQL instead of the SQLite file in DATA_DIR; several nodes may share it' })),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://', description: 'Redis for socket.io across nodes (@socket.io/redis-adapter): every client hears every session' })),
   NODE_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$', description: 'Address other nodes use to reach this one (cluster mode); default http://<hostname>:<PORT>' })),
   NODE_ID: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_.-]{1,64}$', description: 'This node\'s name in the cluster; default generated once into DATA_DIR/node-id' })),
