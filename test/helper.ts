@@ -6,6 +6,8 @@ import type { TestContext } from 'node:test'
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import { buildApp } from '../src/app.js'
 import { loadConfig, type Config } from '../src/config.js'
+import type { DbHandle } from '../src/db/connection.js'
+import type { Database as SQLiteDatabase } from 'better-sqlite3'
 
 export const TEST_API_KEY = 'test-api-key-0123456789abcdef'
 
@@ -87,4 +89,10 @@ export async function freePort (): Promise<number> {
       server.close(() => { resolve(port) })
     })
   })
+}
+
+/** The raw better-sqlite3 connection of an app on the default database (throws on PostgreSQL). */
+export function sqliteOf (handle: DbHandle): SQLiteDatabase {
+  if (handle.dialect !== 'sqlite') throw new Error('this test reads the SQLite file directly')
+  return handle.sqlite
 }

@@ -10,7 +10,11 @@ import {
   type SignalKeyStore
 } from '@whiskeysockets/baileys'
 
-// Baileys' auth state (creds + Signal keys) kept in SQLite instead of useMultiFileAuthState files.
+// Baileys' auth state (creds + Signal keys) kept in the database instead of useMultiFileAuthState files.
+//
+// SQLite (below): synchronous prepared statements. PostgreSQL (auth-state-pg.ts): a session's rows are
+// loaded once before its socket starts (`prepare`), reads are served from them, and writes are queued
+// per session and return promises Baileys awaits (keys.set) before it goes on.
 //
 // Every `keys.set` is one better-sqlite3 transaction and creds are written on every `creds.update`,
 // so a crash at any point leaves rows that still log in. Reads go through a per-session cache that
@@ -28,11 +32,11 @@ export interface SessionAuth {
   /** pair-success stored an account: the next socket logs in instead of registering */
   isLinked: () => boolean
   /** persists `creds` if they are still this session's current creds (a stale socket's are dropped) */
-  saveCreds: (creds: AuthenticationCreds) => void
+  saveCreds: (creds: AuthenticationCreds) => void | Promise<void>
   /** deletes every auth row and starts over with fresh creds (after logout) */
-  reset: () => void
+  reset: () => void | Promise<void>
   /** deletes every auth row; later writes from sockets still draining are ignored */
-  dispose: () => void
+  dispose: () => void | Promise<void>
   /** forgets the state in memory, rows kept; later writes from sockets still draining are ignored */
   detach: () => void
   /**
@@ -43,15 +47,27 @@ export interface SessionAuth {
 }
 
 export interface AuthStore {
+  /** loads what `open` needs (PostgreSQL: the session's rows); call before `open` */
+  prepare: (sessionId: string) => Promise<void>
   /** the session's auth state; the same object while the process lives, so restarts keep the cache */
   open: (sessionId: string) => SessionAuth
   /** deletes a session's auth rows whether or not it is open */
-  clear: (sessionId: string) => void
+  clear: (sessionId: string) => void | Promise<void>
   /**
    * Forgets the open state and its cache, keeping the rows (another node owns the session now and moves
    * them on); later writes from the socket still draining are ignored. The next open reads the rows again.
    */
   release: (sessionId: string) => void
+}
+
+/** Where the rows live: synchronous (SQLite) or asynchronous writes with reads from loaded rows (PostgreSQL). */
+export interface AuthBackend {
+  prepare: (sessionId: string) => Promise<void>
+  readCreds: (sessionId: string) => string | undefined
+  readKeys: (sessionId: string, type: string, ids: string[]) => Map<string, string>
+  writeCreds: (sessionId: string, text: string, at: number) => void | Promise<void>
+  writeKeys: (sessionId: string, rows: KeyRow[]) => void | Promise<void>
+  clear: (sessionId: string) => void | Promise<void>
 }
 
 interface Epoch {
@@ -64,9 +80,9 @@ interface Epoch {
   cache: Map<string, Map<string, string | null>>
 }
 
-type KeyRow = [type: string, id: string, value: string | null]
+export type KeyRow = [type: string, id: string, value: string | null]
 
-export function createAuthStore (sqlite: SQLite.Database): AuthStore {
+export function sqliteAuthBackend (sqlite: SQLite.Database): AuthBackend {
   const getCreds = sqlite.prepare<[string], string>('SELECT creds FROM auth_creds WHERE session_id = ?').pluck()
   const putCreds = sqlite.prepare<[string, string, number]>(
     `INSERT INTO auth_creds (session_id, creds, updated_at) VALUES (?, ?, ?)
@@ -93,8 +109,6 @@ export function createAuthStore (sqlite: SQLite.Database): AuthStore {
     deleteCreds.run(sessionId)
   })
 
-  const open = new Map<string, SessionAuth>()
-
   function readKeys (sessionId: string, type: string, ids: string[]): Map<string, string> {
     const found = new Map<string, string>()
     if (ids.length === 1) {
@@ -105,6 +119,20 @@ export function createAuthStore (sqlite: SQLite.Database): AuthStore {
     for (const row of getManyKeys.all(sessionId, type, JSON.stringify(ids))) found.set(row.key_id, row.value)
     return found
   }
+
+  return {
+    prepare: async () => {},
+    readCreds: (sessionId) => getCreds.get(sessionId),
+    readKeys,
+    writeCreds: (sessionId, text, at) => { putCreds.run(sessionId, text, at) },
+    writeKeys: (sessionId, rows) => { writeKeys(sessionId, rows) },
+    clear: (sessionId) => { clearRows(sessionId) }
+  }
+}
+
+export function createAuthStore (backend: AuthBackend): AuthStore {
+  const { readKeys } = backend
+  const open = new Map<string, SessionAuth>()
 
   function makeEpoch (sessionId: string, creds: AuthenticationCreds): Epoch {
     const cache = new Map<string, Map<string, string | null>>()
@@ -156,8 +184,11 @@ export function createAuthStore (sqlite: SQLite.Database): AuthStore {
             }
           }
           if (rows.length === 0) return
-          writeKeys(sessionId, rows)
+          const written = backend.writeKeys(sessionId, rows)
+          // the cache holds what was written: at once when synchronous (committed), and also at once when
+          // queued (PostgreSQL), so Baileys reads its own writes; Baileys awaits the commit itself
           for (const [type, id, text] of rows) bucket(type).set(id, text)
+          return written
         }
       }
     }
@@ -165,11 +196,12 @@ export function createAuthStore (sqlite: SQLite.Database): AuthStore {
   }
 
   function loadCreds (sessionId: string): AuthenticationCreds {
-    const text = getCreds.get(sessionId)
+    const text = backend.readCreds(sessionId)
     return text === undefined ? initAuthCreds() : JSON.parse(text, BufferJSON.reviver) as AuthenticationCreds
   }
 
   return {
+    prepare: async (sessionId) => { if (!open.has(sessionId)) await backend.prepare(sessionId) },
     open (sessionId) {
       const existing = open.get(sessionId)
       if (existing !== undefined) return existing
@@ -180,18 +212,19 @@ export function createAuthStore (sqlite: SQLite.Database): AuthStore {
         isLinked: () => epoch.creds.me?.id !== undefined && epoch.creds.account !== undefined && epoch.creds.account !== null,
         saveCreds (creds) {
           if (!epoch.alive || creds !== epoch.creds) return
-          putCreds.run(sessionId, JSON.stringify(creds, BufferJSON.replacer), Date.now())
+          return backend.writeCreds(sessionId, JSON.stringify(creds, BufferJSON.replacer), Date.now())
         },
         reset () {
           epoch.alive = false
-          clearRows(sessionId)
+          const cleared = backend.clear(sessionId)
           epoch = makeEpoch(sessionId, initAuthCreds())
+          return cleared
         },
         dispose () {
           epoch.alive = false
           epoch.cache.clear()
-          clearRows(sessionId)
           open.delete(sessionId)
+          return backend.clear(sessionId)
         },
         detach () {
           epoch.alive = false
@@ -210,8 +243,7 @@ export function createAuthStore (sqlite: SQLite.Database): AuthStore {
     },
     clear (sessionId) {
       const auth = open.get(sessionId)
-      if (auth !== undefined) auth.dispose()
-      else clearRows(sessionId)
+      return auth !== undefined ? auth.dispose() : backend.clear(sessionId)
     },
     release (sessionId) {
       open.get(sessionId)?.detach()

@@ -1,6 +1,7 @@
 import type { Config } from '../config.js'
 import type { DbHandle } from '../db/connection.js'
-import { createAuthStore } from './auth-state.js'
+import { createAuthStore, sqliteAuthBackend } from './auth-state.js'
+import { pgAuthBackend } from './auth-state-pg.js'
 import { TypedEmitter } from './emitter.js'
 import { PlatformError } from './errors.js'
 import type { PlatformLogger } from './logger.js'
@@ -49,7 +50,7 @@ function quieter (level: string): string {
 }
 
 /**
- * The Baileys adapter: every linked account's socket, its auth state in SQLite, linking, reconnects,
+ * The Baileys adapter: every linked account's socket, its auth state in the database, linking, reconnects,
  * status sending and receipts. Nothing outside src/platform sees a Baileys type.
  */
 export function createPlatform (options: PlatformOptions) {
@@ -58,7 +59,9 @@ export function createPlatform (options: PlatformOptions) {
   if (wa.testTrustRoot !== null) applyTestTrustRoot(wa.testTrustRoot, logger)
   const timing: PlatformTiming = { ...DEFAULT_TIMING, ...options.timing }
   const events = new TypedEmitter<PlatformEventMap>(logger)
-  const auth = createAuthStore(db.sqlite)
+  const auth = createAuthStore(db.dialect === 'sqlite'
+    ? sqliteAuthBackend(db.sqlite)
+    : pgAuthBackend(db.pool, (err, what) => { logger.error({ err }, what) }))
   const baileysLogger = options.logger.child({ module: 'baileys' }, { level: quieter(options.logger.level) })
   const runtimes = new Map<string, SessionRuntime>()
   let closed = false
@@ -82,6 +85,7 @@ export function createPlatform (options: PlatformOptions) {
 
   async function startSession (spec: SessionSpec): Promise<void> {
     if (closed) throw new Error('platform is closed')
+    if (!runtimes.has(spec.sessionId)) await auth.prepare(spec.sessionId)
     await ensureRuntime(spec).start(spec)
   }
 
@@ -108,11 +112,12 @@ export function createPlatform (options: PlatformOptions) {
       if (closed) throw new PlatformError('SESSION_NOT_FOUND')
       let rt = runtimes.get(sessionId)
       if (rt === undefined) {
-        const row = links.get(sessionId)
+        const row = await links.get(sessionId)
         if (row === undefined) {
-          auth.clear(sessionId)
+          await auth.clear(sessionId)
           throw new PlatformError('SESSION_NOT_FOUND')
         }
+        await auth.prepare(sessionId)
         rt = new SessionRuntime({ sessionId, authMethod: row.authMethod, phoneNumber: row.phoneNumber }, auth.open(sessionId), deps)
       }
       try {
@@ -164,7 +169,7 @@ export function createPlatform (options: PlatformOptions) {
 
     /** Starts every stored session at once; linked ones reconnect without linking again. */
     async restoreAll (): Promise<number> {
-      const specs = links.list()
+      const specs = await links.list()
       const results = await Promise.allSettled(specs.map(async (row) => {
         await startSession({ sessionId: row.id, authMethod: row.authMethod, phoneNumber: row.phoneNumber })
       }))

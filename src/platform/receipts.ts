@@ -211,11 +211,27 @@ export class ReceiptIntake {
    */
   lookupNow (): void {
     if (!this.options.live()) return
+    let lids: string[] | Promise<string[]>
+    try {
+      lids = this.options.sink.unmappedLids(this.options.sessionId, 1000)
+    } catch (err) {
+      this.#lookupFailed(err)
+      return
+    }
+    // an asynchronous database (PostgreSQL) answers later
+    if (lids instanceof Promise) lids.then((found) => { if (this.options.live()) this.#applyLookup(found) }, (err: unknown) => { this.#lookupFailed(err) })
+    else this.#applyLookup(lids)
+  }
+
+  #lookupFailed (err: unknown): void {
+    this.options.logger.warn({ err }, 'looking up unmapped viewer LIDs failed')
+    this.scheduleLookup()
+  }
+
+  #applyLookup (lids: string[]): void {
     let left = 0
     try {
-      const { sessionId, sink } = this.options
       const mappings: Array<{ lid: string, number: string }> = []
-      const lids = sink.unmappedLids(sessionId, 1000)
       for (const lid of lids) {
         const lidUser = lidUserOf(lid)
         const number = lidUser === null ? null : this.#learned.get(lidUser) ?? this.options.numberForLid(lidUser)
@@ -232,7 +248,13 @@ export class ReceiptIntake {
 
   #mapped (mappings: Array<{ lid: string, number: string }>): void {
     try {
-      this.options.sink.lidsMapped(this.options.sessionId, mappings)
+      const done = this.options.sink.lidsMapped(this.options.sessionId, mappings)
+      if (done instanceof Promise) {
+        done.catch((err: unknown) => {
+          this.options.logger.warn({ err }, 'could not give viewers stored under a LID their number; will look again')
+          this.scheduleLookup()
+        })
+      }
     } catch (err) {
       this.options.logger.warn({ err }, 'could not give viewers stored under a LID their number; will look again')
       this.scheduleLookup()

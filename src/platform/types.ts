@@ -53,9 +53,9 @@ export interface ReceiptSink {
   /** the views of one receipt stanza, in one transaction */
   commit: (sessionId: string, views: StatusView[]) => void | Promise<void>
   /** LIDs now known to be these numbers: views stored under a LID get the number */
-  lidsMapped: (sessionId: string, mappings: Array<{ lid: string, number: string }>) => void
+  lidsMapped: (sessionId: string, mappings: Array<{ lid: string, number: string }>) => void | Promise<void>
   /** LIDs (`<lid>@lid`) of the session's stored views that have no number yet, at most `limit` */
-  unmappedLids: (sessionId: string, limit: number) => string[]
+  unmappedLids: (sessionId: string, limit: number) => string[] | Promise<string[]>
 }
 
 export interface PlatformEventMap {
@@ -126,11 +126,14 @@ export interface SessionSpec {
 
 /** The `sessions` columns the platform reads and writes; the service provides them. */
 export interface SessionLinks {
-  list: () => StoredSession[]
-  get: (sessionId: string) => StoredSession | undefined
-  /** called synchronously when a socket opens, before `connection-status` announces it */
-  markLinked: (sessionId: string, ownNumber: string | null, ownLid: string | null) => void
-  markUnlinked: (sessionId: string) => void
+  list: () => StoredSession[] | Promise<StoredSession[]>
+  get: (sessionId: string) => StoredSession | undefined | Promise<StoredSession | undefined>
+  /**
+   * called when a socket opens, before `connection-status` announces it: synchronous (SQLite), or a
+   * promise the platform awaits before it announces the session open (PostgreSQL)
+   */
+  markLinked: (sessionId: string, ownNumber: string | null, ownLid: string | null) => void | Promise<void>
+  markUnlinked: (sessionId: string) => void | Promise<void>
 }
 
 export interface StoredSession { id: string, authMethod: AuthMethod, phoneNumber: string | null }

@@ -58,8 +58,8 @@ export type Stats = Static<typeof StatsSchema>
 
 export const StorageSchema = Type.Object({
   database: Type.Object({
-    file: Type.String(),
-    bytes: Type.Integer({ description: 'Main database file' }),
+    file: Type.String({ description: 'SQLite file; `postgresql` with DATABASE_URL' }),
+    bytes: Type.Integer({ description: 'Main database file (PostgreSQL: pg_database_size)' }),
     walBytes: Type.Integer({ description: 'Write-ahead log' })
   }),
   uploads: Type.Object({

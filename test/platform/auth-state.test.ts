@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { proto } from '@whiskeysockets/baileys'
-import { openDatabase, type DbHandle } from '../../src/db/connection.js'
-import { createAuthStore } from '../../src/platform/auth-state.js'
+import { openDatabase, type SqliteHandle as DbHandle } from '../../src/db/connection.js'
+import { createAuthStore, sqliteAuthBackend } from '../../src/platform/auth-state.js'
 
 async function tempDb (t: { after: (fn: () => Promise<void>) => void }): Promise<DbHandle> {
   const dir = mkdtempSync(join(tmpdir(), 'st-auth-'))
@@ -28,7 +28,7 @@ const countKeys = (handle: DbHandle, id: string): number =>
 test('creds and keys survive a reopen (a new process) with Buffers and protos intact', async (t) => {
   const handle = await tempDb(t)
   addSession(handle, 's1')
-  const auth = createAuthStore(handle.sqlite).open('s1')
+  const auth = createAuthStore(sqliteAuthBackend(handle.sqlite)).open('s1')
   const { creds, keys } = auth.state
   creds.me = { id: '15551230000:3@s.whatsapp.net', lid: '100000000000001:3@lid' }
   auth.saveCreds(creds)
@@ -39,7 +39,7 @@ test('creds and keys survive a reopen (a new process) with Buffers and protos in
     'app-state-sync-key': { k1: proto.Message.AppStateSyncKeyData.fromObject({ keyData: Buffer.from('secret') }) }
   })
 
-  const again = createAuthStore(handle.sqlite).open('s1')
+  const again = createAuthStore(sqliteAuthBackend(handle.sqlite)).open('s1')
   assert.equal(again.state.creds.me?.id, '15551230000:3@s.whatsapp.net')
   assert.ok(Buffer.isBuffer(again.state.creds.noiseKey.public))
   assert.deepEqual(again.state.creds.noiseKey.public, creds.noiseKey.public)
@@ -58,7 +58,7 @@ test('creds and keys survive a reopen (a new process) with Buffers and protos in
 test('keys.set is one transaction: a failing write leaves neither the rows nor the cache changed', async (t) => {
   const handle = await tempDb(t)
   addSession(handle, 's1')
-  const auth = createAuthStore(handle.sqlite).open('s1')
+  const auth = createAuthStore(sqliteAuthBackend(handle.sqlite)).open('s1')
   await auth.state.keys.set({ session: { keep: Buffer.from([1]) } })
   // a trigger makes the second row of the batch fail after the first was written
   handle.sqlite.exec(`CREATE TRIGGER boom BEFORE INSERT ON auth_keys WHEN NEW.key_id = 'bad'
@@ -77,7 +77,7 @@ test('keys.set is one transaction: a failing write leaves neither the rows nor t
 test('reads are served from the cache after the first miss, and the cache follows writes', async (t) => {
   const handle = await tempDb(t)
   addSession(handle, 's1')
-  const auth = createAuthStore(handle.sqlite).open('s1')
+  const auth = createAuthStore(sqliteAuthBackend(handle.sqlite)).open('s1')
   assert.deepEqual(await auth.state.keys.get('session', ['x']), {})
   // a row written behind the store's back is not seen: the miss was cached (the store is the only writer)
   handle.sqlite.prepare('INSERT INTO auth_keys VALUES (?, ?, ?, ?)').run('s1', 'session', 'x', JSON.stringify({ type: 'Buffer', data: 'AQ==' }))
@@ -94,7 +94,7 @@ test('reset and dispose delete every auth row; a stale socket cannot write back'
   const handle = await tempDb(t)
   addSession(handle, 's1')
   addSession(handle, 's2')
-  const store = createAuthStore(handle.sqlite)
+  const store = createAuthStore(sqliteAuthBackend(handle.sqlite))
   const auth = store.open('s1')
   const other = store.open('s2')
   const old = auth.state
@@ -121,14 +121,14 @@ test('reset and dispose delete every auth row; a stale socket cannot write back'
 
 test('100 sessions: opening, a pre-key batch each and cached reads stay fast', async (t) => {
   const handle = await tempDb(t)
-  const store = createAuthStore(handle.sqlite)
+  const store = createAuthStore(sqliteAuthBackend(handle.sqlite))
   const ids = Array.from({ length: 100 }, (_, i) => `s${i}`)
   const preKeys: Record<string, { public: Buffer, private: Buffer }> = {}
   for (let k = 1; k <= 100; k++) preKeys[k] = { public: Buffer.alloc(32, k), private: Buffer.alloc(32, k) }
   // creds exist already (generating fresh ones is Baileys' key generation, not the store's cost)
   for (const id of ids) {
     addSession(handle, id)
-    const seeded = createAuthStore(handle.sqlite).open(id)
+    const seeded = createAuthStore(sqliteAuthBackend(handle.sqlite)).open(id)
     seeded.saveCreds(seeded.state.creds)
   }
   const started = performance.now()

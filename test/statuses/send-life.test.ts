@@ -4,7 +4,7 @@ import SQLite from 'better-sqlite3'
 import { Kysely, Migrator, SqliteDialect } from 'kysely'
 import { migrationProvider } from '../../src/db/migrations/index.js'
 import { PlatformError } from '../../src/platform/errors.js'
-import { waitFor } from '../helper.js'
+import { sqliteOf, waitFor } from '../helper.js'
 import { harness, OWN, type Harness } from './harness.js'
 
 // A send's recorded life (issue 11) over the real database with the fake platform: chunks committed one
@@ -28,7 +28,7 @@ test('each chunk is committed before the next goes out; the built message is sto
   await h.addSession('s1')
   const seen: Array<{ state: string, sent: number, recipients: number, payload: boolean }> = []
   h.app.domainEvents.on('status-send-progress', (p) => {
-    const row = h.app.db.sqlite.prepare('select state, sent_count as sent, message_payload is not null as payload, (select count(*) from status_recipients where status_id = ?) as recipients from statuses where id = ?')
+    const row = sqliteOf(h.app.db).prepare('select state, sent_count as sent, message_payload is not null as payload, (select count(*) from status_recipients where status_id = ?) as recipients from statuses where id = ?')
       .get(Number(p.statusId), Number(p.statusId)) as { state: string, sent: number, recipients: number, payload: number }
     seen.push({ ...row, payload: row.payload === 1 })
   })

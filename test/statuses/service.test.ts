@@ -6,7 +6,7 @@ import { SQLite } from '../../src/db/sqlite.js'
 import { VIEWERS_UPDATE_MS } from '../../src/plugins/app/statuses/index.js'
 import { SendFailed } from '../../src/errors.js'
 import type { StatusView } from '../../src/platform/types.js'
-import { waitFor } from '../helper.js'
+import { sqliteOf, waitFor } from '../helper.js'
 import { harness, OWN } from './harness.js'
 import { serveFiles } from '../stack.js'
 import { mp4, png } from '../uploads/fixtures.js'
@@ -255,7 +255,7 @@ test('a commit is refused after close, and held while another caller has a trans
   const h = await harness(t)
   await h.addSession('s1')
   const s = await h.app.statuses.send('s1', { type: 'text', content: 'x' })
-  const { sqlite } = h.app.db
+  const sqlite = sqliteOf(h.app.db)
   sqlite.exec('begin')
   const held = h.app.viewerIngest.commit('s1', [receipt(s.platformMessageId, A)])
   assert.ok(held instanceof Promise, 'held: the platform keeps the stanza unacknowledged meanwhile')

@@ -7,7 +7,7 @@ import { Readable } from 'node:stream'
 import type { MultipartFile } from '@fastify/multipart'
 import { safeName } from '../../src/plugins/app/media-store.js'
 import { sniff } from '../../src/media/sniff.js'
-import { build } from '../helper.js'
+import { build, sqliteOf } from '../helper.js'
 import { assertNothingStored, filesIn, form, jpeg, mp4, png, uploadRows } from './fixtures.js'
 
 const PNG_TYPE = sniff(png())
@@ -168,7 +168,7 @@ test('save refuses and cleans up: wrong kind, truncated, broken stream, failed i
     await assertNothingStored(app, what)
   }
 
-  app.db.sqlite.exec("create trigger refuse_uploads before insert on uploads begin select raise(abort, 'disk says no'); end")
+  sqliteOf(app.db).exec("create trigger refuse_uploads before insert on uploads begin select raise(abort, 'disk says no'); end")
   await assert.rejects(store.save(part([png()]), 'image'), /disk says no/)
   await assertNothingStored(app, 'after a failed insert')
 })

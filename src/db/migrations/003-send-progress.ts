@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely'
+import { blob, int, isPostgres, withoutRowid } from './dialect.js'
 
 // A send has a recorded life (issue 11): `statuses.state` moves sending → sent | partial, the recipients
 // the platform acknowledged are committed after each chunk (one row per JID in `status_recipients`),
@@ -6,22 +7,29 @@ import { sql, type Kysely } from 'kysely'
 // built (media uploaded) so an interrupted send can be resumed under the same id after a restart.
 // Frozen once shipped: never edit; add a new migration instead.
 export async function up (db: Kysely<unknown>): Promise<void> {
-  await db.schema.createTable('status_recipients')
-    .addColumn('status_id', 'integer', (c) => c.notNull().references('statuses.id').onDelete('cascade'))
+  const integer = int(db)
+  await withoutRowid(db, db.schema.createTable('status_recipients')
+    .addColumn('status_id', integer, (c) => c.notNull().references('statuses.id').onDelete('cascade'))
     .addColumn('jid', 'text', (c) => c.notNull())
     // 1: the platform acknowledged its chunk; 0: its chunk was written but the link closed before the ack
     // (it may have it: a revoke includes it, a resumed send sends it again)
-    .addColumn('confirmed', 'integer', (c) => c.notNull().defaultTo(1))
-    .addPrimaryKeyConstraint('status_recipients_pk', ['status_id', 'jid'])
-    .modifyEnd(sql`without rowid`)
+    .addColumn('confirmed', integer, (c) => c.notNull().defaultTo(1))
+    .addPrimaryKeyConstraint('status_recipients_pk', ['status_id', 'jid']))
     .execute()
-  await db.schema.alterTable('statuses').addColumn('sent_count', 'integer', (c) => c.notNull().defaultTo(0)).execute()
-  await db.schema.alterTable('statuses').addColumn('message_payload', 'blob').execute()
+  await db.schema.alterTable('statuses').addColumn('sent_count', integer, (c) => c.notNull().defaultTo(0)).execute()
+  await db.schema.alterTable('statuses').addColumn('message_payload', blob(db)).execute()
 
   // rows written by 001's code: `recipients` held every JID of a sent status (own number first)
-  await sql`insert or ignore into status_recipients (status_id, jid)
-    select s.id, j.value from statuses s, json_each(s.recipients) j
-    where json_valid(s.recipients) and j.type = 'text'`.execute(db)
+  if (isPostgres(db)) {
+    // (a PostgreSQL database starts at the latest schema: there are no such rows; kept for equal meaning)
+    await sql`insert into status_recipients (status_id, jid)
+      select s.id, j.value from statuses s, json_array_elements_text(s.recipients::json) j
+      where s.recipients like '[%' on conflict do nothing`.execute(db)
+  } else {
+    await sql`insert or ignore into status_recipients (status_id, jid)
+      select s.id, j.value from statuses s, json_each(s.recipients) j
+      where json_valid(s.recipients) and j.type = 'text'`.execute(db)
+  }
   await sql`update statuses set sent_count = contact_count where state = 'sent'`.execute(db)
   // 001's code left a row `sending` forever when killed mid-send, without recording who had it: such a row
   // becomes `partial` with unknown recipients (listed, its viewers kept; a revoke reaches nobody)
@@ -35,8 +43,9 @@ export async function up (db: Kysely<unknown>): Promise<void> {
 
 export async function down (db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('statuses').addColumn('recipients', 'text', (c) => c.notNull().defaultTo('[]')).execute()
+  const collect = isPostgres(db) ? sql`json_agg(r.jid)::text` : sql`json_group_array(r.jid)`
   await sql`update statuses set recipients = coalesce(
-    (select json_group_array(r.jid) from status_recipients r where r.status_id = statuses.id), '[]')`.execute(db)
+    (select ${collect} from status_recipients r where r.status_id = statuses.id), '[]')`.execute(db)
   await sql`update statuses set state = 'sent' where state = 'partial'`.execute(db)
   await db.schema.alterTable('statuses').dropColumn('message_payload').execute()
   await db.schema.alterTable('statuses').dropColumn('sent_count').execute()

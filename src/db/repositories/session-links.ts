@@ -1,4 +1,6 @@
 import type SQLite from 'better-sqlite3'
+import type pg from 'pg'
+import type { DbHandle } from '../connection.js'
 import type { SessionTable } from '../database.js'
 
 export interface StoredSession { id: string, authMethod: SessionTable['auth_method'], phoneNumber: string | null }
@@ -24,4 +26,29 @@ export function createSessionLinks (sqlite: SQLite.Database) {
     markLinked: (id: string, ownNumber: string | null, ownLid: string | null): void => { linked.run(ownNumber, ownLid, id) },
     markUnlinked: (id: string): void => { unlinked.run(id) }
   }
+}
+
+/** The same on PostgreSQL: asynchronous (the platform awaits each write before it announces the change). */
+export function createPgSessionLinks (pool: pg.Pool) {
+  type Row = { id: string, auth_method: SessionTable['auth_method'], phone_number: string | null }
+  const toStored = (r: Row): StoredSession => ({ id: r.id, authMethod: r.auth_method, phoneNumber: r.phone_number })
+  return {
+    list: async (): Promise<StoredSession[]> =>
+      (await pool.query<Row>('SELECT id, auth_method, phone_number FROM sessions ORDER BY created_at, id')).rows.map(toStored),
+    get: async (id: string): Promise<StoredSession | undefined> => {
+      const row = (await pool.query<Row>('SELECT id, auth_method, phone_number FROM sessions WHERE id = $1', [id])).rows[0]
+      return row === undefined ? undefined : toStored(row)
+    },
+    markLinked: async (id: string, ownNumber: string | null, ownLid: string | null): Promise<void> => {
+      await pool.query('UPDATE sessions SET own_number = $1, own_lid = $2, linked = 1 WHERE id = $3', [ownNumber, ownLid, id])
+    },
+    markUnlinked: async (id: string): Promise<void> => {
+      await pool.query('UPDATE sessions SET own_number = NULL, own_lid = NULL, linked = 0 WHERE id = $1', [id])
+    }
+  }
+}
+
+/** The dialect's session links. */
+export function sessionLinksFor (handle: DbHandle) {
+  return handle.dialect === 'sqlite' ? createSessionLinks(handle.sqlite) : createPgSessionLinks(handle.pool)
 }

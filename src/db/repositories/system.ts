@@ -1,5 +1,6 @@
 import type SQLite from 'better-sqlite3'
 import { sql, type Kysely } from 'kysely'
+import type { DbHandle } from '../connection.js'
 import type { Database } from '../database.js'
 
 // Database-wide reads: the totals behind /stats and /storage, and the change counter.
@@ -70,6 +71,12 @@ export async function storageBySession (db: Db): Promise<SessionStorage[]> {
   }))
 }
 
+/** PostgreSQL only: the database's size on disk. */
+export async function postgresDatabaseBytes (db: Db): Promise<number> {
+  const { rows } = await sql<{ n: number | string }>`select pg_database_size(current_database()) as n`.execute(db)
+  return Number(rows[0].n)
+}
+
 /** A real round trip through the database (for /api/health). */
 export async function ping (db: Db): Promise<void> {
   await sql`select 1`.execute(db)
@@ -88,4 +95,14 @@ export async function sessionLinkStates (db: Db): Promise<Array<{ id: string, li
 export function changeStamp (sqlite: SQLite.Database): () => string {
   const changes = sqlite.prepare<[], { c: number, v: number }>('select total_changes() as c, data_version as v from pragma_data_version')
   return () => { const { c, v } = changes.get()!; return `${c}:${v}` }
+}
+
+/**
+ * The dialect's change stamp. PostgreSQL has no cheap database-wide change counter, and other nodes write
+ * too: every call there gives a new stamp, so nothing is served from a cache (each read is a query).
+ */
+export function changeStampFor (handle: DbHandle): () => string {
+  if (handle.dialect === 'sqlite') return changeStamp(handle.sqlite)
+  let n = 0
+  return () => `pg:${++n}`
 }

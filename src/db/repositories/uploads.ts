@@ -1,6 +1,9 @@
 import type SQLite from 'better-sqlite3'
+import type pg from 'pg'
 import { sql, type Kysely } from 'kysely'
+import type { DbHandle } from '../connection.js'
 import type { Database, NewUploadRow } from '../database.js'
+import { inTransaction } from './pg-tx.js'
 
 type Db = Kysely<Database>
 
@@ -14,6 +17,34 @@ export function uploadCommitter (sqlite: SQLite.Database): (row: Required<NewUpl
     insert.run(row.filename, row.kind, row.mime_type, row.size, row.created_at)
     place()
   })
+}
+
+/** The row and the rename, committed together: returns once committed (SQLite: synchronously). */
+export type UploadCommit = (row: Required<NewUploadRow>, place: () => void, unplace: () => void) => void | Promise<void>
+
+/**
+ * uploadCommitter's PostgreSQL twin: the row is inserted in a transaction, `place` runs inside it, and
+ * the commit follows; a failed rename rolls the row back, a failed commit takes the file away (`unplace`).
+ */
+export function pgUploadCommitter (pool: pg.Pool): UploadCommit {
+  return async (row, place, unplace) => {
+    let placed = false
+    try {
+      await inTransaction(pool, async (client) => {
+        await client.query('insert into uploads (filename, kind, mime_type, size, created_at) values ($1, $2, $3, $4, $5)',
+          [row.filename, row.kind, row.mime_type, row.size, row.created_at])
+        place()
+        placed = true
+      })
+    } catch (err) {
+      if (placed) unplace()
+      throw err
+    }
+  }
+}
+
+export function uploadCommitterFor (handle: DbHandle): UploadCommit {
+  return handle.dialect === 'sqlite' ? uploadCommitter(handle.sqlite) : pgUploadCommitter(handle.pool)
 }
 
 export async function deleteUpload (db: Db, filename: string): Promise<void> {

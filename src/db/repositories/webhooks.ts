@@ -1,5 +1,7 @@
 import type SQLite from 'better-sqlite3'
 import type { Kysely, Updateable } from 'kysely'
+import type { DbHandle } from '../connection.js'
+import { pgWebhookOutbox } from './webhooks-pg.js'
 import type { Database, DeliveryStatus, WebhookDeliveryRow, WebhookRow, WebhookTable } from '../database.js'
 
 type Db = Kysely<Database>
@@ -145,4 +147,9 @@ export function webhookOutbox (sqlite: SQLite.Database) {
   }
 }
 
-export type WebhookOutbox = ReturnType<typeof webhookOutbox>
+/** The SQLite outbox (synchronous) or its PostgreSQL twin (webhooks-pg.ts, asynchronous). */
+export type WebhookOutbox = ReturnType<typeof webhookOutbox> | ReturnType<typeof pgWebhookOutbox>
+
+export function webhookOutboxFor (handle: DbHandle): WebhookOutbox {
+  return handle.dialect === 'sqlite' ? webhookOutbox(handle.sqlite) : pgWebhookOutbox(handle.pool)
+}

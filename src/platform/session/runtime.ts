@@ -113,7 +113,7 @@ export class SessionRuntime {
       if (this.auth.isLinked()) await this.connection.logOut()
       this.state.move('removed')
       await this.connection.close()
-      this.auth.dispose()
+      await this.auth.dispose()
     })
   }
 
@@ -197,9 +197,16 @@ export class SessionRuntime {
     this.ownNumber = pnDigits(me?.id)
     const ownLid = me?.lid === undefined ? null : jidNormalizedUser(me.lid)
     this.linking.clearCodes()
-    this.store('could not store the linked account', () => { this.deps.links.markLinked(this.id, this.ownNumber, ownLid) })
-    this.log.info({ ownNumber: this.ownNumber }, 'connected')
-    this.state.move('open')
+    const announce = (): void => {
+      // an asynchronous database answered after this socket closed or was replaced: it is not open any more
+      if (this.connection.attempt !== attempt || !attempt.open) return
+      this.log.info({ ownNumber: this.ownNumber }, 'connected')
+      this.state.move('open')
+    }
+    const written = this.store('could not store the linked account', () => this.deps.links.markLinked(this.id, this.ownNumber, ownLid))
+    // SQLite: written already; PostgreSQL: the row says linked before the session is announced open
+    if (written === undefined) announce()
+    else void written.then(announce)
   }
 
   private onClose (attempt: Attempt, error: Error | undefined): void {
@@ -237,8 +244,8 @@ export class SessionRuntime {
   private async onLoggedOut (): Promise<void> {
     this.clearTimers()
     await this.connection.close()
-    this.auth.reset()
-    this.store('could not mark the session unlinked', () => { this.deps.links.markUnlinked(this.id) })
+    await this.auth.reset()
+    await this.store('could not mark the session unlinked', () => this.deps.links.markUnlinked(this.id))
     this.ownNumber = null
     this.linking.clearCodes()
     this.log.warn('logged out by the platform; auth state cleared, the session can be linked again')
@@ -289,8 +296,13 @@ export class SessionRuntime {
   }
 
   /** The session row follows the link; a failed write must not stop the session. */
-  private store (failure: string, write: () => void): void {
-    try { write() } catch (err) { this.log.error({ err }, failure) }
+  /** Runs a write; a failure is logged. Returns a promise (never rejected) when the write is asynchronous. */
+  private store (failure: string, write: () => void | Promise<void>): Promise<void> | undefined {
+    try {
+      const pending = write()
+      if (pending instanceof Promise) return pending.catch((err: unknown) => { this.log.error({ err }, failure) })
+    } catch (err) { this.log.error({ err }, failure) }
+    return undefined
   }
 
   private clearTimers (): void {

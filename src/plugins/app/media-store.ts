@@ -1,17 +1,16 @@
 import { randomBytes } from 'node:crypto'
-import { lstatSync, renameSync } from 'node:fs'
+import { lstatSync, renameSync, rmSync } from 'node:fs'
 import { mkdir, open, readdir, unlink } from 'node:fs/promises'
 import { dirname, join, resolve as resolvePath } from 'node:path'
 import { Transform, Writable, type TransformCallback } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import fp from 'fastify-plugin'
 import type { MultipartFile } from '@fastify/multipart'
-import type SQLite from 'better-sqlite3'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { Database } from '../../db/database.js'
 import { BadRequest, FileTooLarge, NoFileUploaded, VideoTooLarge, WrongFileType } from '../../errors.js'
-import { deleteUpload, uploadCommitter } from '../../db/repositories/uploads.js'
+import { deleteUpload, uploadCommitterFor, type UploadCommit } from '../../db/repositories/uploads.js'
 import { sniff, SNIFF_BYTES, type SniffedType } from '../../media/sniff.js'
 import { extensionsOf, type MediaKind } from '../../media/types.js'
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, secureUploadDir } from '../../db/file-modes.js'
@@ -28,8 +27,8 @@ export type MediaStore = ReturnType<typeof createMediaStore>
 export interface MediaStoreOptions {
   dir: string
   db: Kysely<Database>
-  /** the same database's raw connection: a file's row is committed in one synchronous step with its rename */
-  sqlite: SQLite.Database
+  /** commits a file's row with its rename (SQLite: one synchronous step; see uploadCommitterFor) */
+  commitUpload: UploadCommit
   maxUploadBytes: number
   maxUploadMb: number
 }
@@ -41,7 +40,7 @@ const MAX_STEM = 100
 export function createMediaStore (opts: MediaStoreOptions) {
   const dir = resolvePath(opts.dir)
   const { db, maxUploadBytes } = opts
-  const commitUpload = uploadCommitter(opts.sqlite)
+  const { commitUpload } = opts
   const tooLarge = (kind: MediaKind) => kind === 'image' ? new FileTooLarge() : new VideoTooLarge(opts.maxUploadMb)
 
   async function save (file: MultipartFile, kind: MediaKind): Promise<{ filename: string, size: number, mimeType: string }> {
@@ -72,7 +71,9 @@ export function createMediaStore (opts: MediaStoreOptions) {
       const filename = `${Date.now()}-${randomBytes(6).toString('hex')}-${safeName(file.filename, type)}`
       // the row and the rename in one synchronous transaction: nothing else runs in between, a failed rename
       // rolls the row back; only a crash inside this step leaves a file without a row, which the next start removes
-      commitUpload({ filename, kind, mime_type: type.mimeType, size: tap.bytes, created_at: Date.now() }, () => { renameSync(part, join(dir, filename)) })
+      // (PostgreSQL: the rename runs inside the transaction, before the commit; a failed commit removes the file)
+      await commitUpload({ filename, kind, mime_type: type.mimeType, size: tap.bytes, created_at: Date.now() },
+        () => { renameSync(part, join(dir, filename)) }, () => { rmSync(join(dir, filename), { force: true }) })
       return { filename, size: tap.bytes, mimeType: type.mimeType }
     } finally {
       await unlinkQuiet(part)
@@ -211,7 +212,7 @@ export default fp(async (app) => {
   const store = createMediaStore({
     dir: app.config.uploadDir,
     db: app.db.db,
-    sqlite: app.db.sqlite,
+    commitUpload: uploadCommitterFor(app.db),
     maxUploadBytes: app.config.maxUploadBytes,
     maxUploadMb: app.config.maxUploadMb
   })

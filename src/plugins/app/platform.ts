@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin'
-import { createSessionLinks } from '../../db/repositories/session-links.js'
+import { sessionLinksFor } from '../../db/repositories/session-links.js'
 import { createPlatform, type Platform } from '../../platform/platform.js'
 
 declare module 'fastify' {
@@ -12,7 +12,7 @@ declare module 'fastify' {
 export default fp(async (app) => {
   const platform = createPlatform({
     db: app.db,
-    links: createSessionLinks(app.db.sqlite),
+    links: sessionLinksFor(app.db),
     receiptSink: app.viewerIngest.sink,
     wa: app.config.wa,
     logger: app.log,

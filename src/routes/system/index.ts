@@ -1,6 +1,6 @@
 import { statSync } from 'node:fs'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { statusTotals, storageBySession, uploadTotals } from '../../db/repositories/system.js'
+import { postgresDatabaseBytes, statusTotals, storageBySession, uploadTotals } from '../../db/repositories/system.js'
 import { failures, Ok } from '../../schemas/envelope.js'
 import { ClusterSchema, HealthSchema, StatsSchema, StorageSchema, type Health } from '../../schemas/system.js'
 import { APP_VERSION } from '../../version.js'
@@ -60,11 +60,16 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/storage', {
     schema: { tags: ['system'], summary: 'Database and media storage, per session', response: { 200: Ok(StorageSchema), ...failures() } }
   }, async () => {
-    const { db, file } = app.db
+    const handle = app.db
+    const { db } = handle
+    // PostgreSQL: the database's size as the server counts it (WAL is the server's, not one database's)
+    const database = handle.dialect === 'sqlite'
+      ? { file: handle.file, bytes: fileSize(handle.file), walBytes: fileSize(`${handle.file}-wal`) }
+      : { file: 'postgresql', bytes: await postgresDatabaseBytes(db), walBytes: 0 }
     return {
       success: true as const,
       data: {
-        database: { file, bytes: fileSize(file), walBytes: fileSize(`${file}-wal`) },
+        database,
         uploads: await uploadTotals(db),
         sessions: await storageBySession(db)
       }

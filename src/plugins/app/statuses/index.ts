@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin'
-import { changeStamp } from '../../../db/repositories/system.js'
+import { changeStampFor } from '../../../db/repositories/system.js'
 import type { PlatformEventMap } from '../../../platform/types.js'
 import { createCleanup } from './cleanup.js'
 import { createStatusService, type StatusDeps } from './service.js'
@@ -30,7 +30,7 @@ export function createStatuses (deps: StatusDeps) {
     remove: service.remove,
     cleanup: expiry.cleanup,
     /** moves on every database write; equal stamps mean no status, view or session changed in between */
-    changeStamp: changeStamp(deps.db.sqlite),
+    changeStamp: changeStampFor(deps.db),
     start (): void {
       platform.on('status-error', onStatusError)
     },

@@ -2,6 +2,7 @@ import type { FastifyError } from 'fastify'
 import type { StatusRow } from '../../../db/database.js'
 import { findSession } from '../../../db/repositories/sessions.js'
 import { deleteStatus, finishSend, insertStatus, interruptedSends, progressWriter, statusRecipients } from '../../../db/repositories/statuses.js'
+import { pgProgressWriter } from '../../../db/repositories/statuses-pg.js'
 import { fromPlatform, NotConnected, SendFailed, SessionNotFound } from '../../../errors.js'
 import type { SendStatusResult, StatusContent } from '../../../platform/types.js'
 import type { SendStatusBody } from '../../../schemas/status.js'
@@ -63,8 +64,9 @@ function quiet<T> (promise: Promise<T>): Promise<T> {
 export function createSending (deps: StatusDeps) {
   const { config, platform, remoteMedia, events, log } = deps
   const db = deps.db.db
-  const sqlite = deps.db.sqlite
-  const progress = progressWriter(sqlite)
+  const sqlite = deps.db.dialect === 'sqlite' ? deps.db.sqlite : null
+  // SQLite: synchronous prepared statements; PostgreSQL: the same writes, awaited
+  const progress = deps.db.dialect === 'sqlite' ? progressWriter(deps.db.sqlite) : pgProgressWriter(deps.db.pool)
   /** sends and resumes under way; the plugin waits for them before the database closes */
   const running = new Set<Promise<unknown>>()
   /** resumes waiting for their session; told when the service stops */
@@ -81,7 +83,7 @@ export function createSending (deps: StatusDeps) {
 
   /** better-sqlite3 would nest our transaction inside one another caller holds open across an await: wait for it (bounded). */
   async function writable (): Promise<void> {
-    for (let i = 0; sqlite.inTransaction && i < 5000; i++) await new Promise((resolve) => setImmediate(resolve))
+    for (let i = 0; sqlite?.inTransaction === true && i < 5000; i++) await new Promise((resolve) => setImmediate(resolve))
   }
 
   async function send (sessionId: string, body: SendStatusBody): Promise<SendStatusAnswer> {
@@ -164,34 +166,34 @@ export function createSending (deps: StatusDeps) {
         done: d.done,
         onPrepared: async (payload) => {
           await writable()
-          if (!progress.savePayload(d.statusId, payload)) throw new StatusGone()
+          if (!await progress.savePayload(d.statusId, payload)) throw new StatusGone()
         },
         onChunkStart: async (jids) => {
           await writable()
           for (const jid of jids) if (!committed.has(jid)) started.add(jid)
-          if (!progress.unconfirmed(d.statusId, jids)) throw new StatusGone()
+          if (!await progress.unconfirmed(d.statusId, jids)) throw new StatusGone()
         },
         onChunk: async (jids) => {
           await writable()
           for (const jid of jids) { committed.add(jid); maybe.delete(jid); started.delete(jid) }
-          if (!progress.commit(d.statusId, jids, sentCount())) throw new StatusGone()
+          if (!await progress.commit(d.statusId, jids, sentCount())) throw new StatusGone()
         },
         onUnconfirmed: async (jids) => {
           await writable()
           for (const jid of jids) if (!committed.has(jid)) maybe.add(jid)
-          if (!progress.unconfirmed(d.statusId, jids)) throw new StatusGone()
+          if (!await progress.unconfirmed(d.statusId, jids)) throw new StatusGone()
         },
         onProgress: (sent, total) => { events.emit('status-send-progress', { sessionId: d.sessionId, statusId: id, sent, total }) }
       })
     } catch (caught) {
       // recorded before their chunk went out, which then failed before it was written: they do not have it
       const unsent = [...started].filter((jid) => !maybe.has(jid))
-      if (unsent.length > 0) { await writable(); progress.notSent(d.statusId, unsent) }
+      if (unsent.length > 0) { await writable(); await progress.notSent(d.statusId, unsent) }
       return await stopped(d, { have: committed.size, maybe: maybe.size, sentCount: sentCount() }, caught)
     }
     // every recipient has it (a platform that does not report chunks is taken at its word)
     await writable()
-    progress.commit(d.statusId, result.recipientJids, d.contactCount)
+    await progress.commit(d.statusId, result.recipientJids, d.contactCount)
     if (!await finishSend(db, d.statusId, { state: 'sent', sentCount: d.contactCount })) throw new SendFailed(new StatusGone().message)
     events.emit('status-sent', {
       sessionId: d.sessionId,

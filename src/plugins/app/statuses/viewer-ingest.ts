@@ -1,5 +1,6 @@
 import fp from 'fastify-plugin'
 import { listViewers, viewerWriter, type ViewToRecord } from '../../../db/repositories/viewers.js'
+import { pgViewerWriter } from '../../../db/repositories/viewers-pg.js'
 import type { ReceiptSink, StatusView } from '../../../platform/types.js'
 import { toViewer } from './api-shapes.js'
 import type { StatusDeps } from './service.js'
@@ -21,7 +22,8 @@ interface Cooling { timer: NodeJS.Timeout | null, dirty: boolean }
 export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'events' | 'log' | 'metrics'>) {
   const { db: handle, events, log, metrics } = deps
   const db = handle.db
-  const writer = viewerWriter(handle.sqlite)
+  const sqlite = handle.dialect === 'sqlite' ? handle.sqlite : null
+  const writer = handle.dialect === 'sqlite' ? viewerWriter(handle.sqlite) : pgViewerWriter(handle.pool)
   let closed = false
   /** per status: the cool-down after an update, and whether another change came in during it */
   const cooling = new Map<number, Cooling>()
@@ -36,8 +38,14 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'events' | 'lo
     isReal: !v.isOwn
   })
 
-  function write (sessionId: string, views: StatusView[], arrivedAt: number): void {
+  function write (sessionId: string, views: StatusView[], arrivedAt: number): void | Promise<void> {
     const changed = writer.record(views.map((v) => toRecord(sessionId, v)))
+    // PostgreSQL: the platform holds the stanza's ack until this resolves (the commit)
+    if (changed instanceof Promise) return changed.then((c) => { written(views, arrivedAt, c) })
+    written(views, arrivedAt, changed)
+  }
+
+  function written (views: StatusView[], arrivedAt: number, changed: Map<number, string>): void {
     stats.commits++
     stats.recorded += views.length
     if (metrics !== undefined) {
@@ -48,39 +56,45 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'events' | 'lo
   }
 
   /**
-   * Synchronous: when it returns, the views are committed (WAL, synchronous=NORMAL: a killed process
-   * keeps them). It throws when they are not, and then the platform leaves the stanza unacknowledged.
+   * Synchronous on SQLite: when it returns, the views are committed (WAL, synchronous=NORMAL: a killed
+   * process keeps them). It throws when they are not, and then the platform leaves the stanza
+   * unacknowledged. On PostgreSQL it returns the commit's promise, which the platform awaits before the ack.
    */
   function commit (sessionId: string, views: StatusView[]): void | Promise<void> {
     if (closed) throw new Error('viewer ingest is closed')
     stats.received += views.length
     // better-sqlite3 would nest our transaction as a savepoint inside one another caller holds open across
     // an await, and lose the views if that one rolls back: hold the ack until it is over instead.
-    if (handle.sqlite.inTransaction) return commitWhenIdle(sessionId, views)
-    write(sessionId, views, Date.now())
+    if (sqlite?.inTransaction === true) return commitWhenIdle(sessionId, views)
+    return write(sessionId, views, Date.now())
   }
 
   async function commitWhenIdle (sessionId: string, views: StatusView[]): Promise<void> {
     const arrivedAt = Date.now()
     stats.held++
     const deadline = Date.now() + BUSY_WAIT_MAX_MS
-    while (handle.sqlite.inTransaction) {
+    while (sqlite?.inTransaction === true) {
       if (closed || Date.now() > deadline) throw new Error('the database stayed in another transaction')
       await new Promise((resolve) => setTimeout(resolve, BUSY_RETRY_MS))
     }
     if (closed) throw new Error('viewer ingest is closed')
-    write(sessionId, views, arrivedAt)
+    await write(sessionId, views, arrivedAt)
   }
 
-  function lidsMapped (sessionId: string, mappings: Array<{ lid: string, number: string }>): void {
+  function lidsMapped (sessionId: string, mappings: Array<{ lid: string, number: string }>): void | Promise<void> {
     if (closed) return
     const changed = writer.mapLids(sessionId, mappings)
+    if (changed instanceof Promise) return changed.then((c) => { mapped(sessionId, mappings, c) })
+    mapped(sessionId, mappings, changed)
+  }
+
+  function mapped (sessionId: string, mappings: Array<{ lid: string, number: string }>, changed: Set<number>): void {
     stats.mapped += changed.size
     if (changed.size > 0) log.info({ sessionId, lids: mappings.length, statuses: changed.size }, 'viewers stored under a LID got their number')
     for (const statusId of changed) viewersChanged(statusId, sessionId)
   }
 
-  function unmappedLids (sessionId: string, limit: number): string[] {
+  function unmappedLids (sessionId: string, limit: number): string[] | Promise<string[]> {
     return closed ? [] : writer.unmappedLids(sessionId, limit)
   }
 

@@ -14,7 +14,8 @@ declare module 'fastify' {
 export default fp(async (app) => {
   const service = createWebhookService({ db: app.db, config: app.config, log: app.log.child({ plugin: 'webhooks' }) })
   app.decorate('webhooks', service)
-  service.start()
+  // PostgreSQL: the endpoints are read before the first event can be enqueued
+  await service.start()
   // before the database closes (hooks run in reverse order): attempts in flight are aborted and stay pending
   app.addHook('onClose', async () => { await service.stop() })
 }, { name: 'webhooks', dependencies: ['config', 'db'] })

@@ -5,7 +5,7 @@ import type { Config } from '../../../config.js'
 import type { DbHandle } from '../../../db/connection.js'
 import type { DeliveryStatus, WebhookDeliveryRow, WebhookRow } from '../../../db/database.js'
 import {
-  deleteWebhook, findDelivery, findWebhook, insertWebhook, listDeliveries, listWebhooks, updateWebhook, webhookOutbox, type NewDelivery
+  deleteWebhook, findDelivery, findWebhook, insertWebhook, listDeliveries, listWebhooks, updateWebhook, webhookOutboxFor, type NewDelivery, type Subscriber as StoredSubscriber
 } from '../../../db/repositories/webhooks.js'
 import { BadRequest, DeliveryInFlight, DeliveryNotFound, WebhookNotFound } from '../../../errors.js'
 import type { EventName, EventPayloads } from '../../../schemas/events.js'
@@ -13,6 +13,7 @@ import type { CreateWebhookBody, DeliveryView, UpdateWebhookBody, WebhookView, W
 import { APP_VERSION } from '../../../version.js'
 import { isNonPublicAddress, resolveAll, urlProblem } from '../../../webhooks/address-guard.js'
 import { createDeliveryWorker, type WorkerDeps } from './worker.js'
+import { settle } from '../../../db/maybe-async.js'
 
 /** Delivery rows are kept this long, whatever their state (except while being sent). */
 export const DELIVERY_RETENTION_MS = 7 * 24 * 3_600_000
@@ -75,6 +76,9 @@ function orderKeyOf (payload: { sessionId: string, statusId?: string }): string 
     : `session:${payload.sessionId}`
 }
 
+/** PostgreSQL: how often the enabled endpoints are read again (another node may have changed them). */
+const SUBSCRIBERS_RELOAD_MS = 5000
+
 /**
  * Webhook endpoints, the outbox their deliveries go through, and the worker that sends them.
  * `enqueue` is the broadcaster's second sink beside socket.io.
@@ -82,16 +86,22 @@ function orderKeyOf (payload: { sessionId: string, statusId?: string }): string 
 export function createWebhookService (deps: WebhookDeps) {
   const { db: handle, config, log } = deps
   const db = handle.db
-  const outbox = webhookOutbox(handle.sqlite)
+  const outbox = webhookOutboxFor(handle)
   let subscribers: Subscriber[] = []
   let closed = false
 
-  function reload (): void {
-    subscribers = outbox.subscribers().map((s) => ({
-      id: s.id,
-      events: s.events === null ? null : new Set(JSON.parse(s.events) as string[]),
-      sessionId: s.session_id
-    }))
+  /** reads the enabled endpoints (PostgreSQL: in the background; resolves when they are in place) */
+  function reload (): Promise<void> {
+    return new Promise((resolve) => {
+      settle(() => outbox.subscribers(), (rows: StoredSubscriber[]) => {
+        subscribers = rows.map((s) => ({
+          id: s.id,
+          events: s.events === null ? null : new Set(JSON.parse(s.events) as string[]),
+          sessionId: s.session_id
+        }))
+        resolve()
+      }, (err) => { log.error({ err }, 'reading webhook endpoints failed'); resolve() })
+    })
   }
 
   const worker = createDeliveryWorker({
@@ -125,13 +135,10 @@ export function createWebhookService (deps: WebhookDeps) {
     const messageId = `msg_${randomBytes(15).toString('base64url')}`
     const orderKey = orderKeyOf(payload as { sessionId: string, statusId?: string })
     const rows: NewDelivery[] = targets.map((s) => ({ webhookId: s.id, messageId, eventType: event, sessionId, orderKey, body, at }))
-    try {
-      outbox.insert(rows)
-    } catch (err) {
+    // SQLite: committed before this returns; PostgreSQL: committed in the background, then the worker looks
+    settle(() => outbox.insert(rows), () => { worker.kick() }, (err) => {
       log.error({ err, event, endpoints: rows.length }, 'writing webhook deliveries failed; this event is not delivered')
-      return
-    }
-    worker.kick()
+    })
   }
 
   /** Normalised URL, or a 400 naming the field. Names are resolved now too (and again at every send). */
@@ -171,7 +178,7 @@ export function createWebhookService (deps: WebhookDeps) {
       updated_at: now
     }
     await insertWebhook(db, row)
-    reload()
+    await reload()
     return { ...toView(row), secret: row.secret }
   }
 
@@ -186,7 +193,7 @@ export function createWebhookService (deps: WebhookDeps) {
       ...(patch.enabled !== undefined ? { enabled: patch.enabled ? 1 : 0, disabled_reason: null } : {})
     })
     if (row === undefined) throw new WebhookNotFound()
-    reload()
+    await reload()
     // re-enabled: what waited is due again
     if (patch.enabled === true) worker.kick()
     return toView(row)
@@ -195,7 +202,7 @@ export function createWebhookService (deps: WebhookDeps) {
   async function remove (id: string): Promise<void> {
     // its deliveries go with it (foreign key cascade); one being sent finishes without a row to update
     if (!await deleteWebhook(db, id)) throw new WebhookNotFound()
-    reload()
+    await reload()
   }
 
   async function rotateSecret (id: string): Promise<WebhookWithSecret> {
@@ -220,7 +227,7 @@ export function createWebhookService (deps: WebhookDeps) {
     const n = Number(deliveryId)
     const existing = await findDelivery(db, id, n)
     if (existing === undefined) throw new DeliveryNotFound()
-    if (!outbox.requeue(id, n, Date.now())) throw new DeliveryInFlight()
+    if (!await outbox.requeue(id, n, Date.now())) throw new DeliveryInFlight()
     worker.kick()
     const row = await findDelivery(db, id, n)
     if (row === undefined) throw new DeliveryNotFound()
@@ -228,11 +235,12 @@ export function createWebhookService (deps: WebhookDeps) {
   }
 
   /** Removes delivery rows older than DELIVERY_RETENTION_MS. */
-  function prune (now = Date.now()): number {
+  function prune (now = Date.now()): number | Promise<number> {
     return outbox.prune(now - DELIVERY_RETENTION_MS)
   }
 
   let pruneTimer: NodeJS.Timeout | null = null
+  let reloadTimer: NodeJS.Timeout | null = null
 
   return {
     enqueue,
@@ -250,24 +258,26 @@ export function createWebhookService (deps: WebhookDeps) {
      * disabled by a 410), deliveries in flight, and attempt results since the start.
      */
     stats: () => ({ pending: outbox.pendingCount(), failing: outbox.failingCount(), inFlight: worker.inFlight(), attempts: { ...worker.counters } }),
-    start (): void {
-      reload()
+    /** synchronous on SQLite; on PostgreSQL the returned promise resolves once the endpoints are read */
+    start (): void | Promise<void> {
+      const loaded = reload()
       worker.start()
-      try {
-        const removed = prune()
-        if (removed > 0) log.info({ removed }, 'old webhook deliveries removed')
-      } catch (err) {
-        log.error({ err }, 'removing old webhook deliveries failed')
-      }
-      pruneTimer = setInterval(() => {
-        try { prune() } catch (err) { log.error({ err }, 'removing old webhook deliveries failed') }
-      }, config.cleanupIntervalMs)
+      const pruned = (removed: number): void => { if (removed > 0) log.info({ removed }, 'old webhook deliveries removed') }
+      const pruneFailed = (err: unknown): void => { log.error({ err }, 'removing old webhook deliveries failed') }
+      settle(() => prune(), pruned, pruneFailed)
+      pruneTimer = setInterval(() => { settle(() => prune(), () => {}, pruneFailed) }, config.cleanupIntervalMs)
       pruneTimer.unref()
+      if (handle.dialect === 'sqlite') return
+      // other nodes change endpoints too: read them again now and then
+      reloadTimer = setInterval(() => { void reload() }, SUBSCRIBERS_RELOAD_MS)
+      reloadTimer.unref()
+      return loaded
     },
     /** stops taking events, aborts attempts in flight (they stay pending for the next start) */
     async stop (): Promise<void> {
       closed = true
       if (pruneTimer !== null) { clearInterval(pruneTimer); pruneTimer = null }
+      if (reloadTimer !== null) { clearInterval(reloadTimer); reloadTimer = null }
       await worker.stop()
     }
   }

@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../../../config.js'
 import type { WebhookDeliveryRow } from '../../../db/database.js'
+import { settle } from '../../../db/maybe-async.js'
 import type { WebhookOutbox } from '../../../db/repositories/webhooks.js'
 import { sendWebhook, type SendOptions, type SendResult } from '../../../webhooks/sender.js'
 
@@ -69,23 +70,44 @@ export function createDeliveryWorker (deps: WorkerDeps) {
     timer.unref()
   }
 
+  /** a PostgreSQL tick is under way (its queries are asynchronous); a wake-up meanwhile runs one more after it */
+  let ticking = false
+  let again = false
+  /** resolves when the tick under way is over (stop waits for it: a claim must not outlive the database) */
+  let tickOver: Promise<void> = Promise.resolve()
+  let endTick = (): void => {}
+
   function tick (): void {
     timer = null
     timerAt = Infinity
     if (stopped) return
-    let claimed: Claimed[]
-    try {
-      claimed = outbox.claimDue(Date.now(), config.concurrency - inFlight.size)
-    } catch (err) {
-      log.error({ err }, 'reading due webhook deliveries failed')
-      schedule(1000)
-      return
+    if (ticking) { again = true; return }
+    ticking = true
+    tickOver = new Promise((resolve) => { endTick = resolve })
+    const finish = (): void => {
+      ticking = false
+      endTick()
+      if (again) { again = false; schedule(0) }
     }
-    for (const row of claimed) launch(row)
-    // a full house wakes it again when a delivery finishes
-    if (inFlight.size >= config.concurrency) return
-    const next = outbox.nextDueAt()
-    if (next !== null) schedule(Math.min(Math.max(next - Date.now(), 0), MAX_SLEEP_MS))
+    const failed = (err: unknown): void => {
+      log.error({ err }, 'reading due webhook deliveries failed')
+      finish()
+      schedule(1000)
+    }
+    settle(() => outbox.claimDue(Date.now(), config.concurrency - inFlight.size), (claimed: Claimed[]) => {
+      if (stopped) {
+        // stopped while a PostgreSQL claim was on its way: what it claimed goes back
+        void Promise.allSettled(claimed.map(async (row) => { await outbox.release(row.id) })).then(finish)
+        return
+      }
+      for (const row of claimed) launch(row)
+      // a full house wakes it again when a delivery finishes
+      if (inFlight.size >= config.concurrency) { finish(); return }
+      settle(() => outbox.nextDueAt(), (next: number | null) => {
+        finish()
+        if (next !== null) schedule(Math.min(Math.max(next - Date.now(), 0), MAX_SLEEP_MS))
+      }, failed)
+    }, failed)
   }
 
   function launch (row: Claimed): void {
@@ -110,30 +132,30 @@ export function createDeliveryWorker (deps: WorkerDeps) {
     })
     if (signal.aborted) {
       // shutting down: not an attempt; it goes out again after the restart
-      outbox.release(row.id)
+      await outbox.release(row.id)
       return
     }
     const at = Date.now()
     const attempts = row.attempts + 1
     if (result.ok) {
-      outbox.succeeded({ id: row.id, at, statusCode: result.statusCode, error: null })
+      await outbox.succeeded({ id: row.id, at, statusCode: result.statusCode, error: null })
       counters.succeeded++
       return
     }
     const outcome = { id: row.id, at, statusCode: result.statusCode, error: result.error }
     if (result.statusCode === 410) {
       const reason = `The receiver answered 410 Gone at ${new Date(at).toISOString()}`
-      outbox.failed({ ...outcome, error: `${result.error} (endpoint disabled)` })
-      outbox.disable(row.webhook_id, reason, at)
+      await outbox.failed({ ...outcome, error: `${result.error} (endpoint disabled)` })
+      await outbox.disable(row.webhook_id, reason, at)
       counters.gone++
       log.warn({ webhookId: row.webhook_id, url: row.url }, 'webhook receiver answered 410 Gone; endpoint disabled')
       deps.onDisabled(row.webhook_id)
     } else if (attempts >= config.maxAttempts) {
-      outbox.failed(outcome)
+      await outbox.failed(outcome)
       counters.failed++
       log.warn({ webhookId: row.webhook_id, deliveryId: row.id, attempts, error: result.error }, 'webhook delivery failed for good')
     } else {
-      outbox.retry(outcome, at + retryDelay(attempts, config))
+      await outbox.retry(outcome, at + retryDelay(attempts, config))
       counters.retried++
       log.debug({ webhookId: row.webhook_id, deliveryId: row.id, attempts, error: result.error }, 'webhook delivery will be retried')
     }
@@ -145,11 +167,18 @@ export function createDeliveryWorker (deps: WorkerDeps) {
     inFlight: (): number => inFlight.size,
     /** deliveries a crash left in `sending` go back to pending, then the loop starts */
     start (): void {
-      const released = outbox.releaseAll()
-      if (released > 0) log.info({ released }, 'webhook deliveries interrupted by the last stop are pending again')
-      stopped = false
-      abort = new AbortController()
-      schedule(0)
+      // PostgreSQL: the loop starts once the release is committed (a claim before it would be released too)
+      settle(() => outbox.releaseAll(), (released: number) => {
+        if (released > 0) log.info({ released }, 'webhook deliveries interrupted by the last stop are pending again')
+        stopped = false
+        abort = new AbortController()
+        schedule(0)
+      }, (err) => {
+        log.error({ err }, 'releasing interrupted webhook deliveries failed')
+        stopped = false
+        abort = new AbortController()
+        schedule(1000)
+      })
     },
     /** look at the outbox now */
     kick (): void { schedule(0) },
@@ -158,6 +187,7 @@ export function createDeliveryWorker (deps: WorkerDeps) {
       stopped = true
       if (timer !== null) { clearTimeout(timer); timer = null; timerAt = Infinity }
       abort.abort()
+      await tickOver
       await Promise.allSettled([...inFlight])
     }
   }

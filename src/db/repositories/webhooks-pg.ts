@@ -1,0 +1,90 @@
+import type pg from 'pg'
+import type { WebhookDeliveryRow } from '../database.js'
+import type { AttemptOutcome, NewDelivery, Subscriber } from './webhooks.js'
+
+type Claimed = WebhookDeliveryRow & { url: string, secret: string }
+
+const ELIGIBLE = `from webhook_deliveries d join webhooks w on w.id = d.webhook_id
+  where d.status = 'pending' and w.enabled = 1 and not exists (
+    select 1 from webhook_deliveries e where e.webhook_id = d.webhook_id and e.order_key = d.order_key and e.id < d.id
+    and e.status in ('pending', 'sending'))`
+
+const count = (r: pg.QueryResult): number => r.rowCount ?? 0
+
+/**
+ * webhookOutbox's PostgreSQL twin: the same rows and rules, asynchronous. The claim marks due rows
+ * `sending` in one statement that skips rows another node is claiming (FOR UPDATE SKIP LOCKED), so
+ * several nodes can work one outbox without sending a delivery twice; a row waiting for an earlier one
+ * with its order key stays waiting whichever node holds that one. The counts behind stats() are read
+ * in the background: the last known values answer at once.
+ */
+export function pgWebhookOutbox (pool: pg.Pool) {
+  const counts = { pending: 0, failing: 0, reading: false }
+  function refreshCounts (): void {
+    if (counts.reading) return
+    counts.reading = true
+    pool.query<{ pending: number, failing: number }>(
+      `select (select count(*) from webhook_deliveries where status in ('pending', 'sending')) as pending,
+        (select count(distinct webhook_id) from webhook_deliveries where status = 'pending' and attempts > 0) +
+        (select count(*) from webhooks where enabled = 0 and disabled_reason is not null) as failing`)
+      .then((r) => { counts.pending = Number(r.rows[0].pending); counts.failing = Number(r.rows[0].failing) }, () => {})
+      .finally(() => { counts.reading = false })
+  }
+  refreshCounts()
+
+  return {
+    subscribers: async (): Promise<Subscriber[]> => (await pool.query<Subscriber>('select id, events, session_id from webhooks where enabled = 1')).rows,
+    /** resolves once every row is committed (one statement) */
+    insert: async (rows: NewDelivery[]): Promise<void> => {
+      if (rows.length === 0) return
+      await pool.query(
+        `insert into webhook_deliveries (webhook_id, message_id, event_type, session_id, order_key, body, status, attempts, next_attempt_at, created_at)
+         select t.webhook_id, t.message_id, t.event_type, t.session_id, t.order_key, t.body, 'pending', 0, t.at, t.at
+         from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[])
+           with ordinality as t(webhook_id, message_id, event_type, session_id, order_key, body, at, n)
+         order by t.n`,
+        [rows.map((r) => r.webhookId), rows.map((r) => r.messageId), rows.map((r) => r.eventType), rows.map((r) => r.sessionId),
+          rows.map((r) => r.orderKey), rows.map((r) => r.body), rows.map((r) => r.at)])
+    },
+    async claimDue (now: number, limit: number): Promise<Claimed[]> {
+      if (limit <= 0) return []
+      const result = await pool.query<Claimed>(
+        `with claimed as (
+           update webhook_deliveries set status = 'sending' where status = 'pending' and id in (
+             select d.id ${ELIGIBLE} and d.next_attempt_at <= $1 order by d.next_attempt_at, d.id limit $2
+             for update of d skip locked)
+           returning *)
+         select c.*, w.url, w.secret from claimed c join webhooks w on w.id = c.webhook_id order by c.next_attempt_at, c.id`, [now, limit])
+      return result.rows
+    },
+    nextDueAt: async (): Promise<number | null> => {
+      const r = await pool.query<{ at: number | null }>(`select min(d.next_attempt_at) as at ${ELIGIBLE}`)
+      return r.rows[0]?.at ?? null
+    },
+    succeeded: async (o: AttemptOutcome): Promise<void> => {
+      await pool.query("update webhook_deliveries set status = 'succeeded', attempts = attempts + 1, last_attempt_at = $1, last_status_code = $2, last_error = null, completed_at = $1 where id = $3 and status = 'sending'",
+        [o.at, o.statusCode, o.id])
+    },
+    retry: async (o: AttemptOutcome, nextAt: number): Promise<void> => {
+      await pool.query("update webhook_deliveries set status = 'pending', attempts = attempts + 1, last_attempt_at = $1, last_status_code = $2, last_error = $3, next_attempt_at = $4 where id = $5 and status = 'sending'",
+        [o.at, o.statusCode, o.error, nextAt, o.id])
+    },
+    failed: async (o: AttemptOutcome): Promise<void> => {
+      await pool.query("update webhook_deliveries set status = 'failed', attempts = attempts + 1, last_attempt_at = $1, last_status_code = $2, last_error = $3, completed_at = $1 where id = $4 and status = 'sending'",
+        [o.at, o.statusCode, o.error, o.id])
+    },
+    release: async (id: number): Promise<void> => {
+      await pool.query("update webhook_deliveries set status = 'pending' where id = $1 and status = 'sending'", [id])
+    },
+    releaseAll: async (): Promise<number> => count(await pool.query("update webhook_deliveries set status = 'pending' where status = 'sending'")),
+    disable: async (webhookId: string, reason: string, at: number): Promise<void> => {
+      await pool.query('update webhooks set enabled = 0, disabled_reason = $1, updated_at = $2 where id = $3', [reason, at, webhookId])
+    },
+    requeue: async (webhookId: string, id: number, now: number): Promise<boolean> => count(await pool.query(
+      "update webhook_deliveries set status = 'pending', attempts = 0, next_attempt_at = $1, completed_at = null where id = $2 and webhook_id = $3 and status != 'sending'",
+      [now, id, webhookId])) > 0,
+    prune: async (before: number): Promise<number> => count(await pool.query("delete from webhook_deliveries where created_at < $1 and status != 'sending'", [before])),
+    pendingCount: (): number => { refreshCounts(); return counts.pending },
+    failingCount: (): number => { refreshCounts(); return counts.failing }
+  }
+}

@@ -1,0 +1,113 @@
+import type pg from 'pg'
+import type { AuthBackend, KeyRow } from './auth-state.js'
+
+// Baileys' auth state on PostgreSQL. Baileys reads keys synchronously in places (numberForLid while a
+// receipt stanza is being committed), so a session's rows are loaded in one query before its socket
+// starts and reads are answered from them; this node owns the session, so nobody else writes them.
+// Writes go out in order, one queue per session, each a transaction; keys.set returns the commit's
+// promise (Baileys awaits it before acting on what the keys protect), creds writes are queued the same
+// way. A write that fails is reported through `onError` (and rejects the promise Baileys awaits).
+
+interface Loaded {
+  creds: string | undefined
+  keys: Map<string, Map<string, string>>
+}
+
+export function pgAuthBackend (pool: pg.Pool, onError: (err: unknown, what: string) => void): AuthBackend {
+  const loaded = new Map<string, Loaded>()
+  const queues = new Map<string, Promise<void>>()
+
+  const entry = (sessionId: string): Loaded => {
+    let l = loaded.get(sessionId)
+    if (l === undefined) { l = { creds: undefined, keys: new Map() }; loaded.set(sessionId, l) }
+    return l
+  }
+
+  /** runs `work` after the session's earlier writes; the returned promise rejects when it fails */
+  function queue (sessionId: string, what: string, work: (client: pg.PoolClient) => Promise<void>): Promise<void> {
+    const run = (queues.get(sessionId) ?? Promise.resolve()).then(async () => {
+      const client = await pool.connect()
+      try {
+        await client.query('BEGIN')
+        await work(client)
+        await client.query('COMMIT')
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => {})
+        throw err
+      } finally {
+        client.release()
+      }
+    })
+    const settled = run.catch((err: unknown) => { onError(err, what) })
+    queues.set(sessionId, settled)
+    void settled.then(() => { if (queues.get(sessionId) === settled) queues.delete(sessionId) })
+    return run
+  }
+
+  return {
+    async prepare (sessionId) {
+      await queues.get(sessionId)
+      const creds = await pool.query<{ creds: string }>('SELECT creds FROM auth_creds WHERE session_id = $1', [sessionId])
+      const keys = await pool.query<{ type: string, key_id: string, value: string }>('SELECT type, key_id, value FROM auth_keys WHERE session_id = $1', [sessionId])
+      const l: Loaded = { creds: creds.rows[0]?.creds, keys: new Map() }
+      for (const row of keys.rows) {
+        let bucket = l.keys.get(row.type)
+        if (bucket === undefined) { bucket = new Map(); l.keys.set(row.type, bucket) }
+        bucket.set(row.key_id, row.value)
+      }
+      loaded.set(sessionId, l)
+    },
+    readCreds: (sessionId) => loaded.get(sessionId)?.creds,
+    readKeys (sessionId, type, ids) {
+      const found = new Map<string, string>()
+      const bucket = loaded.get(sessionId)?.keys.get(type)
+      if (bucket === undefined) return found
+      for (const id of ids) {
+        const value = bucket.get(id)
+        if (value !== undefined) found.set(id, value)
+      }
+      return found
+    },
+    writeCreds (sessionId, text, at) {
+      entry(sessionId).creds = text
+      return queue(sessionId, 'could not store the auth creds', async (client) => {
+        await client.query(
+          `INSERT INTO auth_creds (session_id, creds, updated_at) VALUES ($1, $2, $3)
+           ON CONFLICT (session_id) DO UPDATE SET creds = excluded.creds, updated_at = excluded.updated_at`, [sessionId, text, at])
+      })
+    },
+    writeKeys (sessionId, rows: KeyRow[]) {
+      const l = entry(sessionId)
+      for (const [type, id, value] of rows) {
+        let bucket = l.keys.get(type)
+        if (bucket === undefined) { bucket = new Map(); l.keys.set(type, bucket) }
+        if (value === null) bucket.delete(id)
+        else bucket.set(id, value)
+      }
+      const puts = rows.filter((r): r is [string, string, string] => r[2] !== null)
+      const deletes = rows.filter((r) => r[2] === null)
+      return queue(sessionId, 'could not store auth keys', async (client) => {
+        if (puts.length > 0) {
+          // one statement for the batch (Baileys writes hundreds of pre-keys at once)
+          await client.query(
+            `INSERT INTO auth_keys (session_id, type, key_id, value)
+             SELECT $1, t.type, t.key_id, t.value FROM unnest($2::text[], $3::text[], $4::text[]) AS t(type, key_id, value)
+             ON CONFLICT (session_id, type, key_id) DO UPDATE SET value = excluded.value`,
+            [sessionId, puts.map((r) => r[0]), puts.map((r) => r[1]), puts.map((r) => r[2])])
+        }
+        if (deletes.length > 0) {
+          await client.query(
+            'DELETE FROM auth_keys WHERE session_id = $1 AND (type, key_id) IN (SELECT * FROM unnest($2::text[], $3::text[]))',
+            [sessionId, deletes.map((r) => r[0]), deletes.map((r) => r[1])])
+        }
+      })
+    },
+    clear (sessionId) {
+      loaded.set(sessionId, { creds: undefined, keys: new Map() })
+      return queue(sessionId, 'could not delete the auth state', async (client) => {
+        await client.query('DELETE FROM auth_keys WHERE session_id = $1', [sessionId])
+        await client.query('DELETE FROM auth_creds WHERE session_id = $1', [sessionId])
+      })
+    }
+  }
+}

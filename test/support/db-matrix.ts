@@ -1,0 +1,48 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, test, type TestContext } from 'node:test'
+import { openDatabase, openPostgres, type DbHandle } from '../../src/db/connection.js'
+import { startPostgres, type PrivatePostgres } from './postgres.js'
+
+// Storage tests run against both dialects: `dialectTest(name, fn)` defines `name [sqlite]` and
+// `name [postgres]`. Each test gets a fresh database: a temporary SQLite file, or a new database on one
+// private PostgreSQL server per test file (started on first use, stopped after the file's tests). When
+// the PostgreSQL binaries are missing the [postgres] tests fail with the reason; they never skip.
+
+export type Dialect = DbHandle['dialect']
+export const DIALECTS: Dialect[] = ['sqlite', 'postgres']
+
+let server: Promise<PrivatePostgres> | undefined
+
+/** The file's private PostgreSQL server (started once). */
+export async function sharedPostgres (): Promise<PrivatePostgres> {
+  if (server === undefined) {
+    server = startPostgres()
+    after(async () => { await (await server)?.stop() })
+  }
+  return await server
+}
+
+/** A fresh, migrated database of the dialect; closed (and removed) after the test. */
+export async function openTestDb (t: TestContext, dialect: Dialect): Promise<DbHandle> {
+  if (dialect === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'st-db-'))
+    const handle = await openDatabase(join(dir, 'test.db'))
+    t.after(async () => { await handle.close(); rmSync(dir, { recursive: true, force: true }) })
+    return handle
+  }
+  const url = await (await sharedPostgres()).createDatabase()
+  const handle = await openPostgres(url)
+  t.after(async () => { await handle.close() })
+  return handle
+}
+
+/** A fresh database URL on the shared server (for a service started with DATABASE_URL). */
+export async function postgresUrl (): Promise<string> {
+  return await (await sharedPostgres()).createDatabase()
+}
+
+export function dialectTest (name: string, fn: (t: TestContext, dialect: Dialect) => Promise<void>): void {
+  for (const dialect of DIALECTS) test(`${name} [${dialect}]`, async (t) => { await fn(t, dialect) })
+}
