@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdirSync } from 'node:fs'
+import { appendFileSync, mkdirSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import type { TestContext } from 'node:test'
 import { fileURLToPath } from 'node:url'
@@ -52,7 +52,11 @@ export async function startNode (t: TestContext, plan: NodePlan, env: Record<str
     stdio: ['ignore', 'pipe', 'pipe']
   })
   const output: string[] = []
-  const keep = (chunk: Buffer): void => { output.push(...chunk.toString('utf8').split('\n').filter((l) => l !== '')) }
+  const logFile = process.env.CLUSTER_TEST_LOG_DIR === undefined ? null : join(process.env.CLUSTER_TEST_LOG_DIR, `${plan.nodeId}.log`)
+  const keep = (chunk: Buffer): void => {
+    output.push(...chunk.toString('utf8').split('\n').filter((l) => l !== ''))
+    if (logFile !== null) appendFileSync(logFile, chunk)
+  }
   child.stdout?.on('data', keep)
   child.stderr?.on('data', keep)
   const exited = new Promise<void>((resolve) => { child.once('exit', () => { resolve() }) })

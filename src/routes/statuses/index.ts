@@ -63,7 +63,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.delete('/sessions/:sessionId/delete-status/:statusId', {
     // a revoke needs the session's socket; deleting the record alone is answered anywhere
-    preHandler: async (req, reply) => { if (req.query.revoke === true) await app.cluster.toOwner(req, reply) },
+    preHandler: async (req, reply) => req.query.revoke === true ? await app.cluster.toOwner(req, reply) : undefined,
     schema: {
       tags: ['statuses'],
       summary: 'Delete the local record of a status and its media file; with revoke=true also revoke it on the platform',

@@ -1,8 +1,10 @@
 import fp from 'fastify-plugin'
+import { Kysely, PostgresDialect } from 'kysely'
+import pg from 'pg'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { clusterView, dbNow, liveNodes, ownerOf, reportedStatuses, reportStatus, type NodeInfo } from '../../../db/repositories/cluster.js'
 import { findSession, listSessions } from '../../../db/repositories/sessions.js'
-import type { NewSessionRow } from '../../../db/database.js'
+import type { Database, NewSessionRow } from '../../../db/database.js'
 import { OwnerUnavailable } from '../../../errors.js'
 import { FORWARDED_HEADER, forwardRequest } from './forward.js'
 import { LeaseKeeper } from './lease-keeper.js'
@@ -26,9 +28,9 @@ export interface Cluster {
   /** a new session stored with its lease on this node, then started here; false when the id is taken */
   createOwned: (row: NewSessionRow) => Promise<boolean>
   /** preHandler: a request that needs the session's socket is answered by the node that owns it */
-  toOwner: (req: FastifyRequest, reply: FastifyReply) => Promise<void>
+  toOwner: (req: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply | undefined>
   /** preHandler for POST /sessions: the new session is created on the live node with the fewest sessions */
-  toLeastLoaded: (req: FastifyRequest, reply: FastifyReply) => Promise<void>
+  toLeastLoaded: (req: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply | undefined>
 }
 
 export default fp(async (app) => {
@@ -39,9 +41,15 @@ export default fp(async (app) => {
   // a forwarded send may wait out a reconnect (SEND_RECONNECT_WAIT_MS) before it answers
   const forwardOpts = { apiKey: config.apiKey, selfId: nodeId, timeoutMs: config.sendReconnectWaitMs + 60_000 }
 
-  const keeper = enabled
+  // The leases get their own two connections, with client-side timeouts: a busy application pool (a long
+  // send's writes) must not hold a renewal back, and a query that hangs fails so the next round retries.
+  const leasePool = enabled && config.databaseUrl !== null
+    ? new pg.Pool({ connectionString: config.databaseUrl, max: 2, application_name: `status-tracker-leases-${nodeId}`, query_timeout: leaseRenewMs * 2, connectionTimeoutMillis: leaseRenewMs * 2 })
+    : null
+  leasePool?.on('error', (err) => { log.warn({ err: { message: err.message } }, 'cluster: lease connection lost') })
+  const keeper = leasePool !== null
     ? new LeaseKeeper({
-        db,
+        db: new Kysely<Database>({ dialect: new PostgresDialect({ pool: leasePool }) }),
         nodeId,
         url: nodeUrl,
         ttlMs: leaseTtlMs,
@@ -91,7 +99,8 @@ export default fp(async (app) => {
         throw new OwnerUnavailable(`No node holds session ${sessionId} right now (it is being taken over); try again in a few seconds`)
       }
       if (owner.nodeId === nodeId) return // ours, its socket stopped for now: answered here
-      await forwardRequest(req, reply, owner, forwardOpts)
+      // returning the reply tells Fastify the answer is sent: the route's handler does not run here
+      return await forwardRequest(req, reply, owner, forwardOpts)
     },
     async toLeastLoaded (req, reply) {
       if (keeper === null || forwarded(req)) return
@@ -100,7 +109,7 @@ export default fp(async (app) => {
       const target = nodes.sort((a, b) => a.load - b.load || (a.nodeId < b.nodeId ? -1 : 1))[0]
       if (target === undefined || target.nodeId === nodeId) return
       try {
-        await forwardRequest(req, reply, target, forwardOpts)
+        return await forwardRequest(req, reply, target, forwardOpts)
       } catch (err) {
         // any node can store a new session: this one does when the chosen one does not answer
         if (reply.sent) throw err
@@ -129,6 +138,7 @@ export default fp(async (app) => {
       } catch (err) {
         log.warn({ err }, 'cluster: could not release leases (they expire on their own)')
       }
+      await leasePool?.end()
     })
   }
 }, { name: 'cluster', dependencies: ['config', 'db', 'platform'] })
