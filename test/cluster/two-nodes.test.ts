@@ -105,6 +105,13 @@ test('two nodes: spread, events and sends across nodes, failover after SIGKILL w
   a.child.kill('SIGKILL')
   const killedAt = Date.now()
   await a.exited
+  const atKill = await committed()
+  t.diagnostic(`SIGKILL with ${atKill} of ${BURST} views committed, ${emu.unackedCount(own)} receipts unacked`)
+  assert.ok(atKill < BURST, 'the kill came in the middle of the burst')
+  // until its lease lapses the dead node still owns the session: a request that needs its socket answers 503
+  const unreachable = await nodeApi(b.base).call('POST', `/sessions/${onA}/restart`)
+  assert.equal(unreachable.status, 503)
+  assert.match(unreachable.body, /^\{"success":false,"error":".*(could not be reached|right now)/)
   await waitFor(async () => {
     const owners = await ownership(b.base)
     if ((owners['node-b'] ?? []).length !== 6) return false
@@ -117,6 +124,7 @@ test('two nodes: spread, events and sends across nodes, failover after SIGKILL w
   await waitFor(async () => emu.unackedCount(own) === 0 && await committed() === BURST, 60_000, 'every receipt redelivered to B and committed')
   const { rows } = await db.query<{ n: string, distinct: string }>('select count(*) as n, count(distinct viewer) as distinct from viewers where status_id = $1', [Number(sent.statusId)])
   assert.deepEqual(rows[0], { n: String(BURST), distinct: String(BURST) }, 'every viewer stored once')
+  assert.ok(emu.ackStats(own).some((c) => c.redelivered > 0), 'what A left unacked was redelivered to the new owner')
   assertNeverTwoSockets(emu, sessions.map((s) => s.number))
 
   // A back with the same NODE_ID: no healthy lease moves; a new session goes to A (fewest sessions)
