@@ -185,10 +185,11 @@ export function createAuthStore (backend: AuthBackend): AuthStore {
           }
           if (rows.length === 0) return
           const written = backend.writeKeys(sessionId, rows)
-          // the cache holds what was written: at once when synchronous (committed), and also at once when
-          // queued (PostgreSQL), so Baileys reads its own writes; Baileys awaits the commit itself
-          for (const [type, id, text] of rows) bucket(type).set(id, text)
-          return written
+          // the cache follows committed rows only: at once when the write is synchronous (SQLite), once
+          // the commit resolves when it is not (PostgreSQL; Baileys awaits it); a failed write changes nothing
+          const cache = (): void => { if (epoch.alive) for (const [type, id, text] of rows) bucket(type).set(id, text) }
+          if (written instanceof Promise) return written.then(cache)
+          cache()
         }
       }
     }

@@ -1,7 +1,7 @@
 import type { Config } from '../config.js'
 import type { DbHandle } from '../db/connection.js'
-import { createAuthStore, sqliteAuthBackend } from './auth-state.js'
-import { pgAuthBackend } from './auth-state-pg.js'
+import { createAuthStore } from './auth-state.js'
+import { authBackendFor } from './auth-state-pg.js'
 import { TypedEmitter } from './emitter.js'
 import { PlatformError } from './errors.js'
 import type { PlatformLogger } from './logger.js'
@@ -59,9 +59,7 @@ export function createPlatform (options: PlatformOptions) {
   if (wa.testTrustRoot !== null) applyTestTrustRoot(wa.testTrustRoot, logger)
   const timing: PlatformTiming = { ...DEFAULT_TIMING, ...options.timing }
   const events = new TypedEmitter<PlatformEventMap>(logger)
-  const auth = createAuthStore(db.dialect === 'sqlite'
-    ? sqliteAuthBackend(db.sqlite)
-    : pgAuthBackend(db.pool, (err, what) => { logger.error({ err }, what) }))
+  const auth = createAuthStore(authBackendFor(db, (err, what) => { logger.error({ err }, what) }))
   const baileysLogger = options.logger.child({ module: 'baileys' }, { level: quieter(options.logger.level) })
   const runtimes = new Map<string, SessionRuntime>()
   let closed = false

@@ -2,7 +2,9 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { Migrator, sql } from 'kysely'
 import { migrationProvider } from '../../src/db/migrations/index.js'
-import { openTestDb } from '../support/db-matrix.js'
+import { openTestDb, usePostgres } from '../support/db-matrix.js'
+
+usePostgres()
 
 // The same migrations on PostgreSQL: every integer column is bigint (millisecond times), ids are identity
 // columns, the constraints hold, int8 values come back as numbers, and the migrations go down and up again.

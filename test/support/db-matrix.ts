@@ -14,13 +14,22 @@ export type Dialect = DbHandle['dialect']
 export const DIALECTS: Dialect[] = ['sqlite', 'postgres']
 
 let server: Promise<PrivatePostgres> | undefined
+let stopRegistered = false
+
+/**
+ * Call at the top level of a test file that uses PostgreSQL (dialectTest does): registers the stop of the
+ * file's server after all its tests (node:test's `after` belongs to the file only when called at load).
+ */
+export function usePostgres (): void {
+  if (stopRegistered) return
+  stopRegistered = true
+  after(async () => { if (server !== undefined) await (await server).stop() })
+}
 
 /** The file's private PostgreSQL server (started once). */
 export async function sharedPostgres (): Promise<PrivatePostgres> {
-  if (server === undefined) {
-    server = startPostgres()
-    after(async () => { await (await server)?.stop() })
-  }
+  if (!stopRegistered) throw new Error('call usePostgres() at the top level of the test file')
+  server ??= startPostgres()
   return await server
 }
 
@@ -44,5 +53,6 @@ export async function postgresUrl (): Promise<string> {
 }
 
 export function dialectTest (name: string, fn: (t: TestContext, dialect: Dialect) => Promise<void>): void {
+  usePostgres()
   for (const dialect of DIALECTS) test(`${name} [${dialect}]`, async (t) => { await fn(t, dialect) })
 }

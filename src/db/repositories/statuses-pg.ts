@@ -1,5 +1,7 @@
 import type pg from 'pg'
+import type { DbHandle } from '../connection.js'
 import { inTransaction } from './pg-tx.js'
+import { progressWriter } from './statuses.js'
 
 /**
  * progressWriter's PostgreSQL twin (same statements, same answers), asynchronous: each resolves once
@@ -29,4 +31,9 @@ export function pgProgressWriter (pool: pg.Pool) {
       await pool.query('delete from status_recipients where status_id = $1 and jid = any($2::text[]) and confirmed = 0', [id, jids])
     }
   }
+}
+
+/** The dialect's send progress writer (SQLite: synchronous; PostgreSQL: promises). */
+export function progressWriterFor (handle: DbHandle): ReturnType<typeof progressWriter> | ReturnType<typeof pgProgressWriter> {
+  return handle.dialect === 'sqlite' ? progressWriter(handle.sqlite) : pgProgressWriter(handle.pool)
 }

@@ -1,6 +1,7 @@
 import type pg from 'pg'
 import { inTransaction } from './pg-tx.js'
-import type { ViewToRecord } from './viewers.js'
+import type { DbHandle } from '../connection.js'
+import { viewerWriter, type ViewToRecord } from './viewers.js'
 
 /**
  * viewerWriter's PostgreSQL twin (same rows, same rules: one row per (status, viewer), the earliest view
@@ -61,4 +62,9 @@ export function pgViewerWriter (pool: pg.Pool) {
   }
 
   return { record, mapLids, unmappedLids }
+}
+
+/** The dialect's viewer writer (SQLite: synchronous; PostgreSQL: promises). */
+export function viewerWriterFor (handle: DbHandle): ReturnType<typeof viewerWriter> | ReturnType<typeof pgViewerWriter> {
+  return handle.dialect === 'sqlite' ? viewerWriter(handle.sqlite) : pgViewerWriter(handle.pool)
 }

@@ -1,8 +1,8 @@
 import type { FastifyError } from 'fastify'
 import type { StatusRow } from '../../../db/database.js'
 import { findSession } from '../../../db/repositories/sessions.js'
-import { deleteStatus, finishSend, insertStatus, interruptedSends, progressWriter, statusRecipients } from '../../../db/repositories/statuses.js'
-import { pgProgressWriter } from '../../../db/repositories/statuses-pg.js'
+import { deleteStatus, finishSend, insertStatus, interruptedSends, statusRecipients } from '../../../db/repositories/statuses.js'
+import { progressWriterFor } from '../../../db/repositories/statuses-pg.js'
 import { fromPlatform, NotConnected, SendFailed, SessionNotFound } from '../../../errors.js'
 import type { SendStatusResult, StatusContent } from '../../../platform/types.js'
 import type { SendStatusBody } from '../../../schemas/status.js'
@@ -66,7 +66,7 @@ export function createSending (deps: StatusDeps) {
   const db = deps.db.db
   const sqlite = deps.db.dialect === 'sqlite' ? deps.db.sqlite : null
   // SQLite: synchronous prepared statements; PostgreSQL: the same writes, awaited
-  const progress = deps.db.dialect === 'sqlite' ? progressWriter(deps.db.sqlite) : pgProgressWriter(deps.db.pool)
+  const progress = progressWriterFor(deps.db)
   /** sends and resumes under way; the plugin waits for them before the database closes */
   const running = new Set<Promise<unknown>>()
   /** resumes waiting for their session; told when the service stops */

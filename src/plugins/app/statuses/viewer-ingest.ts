@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin'
-import { listViewers, viewerWriter, type ViewToRecord } from '../../../db/repositories/viewers.js'
-import { pgViewerWriter } from '../../../db/repositories/viewers-pg.js'
+import { listViewers, type ViewToRecord } from '../../../db/repositories/viewers.js'
+import { viewerWriterFor } from '../../../db/repositories/viewers-pg.js'
 import type { ReceiptSink, StatusView } from '../../../platform/types.js'
 import { toViewer } from './api-shapes.js'
 import type { StatusDeps } from './service.js'
@@ -23,7 +23,7 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'events' | 'lo
   const { db: handle, events, log, metrics } = deps
   const db = handle.db
   const sqlite = handle.dialect === 'sqlite' ? handle.sqlite : null
-  const writer = handle.dialect === 'sqlite' ? viewerWriter(handle.sqlite) : pgViewerWriter(handle.pool)
+  const writer = viewerWriterFor(handle)
   let closed = false
   /** per status: the cool-down after an update, and whether another change came in during it */
   const cooling = new Map<number, Cooling>()

@@ -1,0 +1,127 @@
+import assert from 'node:assert/strict'
+import { proto } from '@whiskeysockets/baileys'
+import { sql } from 'kysely'
+import type { DbHandle } from '../../src/db/connection.js'
+import { createAuthStore, type AuthStore } from '../../src/platform/auth-state.js'
+import { authBackendFor } from '../../src/platform/auth-state-pg.js'
+import { dialectTest, openTestDb } from '../support/db-matrix.js'
+
+// The Baileys auth store on both dialects: what one process stored, the next one (a new store) reads back
+// intact; a failed batch changes neither rows nor cache; reset/dispose delete everything and a stale
+// socket cannot write back. (test/platform/auth-state.test.ts covers the SQLite-only details.)
+
+async function addSession (handle: DbHandle, id: string): Promise<void> {
+  await handle.db.insertInto('sessions').values({ id, name: id, auth_method: 'qrcode', phone_number: null, own_number: null, own_lid: null, created_at: Date.now() }).execute()
+}
+
+const count = async (handle: DbHandle, table: 'auth_keys' | 'auth_creds', id: string): Promise<number> =>
+  Number((await handle.db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).where('session_id', '=', id).executeTakeFirstOrThrow()).n)
+
+/** a store as a new process opens it: rows loaded first */
+async function fresh (handle: DbHandle, id: string, errors: unknown[] = []): Promise<{ store: AuthStore, auth: ReturnType<AuthStore['open']> }> {
+  const store = createAuthStore(authBackendFor(handle, (err) => { errors.push(err) }))
+  await store.prepare(id)
+  return { store, auth: store.open(id) }
+}
+
+dialectTest('auth state: creds and keys survive a new process with Buffers and protos intact', async (t, dialect) => {
+  const handle = await openTestDb(t, dialect)
+  await addSession(handle, 's1')
+  const { auth } = await fresh(handle, 's1')
+  const { creds, keys } = auth.state
+  creds.me = { id: '15551230000:3@s.whatsapp.net', lid: '100000000000001:3@lid' }
+  await auth.saveCreds(creds)
+  await keys.set({
+    session: { 'a.0': Buffer.from([1, 2, 3]) },
+    'pre-key': { 1: { public: Buffer.alloc(32, 7), private: Buffer.alloc(32, 8) } },
+    'lid-mapping': { 15551230001: '100000000000002', '100000000000002_reverse': '15551230001' },
+    'app-state-sync-key': { k1: proto.Message.AppStateSyncKeyData.fromObject({ keyData: Buffer.from('secret') }) }
+  })
+  assert.equal(await count(handle, 'auth_keys', 's1'), 5)
+
+  const { auth: again } = await fresh(handle, 's1')
+  assert.equal(again.state.creds.me?.id, '15551230000:3@s.whatsapp.net')
+  assert.deepEqual(again.state.creds.noiseKey.public, creds.noiseKey.public)
+  assert.ok(Buffer.isBuffer(again.state.creds.noiseKey.public))
+  const sessions = await again.state.keys.get('session', ['a.0', 'missing'])
+  assert.deepEqual(Object.keys(sessions), ['a.0'])
+  assert.deepEqual([...sessions['a.0']], [1, 2, 3])
+  assert.deepEqual((await again.state.keys.get('pre-key', ['1']))['1'].private, Buffer.alloc(32, 8))
+  const app = await again.state.keys.get('app-state-sync-key', ['k1'])
+  assert.ok(app.k1 instanceof proto.Message.AppStateSyncKeyData)
+  assert.equal(Buffer.from(app.k1.keyData ?? []).toString(), 'secret')
+  // read synchronously while a receipt stanza is being committed
+  assert.equal(again.numberForLid('100000000000002'), '15551230001')
+  await again.state.keys.set({ session: { 'a.0': null } })
+  assert.equal(await count(handle, 'auth_keys', 's1'), 4)
+})
+
+dialectTest('auth state: a failing batch changes neither the rows nor the cache', async (t, dialect) => {
+  const handle = await openTestDb(t, dialect)
+  await addSession(handle, 's1')
+  const errors: unknown[] = []
+  const { auth } = await fresh(handle, 's1', errors)
+  await auth.state.keys.set({ session: { keep: Buffer.from([1]) } })
+  if (dialect === 'sqlite') {
+    await sql`create trigger boom before insert on auth_keys when new.key_id = 'bad' begin select raise(abort, 'boom'); end`.execute(handle.db)
+  } else {
+    await sql`create function boom() returns trigger language plpgsql as $$ begin
+      if new.key_id = 'bad' then raise exception 'boom'; end if; return new; end $$`.execute(handle.db)
+    await sql`create trigger boom before insert on auth_keys for each row execute function boom()`.execute(handle.db)
+  }
+  await assert.rejects(async () => { await auth.state.keys.set({ session: { good: Buffer.from([2]), bad: Buffer.from([3]), keep: null } }) }, /boom/)
+  assert.equal(await count(handle, 'auth_keys', 's1'), 1)
+  assert.deepEqual(Object.keys(await auth.state.keys.get('session', ['good', 'keep'])), ['keep'])
+  await sql`drop trigger boom ${sql.raw(dialect === 'postgres' ? 'on auth_keys' : '')}`.execute(handle.db)
+  await auth.state.keys.set({ session: { good: Buffer.from([2]), keep: null } })
+  assert.equal(await count(handle, 'auth_keys', 's1'), 1)
+  assert.deepEqual(Object.keys(await auth.state.keys.get('session', ['good', 'keep'])), ['good'])
+  if (dialect === 'postgres') assert.equal(errors.length, 1, 'the failed write was reported')
+})
+
+dialectTest('auth state: reset and dispose delete every row; a stale socket cannot write back', async (t, dialect) => {
+  const handle = await openTestDb(t, dialect)
+  await addSession(handle, 's1')
+  await addSession(handle, 's2')
+  const store = createAuthStore(authBackendFor(handle, () => {}))
+  await store.prepare('s1')
+  await store.prepare('s2')
+  const auth = store.open('s1')
+  const other = store.open('s2')
+  const old = auth.state
+  old.creds.me = { id: '15551230000:3@s.whatsapp.net' }
+  old.creds.account = proto.ADVSignedDeviceIdentity.fromObject({ details: Buffer.from([1]) })
+  await auth.saveCreds(old.creds)
+  await old.keys.set({ session: { a: Buffer.from([1]) } })
+  await other.state.keys.set({ session: { a: Buffer.from([1]) } })
+  assert.equal(auth.isLinked(), true)
+
+  await auth.reset()
+  assert.equal(auth.isLinked(), false)
+  assert.equal(await count(handle, 'auth_keys', 's1'), 0)
+  await auth.saveCreds(old.creds)
+  await old.keys.set({ session: { b: Buffer.from([2]) } })
+  assert.equal(await count(handle, 'auth_creds', 's1'), 0)
+  assert.equal(await count(handle, 'auth_keys', 's1'), 0)
+  assert.deepEqual(await auth.state.keys.get('session', ['a', 'b']), {}, 'the new epoch sees nothing of the old one')
+  assert.equal(await count(handle, 'auth_keys', 's2'), 1)
+  await store.clear('s2')
+  assert.equal(await count(handle, 'auth_keys', 's2'), 0)
+})
+
+dialectTest('auth state: writes of one session commit in order (the last creds win)', async (t, dialect) => {
+  const handle = await openTestDb(t, dialect)
+  await addSession(handle, 's1')
+  const { auth } = await fresh(handle, 's1')
+  const creds = auth.state.creds
+  const writes: Array<void | Promise<void>> = []
+  for (let i = 0; i < 20; i++) {
+    ;(creds as { registrationId: number }).registrationId = i
+    writes.push(auth.saveCreds(creds))
+    writes.push(auth.state.keys.set({ 'pre-key': { [i]: { public: Buffer.alloc(32, i), private: Buffer.alloc(32, i) } } }))
+  }
+  await Promise.all(writes)
+  const { auth: again } = await fresh(handle, 's1')
+  assert.equal(again.state.creds.registrationId, 19)
+  assert.equal(await count(handle, 'auth_keys', 's1'), 20)
+})

@@ -1,0 +1,88 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { openPostgres, type DbHandle } from '../../src/db/connection.js'
+import { insertWebhook, webhookOutboxFor, type NewDelivery } from '../../src/db/repositories/webhooks.js'
+import { dialectTest, openTestDb, postgresUrl } from '../support/db-matrix.js'
+
+// The webhook outbox on both dialects: due order, one order key at a time, attempts, release, requeue,
+// prune; on PostgreSQL several nodes claim from one outbox without ever claiming a row twice.
+
+async function endpoint (handle: DbHandle, id: string): Promise<void> {
+  await insertWebhook(handle.db, {
+    id, url: `http://127.0.0.1/${id}`, events: null, session_id: null, description: null, secret: 'whsec_x', enabled: 1,
+    disabled_reason: null, created_at: 1, updated_at: 1
+  })
+}
+
+const delivery = (webhookId: string, orderKey: string, at: number, n: number): NewDelivery =>
+  ({ webhookId, messageId: `msg_${n}`, eventType: 'status-sent', sessionId: 's1', orderKey, body: `{"n":${n}}`, at })
+
+dialectTest('outbox: due order, one order key at a time, attempts, release, requeue and prune', async (t, dialect) => {
+  const handle = await openTestDb(t, dialect)
+  await endpoint(handle, 'wh_a')
+  const outbox = webhookOutboxFor(handle)
+  assert.deepEqual(await outbox.subscribers(), [{ id: 'wh_a', events: null, session_id: null }])
+  await outbox.insert([delivery('wh_a', 'k1', 100, 1), delivery('wh_a', 'k1', 100, 2), delivery('wh_a', 'k2', 150, 3)])
+  assert.equal(await outbox.nextDueAt(), 100)
+  assert.deepEqual(await outbox.claimDue(99, 10), [], 'nothing due yet')
+  const first = await outbox.claimDue(200, 10)
+  // k1's second waits for its first
+  assert.deepEqual(first.map((r) => [r.message_id, r.url, r.secret]), [['msg_1', 'http://127.0.0.1/wh_a', 'whsec_x'], ['msg_3', 'http://127.0.0.1/wh_a', 'whsec_x']])
+  assert.equal(typeof first[0].id, 'number')
+  assert.deepEqual(await outbox.claimDue(200, 10), [])
+  await outbox.retry({ id: first[0].id, at: 210, statusCode: 500, error: 'HTTP 500' }, 1000)
+  await outbox.succeeded({ id: first[1].id, at: 211, statusCode: 200, error: null })
+  assert.deepEqual(await outbox.claimDue(300, 10), [], 'msg_2 still waits for msg_1, which waits for its retry')
+  assert.equal(await outbox.nextDueAt(), 1000)
+  const [again] = await outbox.claimDue(1000, 10)
+  assert.deepEqual([again.message_id, again.attempts, again.last_status_code], ['msg_1', 1, 500])
+  await outbox.failed({ id: again.id, at: 1001, statusCode: 500, error: 'HTTP 500' })
+  const [second] = await outbox.claimDue(1001, 10)
+  assert.equal(second.message_id, 'msg_2')
+  assert.equal(await outbox.releaseAll(), 1, 'a crash left it sending: pending again')
+  assert.equal((await outbox.claimDue(1002, 1)).length, 1)
+  await outbox.release(second.id)
+  assert.equal(await outbox.requeue('wh_a', again.id, 2000), true)
+  assert.equal(await outbox.requeue('wh_a', 999_999, 2000), false)
+  await outbox.disable('wh_a', 'gone', 2001)
+  assert.deepEqual(await outbox.claimDue(5000, 10), [], 'a disabled endpoint gets nothing')
+  assert.deepEqual(await outbox.subscribers(), [])
+  assert.equal(await outbox.prune(10_000), 3, 'every delivery not being sent')
+})
+
+test('outbox on PostgreSQL: three nodes claiming at once never claim a delivery twice, and keep each order key in order', async (t) => {
+  const url = await postgresUrl()
+  const nodes = await Promise.all([openPostgres(url), openPostgres(url), openPostgres(url)])
+  t.after(async () => { await Promise.all(nodes.map(async (n) => { await n.close() })) })
+  await endpoint(nodes[0], 'wh_a')
+  const outboxes = nodes.map((n) => webhookOutboxFor(n))
+  const rows: NewDelivery[] = []
+  for (let n = 0; n < 300; n++) rows.push(delivery('wh_a', `k${n % 10}`, 1, n))
+  await outboxes[0].insert(rows)
+
+  const sent: string[] = []
+  const inFlight = new Set<string>()
+  async function work (outbox: (typeof outboxes)[number]): Promise<void> {
+    for (let round = 0; round < 400; round++) {
+      const claimed = await outbox.claimDue(10, 7)
+      if (claimed.length === 0 && sent.length === rows.length) return
+      for (const row of claimed) {
+        assert.equal(inFlight.has(row.order_key), false, `two deliveries of ${row.order_key} out at once`)
+        inFlight.add(row.order_key)
+      }
+      await new Promise((resolve) => setImmediate(resolve))
+      for (const row of claimed) {
+        sent.push(row.message_id)
+        inFlight.delete(row.order_key)
+        await outbox.succeeded({ id: row.id, at: 11, statusCode: 200, error: null })
+      }
+    }
+  }
+  await Promise.all(outboxes.map(work))
+  assert.equal(sent.length, rows.length)
+  assert.equal(new Set(sent).size, rows.length, 'each delivery sent once')
+  for (let k = 0; k < 10; k++) {
+    const order = sent.filter((m) => Number(m.slice(4)) % 10 === k).map((m) => Number(m.slice(4)))
+    assert.deepEqual(order, [...order].sort((a, b) => a - b), `order key k${k} in order`)
+  }
+})
