@@ -7,6 +7,7 @@ import pg from 'pg'
 import { io } from 'socket.io-client'
 import { startEmulator, testCertPaths, type Emulator } from '@status-tracker/emulator'
 import { waitFor } from '../helper.js'
+import { form, jpeg } from '../uploads/fixtures.js'
 import { startPostgres } from '../support/postgres.js'
 import { startRedis } from '../support/redis.js'
 import { CLUSTER_KEY, nodeApi, ownership, planNode, startNode, type ClusterNode } from './nodes.js'
@@ -98,6 +99,16 @@ test('two nodes: spread, events and sends across nodes, failover after SIGKILL w
   assert.equal(sent.state, 'sent', sent.message)
   const record = await emu.waitForStatus((s) => s.id === sent.platformMessageId && s.decrypted && targets.every((c) => s.recipients.includes(c)), 30_000)
   assert.deepEqual(record.errors, [], 'the recipients have it and decrypted it')
+  // an upload received by B is sent by A's session (UPLOAD_DIR is the folder both mount)
+  const { payload, headers } = form({ field: 'image', filename: 'shared.jpg', type: 'image/jpeg', data: jpeg() })
+  const uploaded = await fetch(`${b.base}/api/upload-image`, { method: 'POST', headers: { ...headers, 'x-api-key': CLUSTER_KEY }, body: new Uint8Array(payload) })
+  assert.equal(uploaded.status, 200)
+  const { filename } = await uploaded.json() as { filename: string }
+  const image = await nodeApi(b.base).post<{ platformMessageId: string, state: string }>(`/sessions/${onA}/send-status`, { type: 'image', content: filename, caption: 'shared', targetNumbers: targets[0] })
+  assert.equal(image.state, 'sent')
+  const imageRecord = await emu.waitForStatus((s) => s.id === image.platformMessageId && s.decrypted, 30_000)
+  assert.equal(imageRecord.media?.verified, true, 'A sent the image B received')
+
   await emu.sendView(sent.platformMessageId, { viewer: contacts[0], type: 'read' })
   await waitFor(() => viewerUpdates.some((u) => u.sessionId === onA && u.statusId === sent.statusId), 10_000, 'status-viewers-update on B for a session A owns')
 
