@@ -28,7 +28,21 @@ export const RECOVERY_WINDOW_MS = 2 * 60_000
 async function redisAdapter (url: string, log: FastifyBaseLogger): Promise<{ adapter: ServerOptions['adapter'], close: () => Promise<void> }> {
   const pub = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 3 })
   const sub = pub.duplicate()
-  for (const client of [pub, sub]) client.on('error', (err: Error) => { log.warn({ err: { message: err.message } }, 'redis connection error') })
+  for (const client of [pub, sub]) {
+    client.on('error', (err: Error) => { log.warn({ err: { message: err.message } }, 'redis connection error') })
+    // The adapter fires these without awaiting them: while Redis is away each one would reject unhandled
+    // and end the process. Events emitted then do not reach the other nodes' clients; this node goes on.
+    for (const method of ['publish', 'subscribe', 'psubscribe', 'unsubscribe', 'punsubscribe'] as const) {
+      const original = (client[method] as (...args: unknown[]) => Promise<unknown>).bind(client)
+      Object.assign(client, {
+        [method]: (...args: unknown[]) => {
+          const result = original(...args)
+          result.catch((err: unknown) => { log.warn({ err: { message: err instanceof Error ? err.message : String(err) }, command: method }, 'redis command failed') })
+          return result
+        }
+      })
+    }
+  }
   try {
     await Promise.all([pub.connect(), sub.connect()])
   } catch (err) {
