@@ -108,6 +108,8 @@ export function createApi (getKey, onUnauthorized) {
     sendStatus: (id, body) => call('POST', `/sessions/${enc(id)}/send-status`, body),
     sentStatuses: (id) => call('GET', `/sessions/${enc(id)}/sent-statuses`),
     viewers: (id, statusId) => call('GET', `/sessions/${enc(id)}/status-viewers/${enc(statusId)}`),
+    reactions: (id, statusId) => call('GET', `/sessions/${enc(id)}/status-reactions/${enc(statusId)}`),
+    replies: (id, statusId) => call('GET', `/sessions/${enc(id)}/status-replies/${enc(statusId)}`),
     deleteStatus: (id, statusId, revoke) => call('DELETE', `/sessions/${enc(id)}/delete-status/${enc(statusId)}${revoke ? '?revoke=true' : ''}`),
     webhooks: () => call('GET', '/webhooks'),
     createWebhook: (body) => call('POST', '/webhooks', body),

@@ -3,6 +3,7 @@
 import { createApi, ApiError } from './api.js'
 import { h, setText, show, phone, formatDateTime, formatWhen, formatAgo, formatBytes, formatDuration, plural } from './dom.js'
 import { createWebhooksPanel } from './webhooks.js'
+import { applyReaction, applyReply, renderAnswers, renderReachLine, viewsChart } from './reach.js'
 
 const KEY_STORAGE = 'statusTracker.apiKey'
 const SELECTED_STORAGE = 'statusTracker.selectedSession'
@@ -36,6 +37,8 @@ const state = {
   /** the status open in the dialog, and its viewers */
   openStatusId: null,
   viewers: [],
+  /** reactions and replies of the status open in the dialog */
+  answers: { reactions: [], replies: [] },
   /** what the overview last read, and when */
   health: null,
   healthReadAt: 0,
@@ -215,6 +218,9 @@ function connectSocket () {
     if (state.openStatusId === String(e.statusId)) { state.viewers = e.viewers; renderViewers() }
     scheduleStats()
   })
+  // reactions and replies: the list item's counts, and the open dialog's lists
+  socket.on('status-reaction', (e) => { onAnswer(e, 'reactions', (list) => applyReaction(list, e)) })
+  socket.on('status-reply', (e) => { onAnswer(e, 'replies', (list) => applyReply(list, e)) })
   socket.on('status-deleted', (e) => {
     if (e.sessionId === state.selectedId) removeStatus(String(e.statusId))
     scheduleStats()
@@ -267,6 +273,7 @@ async function loadOverview ({ health = true, storage = true } = {}) {
     setText($('ov-statuses'), String(st.totalStatuses))
     setText($('ov-statuses-sub'), st.lastStatusSent ? `last ${formatAgo(st.lastStatusSent)}` : 'none sent yet')
     setText($('ov-viewers'), String(st.totalViewers))
+    setText($('ov-answers'), `other people's views · ♥ ${st.totalReactions ?? 0} · ↩ ${st.totalReplies ?? 0}`)
   }
   if (sto !== null) {
     const db = (sto.database?.bytes ?? 0) + (sto.database?.walBytes ?? 0)
@@ -631,12 +638,14 @@ function renderStatus (s) {
       h('button', { type: 'button', class: 'status-open', onclick: () => { void openStatus(id) } },
         h('span', { class: 'status-type' }),
         h('span', { class: 'status-summary' }),
-        h('span', { class: 'status-meta' })),
+        h('span', { class: 'status-meta' }),
+        h('span', { class: 'status-reach' })),
       h('span', { class: 'viewer-count' }))
     statusItems.set(id, item)
   }
   const [open, count] = item.children
-  const [type, summary, meta] = open.children
+  const [type, summary, meta, reach] = open.children
+  renderReachLine(reach, s)
   setText(type, TYPE_LABELS[s.type] ?? s.type)
   type.dataset.type = s.type
   setText(summary, statusSummary(s))
@@ -789,7 +798,11 @@ async function openStatus (id) {
   if (s === undefined || sessionId === null) return
   state.openStatusId = id
   state.viewers = []
+  state.answers = { reactions: [], replies: [] }
   renderStatusFacts(s)
+  renderChart()
+  renderAnswerLists()
+  setText($('answers-error'), '')
   setText($('viewers-error'), '')
   setText($('status-dialog-error'), '')
   $('viewers-body').replaceChildren()
@@ -806,6 +819,61 @@ async function openStatus (id) {
   } catch (err) {
     setText($('viewers-error'), describe(err))
   }
+  try {
+    const [reactions, replies] = await Promise.all([api.reactions(sessionId, id), api.replies(sessionId, id)])
+    if (state.openStatusId !== id) return
+    // events that came in meanwhile are in the lists already, or in these answers
+    state.answers = {
+      reactions: reactions.concat(state.answers.reactions.filter((r) => !reactions.some((x) => x.jid === r.jid))),
+      replies: replies.concat(state.answers.replies.filter((r) => !replies.some((x) => x.messageId === r.messageId)))
+    }
+    renderAnswerLists()
+  } catch (err) {
+    setText($('answers-error'), describe(err))
+  }
+}
+
+function renderChart () {
+  const s = state.openStatusId === null ? undefined : state.statuses.get(state.openStatusId)
+  if (s !== undefined) $('views-chart').replaceChildren(viewsChart(s.timestamp, state.viewers))
+}
+
+function renderAnswerLists () {
+  renderAnswers(state.answers, {
+    reactions: $('reactions-list'),
+    reactionsTitle: $('reactions-title'),
+    reactionsEmpty: $('reactions-empty'),
+    replies: $('replies-list'),
+    repliesTitle: $('replies-title'),
+    repliesEmpty: $('replies-empty')
+  })
+}
+
+/** A status-reaction / status-reply event: counts on the list item, the open dialog's list. */
+function onAnswer (e, which, apply) {
+  scheduleStats()
+  if (e.sessionId !== state.selectedId) return
+  const id = String(e.statusId)
+  if (state.openStatusId === id) {
+    state.answers[which] = apply(state.answers[which])
+    renderAnswerLists()
+  }
+  const status = state.statuses.get(id)
+  if (status === undefined) return
+  if (which === 'replies') {
+    // every status-reply event is a new reply
+    status.replyCount = (status.replyCount ?? 0) + 1
+    renderStatus(status)
+  } else {
+    // a reaction event may add, change or take back one: the count is read again (one read per burst)
+    scheduleStatusReload()
+  }
+}
+
+let statusReloadTimer = 0
+function scheduleStatusReload () {
+  if (statusReloadTimer !== 0) return
+  statusReloadTimer = window.setTimeout(() => { statusReloadTimer = 0; void loadStatuses() }, 1000)
 }
 
 function renderStatusFacts (s) {
@@ -832,6 +900,7 @@ function renderViewers () {
     h('td', {}, h('time', { datetime: v.viewedAt, title: formatDateTime(v.viewedAt), text: formatWhen(v.viewedAt) })))))
   show($('viewers-table'), viewers.length > 0)
   show($('viewers-empty'), viewers.length === 0)
+  renderChart()
 }
 
 async function deleteOpenStatus (revoke, button) {

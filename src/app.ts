@@ -10,6 +10,7 @@ import mediaStorePlugin from './plugins/app/media-store.js'
 import authPlugin from './plugins/app/auth.js'
 import domainEventsPlugin from './plugins/app/domain-events.js'
 import viewerIngestPlugin from './plugins/app/statuses/viewer-ingest.js'
+import interactionIngestPlugin from './plugins/app/statuses/interaction-ingest.js'
 import platformPlugin from './plugins/app/platform.js'
 import broadcasterPlugin from './plugins/app/broadcaster.js'
 import webhooksPlugin from './plugins/app/webhooks/index.js'
@@ -80,6 +81,7 @@ export const serviceApp: FastifyPluginAsync<AppOptions> = async (app, opts) => {
   // before the platform: it closes after it, so events the platform emits while closing still reach the outbox
   await app.register(webhooksPlugin)
   await app.register(viewerIngestPlugin)
+  await app.register(interactionIngestPlugin)
   await app.register(platformPlugin)
   await app.register(broadcasterPlugin)
   await app.register(clusterPlugin)

@@ -4,7 +4,7 @@
  * until the ack comes; what is still pending when the connection goes away is delivered again, same
  * ids and content, when the same device logs in next. Acks are counted per connection.
  */
-import type { BinaryNode } from '@whiskeysockets/baileys'
+import { getBinaryNodeChild, getBinaryNodeChildren, type BinaryNode } from '@whiskeysockets/baileys'
 import type { ConnectionAckStats } from './types.js'
 
 /** Stanzas the client acknowledges with `<ack class=tag>` (Baileys: `sendMessageAck` in messages-recv). */
@@ -57,6 +57,8 @@ export class AckLedger {
   /** key → sequence numbers, oldest first (the same stanza may be pending twice) */
   private readonly byKey = new Map<string, number[]>()
   private readonly history: AckCounters[] = []
+  /** `<message>` stanzas by id: the client answers those with a `<receipt>`, which acks them */
+  private readonly messages = new Map<string, number[]>()
 
   get size (): number {
     return this.pending.size
@@ -83,6 +85,11 @@ export class AckLedger {
       const seqs = this.byKey.get(entry.key)
       if (seqs) seqs.push(seq)
       else this.byKey.set(entry.key, [seq])
+      if (node.tag === 'message') {
+        const ids = this.messages.get(node.attrs.id)
+        if (ids) ids.push(seq)
+        else this.messages.set(node.attrs.id, [seq])
+      }
       counters.delivered++
       counters.unacked++
     }
@@ -107,6 +114,27 @@ export class AckLedger {
   }
 
   /**
+   * A `<receipt>` from the client: as on the platform, a delivery (or read, inactive…) receipt for a
+   * message is its acknowledgement (Baileys' handleMessage answers a message with sendReceipt, not
+   * `<ack>`); a `retry` receipt acks it as failed. Receipts for other stanzas match nothing.
+   */
+  receipt (node: BinaryNode, counters: AckCounters): number {
+    const ids = [node.attrs.id, ...getBinaryNodeChildren(getBinaryNodeChild(node, 'list'), 'item').map((i) => i.attrs.id)]
+    let matched = 0
+    for (const id of ids) {
+      const seqs = id === undefined ? undefined : this.messages.get(id)
+      const seq = seqs?.find((s) => this.pending.get(s)?.node.attrs.from === node.attrs.to) ?? seqs?.[0]
+      if (seq === undefined) continue
+      const entry = this.remove(seq)!
+      entry.counters.unacked--
+      counters.acked++
+      if (node.attrs.type === 'retry') counters.nacked++
+      matched++
+    }
+    return matched
+  }
+
+  /**
    * Everything still unacked, oldest first, to deliver again on a new connection (the original
    * stanzas, same ids and content); from now on it is counted as delivered on that connection.
    * The counters of the connection that lost them keep their `unacked` as it was when it closed.
@@ -127,6 +155,7 @@ export class AckLedger {
   clear (): void {
     this.pending.clear()
     this.byKey.clear()
+    this.messages.clear()
   }
 
   private remove (seq: number): Pending | undefined {
@@ -136,6 +165,11 @@ export class AckLedger {
     const seqs = this.byKey.get(entry.key)!
     if (seqs.length === 1) this.byKey.delete(entry.key)
     else seqs.splice(seqs.indexOf(seq), 1)
+    if (entry.node.tag === 'message') {
+      const ids = this.messages.get(entry.node.attrs.id) ?? []
+      if (ids.length <= 1) this.messages.delete(entry.node.attrs.id)
+      else ids.splice(ids.indexOf(seq), 1)
+    }
     return entry
   }
 }

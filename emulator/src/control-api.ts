@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Emulator } from './emulator.js'
 import { EmulatorError } from './errors.js'
 import { readBody } from './media-server.js'
-import type { BulkViewOptions, FaultKind } from './types.js'
+import type { BulkViewOptions, FaultKind, InteractionOptions } from './types.js'
 
 const MAX_BODY = 16 * 1024 * 1024
 
@@ -88,6 +88,16 @@ const routes: Route[] = [
       }
       return [200, await e.sendViews(id, options)]
     }
+  },
+  {
+    method: 'POST',
+    pattern: new RegExp(`^/statuses/${SEGMENT}/reactions$`),
+    handler: async (e, [id], body) => [200, await e.react(id, body as unknown as InteractionOptions)]
+  },
+  {
+    method: 'POST',
+    pattern: new RegExp(`^/statuses/${SEGMENT}/replies$`),
+    handler: async (e, [id], body) => [200, await e.reply(id, body as unknown as InteractionOptions)]
   },
   { method: 'GET', pattern: /^\/media$/, handler: (e) => [200, e.mediaUploads()] },
   { method: 'GET', pattern: /^\/rejected$/, handler: (e) => [200, e.rejectedMessages()] },

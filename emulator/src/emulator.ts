@@ -27,6 +27,7 @@ import {
 } from './linking.js'
 import { MediaServer, type MediaUploadInfo } from './media-server.js'
 import type { HandshakeResult } from './noise.js'
+import { encryptInteraction, prepareInteraction, type InteractionKind } from './interactions.js'
 import { decodeQrDataUrl, isPngDataUrl } from './qr-image.js'
 import { StatusCenter } from './statuses.js'
 import type {
@@ -37,6 +38,8 @@ import type {
   ContactInfo,
   EmulatorOptions,
   FaultKind,
+  InteractionOptions,
+  InteractionResult,
   LinkResult,
   ReceiptType,
   ReceiptVia,
@@ -74,6 +77,10 @@ export interface Emulator {
   status(id: string): StatusRecord
   sendView(statusId: string, options: ViewOptions): Promise<SendViewsResult>
   sendViews(statusId: string, options: BulkViewOptions): Promise<SendViewsResult>
+  /** The contact reacts to the status (an empty emoji takes the reaction back); see interactions.ts. */
+  react(statusId: string, options: InteractionOptions): Promise<InteractionResult>
+  /** The contact replies to the status. */
+  reply(statusId: string, options: InteractionOptions): Promise<InteractionResult>
   fault(number: string, kind: FaultKind): void
   /**
    * Tells the account's linked devices the contact's LID ↔ number pair, as the server announces linked
@@ -273,6 +280,8 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
         if (conn.device && conn.acks) conn.device.acks.ack(node, conn.acks)
         return
       case 'receipt':
+        if (conn.device && conn.acks) conn.device.acks.receipt(node, conn.acks)
+        return
       case 'presence':
       case 'ib':
       case 'chatstate':
@@ -789,6 +798,40 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
       }
     }
     return this.deliverToAccount(author, nodes)
+  }
+
+  async react (statusId: string, options: InteractionOptions): Promise<InteractionResult> {
+    return await this.sendInteraction(statusId, 'reaction', options)
+  }
+
+  async reply (statusId: string, options: InteractionOptions): Promise<InteractionResult> {
+    return await this.sendInteraction(statusId, 'reply', options)
+  }
+
+  /** Encrypted per linked device of the poster; offline devices get it at their next login. */
+  private async sendInteraction (statusId: string, kind: InteractionKind, options: InteractionOptions): Promise<InteractionResult> {
+    const prepared = prepareInteraction(this.directory, this.statusCenter.get(statusId), kind, options)
+    const companions = prepared.poster.activeCompanions()
+    const nodes = await encryptInteraction(prepared, companions.map((d) => ({ deviceId: d.id, bundle: () => d.takeBundle() })), unixNow())
+    let deliveredTo = 0
+    let queuedFor = 0
+    const live = this.liveConnections(prepared.poster)
+    for (const { deviceId, node } of nodes) {
+      const device = companions.find((d) => d.id === deviceId)!
+      const conns = live.filter((c) => c.device === device)
+      if (conns.length) {
+        for (const conn of conns) {
+          conn.sendMany([node])
+          if (conn.acks) device.acks.delivered([node], conn.acks)
+        }
+        deliveredTo++
+      } else {
+        device.enqueueOffline([node])
+        queuedFor++
+      }
+    }
+    this.logger.info({ statusId, kind, from: prepared.contact.number, via: prepared.via, id: prepared.messageId }, `status ${kind} sent`)
+    return { sent: true, messageId: prepared.messageId, deliveredTo, queuedFor }
   }
 
   revealLid (contactNumber: string, options: { to: string }): SendViewsResult {

@@ -12,7 +12,7 @@ import {
   SenderKeyName,
   SenderKeyRecord
 } from '@whiskeysockets/baileys/lib/Signal/Group/index.js'
-import { ProtocolAddress, SessionCipher, type SessionRecord, type SignalStorage } from 'libsignal'
+import { ProtocolAddress, SessionBuilder, SessionCipher, type SessionRecord, type SignalStorage } from 'libsignal'
 import { generateSigningKeyPair, generateX25519KeyPair, type KeyPair } from './xeddsa.js'
 
 const KEY_TYPE = Buffer.from([5])
@@ -128,6 +128,29 @@ export class SimulatedDevice {
     const padded =
       type === 'pkmsg' ? await cipher.decryptPreKeyWhisperMessage(data) : await cipher.decryptWhisperMessage(data)
     return proto.Message.decode(unpadRandomMax16(padded))
+  }
+
+  /**
+   * Encrypt a padded proto.Message for `recipient` through this device's session with it: the one a status
+   * it received set up (answered with a `msg`), or, when there is none yet, a new one from the recipient's
+   * published bundle (a `pkmsg`, as a phone writing to a device for the first time).
+   */
+  async encrypt (recipient: SignalSender, bundle: () => SignalBundle | undefined, padded: Uint8Array): Promise<{ type: 'pkmsg' | 'msg', body: Buffer }> {
+    const address = new ProtocolAddress(recipient.name, recipient.device)
+    const record = this.sessions.get(address.toString())
+    if (record?.haveOpenSession() !== true) {
+      const b = bundle()
+      if (!b) throw new Error(`no session with ${address.toString()} and no bundle to start one`)
+      await new SessionBuilder(this.store, address).initOutgoing({
+        registrationId: b.registrationId,
+        identityKey: withType(b.identityKey),
+        signedPreKey: { keyId: b.signedPreKey.keyId, publicKey: withType(b.signedPreKey.publicKey), signature: b.signedPreKey.signature },
+        // libsignal's typings want a one-time prekey; a bundle without one (all used up) is valid too
+        preKey: (b.preKey ? { keyId: b.preKey.keyId, publicKey: withType(b.preKey.publicKey) } : undefined)!
+      })
+    }
+    const { type, body } = await new SessionCipher(this.store, address).encrypt(Buffer.from(padded))
+    return { type: type === 3 ? 'pkmsg' : 'msg', body: Buffer.from(body, 'binary') }
   }
 
   rememberSenderKey (groupId: string, sender: SignalSender, skdm: Uint8Array): void {

@@ -151,6 +151,32 @@ export interface BulkViewOptions {
   force?: boolean
 }
 
+/** A contact's reaction to (`emoji`) or reply to (`text`) a status, sent 1:1 to the poster's linked devices. */
+export interface InteractionOptions {
+  /** the contact's number */
+  from: string
+  /** reactions: the emoji; an empty string takes the reaction back */
+  emoji?: string
+  /** replies: the text */
+  text?: string
+  /** how the sender (and the poster inside the message) is addressed: phone number (default) or LID */
+  via?: ReceiptVia
+  /** which of the contact's devices sends it (default 0, its phone) */
+  device?: number
+  /** skip the checks that the contact received the status and that it was not revoked */
+  force?: boolean
+}
+
+export interface InteractionResult {
+  sent: true
+  /** the platform message id of the reaction / reply */
+  messageId: string
+  /** linked devices it went to right away */
+  deliveredTo: number
+  /** linked devices that were offline: delivered at their next login */
+  queuedFor: number
+}
+
 export interface SendViewsResult {
   sent: true
   /** receipt stanzas written (per connected device) or queued */

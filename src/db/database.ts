@@ -83,6 +83,36 @@ export interface ViewerTable {
   is_real: number
 }
 
+/** A contact's reaction to a status: one per (status, contact), the latest wins. */
+export interface StatusReactionTable {
+  status_id: number
+  /** the key: `number` when known, else the LID (`<lid>@lid`) */
+  reactor: string
+  number: string | null
+  /** `<number>@s.whatsapp.net`, or the LID while `number` is null */
+  jid: string
+  /** empty: taken back (kept so an older reaction arriving late cannot bring it back) */
+  emoji: string
+  reacted_at: Millis
+  /** platform message id of the reaction */
+  message_id: string
+}
+
+/** A contact's reply to a status: every one, keyed by its platform message id. */
+export interface StatusReplyTable {
+  status_id: number
+  message_id: string
+  /** `number` when known, else the LID */
+  replier: string
+  number: string | null
+  jid: string
+  text: string
+  /** the message's time (the platform gives seconds) */
+  replied_at: Millis
+  /** when the service committed it: the order within one second */
+  received_at: Millis
+}
+
 export interface UploadTable {
   filename: string
   kind: 'image' | 'video'
@@ -157,6 +187,8 @@ export interface Database {
   statuses: StatusTable
   status_recipients: StatusRecipientTable
   viewers: ViewerTable
+  status_reactions: StatusReactionTable
+  status_replies: StatusReplyTable
   uploads: UploadTable
   webhooks: WebhookTable
   webhook_deliveries: WebhookDeliveryTable
@@ -169,6 +201,8 @@ export type NewSessionRow = Insertable<SessionTable>
 export type StatusRow = Selectable<StatusTable>
 export type NewStatusRow = Insertable<StatusTable>
 export type ViewerRow = Selectable<ViewerTable>
+export type StatusReactionRow = Selectable<StatusReactionTable>
+export type StatusReplyRow = Selectable<StatusReplyTable>
 export type NewUploadRow = Insertable<UploadTable>
 export type WebhookRow = Selectable<WebhookTable>
 export type WebhookDeliveryRow = Selectable<WebhookDeliveryTable>

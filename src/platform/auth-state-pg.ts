@@ -118,6 +118,7 @@ export function pgAuthBackend (pool: pg.Pool, onError: (err: unknown, what: stri
         }
       }), apply)
     },
+    flush: async () => { await Promise.allSettled([...queues.values()]) },
     clear (sessionId) {
       loaded.set(sessionId, { generation: ++generations, creds: undefined, keys: new Map() })
       return queue(sessionId, 'could not delete the auth state', async (client) => {

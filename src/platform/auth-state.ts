@@ -58,6 +58,8 @@ export interface AuthStore {
    * them on); later writes from the socket still draining are ignored. The next open reads the rows again.
    */
   release: (sessionId: string) => void
+  /** resolves when every write handed over so far has settled (before the database closes) */
+  flush: () => Promise<void>
 }
 
 /** Where the rows live: synchronous (SQLite) or asynchronous writes with reads from loaded rows (PostgreSQL). */
@@ -68,6 +70,7 @@ export interface AuthBackend {
   writeCreds: (sessionId: string, text: string, at: number) => void | Promise<void>
   writeKeys: (sessionId: string, rows: KeyRow[]) => void | Promise<void>
   clear: (sessionId: string) => void | Promise<void>
+  flush: () => Promise<void>
 }
 
 interface Epoch {
@@ -126,7 +129,8 @@ export function sqliteAuthBackend (sqlite: SQLite.Database): AuthBackend {
     readKeys,
     writeCreds: (sessionId, text, at) => { putCreds.run(sessionId, text, at) },
     writeKeys: (sessionId, rows) => { writeKeys(sessionId, rows) },
-    clear: (sessionId) => { clearRows(sessionId) }
+    clear: (sessionId) => { clearRows(sessionId) },
+    flush: async () => {}
   }
 }
 
@@ -203,6 +207,7 @@ export function createAuthStore (backend: AuthBackend): AuthStore {
 
   return {
     prepare: async (sessionId) => { if (!open.has(sessionId)) await backend.prepare(sessionId) },
+    flush: backend.flush,
     open (sessionId) {
       const existing = open.get(sessionId)
       if (existing !== undefined) return existing

@@ -7,10 +7,10 @@ import { PlatformError } from './errors.js'
 import type { PlatformLogger } from './logger.js'
 import { SessionRuntime } from './session/runtime.js'
 import { applyTestTrustRoot } from './trust-root.js'
-import type { PlatformEventMap, PlatformTiming, ReceiptSink, SendStatusInput, SendStatusResult, SessionLinks, SessionSnapshot, SessionSpec } from './types.js'
+import type { InteractionSink, PlatformEventMap, PlatformTiming, ReceiptSink, SendStatusInput, SendStatusResult, SessionLinks, SessionSnapshot, SessionSpec } from './types.js'
 
 export type { PlatformLogger } from './logger.js'
-export type { PlatformTiming, ReceiptSink, StatusView } from './types.js'
+export type { InteractionSink, PlatformTiming, ReceiptSink, StatusInteraction, StatusView } from './types.js'
 
 export const DEFAULT_TIMING: PlatformTiming = {
   reconnectBaseMs: 1000,
@@ -33,11 +33,15 @@ export interface PlatformOptions {
   links: SessionLinks
   /** commits status views before their receipts are acknowledged (see ReceiptSink) */
   receiptSink: ReceiptSink
+  /** commits reactions and replies to statuses before their messages are acknowledged (see InteractionSink); without one they are ignored like any other chat */
+  interactionSink?: InteractionSink
   wa: Config['wa']
   logger: PlatformLogger
   /** reconnect / wait bounds; the defaults suit production */
   timing?: Partial<PlatformTiming>
 }
+
+const IGNORE_INTERACTIONS: InteractionSink = { commit: () => {}, lidsMapped: () => {}, unmappedLids: () => [] }
 
 type Listener<K extends keyof PlatformEventMap> = (payload: PlatformEventMap[K]) => void
 
@@ -55,6 +59,7 @@ function quieter (level: string): string {
  */
 export function createPlatform (options: PlatformOptions) {
   const { db, wa, links, receiptSink } = options
+  const interactionSink = options.interactionSink ?? IGNORE_INTERACTIONS
   const logger = options.logger.child({ module: 'platform' })
   if (wa.testTrustRoot !== null) applyTestTrustRoot(wa.testTrustRoot, logger)
   const timing: PlatformTiming = { ...DEFAULT_TIMING, ...options.timing }
@@ -64,7 +69,7 @@ export function createPlatform (options: PlatformOptions) {
   const runtimes = new Map<string, SessionRuntime>()
   let closed = false
 
-  const deps = { wa, logger, baileysLogger, events, links, receiptSink, timing }
+  const deps = { wa, logger, baileysLogger, events, links, receiptSink, interactionSink, timing }
 
   function runtime (sessionId: string): SessionRuntime {
     const rt = runtimes.get(sessionId)
@@ -184,6 +189,8 @@ export function createPlatform (options: PlatformOptions) {
       closed = true
       await Promise.all([...runtimes.values()].map(async (rt) => { await rt.shutdown() }))
       runtimes.clear()
+      // PostgreSQL: auth writes the sockets queued commit before the database closes
+      await auth.flush()
     }
   }
   return platform

@@ -152,6 +152,11 @@ export class ReceiptIntake {
     if (views.some((v) => v.viewerNumber === null)) this.scheduleLookup()
   }
 
+  /** a LID user's number: learned from the platform in this run, else the stored mapping */
+  numberForLid (lidUser: string): string | null {
+    return this.#learned.get(lidUser) ?? this.options.numberForLid(lidUser)
+  }
+
   /** numbers for the viewers: phone-number JIDs directly, LIDs through the known mapping */
   resolve (parsed: ParsedView[]): StatusView[] {
     const me = this.options.me()

@@ -58,6 +58,38 @@ export interface ReceiptSink {
   unmappedLids: (sessionId: string, limit: number) => string[] | Promise<string[]>
 }
 
+/**
+ * A contact's reaction to, or reply to, one of the session's statuses, read from a decrypted 1:1 message:
+ * a `reactionMessage` whose key is (`status@broadcast`, the status id), or a message whose `contextInfo`
+ * quotes `status@broadcast` / the status id. Nothing else a chat carries is read.
+ */
+export type StatusInteraction = {
+  /** platform message id of the status it answers */
+  statusMessageId: string
+  /** platform message id of the reaction / reply itself */
+  messageId: string
+  /** who: `<digits>@s.whatsapp.net` or `<lid>@lid` (device dropped), as the platform named them */
+  fromJid: string
+  /** their digits (a LID through the known mapping); null while a LID is not mapped */
+  fromNumber: string | null
+  /** ms since epoch: the reaction's own timestamp, or the message's */
+  at: number
+} & ({ kind: 'reaction', /** empty: the reaction was taken back */ emoji: string } | { kind: 'reply', text: string })
+
+/**
+ * Where reactions and replies to statuses are committed; the service provides it. `commit` runs inside
+ * the decryption of the message, so before Baileys acknowledges it (its delivery receipt): resolved →
+ * committed; thrown / rejected → nothing was, the socket is closed and the message comes again at the
+ * next login. Redelivery must be harmless (the message id makes it idempotent).
+ */
+export interface InteractionSink {
+  commit: (sessionId: string, interaction: StatusInteraction) => void | Promise<void>
+  /** LIDs now known to be these numbers: reactions and replies stored under a LID get the number */
+  lidsMapped: (sessionId: string, mappings: Array<{ lid: string, number: string }>) => void | Promise<void>
+  /** LIDs (`<lid>@lid`) of the session's reactions and replies without a number yet, at most `limit` */
+  unmappedLids: (sessionId: string, limit: number) => string[] | Promise<string[]>
+}
+
 export interface PlatformEventMap {
   'connection-status': { sessionId: string, connected: boolean, status: ConnectionStatus, ownNumber: string | null, reason?: string }
   'pairing-code': { sessionId: string, pairingCode: string, phoneNumber: string }

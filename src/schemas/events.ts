@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { AuthMethodSchema, ConnectionStatusSchema } from './session.js'
-import { StatusTypeSchema, ViewerSchema } from './status.js'
+import { ReactionSchema, ReplySchema, StatusTypeSchema, ViewerSchema } from './status.js'
 
 // Payloads of every socket.io event the server emits. They are documented in the OpenAPI document
 // (components) and typed for the broadcaster, the one place that emits.
@@ -17,6 +17,13 @@ export const EventSchemas = {
   'status-sent': Type.Object({ sessionId: SessionId, statusId: Type.String(), id: Type.String(), type: StatusTypeSchema, content: Type.String(), caption: Type.String(), timestamp: Type.String(), platformMessageId: Type.String(), contactCount: Type.Integer() }),
   'status-send-progress': Type.Object({ sessionId: SessionId, statusId: Type.String(), sent: Type.Integer(), total: Type.Integer() }),
   'status-viewers-update': Type.Object({ sessionId: SessionId, statusId: Type.String(), viewers: Type.Array(ViewerSchema) }),
+  'status-reaction': Type.Object({
+    sessionId: SessionId,
+    statusId: Type.String(),
+    reaction: ReactionSchema,
+    removed: Type.Optional(Type.Literal(true, { description: 'The contact took the reaction back (`reaction.emoji` is empty)' }))
+  }),
+  'status-reply': Type.Object({ sessionId: SessionId, statusId: Type.String(), reply: ReplySchema }),
   'status-deleted': Type.Object({ sessionId: SessionId, statusId: Type.String() }),
   'statuses-updated': Type.Object({ sessionId: SessionId, message: Type.Optional(Type.String()), action: Type.Optional(Type.String({ description: "'cleanup' after expiry; 'failed' when the platform rejected a status; 'partial' when a send stopped part-way (the status is kept as partial); 'send-failed' when a send stopped before anyone had it (the status is removed)" })), statusId: Type.Optional(Type.String()) }),
   'session-created': Type.Object({ sessionId: SessionId, sessionName: Type.String(), phoneNumber: Nullable(Type.String()), authMethod: AuthMethodSchema, createdAt: Type.String() }),

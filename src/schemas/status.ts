@@ -43,6 +43,8 @@ export const SentStatusSchema = Type.Object({
   contactCount: Type.Integer(),
   targetNumbers: Type.String(),
   viewerCount: Type.Integer({ description: 'Real viewers so far' }),
+  reactionCount: Type.Integer({ description: 'Contacts whose reaction (like or emoji) stands' }),
+  replyCount: Type.Integer({ description: 'Replies received' }),
   error: Type.Union([Type.String(), Type.Null()], { description: 'Rejection reported by the platform after sending, or why a partial send stopped; null when fine' }),
   state: SendStateSchema,
   sentCount: Type.Integer({ description: 'Recipients (counted like contactCount) that have it so far' })
@@ -58,6 +60,28 @@ export const ViewerSchema = Type.Object({
   isReal: Type.Boolean({ description: 'false when the viewer is the session\'s own account' })
 })
 export type Viewer = Static<typeof ViewerSchema>
+
+const ContactJid = Type.String({ description: '<number>@s.whatsapp.net, or the LID (<lid>@lid) while the number is not known' })
+const ContactNumber = Type.Union([Type.String(), Type.Null()], {
+  description: 'Contact digits; null for a contact the platform named by a LID whose number is not known yet (filled in once known)'
+})
+
+export const ReactionSchema = Type.Object({
+  jid: ContactJid,
+  number: ContactNumber,
+  emoji: Type.String({ description: 'The reaction (a like is an emoji too); empty only in a `status-reaction` event that takes it back' }),
+  reactedAt: IsoDateSchema
+}, { title: 'StatusReaction' })
+export type Reaction = Static<typeof ReactionSchema>
+
+export const ReplySchema = Type.Object({
+  jid: ContactJid,
+  number: ContactNumber,
+  text: Type.String({ description: 'The reply\'s text (a media reply: its caption, possibly empty)' }),
+  repliedAt: IsoDateSchema,
+  messageId: Type.String({ description: 'Platform message id of the reply' })
+}, { title: 'StatusReply' })
+export type Reply = Static<typeof ReplySchema>
 
 export const DeleteStatusQuerySchema = Type.Object({
   revoke: Type.Optional(Type.Boolean({ default: false, description: 'Also ask the platform to revoke the status for its recipients' }))

@@ -45,6 +45,8 @@ export const StatsSchema = Type.Object({
   connectedSessions: Type.Integer(),
   totalStatuses: Type.Integer({ description: 'Statuses stored (last STATUS_TTL_HOURS)' }),
   totalViewers: Type.Integer({ description: 'Real viewers (the account\'s own views excluded)' }),
+  totalReactions: Type.Integer({ description: 'Reactions standing on the stored statuses' }),
+  totalReplies: Type.Integer({ description: 'Replies to the stored statuses' }),
   lastStatusSent: Type.Union([IsoDateSchema, Type.Null()]),
   sessions: Type.Array(Type.Object({
     sessionId: Type.String(),

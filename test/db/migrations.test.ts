@@ -52,3 +52,21 @@ test('002 runs on a database that already ran 004 (migrations from parallel bran
   assert.ok(handle.sqlite.prepare('select name from pragma_table_info(\'viewers\')').pluck().all().includes('viewer'))
   await handle.close()
 })
+
+test('005-reactions: reactions and replies keyed per status, gone with their status; down drops them', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'st-migrations-'))
+  t.after(() => { rmSync(dir, { recursive: true, force: true }) })
+  const handle = await openDatabase(join(dir, 'db.sqlite'))
+  const { sqlite } = handle
+  sqlite.exec(`insert into sessions (id, name, auth_method, created_at) values ('s', 's', 'qrcode', 1);
+    insert into statuses (session_id, type, content, message_id, created_at, contact_count) values ('s', 'text', 'x', 'M1', 1, 1);
+    insert into status_reactions (status_id, reactor, number, jid, emoji, reacted_at, message_id) values (1, '1555', '1555', '1555@s.whatsapp.net', 'x', 1, 'R1');
+    insert into status_replies (status_id, message_id, replier, number, jid, text, replied_at, received_at) values (1, 'P1', '1555', '1555', '1555@s.whatsapp.net', 'hi', 1, 1);`)
+  assert.throws(() => sqlite.prepare("insert into status_reactions (status_id, reactor, jid, emoji, reacted_at, message_id) values (1, '1555', 'j', 'y', 2, 'R2')").run(), /UNIQUE|PRIMARY/)
+  assert.throws(() => sqlite.prepare("insert into status_replies (status_id, message_id, replier, jid, text, replied_at, received_at) values (1, 'P1', 'x', 'j', 't', 1, 1)").run(), /UNIQUE|PRIMARY/)
+  sqlite.prepare('delete from statuses').run()
+  assert.equal(sqlite.prepare('select (select count(*) from status_reactions) + (select count(*) from status_replies)').pluck().get(), 0)
+  assert.equal((await new Migrator({ db: handle.db, provider: migrationProvider }).migrateDown()).error, undefined)
+  assert.equal(sqlite.prepare("select count(*) from sqlite_master where name in ('status_reactions', 'status_replies')").pluck().get(), 0)
+  await handle.close()
+})

@@ -5,8 +5,8 @@ import { build, waitFor } from '../helper.js'
 import { startStack } from '../stack.js'
 import { postgresUrl, usePostgres } from '../support/db-matrix.js'
 
-// The service on PostgreSQL (DATABASE_URL) through real Baileys and the emulator: link, send, receipts
-// stored, then a new service process state (another data folder: nothing on disk carries over) on the
+// The service on PostgreSQL (DATABASE_URL) through real Baileys and the emulator: link, send, receipts,
+// a reaction and a reply stored, then a new service process state (another data folder: nothing on disk carries over) on the
 // same database reconnects the session from the stored auth state without linking again.
 
 const OWN = '4915100000301'
@@ -15,7 +15,7 @@ const B = '4915100000312'
 const SID = 'pg-main'
 usePostgres()
 
-test('on PostgreSQL: link, send, receipts stored; a restarted service reconnects from the stored auth state', { timeout: 120_000 }, async (t) => {
+test('on PostgreSQL: link, send, receipts, a reaction and a reply stored; a restarted service reconnects from the stored auth state', { timeout: 120_000 }, async (t) => {
   const url = await postgresUrl()
   const s = await startStack(t, { DATABASE_URL: url })
   assert.equal(s.app.db.dialect, 'postgres')
@@ -32,6 +32,14 @@ test('on PostgreSQL: link, send, receipts stored; a restarted service reconnects
   await s.emu.sendView(sent.platformMessageId, { viewer: B, type: 'played', via: 'lid' })
   const update = await s.events.next('status-viewers-update', (p) => p.statusId === sent.statusId && p.viewers.length === 2, 15_000)
   assert.deepEqual(update.viewers.map((v) => v.number).sort(), [A, B].sort())
+
+  // a reaction and a reply (committed inside Baileys' key transaction, before its receipt)
+  await s.emu.react(sent.platformMessageId, { from: A, emoji: '👍' })
+  await s.events.next('status-reaction', (p) => p.statusId === sent.statusId, 15_000)
+  const reply = await s.emu.reply(sent.platformMessageId, { from: B, text: 'nice' })
+  await s.events.next('status-reply', (p) => p.reply.messageId === reply.messageId, 15_000)
+  const reactions = await s.api({ method: 'GET', url: `/api/sessions/${SID}/status-reactions/${sent.statusId}` })
+  assert.deepEqual(reactions.json<{ data: Array<{ number: string, emoji: string }> }>().data.map((r) => [r.number, r.emoji]), [[A, '👍']])
 
   // what the tables hold, read with a separate client
   const client = new pg.Client({ connectionString: url })

@@ -85,3 +85,23 @@ test('.env values apply under the real environment', (t) => {
   assert.equal(c.rateLimit.max, 7)
   assert.deepEqual(parseEnvFile("A='x y'\nB=\nnot a line\n"), { A: 'x y', B: '' })
 })
+
+test('DATABASE_URL: postgres:// or postgresql:// selects PostgreSQL; anything else is refused without echoing the value', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'st-config-'))
+  try {
+    const base = { API_KEY: 'k'.repeat(20), DATA_DIR: dir }
+    assert.equal(loadConfig(base, { envFile: false }).databaseUrl, null)
+    assert.equal(loadConfig({ ...base, DATABASE_URL: '' }, { envFile: false }).databaseUrl, null)
+    for (const url of ['postgres://u:p@127.0.0.1:5432/db', 'postgresql://u@localhost/db']) {
+      assert.equal(loadConfig({ ...base, DATABASE_URL: url }, { envFile: false }).databaseUrl, url)
+    }
+    assert.throws(() => loadConfig({ ...base, DATABASE_URL: 'mysql://u:hunter2@host/db' }, { envFile: false }), (err: Error) => {
+      assert.ok(err instanceof ConfigError)
+      assert.match(err.message, /^Invalid setting DATABASE_URL/)
+      assert.doesNotMatch(err.message, /hunter2/)
+      return true
+    })
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})

@@ -14,6 +14,14 @@ test('the OpenAPI document is public, valid, and every operation is documented',
   assert.equal(result.valid, true, JSON.stringify(result.errors, null, 2))
   assert.ok(doc.components.schemas.ErrorEnvelope, 'one shared error envelope')
   assert.ok(doc.components.securitySchemes.apiKey)
+  // issue 15: reactions and replies (routes, events, counts)
+  assert.ok(doc.components.schemas.EventStatusReaction && doc.components.schemas.EventStatusReply)
+  for (const path of ['/api/sessions/{sessionId}/status-reactions/{statusId}', '/api/sessions/{sessionId}/status-replies/{statusId}']) {
+    assert.ok(doc.paths[path]?.get, `${path} is documented`)
+  }
+  const reply = JSON.stringify(doc.paths['/api/sessions/{sessionId}/status-replies/{statusId}'].get.responses['200'])
+  for (const field of ['jid', 'number', 'text', 'repliedAt', 'messageId']) assert.ok(reply.includes(`"${field}"`), `reply has ${field}`)
+  assert.ok(JSON.stringify(doc.paths['/api/sessions/{sessionId}/sent-statuses'].get.responses['200']).includes('reactionCount'))
   const paths = doc.paths as Record<string, Record<string, Operation>>
   assert.ok(Object.keys(paths).length >= 3)
   for (const [path, methods] of Object.entries(paths)) {

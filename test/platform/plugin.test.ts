@@ -9,6 +9,7 @@ import dbPlugin from '../../src/plugins/app/db.js'
 import domainEventsPlugin from '../../src/plugins/app/domain-events.js'
 import platformPlugin from '../../src/plugins/app/platform.js'
 import viewerIngestPlugin from '../../src/plugins/app/statuses/viewer-ingest.js'
+import interactionIngestPlugin from '../../src/plugins/app/statuses/interaction-ingest.js'
 import { loadConfig } from '../../src/config.js'
 import { openDatabase } from '../../src/db/connection.js'
 import { startEmulator, testCertPaths } from '@status-tracker/emulator'
@@ -38,6 +39,7 @@ test('the platform plugin restores stored sessions on ready (not while registeri
   await app.register(dbPlugin)
   await app.register(domainEventsPlugin)
   await app.register(viewerIngestPlugin)
+  await app.register(interactionIngestPlugin)
   await app.register(platformPlugin)
   t.after(async () => { await app.close() })
   await app.after()

@@ -56,3 +56,8 @@ export function dialectTest (name: string, fn: (t: TestContext, dialect: Dialect
   usePostgres()
   for (const dialect of DIALECTS) test(`${name} [${dialect}]`, async (t) => { await fn(t, dialect) })
 }
+
+/** The settings that put a service built by a test on the dialect: none for SQLite, DATABASE_URL for PostgreSQL. */
+export async function dialectEnv (dialect: Dialect): Promise<Record<string, string>> {
+  return dialect === 'sqlite' ? {} : { DATABASE_URL: await postgresUrl() }
+}

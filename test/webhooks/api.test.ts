@@ -8,9 +8,11 @@ import { guardedLookup, isNonPublicAddress } from '../../src/webhooks/address-gu
 import { sendWebhook } from '../../src/webhooks/sender.js'
 import { validateEnv } from '../../src/config.js'
 import { startReceiver } from './receiver.js'
+import { dialectEnv, dialectTest } from '../support/db-matrix.js'
 
 // Webhook endpoints through the HTTP API, and their deliveries to receivers on 127.0.0.1. Events are
-// emitted on the domain event bus (what the services do); the broadcaster writes the outbox.
+// emitted on the domain event bus (what the services do); the broadcaster writes the outbox. The delivery
+// tests run on SQLite and on PostgreSQL.
 
 /** receivers are on loopback; retries in milliseconds */
 const FAST = { ALLOW_PRIVATE_URLS: 'true', WEBHOOK_BASE_DELAY_MS: '20', WEBHOOK_MAX_DELAY_MS: '100', WEBHOOK_MAX_ATTEMPTS: '100', WEBHOOK_TIMEOUT_MS: '2000' }
@@ -64,7 +66,7 @@ test('webhook CRUD: the secret is shown on creation and rotation only; validatio
 
   // validation
   assert.deepEqual(await failure(s, 'POST', '/api/webhooks', { url: 'http://127.0.0.1:9/', events: ['status-sent', 'nope'] }),
-    { status: 400, error: `body.events.1 must be one of: ${['connection-status', 'pairing-code', 'pairing-code-error', 'qr-code', 'qr-code-error', 'status-sent', 'status-send-progress', 'status-viewers-update', 'status-deleted', 'statuses-updated', 'session-created', 'session-deleted'].join(', ')}` })
+    { status: 400, error: `body.events.1 must be one of: ${['connection-status', 'pairing-code', 'pairing-code-error', 'qr-code', 'qr-code-error', 'status-sent', 'status-send-progress', 'status-viewers-update', 'status-reaction', 'status-reply', 'status-deleted', 'statuses-updated', 'session-created', 'session-deleted'].join(', ')}` })
   assert.deepEqual(await failure(s, 'POST', '/api/webhooks', {}), { status: 400, error: 'body.url is required' })
   assert.equal((await failure(s, 'POST', '/api/webhooks', { url: 'ftp://example.com/x' })).error, 'body.url must match pattern "^[Hh][Tt][Tt][Pp][Ss]?://"')
   assert.deepEqual(await failure(s, 'POST', '/api/webhooks', { url: 'http://exa mple.com:99999/' }), { status: 400, error: 'body.url is not a valid URL' })
@@ -119,8 +121,8 @@ test('private and loopback targets are refused unless ALLOW_PRIVATE_URLS=true', 
   assert.deepEqual(result, { ok: false, statusCode: null, error: 'refused: the URL points to a private or loopback address (127.0.0.1); set ALLOW_PRIVATE_URLS=true for development' })
 })
 
-test('a subscribed event reaches the receiver signed by Standard Webhooks, filtered by event name and session', async (t) => {
-  const s = await build(t, FAST)
+dialectTest('a subscribed event reaches the receiver signed by Standard Webhooks, filtered by event name and session', async (t, dialect) => {
+  const s = await build(t, { ...FAST, ...await dialectEnv(dialect) })
   const rx = await startReceiver(t)
   const all = await ok<Hook>(s, 'POST', '/api/webhooks', { url: rx.url })
   const only = await ok<Hook>(s, 'POST', '/api/webhooks', { url: rx.url + '?only', events: ['status-deleted'], sessionId: 'main' })
@@ -157,8 +159,8 @@ test('a subscribed event reaches the receiver signed by Standard Webhooks, filte
   assert.deepEqual(page.deliveries.map((d) => d.eventType), ['status-deleted', 'status-deleted', 'session-created'], 'newest first')
 })
 
-test('a receiver that is down, then failing, then back gets every delivery, in order per status', async (t) => {
-  const s = await build(t, FAST)
+dialectTest('a receiver that is down, then failing, then back gets every delivery, in order per status', async (t, dialect) => {
+  const s = await build(t, { ...FAST, ...await dialectEnv(dialect) })
   const rx = await startReceiver(t, 503)
   const hook = await ok<Hook>(s, 'POST', '/api/webhooks', { url: rx.url })
   await rx.down()
@@ -196,8 +198,8 @@ test('a receiver that is down, then failing, then back gets every delivery, in o
   assert.ok(attemptsOfFirst >= 1)
 })
 
-test('410 Gone disables the endpoint; after the last attempt a delivery is failed, stays listed and can be retried', async (t) => {
-  const s = await build(t, { ...FAST, WEBHOOK_MAX_ATTEMPTS: '3' })
+dialectTest('410 Gone disables the endpoint; after the last attempt a delivery is failed, stays listed and can be retried', async (t, dialect) => {
+  const s = await build(t, { ...FAST, WEBHOOK_MAX_ATTEMPTS: '3', ...await dialectEnv(dialect) })
   const gone = await startReceiver(t, 410)
   const flaky = await startReceiver(t, 500)
   const goneHook = await ok<Hook>(s, 'POST', '/api/webhooks', { url: gone.url })
@@ -245,8 +247,8 @@ test('410 Gone disables the endpoint; after the last attempt a delivery is faile
   assert.deepEqual(gone.accepted().map((r) => r.json.data.message ?? r.json.data.sessionId), ['second', 'd'], 'the pending one, then the new one')
 })
 
-test('delivery listing pages with limit and cursor, filters by status; old rows are pruned after 7 days', async (t) => {
-  const s = await build(t, { ...FAST, WEBHOOK_BASE_DELAY_MS: '600000', WEBHOOK_MAX_DELAY_MS: '600000' })
+dialectTest('delivery listing pages with limit and cursor, filters by status; old rows are pruned after 7 days', async (t, dialect) => {
+  const s = await build(t, { ...FAST, WEBHOOK_BASE_DELAY_MS: '600000', WEBHOOK_MAX_DELAY_MS: '600000', ...await dialectEnv(dialect) })
   const rx = await startReceiver(t, 503)
   const hook = await ok<Hook>(s, 'POST', '/api/webhooks', { url: rx.url, events: ['session-deleted'] })
   for (let i = 0; i < 5; i++) s.app.domainEvents.emit('session-deleted', { sessionId: `s${i}` })
@@ -267,8 +269,8 @@ test('delivery listing pages with limit and cursor, filters by status; old rows 
   assert.ok(next - Date.now() > 400_000, 'the next attempt follows the configured delay (with jitter)')
   assert.equal((await deliveries(s, hook.id, '?status=succeeded')).deliveries.length, 0)
 
-  assert.equal(s.app.webhooks.prune(Date.now() + DELIVERY_RETENTION_MS - 60_000), 0)
-  assert.equal(s.app.webhooks.prune(Date.now() + DELIVERY_RETENTION_MS + 60_000), 5)
+  assert.equal(await s.app.webhooks.prune(Date.now() + DELIVERY_RETENTION_MS - 60_000), 0)
+  assert.equal(await s.app.webhooks.prune(Date.now() + DELIVERY_RETENTION_MS + 60_000), 5)
   assert.equal((await deliveries(s, hook.id)).deliveries.length, 0)
 })
 

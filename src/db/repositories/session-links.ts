@@ -32,6 +32,15 @@ export function createSessionLinks (sqlite: SQLite.Database) {
 export function createPgSessionLinks (pool: pg.Pool) {
   type Row = { id: string, auth_method: SessionTable['auth_method'], phone_number: string | null }
   const toStored = (r: Row): StoredSession => ({ id: r.id, authMethod: r.auth_method, phoneNumber: r.phone_number })
+  // one session's writes commit in the order they were made (a logout right after an open ends unlinked)
+  const queues = new Map<string, Promise<void>>()
+  function inOrder (id: string, text: string, values: unknown[]): Promise<void> {
+    const mine = (queues.get(id) ?? Promise.resolve()).then(async () => { await pool.query(text, values) })
+    const settled = mine.catch(() => {})
+    queues.set(id, settled)
+    void settled.then(() => { if (queues.get(id) === settled) queues.delete(id) })
+    return mine
+  }
   return {
     list: async (): Promise<StoredSession[]> =>
       (await pool.query<Row>('SELECT id, auth_method, phone_number FROM sessions ORDER BY created_at, id')).rows.map(toStored),
@@ -40,10 +49,10 @@ export function createPgSessionLinks (pool: pg.Pool) {
       return row === undefined ? undefined : toStored(row)
     },
     markLinked: async (id: string, ownNumber: string | null, ownLid: string | null): Promise<void> => {
-      await pool.query('UPDATE sessions SET own_number = $1, own_lid = $2, linked = 1 WHERE id = $3', [ownNumber, ownLid, id])
+      await inOrder(id, 'UPDATE sessions SET own_number = $1, own_lid = $2, linked = 1 WHERE id = $3', [ownNumber, ownLid, id])
     },
     markUnlinked: async (id: string): Promise<void> => {
-      await pool.query('UPDATE sessions SET own_number = NULL, own_lid = NULL, linked = 0 WHERE id = $1', [id])
+      await inOrder(id, 'UPDATE sessions SET own_number = NULL, own_lid = NULL, linked = 0 WHERE id = $1', [id])
     }
   }
 }

@@ -11,6 +11,8 @@ export type StatusInfo = Omit<StatusRow, 'message_payload'>
 
 export interface SentStatusRow extends StatusInfo {
   viewer_count: number
+  reaction_count: number
+  reply_count: number
 }
 
 const INFO_COLUMNS = [
@@ -111,12 +113,16 @@ export async function listSent (db: Db, sessionId: string, since: number): Promi
       .where('v.is_real', '=', 1)
       .select(eb.fn.countAll<number>().as('n'))
       .as('viewer_count'))
+    .select((eb) => eb.selectFrom('status_reactions as r').whereRef('r.status_id', '=', 's.id').where('r.emoji', '<>', '')
+      .select(eb.fn.countAll<number>().as('n')).as('reaction_count'))
+    .select((eb) => eb.selectFrom('status_replies as p').whereRef('p.status_id', '=', 's.id')
+      .select(eb.fn.countAll<number>().as('n')).as('reply_count'))
     .where('s.session_id', '=', sessionId)
     .where('s.created_at', '>=', since)
     .orderBy('s.created_at', 'desc')
     .orderBy('s.id', 'desc')
     .execute()
-  return rows.map((r) => ({ ...r, viewer_count: Number(r.viewer_count ?? 0) }))
+  return rows.map((r) => ({ ...r, viewer_count: Number(r.viewer_count ?? 0), reaction_count: Number(r.reaction_count ?? 0), reply_count: Number(r.reply_count ?? 0) }))
 }
 
 /** Whether any status (of any session) still refers to the media file. */

@@ -32,19 +32,30 @@ export function pgWebhookOutbox (pool: pg.Pool) {
   }
   refreshCounts()
 
+  let inserts: Promise<void> = Promise.resolve()
+  async function write (rows: NewDelivery[]): Promise<void> {
+    await pool.query(
+      `insert into webhook_deliveries (webhook_id, message_id, event_type, session_id, order_key, body, status, attempts, next_attempt_at, created_at)
+       select t.webhook_id, t.message_id, t.event_type, t.session_id, t.order_key, t.body, 'pending', 0, t.at, t.at
+       from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[])
+         with ordinality as t(webhook_id, message_id, event_type, session_id, order_key, body, at, n)
+       order by t.n`,
+      [rows.map((r) => r.webhookId), rows.map((r) => r.messageId), rows.map((r) => r.eventType), rows.map((r) => r.sessionId),
+        rows.map((r) => r.orderKey), rows.map((r) => r.body), rows.map((r) => r.at)])
+  }
+
   return {
     subscribers: async (): Promise<Subscriber[]> => (await pool.query<Subscriber>('select id, events, session_id from webhooks where enabled = 1')).rows,
-    /** resolves once every row is committed (one statement) */
+    /**
+     * Resolves once every row is committed (one statement). Inserts run one after another, in the order
+     * they were asked for, so ids follow the order the events happened in (an order key goes out in id
+     * order); statements on several pooled connections at once would not keep it.
+     */
     insert: async (rows: NewDelivery[]): Promise<void> => {
       if (rows.length === 0) return
-      await pool.query(
-        `insert into webhook_deliveries (webhook_id, message_id, event_type, session_id, order_key, body, status, attempts, next_attempt_at, created_at)
-         select t.webhook_id, t.message_id, t.event_type, t.session_id, t.order_key, t.body, 'pending', 0, t.at, t.at
-         from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[])
-           with ordinality as t(webhook_id, message_id, event_type, session_id, order_key, body, at, n)
-         order by t.n`,
-        [rows.map((r) => r.webhookId), rows.map((r) => r.messageId), rows.map((r) => r.eventType), rows.map((r) => r.sessionId),
-          rows.map((r) => r.orderKey), rows.map((r) => r.body), rows.map((r) => r.at)])
+      const mine = inserts.then(async () => { await write(rows) })
+      inserts = mine.catch(() => {})
+      await mine
     },
     async claimDue (now: number, limit: number): Promise<Claimed[]> {
       if (limit <= 0) return []

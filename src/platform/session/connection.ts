@@ -4,14 +4,16 @@ import makeWASocket, {
   type AuthenticationState,
   type proto,
   type WAMessageUpdate,
+  type SocketConfig,
   type WASocket
 } from '@whiskeysockets/baileys'
 import type { Config } from '../../config.js'
 import { backoffDelay, withTimeout, type Waiters } from '../async.js'
 import type { SessionAuth } from '../auth-state.js'
 import type { PlatformLogger as Logger } from '../logger.js'
+import { InteractionIntake } from '../interactions.js'
 import { ReceiptIntake } from '../receipts.js'
-import type { PlatformTiming, ReceiptSeen, ReceiptSink } from '../types.js'
+import type { InteractionSink, PlatformTiming, ReceiptSeen, ReceiptSink } from '../types.js'
 import { forgetHalfLink } from './linking.js'
 
 /** One socket's life: `ready` once the server sent pair-device (a pairing code can be asked for). */
@@ -31,9 +33,11 @@ export interface SocketOptions {
   logger: Logger
   /** a message we sent, for the platform's retry requests */
   getMessage: (id: string) => proto.IMessage | undefined
+  /** Baileys' signal repository, wrapped to commit reactions and replies before their ack (interactions.ts) */
+  makeSignalRepository?: SocketConfig['makeSignalRepository']
 }
 
-export function createSocket ({ auth, wa, logger, getMessage }: SocketOptions): WASocket {
+export function createSocket ({ auth, wa, logger, getMessage, makeSignalRepository }: SocketOptions): WASocket {
   const sock = makeWASocket({
     auth,
     waWebSocketUrl: wa.websocketUrl,
@@ -44,7 +48,8 @@ export function createSocket ({ auth, wa, logger, getMessage }: SocketOptions): 
     syncFullHistory: false,
     shouldSyncHistoryMessage: () => false,
     generateHighQualityLinkPreview: false,
-    getMessage: async (key) => key.id == null ? undefined : getMessage(key.id)
+    getMessage: async (key) => key.id == null ? undefined : getMessage(key.id),
+    ...(makeSignalRepository !== undefined ? { makeSignalRepository } : {})
   })
   sock.ev.on('connection.update', (update) => { if (update.connection === 'close') setImmediate(() => { releasePendingQueries(sock) }) })
   return sock
@@ -124,6 +129,8 @@ export interface ConnectionDeps {
   live: () => boolean
   /** where status views are committed before their receipt is acknowledged */
   receiptSink: ReceiptSink
+  /** where reactions and replies to statuses are committed before their message is acknowledged */
+  interactionSink: InteractionSink
   /** receipts as they arrive (views after their commit), for counting */
   onReceiptsSeen: (receipts: ReceiptSeen[]) => void
   sentMessage: (id: string) => proto.IMessage | undefined
@@ -139,17 +146,42 @@ export class Connection {
   #attempt: Attempt | null = null
   #gen = 0
   readonly #receipts: ReceiptIntake
+  readonly #interactions: InteractionIntake
   readonly backoff: Backoff
 
   constructor (private readonly deps: ConnectionDeps) {
+    const { receiptSink: views, interactionSink: answers } = deps
     this.#receipts = new ReceiptIntake({
       sessionId: deps.sessionId,
-      sink: deps.receiptSink,
+      // LIDs the platform maps later reach viewers, reactions and replies alike
+      sink: {
+        commit: (sessionId, seen) => views.commit(sessionId, seen),
+        lidsMapped: (sessionId, mappings) => {
+          const a = views.lidsMapped(sessionId, mappings)
+          const b = answers.lidsMapped(sessionId, mappings)
+          // an asynchronous database (PostgreSQL): done when both are
+          if (a instanceof Promise || b instanceof Promise) return Promise.all([a, b]).then(() => {})
+        },
+        unmappedLids: (sessionId, limit) => {
+          const a = views.unmappedLids(sessionId, limit)
+          const b = answers.unmappedLids(sessionId, limit)
+          const merge = (x: string[], y: string[]): string[] => [...new Set([...x, ...y])].slice(0, limit)
+          return a instanceof Promise || b instanceof Promise ? Promise.all([a, b]).then(([x, y]) => merge(x, y)) : merge(a, b)
+        }
+      },
       seen: (receipts) => { if (deps.live()) deps.onReceiptsSeen(receipts) },
       numberForLid: (lidUser) => deps.auth.numberForLid(lidUser),
       me: () => deps.auth.state.creds.me,
       live: deps.live,
       lookupIntervalMs: deps.timing.lidLookupIntervalMs,
+      logger: deps.log
+    })
+    this.#interactions = new InteractionIntake({
+      sessionId: deps.sessionId,
+      sink: answers,
+      numberForLid: (lidUser) => this.#receipts.numberForLid(lidUser),
+      me: () => deps.auth.state.creds.me,
+      live: deps.live,
       logger: deps.log
     })
     this.backoff = new Backoff(deps.timing.reconnectBaseMs, deps.timing.reconnectMaxMs)
@@ -172,7 +204,13 @@ export class Connection {
     const linked = auth.isLinked()
     if (!linked) forgetHalfLink(auth)
     const state = auth.state
-    const sock = createSocket({ auth: state, wa, logger: baileysLogger.child({ sessionId }), getMessage: this.deps.sentMessage })
+    const sock = createSocket({
+      auth: state,
+      wa,
+      logger: baileysLogger.child({ sessionId }),
+      getMessage: this.deps.sentMessage,
+      makeSignalRepository: this.#interactions.makeSignalRepository
+    })
     const attempt: Attempt = { gen: ++this.#gen, sock, ready: false, open: false, codeRequested: false, codeChain: Promise.resolve() }
     this.#attempt = attempt
 
@@ -198,6 +236,7 @@ export class Connection {
     })
     // receipts and rejections are facts even from a socket being replaced: not filtered by attempt
     this.#receipts.listen(sock)
+    this.#interactions.listen(sock)
     sock.ev.on('messages.update', (updates) => { if (this.deps.live()) this.deps.onMessagesUpdate(updates) })
     return linked
   }

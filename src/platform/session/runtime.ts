@@ -6,7 +6,7 @@ import type { TypedEmitter } from '../emitter.js'
 import { isPlatformError, PlatformError } from '../errors.js'
 import { pnDigits } from '../lid.js'
 import type { PlatformLogger as Logger } from '../logger.js'
-import type { AuthMethod, PlatformEventMap, PlatformTiming, ReceiptSink, SendStatusInput, SendStatusResult, SessionLinks, SessionSnapshot, SessionSpec } from '../types.js'
+import type { AuthMethod, InteractionSink, PlatformEventMap, PlatformTiming, ReceiptSink, SendStatusInput, SendStatusResult, SessionLinks, SessionSnapshot, SessionSpec } from '../types.js'
 import { afterClose, Connection, type Attempt } from './connection.js'
 import { Linking, type Emit } from './linking.js'
 import { StatusSender } from './sender.js'
@@ -19,6 +19,7 @@ export interface RuntimeDeps {
   events: TypedEmitter<PlatformEventMap>
   links: SessionLinks
   receiptSink: ReceiptSink
+  interactionSink: InteractionSink
   timing: PlatformTiming
 }
 

@@ -14,6 +14,7 @@ export default fp(async (app) => {
     db: app.db,
     links: sessionLinksFor(app.db),
     receiptSink: app.viewerIngest.sink,
+    interactionSink: app.interactionIngest.sink,
     wa: app.config.wa,
     logger: app.log,
     timing: { sendOpenWaitMs: app.config.sendReconnectWaitMs }
@@ -28,4 +29,4 @@ export default fp(async (app) => {
   app.addHook('preClose', async () => {
     await platform.close()
   })
-}, { name: 'platform', dependencies: ['config', 'db', 'viewer-ingest'] })
+}, { name: 'platform', dependencies: ['config', 'db', 'viewer-ingest', 'interaction-ingest'] })

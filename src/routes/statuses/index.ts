@@ -4,7 +4,7 @@ import { Type } from '@sinclair/typebox'
 import { SessionParamsSchema, StatusParamsSchema } from '../../schemas/common.js'
 import { failures, Ok } from '../../schemas/envelope.js'
 import {
-  DeletedStatusSchema, DeleteStatusQuerySchema, SendStatusBodySchema, SendStatusResultSchema, SentStatusSchema, ViewerSchema
+  DeletedStatusSchema, DeleteStatusQuerySchema, ReactionSchema, ReplySchema, SendStatusBodySchema, SendStatusResultSchema, SentStatusSchema, ViewerSchema
 } from '../../schemas/status.js'
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
@@ -60,6 +60,25 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 200: Ok(Type.Array(ViewerSchema)), ...failures(400, 404) }
     }
   }, async (req) => ({ success: true as const, data: await app.statuses.viewers(req.params.sessionId, req.params.statusId) }))
+
+  app.get('/sessions/:sessionId/status-reactions/:statusId', {
+    schema: {
+      tags: ['statuses'],
+      summary: 'Who reacted to a status (a like is a reaction too) and with what, first first',
+      description: 'One entry per contact: the latest reaction wins; a reaction taken back is left out.',
+      params: StatusParamsSchema,
+      response: { 200: Ok(Type.Array(ReactionSchema)), ...failures(400, 404) }
+    }
+  }, async (req) => ({ success: true as const, data: await app.statuses.reactions(req.params.sessionId, req.params.statusId) }))
+
+  app.get('/sessions/:sessionId/status-replies/:statusId', {
+    schema: {
+      tags: ['statuses'],
+      summary: 'Replies to a status, oldest first',
+      params: StatusParamsSchema,
+      response: { 200: Ok(Type.Array(ReplySchema)), ...failures(400, 404) }
+    }
+  }, async (req) => ({ success: true as const, data: await app.statuses.replies(req.params.sessionId, req.params.statusId) }))
 
   app.delete('/sessions/:sessionId/delete-status/:statusId', {
     // a revoke needs the session's socket; deleting the record alone is answered anywhere

@@ -1,5 +1,6 @@
 import { statSync } from 'node:fs'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { interactionTotals } from '../../db/repositories/interactions.js'
 import { postgresDatabaseBytes, statusTotals, storageBySession, uploadTotals } from '../../db/repositories/system.js'
 import { failures, Ok } from '../../schemas/envelope.js'
 import { ClusterSchema, HealthSchema, StatsSchema, StorageSchema, type Health } from '../../schemas/system.js'
@@ -32,7 +33,9 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   }, async () => {
     const sessions = await app.sessions.list()
     // the statuses sent-statuses lists: not expired yet, whatever their state
-    const totals = await statusTotals(app.db.db, Date.now() - app.config.statusTtlMs)
+    const since = Date.now() - app.config.statusTtlMs
+    const totals = await statusTotals(app.db.db, since)
+    const answers = await interactionTotals(app.db.db, since)
     return {
       success: true as const,
       data: {
@@ -40,6 +43,8 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         connectedSessions: sessions.filter((s) => s.connected).length,
         totalStatuses: totals.statuses,
         totalViewers: totals.realViewers,
+        totalReactions: answers.reactions,
+        totalReplies: answers.replies,
         lastStatusSent: totals.lastCreatedAt === null ? null : new Date(totals.lastCreatedAt).toISOString(),
         sessions: sessions.map((s) => ({ sessionId: s.sessionId, sessionName: s.sessionName, connected: s.connected, ownNumber: s.ownNumber, createdAt: s.createdAt }))
       }

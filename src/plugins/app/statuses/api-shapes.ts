@@ -1,6 +1,6 @@
-import type { ViewerRow } from '../../../db/database.js'
+import type { StatusReactionRow, StatusReplyRow, ViewerRow } from '../../../db/database.js'
 import type { SentStatusRow } from '../../../db/repositories/statuses.js'
-import type { SentStatus, Viewer } from '../../../schemas/status.js'
+import type { Reaction, Reply, SentStatus, Viewer } from '../../../schemas/status.js'
 
 export function iso (ms: number): string {
   return new Date(ms).toISOString()
@@ -8,6 +8,14 @@ export function iso (ms: number): string {
 
 export function toViewer (r: ViewerRow): Viewer {
   return { jid: r.jid, number: r.number, viewedAt: iso(r.viewed_at), isReal: r.is_real === 1 }
+}
+
+export function toReaction (r: StatusReactionRow): Reaction {
+  return { jid: r.jid, number: r.number, emoji: r.emoji, reactedAt: iso(r.reacted_at) }
+}
+
+export function toReply (r: StatusReplyRow): Reply {
+  return { jid: r.jid, number: r.number, text: r.text, repliedAt: iso(r.replied_at), messageId: r.message_id }
 }
 
 export function toSentStatus (r: SentStatusRow): SentStatus {
@@ -21,6 +29,8 @@ export function toSentStatus (r: SentStatusRow): SentStatus {
     contactCount: r.contact_count,
     targetNumbers: r.target_numbers,
     viewerCount: r.viewer_count,
+    reactionCount: r.reaction_count,
+    replyCount: r.reply_count,
     error: r.error,
     state: r.state,
     sentCount: r.sent_count

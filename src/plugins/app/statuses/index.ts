@@ -27,6 +27,8 @@ export function createStatuses (deps: StatusDeps) {
     drain: service.drain,
     list: service.list,
     viewers: service.viewers,
+    reactions: service.reactions,
+    replies: service.replies,
     remove: service.remove,
     cleanup: expiry.cleanup,
     /** moves on every database write; equal stamps mean no status, view or session changed in between */

@@ -4,12 +4,13 @@ import type { Config } from '../../../config.js'
 import type { DbHandle } from '../../../db/connection.js'
 import { findSession } from '../../../db/repositories/sessions.js'
 import { deleteStatus, findStatus, listSent, mediaInUse, setStatusError, statusRecipients, type StatusInfo } from '../../../db/repositories/statuses.js'
+import { listReactions, listReplies } from '../../../db/repositories/interactions.js'
 import { listViewers } from '../../../db/repositories/viewers.js'
 import { SessionNotFound, StatusNotFound, StatusSending } from '../../../errors.js'
 import type { PlatformEventMap } from '../../../platform/types.js'
-import type { DeletedStatusSchema, SendStatusResultSchema, SentStatus, Viewer } from '../../../schemas/status.js'
+import type { DeletedStatusSchema, Reaction, Reply, SendStatusResultSchema, SentStatus, Viewer } from '../../../schemas/status.js'
 import type { DomainEvents } from '../domain-events.js'
-import { toSentStatus, toViewer } from './api-shapes.js'
+import { toReaction, toReply, toSentStatus, toViewer } from './api-shapes.js'
 import { createSending } from './sending.js'
 
 /** What the status service uses of the other decorators. */
@@ -57,6 +58,16 @@ export function createStatusService (deps: StatusDeps) {
   async function viewers (sessionId: string, statusId: string | number): Promise<Viewer[]> {
     const status = await requireStatus(sessionId, statusId)
     return (await listViewers(db, status.id)).map(toViewer)
+  }
+
+  async function reactions (sessionId: string, statusId: string | number): Promise<Reaction[]> {
+    const status = await requireStatus(sessionId, statusId)
+    return (await listReactions(db, status.id)).map(toReaction)
+  }
+
+  async function replies (sessionId: string, statusId: string | number): Promise<Reply[]> {
+    const status = await requireStatus(sessionId, statusId)
+    return (await listReplies(db, status.id)).map(toReply)
   }
 
   /** Removes a media file once no status refers to it any more. */
@@ -110,5 +121,5 @@ export function createStatusService (deps: StatusDeps) {
     events.emit('statuses-updated', { sessionId, statusId: String(statusId), action: 'failed', message: `Status ${statusId} was rejected by the platform: ${error}` })
   }
 
-  return { send: sending.send, recover: sending.recover, drain: sending.drain, list, viewers, remove, releaseMedia, recordRejection }
+  return { send: sending.send, recover: sending.recover, drain: sending.drain, list, viewers, reactions, replies, remove, releaseMedia, recordRejection }
 }

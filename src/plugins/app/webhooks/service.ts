@@ -135,8 +135,14 @@ export function createWebhookService (deps: WebhookDeps) {
     const messageId = `msg_${randomBytes(15).toString('base64url')}`
     const orderKey = orderKeyOf(payload as { sessionId: string, statusId?: string })
     const rows: NewDelivery[] = targets.map((s) => ({ webhookId: s.id, messageId, eventType: event, sessionId, orderKey, body, at }))
-    // SQLite: committed before this returns; PostgreSQL: committed in the background, then the worker looks
-    settle(() => outbox.insert(rows), () => { worker.kick() }, (err) => {
+    // SQLite: committed before this returns; PostgreSQL: committed in the background (stop waits for it),
+    // then the worker looks
+    let done = (): void => {}
+    const tracked = new Promise<void>((resolve) => { done = resolve })
+    inserting.add(tracked)
+    const over = (): void => { inserting.delete(tracked); done() }
+    settle(() => outbox.insert(rows), () => { over(); worker.kick() }, (err) => {
+      over()
       log.error({ err, event, endpoints: rows.length }, 'writing webhook deliveries failed; this event is not delivered')
     })
   }
@@ -240,6 +246,8 @@ export function createWebhookService (deps: WebhookDeps) {
   }
 
   let pruneTimer: NodeJS.Timeout | null = null
+  /** PostgreSQL: delivery inserts still on their way */
+  const inserting = new Set<Promise<void>>()
   let reloadTimer: NodeJS.Timeout | null = null
 
   return {
@@ -278,6 +286,7 @@ export function createWebhookService (deps: WebhookDeps) {
       closed = true
       if (pruneTimer !== null) { clearInterval(pruneTimer); pruneTimer = null }
       if (reloadTimer !== null) { clearInterval(reloadTimer); reloadTimer = null }
+      await Promise.all([...inserting])
       await worker.stop()
     }
   }

@@ -145,8 +145,10 @@ export function createDeliveryWorker (deps: WorkerDeps) {
     const outcome = { id: row.id, at, statusCode: result.statusCode, error: result.error }
     if (result.statusCode === 410) {
       const reason = `The receiver answered 410 Gone at ${new Date(at).toISOString()}`
-      await outbox.failed({ ...outcome, error: `${result.error} (endpoint disabled)` })
+      // disabled first: with an asynchronous database (PostgreSQL) another tick may look in between, and
+      // must not find the next delivery for this endpoint due
       await outbox.disable(row.webhook_id, reason, at)
+      await outbox.failed({ ...outcome, error: `${result.error} (endpoint disabled)` })
       counters.gone++
       log.warn({ webhookId: row.webhook_id, url: row.url }, 'webhook receiver answered 410 Gone; endpoint disabled')
       deps.onDisabled(row.webhook_id)

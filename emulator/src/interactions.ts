@@ -1,0 +1,115 @@
+/**
+ * A contact reacting to or replying to a status: the message its phone sends 1:1 to the poster, one
+ * Signal-encrypted `<message>` per linked device of the poster's account, in the platform's shapes
+ * (Baileys: `messages.js` reactions, `process-message.js`; whatsapp-rust's notes on status reactions):
+ *
+ * - a like / emoji reaction is a `reactionMessage` whose key points at the status
+ *   (`remoteJid: status@broadcast`, `id`: the status id, `participant`: the poster), `text` the emoji
+ *   (empty: the reaction is taken back), `senderTimestampMs`; stanza `type="reaction"`;
+ * - a reply is an `extendedTextMessage` whose `contextInfo` quotes the status (`remoteJid:
+ *   status@broadcast`, `stanzaId`: the status id, `participant`: the poster, `quotedMessage`); `type="text"`.
+ */
+import { randomBytes } from 'node:crypto'
+import { encodeWAMessage, jidEncode, type BinaryNode, type proto } from '@whiskeysockets/baileys'
+import type { Account, Contact, Directory } from './accounts.js'
+import { normalizeNumber } from './accounts.js'
+import { EmulatorError } from './errors.js'
+import { signalSenderFor, type SignalBundle, type SimulatedDevice } from './signal-party.js'
+import type { InteractionOptions, ReceiptVia, StatusRecord } from './types.js'
+
+const STATUS_JID = 'status@broadcast'
+
+export type InteractionKind = 'reaction' | 'reply'
+
+/** What to send, checked: who (contact and device), as which JID, and the message itself. */
+export interface PreparedInteraction {
+  poster: Account
+  contact: Contact
+  device: SimulatedDevice
+  via: ReceiptVia
+  messageId: string
+  stanzaType: 'reaction' | 'text'
+  message: proto.IMessage
+}
+
+function quotedStatus (status: StatusRecord): proto.IMessage {
+  if (status.type === 'image') return { imageMessage: { caption: status.caption ?? '' } }
+  if (status.type === 'video') return { videoMessage: { caption: status.caption ?? '' } }
+  return { extendedTextMessage: { text: status.text ?? '' } }
+}
+
+/** Validates the options and builds the message (not encrypted yet). */
+export function prepareInteraction (directory: Directory, status: StatusRecord, kind: InteractionKind, options: InteractionOptions): PreparedInteraction {
+  if (options === null || typeof options !== 'object') throw new EmulatorError(400, 'a JSON body is required')
+  const number = normalizeNumber(options.from)
+  const party = directory.getByNumber(number)
+  if (!party || party.kind !== 'contact') throw new EmulatorError(404, `unknown contact ${number}`)
+  const via = options.via ?? 'pn'
+  if (via !== 'pn' && via !== 'lid') throw new EmulatorError(400, 'via must be pn or lid')
+  const deviceId = options.device ?? 0
+  const device = party.devices.find((d) => d.deviceId === deviceId)
+  if (!device) throw new EmulatorError(400, `contact ${number} has no device ${String(deviceId)}`)
+  if (options.force !== true) {
+    if (!status.recipients.includes(number)) throw new EmulatorError(400, `${number} did not receive status ${status.id}`)
+    if (status.revoked === true) throw new EmulatorError(409, `status ${status.id} was revoked`)
+  }
+  const poster = directory.account(status.from)
+  const posterJid = via === 'lid' ? `${poster.lid}@lid` : `${poster.number}@s.whatsapp.net`
+  let message: proto.IMessage
+  if (kind === 'reaction') {
+    if (typeof options.emoji !== 'string') throw new EmulatorError(400, 'emoji (string; empty removes the reaction) is required')
+    message = {
+      reactionMessage: {
+        key: { remoteJid: STATUS_JID, id: status.id, fromMe: false, participant: posterJid },
+        text: options.emoji,
+        senderTimestampMs: Date.now()
+      }
+    }
+  } else {
+    if (typeof options.text !== 'string' || options.text === '') throw new EmulatorError(400, 'text (string) is required')
+    message = {
+      extendedTextMessage: {
+        text: options.text,
+        contextInfo: { stanzaId: status.id, participant: posterJid, remoteJid: STATUS_JID, quotedMessage: quotedStatus(status) }
+      }
+    }
+  }
+  // the shape of ids phones generate (3A + 18 hex digits)
+  const messageId = `3A${randomBytes(9).toString('hex').toUpperCase()}`
+  return { poster, contact: party, device, via, messageId, stanzaType: kind === 'reaction' ? 'reaction' : 'text', message }
+}
+
+/** Encryption goes one message at a time: two at once through one session would both use its next key. */
+let chain: Promise<unknown> = Promise.resolve()
+
+/**
+ * The `<message>` for each of the poster's linked devices (`deviceId`), encrypted through the contact
+ * device's session with it (started from the device's uploaded bundle when there is none yet).
+ */
+export async function encryptInteraction (
+  prepared: PreparedInteraction,
+  targets: Array<{ deviceId: number, bundle: () => SignalBundle | undefined }>,
+  t: string
+): Promise<Array<{ deviceId: number, node: BinaryNode }>> {
+  const { poster, contact, device, via, messageId, stanzaType, message } = prepared
+  const from = via === 'lid' ? jidEncode(contact.lid, 'lid', device.deviceId) : jidEncode(contact.number, 's.whatsapp.net', device.deviceId)
+  const padded = encodeWAMessage(message)
+  const run = chain.then(async () => {
+    const out: Array<{ deviceId: number, node: BinaryNode }> = []
+    for (const target of targets) {
+      // the address the statuses it received came from (statuses.ts decrypts them as the account's LID)
+      const enc = await device.encrypt(signalSenderFor(poster.lid, 'lid', target.deviceId), target.bundle, padded)
+      out.push({
+        deviceId: target.deviceId,
+        node: {
+          tag: 'message',
+          attrs: { id: messageId, from, type: stanzaType, t, notify: contact.number },
+          content: [{ tag: 'enc', attrs: { v: '2', type: enc.type }, content: enc.body }]
+        }
+      })
+    }
+    return out
+  })
+  chain = run.catch(() => undefined)
+  return await run
+}

@@ -1,0 +1,154 @@
+import {
+  DEFAULT_CONNECTION_CONFIG,
+  DisconnectReason,
+  getBinaryNodeChildren,
+  isLidUser,
+  jidDecode,
+  jidNormalizedUser,
+  proto,
+  unpadRandomMax16,
+  type BinaryNode,
+  type SocketConfig,
+  type WASocket
+} from '@whiskeysockets/baileys'
+import { pnDigits } from './lid.js'
+import type { PlatformLogger as Logger } from './logger.js'
+import type { InteractionSink, StatusInteraction } from './types.js'
+
+// Reactions and replies to the session's statuses: committed before the message is acknowledged.
+//
+// rc14 (lib/Socket/messages-recv.js, handleMessage) acknowledges a message with its delivery receipt
+// (sendReceipt) right after `await decrypt()`, and decrypt() (Utils/decode-wa-message.js) calls the
+// signal repository's decryptMessage for each <enc>, then unpads and decodes the plaintext itself. The
+// repository comes from the socket config (`makeSignalRepository`): ours is Baileys' own with
+// decryptMessage wrapped, so the plaintext is read, and a reaction or reply to a status committed, before
+// decrypt() returns, so before any receipt can go out.
+//
+// The wrap runs inside the key store's transaction for that sender (addTransactionCapability: nested
+// transactions join the outer one, mutations are written when the outermost ends). So the Signal session
+// advances only after our commit: a crash in between leaves a message that still decrypts when the
+// platform delivers it again (and the commit is idempotent). When the commit fails, the transaction is
+// abandoned, the socket is ended (nothing more can be sent on it: Baileys' retry request and nack both
+// need an open socket) and the platform delivers the message again at the next login.
+//
+// The stanza (sender, id, time) is not passed to decryptMessage, only its ciphertext: the raw 'frame'
+// listener, which runs before Baileys handles the stanza, remembers each <enc> payload's stanza by
+// identity (the same Uint8Array reaches decryptMessage).
+
+const STATUS_JID = 'status@broadcast'
+
+interface Seen { stanza: BinaryNode, sock: WASocket }
+
+type Parsed = StatusInteraction extends infer T ? T extends unknown ? Omit<T, 'fromNumber'> : never : never
+
+/** The text of a message that quotes a status, whatever its kind (text, or a caption). */
+function replyOf (message: proto.IMessage): { text: string, statusMessageId: string } | null {
+  for (const value of Object.values(message) as unknown[]) {
+    if (value === null || typeof value !== 'object') continue
+    const content = value as { contextInfo?: proto.IContextInfo | null, text?: string | null, caption?: string | null }
+    const ctx = content.contextInfo
+    if (ctx?.remoteJid !== STATUS_JID || typeof ctx.stanzaId !== 'string' || ctx.stanzaId === '') continue
+    return { text: content.text ?? content.caption ?? '', statusMessageId: ctx.stanzaId }
+  }
+  return null
+}
+
+/**
+ * A reaction to or a reply to a status in a decoded message (null for anything else). Whether the status
+ * is one of the session's is the sink's to tell (by its id).
+ */
+export function parseStatusInteraction (message: proto.IMessage, stanza: { id: string, from: string, t?: string }): Parsed | null {
+  const seconds = Number(stanza.t)
+  const sentAt = Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : Date.now()
+  const fromJid = jidNormalizedUser(stanza.from)
+  const base = { messageId: stanza.id, fromJid }
+  const reaction = message.reactionMessage
+  if (reaction !== null && reaction !== undefined) {
+    const key = reaction.key
+    if (key?.remoteJid !== STATUS_JID || typeof key.id !== 'string' || key.id === '') return null
+    const ms = Number(reaction.senderTimestampMs ?? 0)
+    return { ...base, kind: 'reaction', statusMessageId: key.id, emoji: reaction.text ?? '', at: ms > 0 ? ms : sentAt }
+  }
+  const reply = replyOf(message)
+  return reply === null ? null : { ...base, kind: 'reply', ...reply, at: sentAt }
+}
+
+export interface InteractionIntakeOptions {
+  sessionId: string
+  sink: InteractionSink
+  /** a LID user's number as far as it is known (learned or stored), read synchronously */
+  numberForLid: (lidUser: string) => string | null
+  me: () => { id?: string, lid?: string } | undefined
+  live: () => boolean
+  logger: Logger
+}
+
+export class InteractionIntake {
+  readonly #seen = new WeakMap<Uint8Array, Seen>()
+
+  constructor (private readonly options: InteractionIntakeOptions) {}
+
+  /** Baileys' signal repository with decryptMessage committing what it decrypted first (see above). */
+  readonly makeSignalRepository: SocketConfig['makeSignalRepository'] = (auth, logger, pnToLid) => {
+    const repository = DEFAULT_CONNECTION_CONFIG.makeSignalRepository(auth, logger, pnToLid)
+    const decrypt = repository.decryptMessage.bind(repository)
+    const { keys } = auth
+    // the socket always hands over its store with transactions (socket.js: addTransactionCapability)
+    if (!('transaction' in keys)) throw new Error('the signal key store has no transactions')
+    repository.decryptMessage = async (opts) => await keys.transaction(async () => {
+      const plaintext = await decrypt(opts)
+      await this.#take(opts.ciphertext, plaintext)
+      return plaintext
+    }, opts.jid)
+    return repository
+  }
+
+  listen (sock: WASocket): void {
+    sock.ws.on('frame', (frame: BinaryNode | Uint8Array) => {
+      if (frame instanceof Uint8Array || frame.tag !== 'message' || !Array.isArray(frame.content)) return
+      for (const enc of getBinaryNodeChildren(frame, 'enc')) {
+        if (enc.content instanceof Uint8Array) this.#seen.set(enc.content, { stanza: frame, sock })
+      }
+    })
+  }
+
+  async #take (ciphertext: Uint8Array, plaintext: Uint8Array): Promise<void> {
+    const seen = this.#seen.get(ciphertext)
+    if (seen === undefined || !this.options.live()) return
+    const { stanza, sock } = seen
+    const { id, from, t } = stanza.attrs
+    // 1:1 messages only (a group's or a broadcast's sender is its participant)
+    if (id === undefined || from === undefined || stanza.attrs.participant !== undefined || stanza.attrs.recipient !== undefined) return
+    let parsed: Parsed | null
+    try {
+      let message: proto.IMessage = proto.Message.decode(unpadRandomMax16(plaintext))
+      message = message.deviceSentMessage?.message ?? message
+      parsed = parseStatusInteraction(message, { id, from, t })
+    } catch {
+      return // Baileys decodes the same bytes next and handles what it cannot read
+    }
+    if (parsed === null) return
+    const fromNumber = this.#numberOf(parsed.fromJid, stanza)
+    const me = this.options.me()
+    const ownLid = me?.lid === undefined ? undefined : jidNormalizedUser(me.lid)
+    // our own devices: nobody else's answer
+    if ((fromNumber !== null && fromNumber === pnDigits(me?.id)) || parsed.fromJid === ownLid) return
+    const interaction: StatusInteraction = { ...parsed, fromNumber }
+    try {
+      await this.options.sink.commit(this.options.sessionId, interaction)
+    } catch (err) {
+      this.options.logger.error({ err, id }, 'status reaction/reply not committed: left unacknowledged, reconnecting so it is delivered again')
+      void sock.end(Object.assign(new Error('status reaction/reply not committed'), { output: { statusCode: DisconnectReason.connectionClosed } }))
+      throw err
+    }
+  }
+
+  /** digits of a PN sender; a LID sender's from the stanza's `sender_pn` or the known mapping */
+  #numberOf (jid: string, stanza: BinaryNode): string | null {
+    if (!(isLidUser(jid) ?? false)) return pnDigits(jid)
+    const alt = pnDigits(stanza.attrs.sender_pn === undefined ? undefined : jidNormalizedUser(stanza.attrs.sender_pn))
+    if (alt !== null) return alt
+    const lidUser = jidDecode(jid)?.user
+    return lidUser === undefined ? null : this.options.numberForLid(lidUser)
+  }
+}
