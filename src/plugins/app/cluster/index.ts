@@ -87,7 +87,8 @@ export default fp(async (app) => {
     },
     async toOwner (req, reply) {
       const sessionId = (req.params as { sessionId?: string } | undefined)?.sessionId
-      if (keeper === null || sessionId === undefined || keeper.running.has(sessionId)) return
+      // a session whose socket runs here is answered here (started by this node's lease, or directly by a test harness)
+      if (keeper === null || sessionId === undefined || keeper.running.has(sessionId) || platform.snapshot(sessionId) !== null) return
       if (forwarded(req)) {
         // passed here as the owner, and it is not any more (or not yet): never passed on again
         if (await findSession(db, sessionId) === undefined) return
