@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
 import { test, type TestContext } from 'node:test'
-import { Kysely, PostgresDialect, sql } from 'kysely'
+import { Kysely, PostgresDialect } from 'kysely'
 import pg from 'pg'
 import { pino } from 'pino'
 import type { Database } from '../../src/db/database.js'
-import * as m006 from '../../src/db/migrations/006-cluster.js'
+import { openPostgres } from '../../src/db/connection.js'
 import { clusterView, dbNow } from '../../src/db/repositories/cluster.js'
 import { LeaseKeeper, placeOrphans } from '../../src/plugins/app/cluster/lease-keeper.js'
 import { startPostgres } from '../support/postgres.js'
@@ -36,10 +36,9 @@ async function database (t: TestContext): Promise<{ url: string, open: () => Kys
     t.after(async () => { await db.destroy().catch(() => {}) })
     return db
   }
-  const db = open()
-  // the sessions table as far as leases need it (the full schema is the PostgreSQL branch's)
-  await sql`create table sessions (id text primary key, name text not null, auth_method text not null, phone_number text, own_number text, own_lid text, linked integer not null default 0, created_at bigint not null)`.execute(db)
-  await m006.up(db as Kysely<unknown>)
+  // the service's own schema, every migration
+  const migrated = await openPostgres(url)
+  await migrated.close()
   return { url, open }
 }
 
