@@ -3,39 +3,12 @@
  * GET /api/sessions/{id}/sent-statuses with 500 stored statuses (see below how they are made), and
  * the same health answer from a bare Fastify app for calibration.
  */
-import { spawn } from 'node:child_process'
 import { SQLite as Database } from '../src/db/sqlite.js'
-import { fileURLToPath } from 'node:url'
 import { runBench, type Figure } from './lib/bench.js'
 import { emulatorApi, linkSessions, poll, serviceApi } from './lib/clients.js'
-import { API_KEY, cpuSeconds, freePort, ROOT, spawnNode, track } from './lib/procs.js'
+import { autocannon, type CannonResult } from './lib/cannon.js'
+import { cpuSeconds, freePort, ROOT, spawnNode } from './lib/procs.js'
 import { join } from 'node:path'
-
-const AUTOCANNON = fileURLToPath(import.meta.resolve('autocannon'))
-
-interface CannonResult {
-  requests: { average: number, total: number }
-  latency: { p50: number, p99: number, max: number }
-  throughput: { average: number }
-  errors: number
-  timeouts: number
-  non2xx: number
-}
-
-async function autocannon (url: string, seconds: number, connections: number): Promise<CannonResult> {
-  const child = track(spawn(process.execPath, [AUTOCANNON, '-j', '-c', String(connections), '-d', String(seconds), '-H', `x-api-key=${API_KEY}`, url], {
-    stdio: ['ignore', 'pipe', 'pipe']
-  }))
-  let out = ''
-  let err = ''
-  child.stdout?.on('data', (c: Buffer) => { out += c.toString() })
-  child.stderr?.on('data', (c: Buffer) => { err += c.toString() })
-  const timer = setTimeout(() => { child.kill('SIGKILL') }, (seconds + 30) * 1000)
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve))
-  clearTimeout(timer)
-  if (code !== 0) throw new Error(`autocannon exited ${code}: ${err.slice(-500)}`)
-  return JSON.parse(out) as CannonResult
-}
 
 /**
  * Copies every status of the session (and its viewers) `copies` times, each copy a minute older, with

@@ -14,6 +14,7 @@ import interactionIngestPlugin from './plugins/app/statuses/interaction-ingest.j
 import platformPlugin from './plugins/app/platform.js'
 import broadcasterPlugin from './plugins/app/broadcaster.js'
 import webhooksPlugin from './plugins/app/webhooks/index.js'
+import clusterPlugin from './plugins/app/cluster/index.js'
 import sessionsPlugin from './plugins/app/sessions/index.js'
 import statusesPlugin from './plugins/app/statuses/index.js'
 import swaggerPlugin from './plugins/external/swagger.js'
@@ -83,6 +84,7 @@ export const serviceApp: FastifyPluginAsync<AppOptions> = async (app, opts) => {
   await app.register(interactionIngestPlugin)
   await app.register(platformPlugin)
   await app.register(broadcasterPlugin)
+  await app.register(clusterPlugin)
   await app.register(sessionsPlugin)
   await app.register(statusesPlugin)
   await app.register(healthPlugin)

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { hostname } from 'node:os'
 import { join, resolve } from 'node:path'
 import { parseEnv } from 'node:util'
 import { Value } from '@sinclair/typebox/value'
@@ -41,6 +42,8 @@ export interface Config {
   sendWaitMaxRecipients: number
   /** url statuses may fetch from loopback / private addresses (development and tests only) */
   allowPrivateUrls: boolean
+  redisUrl: string | null
+  cluster: ClusterConfig
   webhooks: {
     maxAttempts: number
     baseDelayMs: number
@@ -48,6 +51,16 @@ export interface Config {
     timeoutMs: number
     concurrency: number
   }
+}
+
+export interface ClusterConfig {
+  /** several nodes share the database (DATABASE_URL is PostgreSQL); false: every session is local */
+  enabled: boolean
+  nodeId: string
+  /** where other nodes reach this one */
+  nodeUrl: string
+  leaseTtlMs: number
+  leaseRenewMs: number
 }
 
 export class ConfigError extends Error {
@@ -116,6 +129,8 @@ function configFromEnv (env: Env): Config {
     metricsPublic: env.METRICS_PUBLIC,
     corsOrigin: corsOrigins(env.CORS_ORIGIN),
     healthDisconnectedMs: env.HEALTH_DISCONNECTED_MS,
+    redisUrl: env.REDIS_URL ?? null,
+    cluster: clusterConfig(env, dataDir),
     webhooks: {
       maxAttempts: env.WEBHOOK_MAX_ATTEMPTS,
       baseDelayMs: env.WEBHOOK_BASE_DELAY_MS,
@@ -124,6 +139,32 @@ function configFromEnv (env: Env): Config {
       concurrency: env.WEBHOOK_CONCURRENCY
     }
   }
+}
+
+function clusterConfig (env: Env, dataDir: string): ClusterConfig {
+  const enabled = env.DATABASE_URL !== undefined
+  if (env.LEASE_RENEW_MS * 3 > env.LEASE_TTL_MS) {
+    throw new ConfigError(`Invalid setting LEASE_RENEW_MS: must be at most a third of LEASE_TTL_MS (${env.LEASE_TTL_MS}), so a lease survives two missed renewals (got ${env.LEASE_RENEW_MS})`)
+  }
+  const host = env.HOST === '0.0.0.0' || env.HOST === '::' ? hostname() : env.HOST
+  return {
+    enabled,
+    nodeId: env.NODE_ID ?? storedNodeId(dataDir, enabled),
+    nodeUrl: (env.NODE_URL ?? `http://${host}:${env.PORT}`).replace(/\/+$/, ''),
+    leaseTtlMs: env.LEASE_TTL_MS,
+    leaseRenewMs: env.LEASE_RENEW_MS
+  }
+}
+
+/** DATA_DIR/node-id, generated on first start in cluster mode; a single node without one is named after its host. */
+function storedNodeId (dataDir: string, create: boolean): string {
+  const file = join(dataDir, 'node-id')
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim()
+  if (!create) return hostname()
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 })
+  const id = `node-${randomBytes(6).toString('hex')}`
+  writeFileSync(file, id + '\n', { mode: 0o600 })
+  return id
 }
 
 function corsOrigins (value: string | undefined): Config['corsOrigin'] {

@@ -35,8 +35,11 @@ export const WebhookNotFound = createError('ST_WEBHOOK_NOT_FOUND', 'Webhook not 
 export const DeliveryNotFound = createError('ST_DELIVERY_NOT_FOUND', 'Delivery not found', 404)
 export const DeliveryInFlight = createError('ST_DELIVERY_IN_FLIGHT', 'Delivery is being sent right now; try again when it finishes', 409)
 
+/** cluster mode: the session's socket is on another node that did not answer (or no node holds it this moment) */
+export const OwnerUnavailable = createError<[string]>('ST_OWNER_UNAVAILABLE', '%s', 503)
+
 /** Status codes whose messages are written for users and shown as-is even when 5xx. */
-export const EXPOSED_5XX_CODES = new Set(['ST_PAIRING_UNAVAILABLE', 'ST_NOT_CONNECTED', 'ST_SEND_FAILED', 'ST_URL_FETCH_FAILED'])
+export const EXPOSED_5XX_CODES = new Set(['ST_PAIRING_UNAVAILABLE', 'ST_NOT_CONNECTED', 'ST_SEND_FAILED', 'ST_URL_FETCH_FAILED', 'ST_OWNER_UNAVAILABLE'])
 
 const FROM_PLATFORM: Record<PlatformErrorCode, (err: PlatformError) => FastifyError> = {
   SESSION_NOT_FOUND: () => new SessionNotFound(),

@@ -162,6 +162,24 @@ export interface WebhookDeliveryTable {
   completed_at: Millis | null
 }
 
+/** A node of the cluster (cluster mode); times by the database's clock. */
+export interface NodeTable {
+  node_id: string
+  url: string
+  started_at: ColumnType<number, number, number>
+  last_seen: ColumnType<number, number, number>
+}
+
+/** Which node owns a session's socket, until when (cluster mode). */
+export interface SessionLeaseTable {
+  session_id: string
+  node_id: string
+  expires_at: ColumnType<number, number, number>
+  acquired_at: ColumnType<number, number, number>
+  /** the connection status its owner last reported */
+  status: string | null
+}
+
 export interface Database {
   sessions: SessionTable
   auth_creds: AuthCredsTable
@@ -174,6 +192,8 @@ export interface Database {
   uploads: UploadTable
   webhooks: WebhookTable
   webhook_deliveries: WebhookDeliveryTable
+  nodes: NodeTable
+  session_leases: SessionLeaseTable
 }
 
 export type SessionRow = Selectable<SessionTable>

@@ -37,6 +37,8 @@ export interface SessionAuth {
   reset: () => void | Promise<void>
   /** deletes every auth row; later writes from sockets still draining are ignored */
   dispose: () => void | Promise<void>
+  /** forgets the state in memory, rows kept; later writes from sockets still draining are ignored */
+  detach: () => void
   /**
    * The phone-number digits Baileys stored for a LID user (its `lid-mapping` keys), read synchronously
    * through the cache: receipts are resolved with it while their stanza is being committed.
@@ -51,6 +53,11 @@ export interface AuthStore {
   open: (sessionId: string) => SessionAuth
   /** deletes a session's auth rows whether or not it is open */
   clear: (sessionId: string) => void | Promise<void>
+  /**
+   * Forgets the open state and its cache, keeping the rows (another node owns the session now and moves
+   * them on); later writes from the socket still draining are ignored. The next open reads the rows again.
+   */
+  release: (sessionId: string) => void
   /** resolves when every write handed over so far has settled (before the database closes) */
   flush: () => Promise<void>
 }
@@ -225,6 +232,11 @@ export function createAuthStore (backend: AuthBackend): AuthStore {
           open.delete(sessionId)
           return backend.clear(sessionId)
         },
+        detach () {
+          epoch.alive = false
+          epoch.cache.clear()
+          if (open.get(sessionId) === auth) open.delete(sessionId)
+        },
         numberForLid (lidUser) {
           const text = epoch.readOne('lid-mapping', `${lidUser}_reverse`)
           if (text === null) return null
@@ -238,6 +250,9 @@ export function createAuthStore (backend: AuthBackend): AuthStore {
     clear (sessionId) {
       const auth = open.get(sessionId)
       return auth !== undefined ? auth.dispose() : backend.clear(sessionId)
+    },
+    release (sessionId) {
+      open.get(sessionId)?.detach()
     }
   }
 }

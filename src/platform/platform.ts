@@ -158,6 +158,18 @@ export function createPlatform (options: PlatformOptions) {
       return await runtime(sessionId).revokeStatus(messageId, recipientJids)
     },
 
+    /**
+     * Ends the session's socket here without logging out or touching its auth state (another node owns
+     * it now, or may soon); a no-op for a session not running here.
+     */
+    async releaseSession (sessionId: string): Promise<void> {
+      const rt = runtimes.get(sessionId)
+      if (rt === undefined) return
+      runtimes.delete(sessionId)
+      await rt.shutdown()
+      auth.release(sessionId)
+    },
+
     /** Starts every stored session at once; linked ones reconnect without linking again. */
     async restoreAll (): Promise<number> {
       const specs = await links.list()

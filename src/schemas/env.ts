@@ -35,7 +35,13 @@ export const EnvSchema = Type.Object({
   })),
   HEALTH_DISCONNECTED_MS: Int(120_000, 100, 86_400_000, 'A linked session disconnected longer than this makes /api/health report degraded'),
   SEND_RECONNECT_WAIT_MS: Int(60_000, 100, 3_600_000, 'How long a send interrupted by a dropped link (or by a restart) waits for its session to reconnect before it ends partial'),
-  SEND_WAIT_MAX_RECIPIENTS: Int(1000, 0, 1_000_000, 'Longest recipient list a send-status request waits for (200); longer lists answer 202 at once and go out in the background')
+  SEND_WAIT_MAX_RECIPIENTS: Int(1000, 0, 1_000_000, 'Longest recipient list a send-status request waits for (200); longer lists answer 202 at once and go out in the background'),
+  // several nodes (cluster mode: DATABASE_URL is PostgreSQL)
+  REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://', description: 'Redis for socket.io across nodes (@socket.io/redis-adapter): every client hears every session' })),
+  NODE_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$', description: 'Address other nodes use to reach this one (cluster mode); default http://<hostname>:<PORT>' })),
+  NODE_ID: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_.-]{1,64}$', description: 'This node\'s name in the cluster; default generated once into DATA_DIR/node-id' })),
+  LEASE_TTL_MS: Int(15_000, 300, 600_000, 'A session lease lasts this long unless its owner renews it; a dead node\'s sessions move after it'),
+  LEASE_RENEW_MS: Int(5000, 100, 200_000, 'How often a node renews its leases, beats its heartbeat and looks for orphaned sessions; at most LEASE_TTL_MS / 3')
 })
 
 export type Env = Static<typeof EnvSchema>

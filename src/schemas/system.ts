@@ -78,3 +78,15 @@ export const StorageSchema = Type.Object({
   }))
 })
 export type Storage = Static<typeof StorageSchema>
+
+export const ClusterNodeSchema = Type.Object({
+  nodeId: Type.String({ description: 'NODE_ID of the node' }),
+  url: Type.String({ description: 'NODE_URL: where the other nodes reach it' }),
+  sessions: Type.Array(Type.String(), { description: 'Sessions it owns now (an unexpired lease)' }),
+  lastSeen: IsoDateSchema
+}, { title: 'ClusterNode' })
+
+export const ClusterSchema = Type.Object({
+  self: Type.String({ description: 'NODE_ID of the node that answered' }),
+  nodes: Type.Array(ClusterNodeSchema, { description: 'Registered nodes (single-node mode: this one, with every session); a node whose lastSeen is older than LEASE_TTL_MS is dead and being taken over' })
+}, { title: 'Cluster' })

@@ -4,6 +4,7 @@ import * as m002 from './002-viewer-lids.js'
 import * as m003 from './003-send-progress.js'
 import * as m004 from './004-webhooks.js'
 import * as m005 from './005-reactions.js'
+import * as m006 from './006-cluster.js'
 
 // A static index instead of a file-system provider: src (tsx) and dist (tsc) resolve the same migrations.
 const migrations: Record<string, Migration> = {
@@ -11,7 +12,8 @@ const migrations: Record<string, Migration> = {
   '002-viewer-lids': m002,
   '003-send-progress': m003,
   '004-webhooks': m004,
-  '005-reactions': m005
+  '005-reactions': m005,
+  '006-cluster': m006
 }
 
 export const migrationProvider: MigrationProvider = {

@@ -84,7 +84,7 @@ export function databaseCheck (db: FastifyInstance['db']['db']): HealthCheck {
  * Sessions by connection state. Degraded when a linked session (one that has an account; logged-out and
  * never-linked ones do not count) has not been connected for longer than `disconnectedMs`.
  */
-export function sessionsCheck (app: Pick<FastifyInstance, 'db' | 'platform'>, disconnectedMs: number): HealthCheck {
+export function sessionsCheck (app: Pick<FastifyInstance, 'db' | 'platform'> & { cluster?: Pick<FastifyInstance['cluster'], 'reported'> }, disconnectedMs: number): HealthCheck {
   const startedAt = Date.now()
   /** when each session was last seen leaving `open` (absent: open, or not seen since start) */
   const downSince = new Map<string, number>()
@@ -95,13 +95,15 @@ export function sessionsCheck (app: Pick<FastifyInstance, 'db' | 'platform'>, di
 
   return async () => {
     const rows = await sessionLinkStates(app.db.db)
+    // cluster mode: sessions on other nodes count with the status their owner last reported
+    const reported = app.cluster === undefined ? new Map<string, string | null>() : await app.cluster.reported()
     const now = Date.now()
     const counts = { total: rows.length, connected: 0, connecting: 0, disconnected: 0, loggedOut: 0 }
     const disconnectedTooLong: string[] = []
     const present = new Set<string>()
     for (const { id, linked } of rows) {
       present.add(id)
-      const status = app.platform.snapshot(id)?.status ?? 'close'
+      const status = app.platform.snapshot(id)?.status ?? reported.get(id) ?? 'close'
       if (status === 'open') counts.connected++
       else if (status === 'connecting') counts.connecting++
       else if (status === 'logged-out') counts.loggedOut++
@@ -118,4 +120,4 @@ export default fp(async (app) => {
   health.register('database', databaseCheck(app.db.db))
   health.register('sessions', sessionsCheck(app, app.config.healthDisconnectedMs))
   app.decorate('health', health)
-}, { name: 'health', dependencies: ['config', 'db', 'platform'] })
+}, { name: 'health', dependencies: ['config', 'db', 'platform', 'cluster'] })

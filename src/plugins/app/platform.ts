@@ -20,9 +20,10 @@ export default fp(async (app) => {
     timing: { sendOpenWaitMs: app.config.sendReconnectWaitMs }
   })
   app.decorate('platform', platform)
-  // sessions reconnect once the app is ready, not while plugins are still registering
+  // sessions reconnect once the app is ready, not while plugins are still registering; with several
+  // nodes each starts only the sessions it owns (the cluster plugin)
   app.addHook('onReady', async () => {
-    await platform.restoreAll()
+    if (!app.config.cluster.enabled) await platform.restoreAll()
   })
   // preClose: sockets end before the database plugin closes the connection their writes need
   app.addHook('preClose', async () => {

@@ -12,11 +12,12 @@ const tags = ['sessions']
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/sessions', {
+    preHandler: app.cluster.toLeastLoaded,
     schema: {
       tags,
       summary: 'Create a session and start linking it (pairing code by default, or QR)',
       body: CreateSessionBodySchema,
-      response: { 200: Ok(CreatedSessionSchema), ...failures(400, 409) }
+      response: { 200: Ok(CreatedSessionSchema), ...failures(400, 409, 503) }
     }
   }, async (req) => {
     const { sessionId } = req.body
@@ -38,11 +39,12 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   }, async () => ({ success: true as const, data: await app.sessions.list() }))
 
   app.delete('/sessions/:sessionId', {
+    preHandler: app.cluster.toOwner,
     schema: {
       tags,
       summary: 'Delete a session: logs the device out and removes its auth data, statuses, viewers and media',
       params: SessionParamsSchema,
-      response: { 200: Ok(SessionMessageSchema), ...failures(400, 404) }
+      response: { 200: Ok(SessionMessageSchema), ...failures(400, 404, 503) }
     }
   }, async (req) => {
     const { sessionId } = req.params
@@ -51,11 +53,12 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.post('/sessions/:sessionId/restart', {
+    preHandler: app.cluster.toOwner,
     schema: {
       tags,
       summary: 'Tear down and reconnect a session (also starts a new linking attempt)',
       params: SessionParamsSchema,
-      response: { 200: Ok(SessionMessageSchema), ...failures(400, 404) }
+      response: { 200: Ok(SessionMessageSchema), ...failures(400, 404, 503) }
     }
   }, async (req) => {
     const { sessionId } = req.params
@@ -64,12 +67,13 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.put('/sessions/:sessionId/phone-number', {
+    preHandler: app.cluster.toOwner,
     schema: {
       tags,
       summary: 'Change the phone number used for pairing-code linking',
       params: SessionParamsSchema,
       body: PhoneNumberBodySchema,
-      response: { 200: Ok(PhoneNumberUpdatedSchema), ...failures(400, 404) }
+      response: { 200: Ok(PhoneNumberUpdatedSchema), ...failures(400, 404, 503) }
     }
   }, async (req) => {
     const { sessionId } = req.params
@@ -79,7 +83,8 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.get('/sessions/:sessionId/connection-status', {
-    schema: { tags, summary: 'Connection state, and the current pairing or QR code while linking', params: SessionParamsSchema, response: { 200: Ok(ConnectionStatusViewSchema), ...failures(400, 404) } }
+    preHandler: app.cluster.toOwner,
+    schema: { tags, summary: 'Connection state, and the current pairing or QR code while linking', params: SessionParamsSchema, response: { 200: Ok(ConnectionStatusViewSchema), ...failures(400, 404, 503) } }
   }, async (req) => {
     const v = await app.sessions.get(req.params.sessionId)
     return {
@@ -89,18 +94,20 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.get('/sessions/:sessionId/pairing-code', {
-    schema: { tags, summary: 'The current pairing code (null when connected or not yet issued)', params: SessionParamsSchema, response: { 200: Ok(PairingCodeViewSchema), ...failures(400, 404) } }
+    preHandler: app.cluster.toOwner,
+    schema: { tags, summary: 'The current pairing code (null when connected or not yet issued)', params: SessionParamsSchema, response: { 200: Ok(PairingCodeViewSchema), ...failures(400, 404, 503) } }
   }, async (req) => {
     const v = await app.sessions.get(req.params.sessionId)
     return { success: true as const, data: { sessionId: v.sessionId, pairingCode: v.pairingCode, phoneNumber: v.phoneNumber, connected: v.connected } }
   })
 
   app.post('/sessions/:sessionId/request-pairing-code', {
+    preHandler: app.cluster.toOwner,
     schema: {
       tags,
       summary: 'Generate a fresh 8-character pairing code (only while not connected)',
       params: SessionParamsSchema,
-      response: { 200: Ok(PairingCodeRequestedSchema), ...failures(400, 404, 409) }
+      response: { 200: Ok(PairingCodeRequestedSchema), ...failures(400, 404, 409, 503) }
     }
   }, async (req) => {
     const { sessionId } = req.params
@@ -112,7 +119,8 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.get('/sessions/:sessionId/qr-code', {
-    schema: { tags, summary: 'The current QR code as a PNG data URL (QR sessions; refreshed automatically)', params: SessionParamsSchema, response: { 200: Ok(QrCodeViewSchema), ...failures(400, 404) } }
+    preHandler: app.cluster.toOwner,
+    schema: { tags, summary: 'The current QR code as a PNG data URL (QR sessions; refreshed automatically)', params: SessionParamsSchema, response: { 200: Ok(QrCodeViewSchema), ...failures(400, 404, 503) } }
   }, async (req) => {
     const v = await app.sessions.qrCode(req.params.sessionId)
     return { success: true as const, data: { sessionId: v.sessionId, qrCode: v.qrCode, authMethod: v.authMethod, connected: v.connected } }

@@ -9,6 +9,7 @@ import {
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/sessions/:sessionId/send-status', {
+    preHandler: app.cluster.toOwner,
     schema: {
       tags: ['statuses'],
       summary: 'Publish a status (text, image, video or media URL) to the listed numbers, or to the own number only',
@@ -20,7 +21,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         'recorded; `status-send-progress` and `status-sent` (or `statuses-updated` with action `partial` / `send-failed`) follow as events.',
       params: SessionParamsSchema,
       body: SendStatusBodySchema,
-      response: { 200: Ok(SendStatusResultSchema), 202: Ok(SendStatusAcceptedSchema), ...failures(400, 404) }
+      response: { 200: Ok(SendStatusResultSchema), 202: Ok(SendStatusAcceptedSchema), ...failures(400, 404, 503) }
     }
   }, async (req, reply) => {
     const data = await app.statuses.submit(req.params.sessionId, req.body)
@@ -86,6 +87,8 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (req) => ({ success: true as const, data: await app.statuses.replies(req.params.sessionId, req.params.statusId) }))
 
   app.delete('/sessions/:sessionId/delete-status/:statusId', {
+    // a revoke needs the session's socket; deleting the record alone is answered anywhere
+    preHandler: async (req, reply) => req.query.revoke === true ? await app.cluster.toOwner(req, reply) : undefined,
     schema: {
       tags: ['statuses'],
       summary: 'Delete the local record of a status and its media file; with revoke=true also revoke it on the platform',
@@ -93,7 +96,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         'A status still being sent answers 409.',
       params: StatusParamsSchema,
       querystring: DeleteStatusQuerySchema,
-      response: { 200: Ok(DeletedStatusSchema), ...failures(400, 404, 409) }
+      response: { 200: Ok(DeletedStatusSchema), ...failures(400, 404, 409, 503) }
     }
   }, async (req) => ({
     success: true as const,

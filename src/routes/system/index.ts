@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { interactionTotals } from '../../db/repositories/interactions.js'
 import { postgresDatabaseBytes, statusTotals, storageBySession, uploadTotals } from '../../db/repositories/system.js'
 import { failures, Ok } from '../../schemas/envelope.js'
-import { HealthSchema, StatsSchema, StorageSchema, type Health } from '../../schemas/system.js'
+import { ClusterSchema, HealthSchema, StatsSchema, StorageSchema, type Health } from '../../schemas/system.js'
 import { APP_VERSION } from '../../version.js'
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
@@ -49,6 +49,17 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         sessions: sessions.map((s) => ({ sessionId: s.sessionId, sessionName: s.sessionName, connected: s.connected, ownNumber: s.ownNumber, createdAt: s.createdAt }))
       }
     }
+  })
+
+  app.get('/cluster', {
+    schema: {
+      tags: ['system'],
+      summary: 'The nodes sharing the database and the sessions each owns (single-node mode: this node alone)',
+      response: { 200: Ok(ClusterSchema), ...failures() }
+    }
+  }, async () => {
+    const { self, nodes } = await app.cluster.view()
+    return { success: true as const, data: { self, nodes: nodes.map((n) => ({ ...n, lastSeen: new Date(n.lastSeen).toISOString() })) } }
   })
 
   app.get('/storage', {

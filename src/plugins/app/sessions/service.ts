@@ -4,7 +4,7 @@ import type { SessionRow } from '../../../db/database.js'
 import { deleteSession, findSession, insertSession, listSessions, sessionMediaFiles, setPhoneNumber } from '../../../db/repositories/sessions.js'
 import { mediaInUse } from '../../../db/repositories/statuses.js'
 import { BadRequest, NotQrSession, SessionExists, SessionNotFound } from '../../../errors.js'
-import type { AuthMethod } from '../../../platform/types.js'
+import type { AuthMethod, SessionSnapshot } from '../../../platform/types.js'
 import type { SessionView } from '../../../schemas/session.js'
 import type { DomainEvents } from '../domain-events.js'
 import { sessionView } from './view.js'
@@ -15,6 +15,8 @@ export interface SessionDeps {
   platform: Pick<FastifyInstance['platform'], 'snapshot' | 'startSession' | 'removeSession' | 'restartSession' | 'updatePhoneNumber' | 'requestPairingCode'>
   mediaStore: Pick<FastifyInstance['mediaStore'], 'remove'>
   events: Pick<DomainEvents, 'emit'>
+  /** cluster mode: new sessions are stored with their lease; others' statuses come from their owners' reports */
+  cluster?: Pick<FastifyInstance['cluster'], 'enabled' | 'createOwned' | 'reported'>
 }
 
 export interface NewSession {
@@ -24,9 +26,15 @@ export interface NewSession {
   phoneNumber: string | null
 }
 
+function remoteSnapshot (row: SessionRow, status: string | null | undefined): SessionSnapshot | null {
+  if (status === null || status === undefined) return null
+  const known = ['connecting', 'open', 'close', 'logged-out'].includes(status) ? status as SessionSnapshot['status'] : 'close'
+  return { sessionId: row.id, connected: known === 'open', status: known, ownNumber: row.own_number, pairingCode: null, qrCode: null }
+}
+
 /** Sessions: their rows, their platform connection and the events that tell clients about them. */
 export function createSessionService (deps: SessionDeps) {
-  const { platform, mediaStore, events } = deps
+  const { platform, mediaStore, events, cluster } = deps
   const db = deps.db.db
 
   async function requireRow (sessionId: string): Promise<SessionRow> {
@@ -39,14 +47,24 @@ export function createSessionService (deps: SessionDeps) {
   async function create (session: NewSession): Promise<void> {
     const { sessionId, sessionName, authMethod, phoneNumber } = session
     const createdAt = Date.now()
-    const inserted = await insertSession(db, { id: sessionId, name: sessionName, auth_method: authMethod, phone_number: phoneNumber, own_number: null, own_lid: null, created_at: createdAt })
+    const row = { id: sessionId, name: sessionName, auth_method: authMethod, phone_number: phoneNumber, own_number: null, own_lid: null, created_at: createdAt }
+    if (cluster?.enabled === true) {
+      // stored with this node's lease in one transaction, started by the lease keeper
+      if (!await cluster.createOwned(row)) throw new SessionExists()
+      events.emit('session-created', { sessionId, sessionName, phoneNumber, authMethod, createdAt: new Date(createdAt).toISOString() })
+      return
+    }
+    const inserted = await insertSession(db, row)
     if (!inserted) throw new SessionExists()
     events.emit('session-created', { sessionId, sessionName, phoneNumber, authMethod, createdAt: new Date(createdAt).toISOString() })
     await platform.startSession({ sessionId, authMethod, phoneNumber })
   }
 
   async function list (): Promise<SessionView[]> {
-    return (await listSessions(db)).map((row) => sessionView(row, platform.snapshot(row.id)))
+    const rows = await listSessions(db)
+    // sessions on other nodes: the status their owner last reported (the codes stay with the owner)
+    const reported = cluster?.enabled === true ? await cluster.reported() : new Map<string, string | null>()
+    return rows.map((row) => sessionView(row, platform.snapshot(row.id) ?? remoteSnapshot(row, reported.get(row.id))))
   }
 
   async function get (sessionId: string): Promise<SessionView> {

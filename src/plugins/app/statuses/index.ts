@@ -76,7 +76,9 @@ export default fp(async (app) => {
       app.log.error({ err }, 'status cleanup at start failed')
     }
     service.startCleanupTimer()
-    // after the platform's onReady (registered earlier): the sessions are reconnecting by now
+    // after the platform's onReady (registered earlier): the sessions are reconnecting by now; with
+    // several nodes each resumes the sends of the sessions it takes (the cluster plugin)
+    if (app.config.cluster.enabled) return
     try {
       await service.recover()
     } catch (err) {

@@ -71,6 +71,8 @@ export function createSending (deps: StatusDeps) {
   const running = new Set<Promise<unknown>>()
   /** resumes waiting for their session; told when the service stops */
   const waiting = new Set<() => void>()
+  /** statuses this process is sending right now (a resume must not start a second send of one) */
+  const active = new Set<number>()
   let closing = false
 
   function track<T> (promise: Promise<T>): Promise<T> {
@@ -138,6 +140,15 @@ export function createSending (deps: StatusDeps) {
   }
 
   async function deliver (d: Delivery): Promise<SendStatusAnswer> {
+    active.add(d.statusId)
+    try {
+      return await deliverOnce(d)
+    } finally {
+      active.delete(d.statusId)
+    }
+  }
+
+  async function deliverOnce (d: Delivery): Promise<SendStatusAnswer> {
     const id = String(d.statusId)
     const ownJid = jidOf(d.ownNumber)
     const committed = new Set(d.done)
@@ -271,9 +282,13 @@ export function createSending (deps: StatusDeps) {
     }).catch((err: unknown) => { log.warn({ err, sessionId: row.session_id, statusId: row.id }, 'resumed send failed') })
   }
 
-  /** Starts resuming every row a crash left `sending`; returns how many. Each runs in the background. */
-  async function recover (): Promise<number> {
-    const rows = await interruptedSends(db)
+  /**
+   * Starts resuming every row a crash left `sending` (only these sessions' when given: with several
+   * nodes, the ones this node owns); returns how many. Each runs in the background.
+   */
+  async function recover (sessionIds?: string[]): Promise<number> {
+    const only = sessionIds === undefined ? null : new Set(sessionIds)
+    const rows = (await interruptedSends(db)).filter((r) => (only === null || only.has(r.session_id)) && !active.has(r.id))
     if (rows.length > 0) log.warn({ count: rows.length }, 'sends interrupted by a restart found; resuming once their sessions reconnect')
     for (const row of rows) {
       void track(resume(row).catch((err: unknown) => { log.error({ err, statusId: row.id }, 'could not resume an interrupted send') }))

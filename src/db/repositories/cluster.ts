@@ -1,0 +1,128 @@
+import { PostgresAdapter, sql, type Kysely } from 'kysely'
+import type { Database, NewSessionRow } from '../database.js'
+import { insertSession } from './sessions.js'
+
+// Cluster mode's queries: the node registry and the session leases. Every time is the database's clock
+// (one clock for every node, so no node's drift moves a lease), in milliseconds since the epoch.
+
+type Db = Kysely<Database>
+
+export interface NodeInfo { nodeId: string, url: string, lastSeen: number, sessions: string[] }
+
+/** The database's clock in milliseconds. */
+export async function dbNow (db: Db): Promise<number> {
+  const expr = db.getExecutor().adapter instanceof PostgresAdapter
+    ? sql<string>`(extract(epoch from clock_timestamp()) * 1000)::bigint`
+    : sql<string>`cast((julianday('now') - 2440587.5) * 86400000 as integer)`
+  const { rows } = await sql<{ now: string | number }>`select ${expr} as now`.execute(db)
+  return Number(rows[0].now)
+}
+
+/** Registers the node or beats its heartbeat. */
+export async function heartbeat (db: Db, nodeId: string, url: string, now: number): Promise<void> {
+  await db.insertInto('nodes').values({ node_id: nodeId, url, started_at: now, last_seen: now })
+    .onConflict((oc) => oc.column('node_id').doUpdateSet({ url, last_seen: now })).execute()
+}
+
+/** Extends every lease the node holds; answers the sessions it still owns (a lease taken over is not among them). */
+export async function renewLeases (db: Db, nodeId: string, expiresAt: number): Promise<string[]> {
+  const rows = await db.updateTable('session_leases').set({ expires_at: expiresAt })
+    .where('node_id', '=', nodeId).returning('session_id').execute()
+  return rows.map((r) => r.session_id)
+}
+
+/**
+ * Takes the lease when there is none or it has expired (a conditional upsert: of two nodes trying at
+ * once, one wins); true when this node owns the session now.
+ */
+export async function claimLease (db: Db, sessionId: string, nodeId: string, now: number, expiresAt: number): Promise<boolean> {
+  const row = await db.insertInto('session_leases')
+    .values({ session_id: sessionId, node_id: nodeId, expires_at: expiresAt, acquired_at: now, status: null })
+    .onConflict((oc) => oc.column('session_id')
+      .doUpdateSet({ node_id: nodeId, expires_at: expiresAt, acquired_at: now, status: null })
+      .where('session_leases.expires_at', '<', now))
+    .returning('session_id').executeTakeFirst()
+  return row !== undefined
+}
+
+/** Gives up the node's leases (all, or these sessions') so other nodes take them at their next look. */
+export async function releaseLeases (db: Db, nodeId: string, sessionIds?: string[]): Promise<void> {
+  if (sessionIds?.length === 0) return
+  let q = db.deleteFrom('session_leases').where('node_id', '=', nodeId)
+  if (sessionIds !== undefined) q = q.where('session_id', 'in', sessionIds)
+  await q.execute()
+}
+
+export async function removeNode (db: Db, nodeId: string): Promise<void> {
+  await db.deleteFrom('nodes').where('node_id', '=', nodeId).execute()
+}
+
+/** Sessions without a live owner (no lease, or an expired one), oldest first. */
+export async function orphanedSessions (db: Db, now: number): Promise<string[]> {
+  const rows = await db.selectFrom('sessions')
+    .leftJoin('session_leases', 'session_leases.session_id', 'sessions.id')
+    .select('sessions.id')
+    .where((eb) => eb.or([eb('session_leases.session_id', 'is', null), eb('session_leases.expires_at', '<', now)]))
+    .orderBy('sessions.created_at').orderBy('sessions.id')
+    .execute()
+  return rows.map((r) => r.id)
+}
+
+/** Nodes whose heartbeat is newer than `since`, with how many live leases each holds. */
+export async function liveNodes (db: Db, now: number, since: number): Promise<Array<{ nodeId: string, url: string, load: number }>> {
+  const nodes = await db.selectFrom('nodes').select(['node_id', 'url']).where('last_seen', '>=', since).orderBy('node_id').execute()
+  const counts = await db.selectFrom('session_leases').select(['node_id', (eb) => eb.fn.countAll<string | number>().as('n')])
+    .where('expires_at', '>=', now).groupBy('node_id').execute()
+  const load = new Map(counts.map((c) => [c.node_id, Number(c.n)]))
+  return nodes.map((n) => ({ nodeId: n.node_id, url: n.url, load: load.get(n.node_id) ?? 0 }))
+}
+
+/** The node that owns a session now (an unexpired lease), with its address. */
+export async function ownerOf (db: Db, sessionId: string, now: number): Promise<{ nodeId: string, url: string } | undefined> {
+  const row = await db.selectFrom('session_leases')
+    .innerJoin('nodes', 'nodes.node_id', 'session_leases.node_id')
+    .select(['nodes.node_id', 'nodes.url'])
+    .where('session_leases.session_id', '=', sessionId).where('session_leases.expires_at', '>=', now)
+    .executeTakeFirst()
+  return row === undefined ? undefined : { nodeId: row.node_id, url: row.url }
+}
+
+/** The connection status the owners last reported, per session with a live lease. */
+export async function reportedStatuses (db: Db, now: number): Promise<Map<string, string | null>> {
+  const rows = await db.selectFrom('session_leases').select(['session_id', 'status']).where('expires_at', '>=', now).execute()
+  return new Map(rows.map((r) => [r.session_id, r.status]))
+}
+
+export async function reportStatus (db: Db, sessionId: string, nodeId: string, status: string): Promise<void> {
+  await db.updateTable('session_leases').set({ status }).where('session_id', '=', sessionId).where('node_id', '=', nodeId).execute()
+}
+
+/** Every registered node with the sessions it owns now, and the lease-less ones under no node. */
+export async function clusterView (db: Db, now: number): Promise<NodeInfo[]> {
+  const nodes = await db.selectFrom('nodes').select(['node_id', 'url', 'last_seen']).orderBy('node_id').execute()
+  const leases = await db.selectFrom('session_leases').select(['session_id', 'node_id'])
+    .where('expires_at', '>=', now).orderBy('session_id').execute()
+  return nodes.map((n) => ({
+    nodeId: n.node_id,
+    url: n.url,
+    lastSeen: Number(n.last_seen),
+    sessions: leases.filter((l) => l.node_id === n.node_id).map((l) => l.session_id)
+  }))
+}
+
+/** Forgets nodes not seen since `before` that hold no lease any more. */
+export async function pruneNodes (db: Db, before: number): Promise<void> {
+  await db.deleteFrom('nodes').where('last_seen', '<', before)
+    .where((eb) => eb.not(eb.exists(eb.selectFrom('session_leases').select('session_id').whereRef('session_leases.node_id', '=', 'nodes.node_id'))))
+    .execute()
+}
+
+/** Stores a new session and its lease for `nodeId` in one transaction (so no other node sees it unowned). */
+export async function insertOwnedSession (db: Db, row: NewSessionRow, nodeId: string, ttlMs: number): Promise<boolean> {
+  return await db.transaction().execute(async (trx) => {
+    if (!await insertSession(trx, row)) return false
+    const now = await dbNow(trx)
+    await trx.insertInto('session_leases').values({ session_id: row.id, node_id: nodeId, expires_at: now + ttlMs, acquired_at: now, status: null }).execute()
+    return true
+  })
+}

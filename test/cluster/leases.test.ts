@@ -1,0 +1,129 @@
+import assert from 'node:assert/strict'
+import { test, type TestContext } from 'node:test'
+import { Kysely, PostgresDialect } from 'kysely'
+import pg from 'pg'
+import { pino } from 'pino'
+import type { Database } from '../../src/db/database.js'
+import { openPostgres } from '../../src/db/connection.js'
+import { clusterView, dbNow } from '../../src/db/repositories/cluster.js'
+import { LeaseKeeper, placeOrphans } from '../../src/plugins/app/cluster/lease-keeper.js'
+import { startPostgres } from '../support/postgres.js'
+import { waitFor } from '../helper.js'
+
+// The lease keeper on a real PostgreSQL, with several keepers ("nodes") in this process. Their sockets are
+// a shared ledger: a session started by one while another still holds it is a violation the test fails on.
+
+const TTL = 1500
+const RENEW = 300
+const silent = pino({ level: 'silent' })
+
+interface Ledger {
+  holder: Map<string, string>
+  violations: string[]
+  /** session → [node, 'start' | 'stop', ms] in order */
+  history: Array<[string, string, 'start' | 'stop', number]>
+}
+
+async function database (t: TestContext): Promise<{ url: string, open: () => Kysely<Database> }> {
+  const server = await startPostgres()
+  t.after(async () => { await server.stop() })
+  const url = await server.createDatabase()
+  const open = (): Kysely<Database> => {
+    const pool = new pg.Pool({ connectionString: url, max: 3 })
+    // idle connections ended by the server's stop at the end
+    pool.on('error', () => {})
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+    t.after(async () => { await db.destroy().catch(() => {}) })
+    return db
+  }
+  // the service's own schema, every migration
+  const migrated = await openPostgres(url)
+  await migrated.close()
+  return { url, open }
+}
+
+function keeper (db: Kysely<Database>, nodeId: string, ledger: Ledger): LeaseKeeper {
+  return new LeaseKeeper({
+    db,
+    nodeId,
+    url: `http://${nodeId}.invalid`,
+    ttlMs: TTL,
+    renewMs: RENEW,
+    log: silent,
+    start: async (id) => {
+      const other = ledger.holder.get(id)
+      if (other !== undefined && other !== nodeId) ledger.violations.push(`${id} started on ${nodeId} while ${other} held it`)
+      ledger.holder.set(id, nodeId)
+      ledger.history.push([id, nodeId, 'start', performance.now()])
+    },
+    stop: async (id) => {
+      if (ledger.holder.get(id) === nodeId) ledger.holder.delete(id)
+      ledger.history.push([id, nodeId, 'stop', performance.now()])
+    }
+  })
+}
+
+async function addSessions (db: Kysely<Database>, ids: string[]): Promise<void> {
+  await db.insertInto('sessions').values(ids.map((id, i) => ({ id, name: id, auth_method: 'qrcode' as const, phone_number: null, own_number: null, own_lid: null, created_at: i + 1 }))).execute()
+}
+
+const owners = async (db: Kysely<Database>): Promise<Record<string, string[]>> =>
+  Object.fromEntries((await clusterView(db, await dbNow(db))).map((n) => [n.nodeId, n.sessions]))
+
+test('placement: least-loaded live node first, ties by name, the same on every node', () => {
+  assert.deepEqual([...placeOrphans(['a', 'b', 'c', 'd'], [{ nodeId: 'n2', load: 0 }, { nodeId: 'n1', load: 1 }])],
+    [['a', 'n2'], ['b', 'n1'], ['c', 'n2'], ['d', 'n1']])
+  assert.equal(placeOrphans(['a'], []).size, 0)
+})
+
+test('leases on PostgreSQL: spread over live nodes, taken over after a node stops renewing, never held twice, no flapping on return', { timeout: 60_000 }, async (t) => {
+  const { open } = await database(t)
+  const ledger: Ledger = { holder: new Map(), violations: [], history: [] }
+  const dbA = open()
+  const dbB = open()
+  const a = keeper(dbA, 'node-a', ledger)
+  const b = keeper(dbB, 'node-b', ledger)
+  t.after(async () => { await a.halt(); await b.halt() })
+  await a.begin()
+  await b.begin()
+  const ids = ['s1', 's2', 's3', 's4', 's5', 's6']
+  await addSessions(dbA, ids)
+  await waitFor(async () => a.running.size + b.running.size === 6, 10_000, 'every session owned')
+  assert.equal(a.running.size, 3, 'spread evenly')
+  assert.equal(b.running.size, 3)
+  const ofA = [...a.running]
+
+  // A's database goes away (its pool is destroyed: every query fails) while its process lives on: it must
+  // end its sockets before its leases lapse, and B takes them over after they did
+  await dbA.destroy()
+  const lost = performance.now()
+  await waitFor(() => b.running.size === 6, 15_000, 'B to own every session')
+  const tookOver = performance.now() - lost
+  t.diagnostic(`takeover ${Math.round(tookOver)} ms after A lost its database (TTL ${TTL} ms)`)
+  assert.equal(a.running.size, 0, 'A ended its sockets')
+  for (const id of ofA) {
+    const stop = ledger.history.find(([s, n, what]) => s === id && n === 'node-a' && what === 'stop')
+    const start = ledger.history.find(([s, n, what]) => s === id && n === 'node-b' && what === 'start')
+    assert.ok(stop !== undefined && start !== undefined && stop[3] < start[3], `${id}: A stopped before B started`)
+  }
+  assert.deepEqual(ledger.violations, [])
+  await a.halt()
+
+  // A comes back (same node id): it gets nothing of B's healthy leases, only what is new
+  const a2 = keeper(open(), 'node-a', ledger)
+  t.after(async () => { await a2.halt() })
+  await a2.begin()
+  await new Promise((resolve) => setTimeout(resolve, 3 * RENEW))
+  assert.equal(a2.running.size, 0, 'no healthy lease moved')
+  assert.equal((await owners(dbB))['node-b'].length, 6)
+  await addSessions(dbB, ['s7'])
+  await waitFor(() => a2.running.has('s7'), 5000, 'the new session placed on the node with the fewest')
+  assert.equal(b.running.size, 6)
+
+  // a clean stop gives the leases up at once: the other node takes them at its next round
+  await b.halt()
+  for (const id of [...b.running]) { ledger.holder.delete(id); b.running.delete(id) }
+  await b.resign()
+  await waitFor(() => a2.running.size === 7, 5000, 'A to take the sessions B gave up')
+  assert.deepEqual(ledger.violations, [])
+})
