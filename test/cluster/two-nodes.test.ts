@@ -114,13 +114,22 @@ test('two nodes: spread, events and sends across nodes, failover after SIGKILL w
 
   // a burst of receipts, SIGKILL A in the middle of it
   const committed = async (): Promise<number> => Number((await db.query<{ n: string }>('select count(*) as n from viewers where status_id = $1', [Number(sent.statusId)])).rows[0].n)
-  await emu.sendViews(sent.platformMessageId, { viewers: contacts.slice(1), force: true })
+  // streamed (10 every 150 ms, about 6 s) so the kill lands inside it and receipts keep coming during the
+  // failover: receipts that arrive together are committed together, so one burst would be one commit
+  const rest = contacts.slice(1)
+  const streaming = (async () => {
+    for (let i = 0; i < rest.length; i += 10) {
+      await emu.sendViews(sent.platformMessageId, { viewers: rest.slice(i, i + 10), force: true })
+      await new Promise((resolve) => setTimeout(resolve, 150))
+    }
+  })()
   await waitFor(async () => await committed() >= 50, 30_000, 'part of the burst committed')
   a.child.kill('SIGKILL')
   const killedAt = Date.now()
   await a.exited
   const atKill = await committed()
-  t.diagnostic(`SIGKILL with ${atKill} of ${BURST} views committed, ${emu.unackedCount(own)} receipts unacked`)
+  const unackedAtKill = emu.unackedCount(own)
+  t.diagnostic(`SIGKILL with ${atKill} of ${BURST} views committed, ${unackedAtKill} receipts unacked`)
   assert.ok(atKill < BURST, 'the kill came in the middle of the burst')
   // until its lease lapses the dead node still owns the session: a request that needs its socket answers 503
   const unreachable = await nodeApi(b.base).call('POST', `/sessions/${onA}/restart`)
@@ -135,10 +144,12 @@ test('two nodes: spread, events and sends across nodes, failover after SIGKILL w
   const failover = Date.now() - killedAt
   t.diagnostic(`failover: all 6 sessions open on B ${failover} ms after the SIGKILL`)
   assert.ok(failover < 30_000)
+  await streaming
   await waitFor(async () => emu.unackedCount(own) === 0 && await committed() === BURST, 60_000, 'every receipt redelivered to B and committed')
   const { rows } = await db.query<{ n: string, distinct: string }>('select count(*) as n, count(distinct viewer) as distinct from viewers where status_id = $1', [Number(sent.statusId)])
   assert.deepEqual(rows[0], { n: String(BURST), distinct: String(BURST) }, 'every viewer stored once')
-  assert.ok(emu.ackStats(own).some((c) => c.redelivered > 0), 'what A left unacked was redelivered to the new owner')
+  // (A acks each turn right after its commit, so whether it left any unacked depends on the kill's moment)
+  if (unackedAtKill > 0) assert.ok(emu.ackStats(own).some((c) => c.redelivered > 0), 'what A left unacked was redelivered to the new owner')
   assertNeverTwoSockets(emu, sessions.map((s) => s.number))
 
   // A back with the same NODE_ID: no healthy lease moves; a new session goes to A (fewest sessions)
