@@ -31,7 +31,7 @@ import helmetPlugin from './plugins/external/helmet.js'
 import remoteMediaPlugin from './plugins/app/remote-media.js'
 import { clientErrorHandler, frameworkErrors } from './framework-errors.js'
 import { requestSerializer } from './logging/redact.js'
-import { strictBodyValidator } from './validation.js'
+import { cachedSerializer, strictBodyValidator } from './validation.js'
 import systemRoutes from './routes/system/index.js'
 import sessionRoutes from './routes/sessions/index.js'
 import uploadRoutes from './routes/uploads/index.js'
@@ -145,7 +145,7 @@ export async function buildApp (config: Config, fastifyOptions: FastifyServerOpt
     // reject unknown fields instead of silently dropping them (a typo must not change what is sent)
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false } },
     // query strings and params are converted to their schema's types, JSON bodies never (see validation.ts)
-    schemaController: { compilersFactory: { buildValidator: strictBodyValidator() } },
+    schemaController: { compilersFactory: { buildValidator: strictBodyValidator(), buildSerializer: cachedSerializer() } },
     // the router's and Node's HTTP parser's own errors answer in the envelope too
     frameworkErrors,
     clientErrorHandler,

@@ -1,5 +1,6 @@
 import { AjvCompiler } from '@fastify/ajv-compiler'
 import type { FastifyServerOptions } from 'fastify'
+import { SerializerSelector } from '@fastify/fast-json-stringify-compiler'
 
 type BuildValidator = NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildValidator']
 /** What Fastify really passes to a validator compiler (the pool's published types say a bare schema). */
@@ -19,4 +20,31 @@ export function strictBodyValidator (): BuildValidator {
     return (route) => route.httpPart === 'body' ? strict(route) : coercing(route)
   }
   return factory as unknown as BuildValidator
+}
+
+type BuildSerializer = NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildSerializer']
+type CompileSerializer = (route: { schema: object, method: string, url: string, httpStatus: string }) => unknown
+type SerializerPool = (externalSchemas: unknown, options: unknown) => CompileSerializer
+
+/**
+ * Fastify's own response serializer compiler (fast-json-stringify), compiling each schema object once.
+ * Every route lists the same shared error schema for four to six status codes (`failures()`), and
+ * Fastify compiles one serializer per route and code: without the cache, about 130 identical compiles
+ * at every start. A serializer depends only on its schema and the shared schemas, so reuse is safe.
+ */
+export function cachedSerializer (): BuildSerializer {
+  const pool = SerializerSelector() as unknown as SerializerPool
+  const factory: SerializerPool = (externalSchemas, options) => {
+    const compile = pool(externalSchemas, options)
+    const compiled = new WeakMap<object, unknown>()
+    return (route) => {
+      let fn = compiled.get(route.schema)
+      if (fn === undefined) {
+        fn = compile(route)
+        compiled.set(route.schema, fn)
+      }
+      return fn
+    }
+  }
+  return factory as unknown as BuildSerializer
 }
