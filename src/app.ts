@@ -24,6 +24,7 @@ import metricsPlugin from './plugins/external/metrics.js'
 import corsPlugin from './plugins/external/cors.js'
 import compressPlugin from './plugins/external/compress.js'
 import requestIdPlugin, { genReqId } from './plugins/app/request-id.js'
+import requestLogPlugin from './plugins/app/request-log.js'
 import healthPlugin from './plugins/app/health.js'
 import telemetryPlugin from './plugins/app/telemetry.js'
 import metricsRoutes from './routes/metrics/index.js'
@@ -46,9 +47,15 @@ export interface AppOptions {
 const apiRoutes: FastifyPluginAsync = async (api) => {
   // preParsing, not onRequest: the per-route rate-limit hook (onRequest) must count unauthenticated
   // requests too, and no body is parsed before the key is checked
-  api.addHook('preParsing', async (req, _reply, payload) => {
-    await api.requireApiKey(req)
-    return payload
+  // callback style: a synchronous check needs no promise per request
+  api.addHook('preParsing', (req, _reply, payload, done) => {
+    try {
+      api.requireApiKey(req)
+    } catch (err) {
+      done(err as Error)
+      return
+    }
+    done(null, payload)
   })
   await api.register(systemRoutes)
   await api.register(sessionRoutes)
@@ -63,6 +70,7 @@ export const serviceApp: FastifyPluginAsync<AppOptions> = async (app, opts) => {
 
   await app.register(configPlugin, { config: opts.config })
   await app.register(requestIdPlugin)
+  await app.register(requestLogPlugin)
   await app.register(metricsPlugin)
   await app.register(corsPlugin)
   await app.register(compressPlugin)
@@ -141,6 +149,9 @@ export async function buildApp (config: Config, fastifyOptions: FastifyServerOpt
     // x-request-id: the caller's when sane, else generated; the same id in the logs and on the answer
     genReqId,
     requestIdHeader: false,
+    // one line per request in and out only at debug (request-log.ts): at the default level a busy API
+    // would spend more on its log than on its answers
+    disableRequestLogging: true,
     bodyLimit: 2 * 1024 * 1024,
     // reject unknown fields instead of silently dropping them (a typo must not change what is sent)
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false } },

@@ -70,15 +70,16 @@ export async function storageBySession (db: Db): Promise<SessionStorage[]> {
   }))
 }
 
-/** A real round trip through the database (for /api/health). */
-export async function ping (db: Db): Promise<void> {
-  await sql`select 1`.execute(db)
+/** A real round trip through the database (for /api/health), prepared once. */
+export function pingStatement (sqlite: SQLite.Database): () => void {
+  const ping = sqlite.prepare('select 1')
+  return () => { ping.get() }
 }
 
 /** Every session and whether it has been linked to an account (its platform connection is the platform's to tell). */
-export async function sessionLinkStates (db: Db): Promise<Array<{ id: string, linked: boolean }>> {
-  const rows = await db.selectFrom('sessions').select(['id', 'linked']).orderBy('created_at').execute()
-  return rows.map((r) => ({ id: r.id, linked: r.linked === 1 }))
+export function sessionLinkStatesStatement (sqlite: SQLite.Database): () => Array<{ id: string, linked: boolean }> {
+  const rows = sqlite.prepare<[], { id: string, linked: number }>('select id, linked from sessions order by created_at')
+  return () => rows.all().map((r) => ({ id: r.id, linked: r.linked === 1 }))
 }
 
 /**

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks'
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
-import { ping, sessionLinkStates } from '../../db/repositories/system.js'
+import { changeStamp, pingStatement, sessionLinkStatesStatement } from '../../db/repositories/system.js'
 
 /** One check's answer: whether it is fine, and the fields `/api/health` shows under `checks.<name>`. */
 export interface HealthCheckResult {
@@ -23,18 +23,31 @@ export const CHECK_TIMEOUT_MS = 2000
  * `{ error }` and makes the service degraded. A new check's fields must be added to HealthSchema too
  * (src/schemas/system.ts), or the serializer drops them.
  */
-export function createHealth () {
+export function createHealth (stamp?: () => string) {
   const checks = new Map<string, HealthCheck>()
+  // one change stamp per run of the checks, shared by every reader below (read when first needed)
+  let runStamp: string | undefined
 
-  async function runOne (check: HealthCheck): Promise<HealthCheckResult> {
+  /** A synchronous check (all of the service's own) answers at once; only a promise gets the timeout race. */
+  function runOne (check: HealthCheck): HealthCheckResult | Promise<HealthCheckResult> {
+    let result: HealthCheckResult | Promise<HealthCheckResult>
+    try {
+      result = check()
+    } catch (err) {
+      return failed(err)
+    }
+    return result instanceof Promise ? withTimeout(result) : result
+  }
+
+  async function withTimeout (result: Promise<HealthCheckResult>): Promise<HealthCheckResult> {
     let timer: NodeJS.Timeout | undefined
     const timeout = new Promise<HealthCheckResult>((resolve) => {
       timer = setTimeout(() => { resolve({ healthy: false, details: { error: `timed out after ${CHECK_TIMEOUT_MS} ms` } }) }, CHECK_TIMEOUT_MS)
     })
     try {
-      return await Promise.race([Promise.resolve().then(check), timeout])
+      return await Promise.race([result, timeout])
     } catch (err) {
-      return { healthy: false, details: { error: err instanceof Error ? err.message : String(err) } }
+      return failed(err)
     } finally {
       clearTimeout(timer)
     }
@@ -46,9 +59,26 @@ export function createHealth () {
       checks.set(name, check)
     },
     has: (name: string): boolean => checks.has(name),
+    /**
+     * `read` (a synchronous database read of a check) again only when the database changed since its last
+     * answer: the same answers as reading every time, for one query per run of the checks (SQLite's change
+     * counter, as the sent-statuses cache uses) instead of one per reader. Without a stamp: `read` itself.
+     */
+    whileUnchanged<T> (read: () => T): () => T {
+      if (stamp === undefined) return read
+      let last: { stamp: string, value: T } | undefined
+      return () => {
+        runStamp ??= stamp()
+        if (last === undefined || last.stamp !== runStamp) last = { stamp: runStamp, value: read() }
+        return last.value
+      }
+    },
     async run (): Promise<HealthReport> {
       const entries = [...checks]
-      const results = await Promise.all(entries.map(async ([, check]) => await runOne(check)))
+      runStamp = undefined
+      const answers = entries.map(([, check]) => runOne(check))
+      runStamp = undefined
+      const results = answers.some((a) => a instanceof Promise) ? await Promise.all(answers) : answers as HealthCheckResult[]
       return {
         healthy: results.every((r) => r.healthy),
         checks: Object.fromEntries(entries.map(([name], i) => [name, results[i].details]))
@@ -66,13 +96,16 @@ declare module 'fastify' {
   }
 }
 
-/** The database answers a real query. */
-export function databaseCheck (db: FastifyInstance['db']['db']): HealthCheck {
-  return async () => {
+const failed = (err: unknown): HealthCheckResult => ({ healthy: false, details: { error: err instanceof Error ? err.message : String(err) } })
+
+/** The database answers a real query (a prepared statement on the connection: synchronous, as every query of better-sqlite3). */
+export function databaseCheck (db: Pick<FastifyInstance['db'], 'sqlite'>): HealthCheck {
+  const ping = pingStatement(db.sqlite)
+  return () => {
     const started = performance.now()
     const latencyMs = () => Math.round((performance.now() - started) * 1000) / 1000
     try {
-      await ping(db)
+      ping()
       return { healthy: true, details: { ok: true, latencyMs: latencyMs() } }
     } catch (err) {
       return { healthy: false, details: { ok: false, latencyMs: latencyMs(), error: err instanceof Error ? err.message : String(err) } }
@@ -84,7 +117,7 @@ export function databaseCheck (db: FastifyInstance['db']['db']): HealthCheck {
  * Sessions by connection state. Degraded when a linked session (one that has an account; logged-out and
  * never-linked ones do not count) has not been connected for longer than `disconnectedMs`.
  */
-export function sessionsCheck (app: Pick<FastifyInstance, 'db' | 'platform'>, disconnectedMs: number): HealthCheck {
+export function sessionsCheck (app: Pick<FastifyInstance, 'db' | 'platform'>, disconnectedMs: number, readSessions = sessionLinkStatesStatement(app.db.sqlite)): HealthCheck {
   const startedAt = Date.now()
   /** when each session was last seen leaving `open` (absent: open, or not seen since start) */
   const downSince = new Map<string, number>()
@@ -93,8 +126,8 @@ export function sessionsCheck (app: Pick<FastifyInstance, 'db' | 'platform'>, di
     else if (!downSince.has(sessionId)) downSince.set(sessionId, Date.now())
   })
 
-  return async () => {
-    const rows = await sessionLinkStates(app.db.db)
+  return () => {
+    const rows = readSessions()
     const now = Date.now()
     const counts = { total: rows.length, connected: 0, connecting: 0, disconnected: 0, loggedOut: 0 }
     const disconnectedTooLong: string[] = []
@@ -114,8 +147,8 @@ export function sessionsCheck (app: Pick<FastifyInstance, 'db' | 'platform'>, di
 }
 
 export default fp(async (app) => {
-  const health = createHealth()
-  health.register('database', databaseCheck(app.db.db))
-  health.register('sessions', sessionsCheck(app, app.config.healthDisconnectedMs))
+  const health = createHealth(changeStamp(app.db.sqlite))
+  health.register('database', databaseCheck(app.db))
+  health.register('sessions', sessionsCheck(app, app.config.healthDisconnectedMs, health.whileUnchanged(sessionLinkStatesStatement(app.db.sqlite))))
   app.decorate('health', health)
 }, { name: 'health', dependencies: ['config', 'db', 'platform'] })
