@@ -24,7 +24,7 @@ import metricsPlugin from './plugins/external/metrics.js'
 import corsPlugin from './plugins/external/cors.js'
 import compressPlugin from './plugins/external/compress.js'
 import requestIdPlugin, { genReqId } from './plugins/app/request-id.js'
-import requestLogPlugin from './plugins/app/request-log.js'
+import { QuietRequestLog } from './plugins/app/request-log.js'
 import healthPlugin from './plugins/app/health.js'
 import telemetryPlugin from './plugins/app/telemetry.js'
 import metricsRoutes from './routes/metrics/index.js'
@@ -70,7 +70,6 @@ export const serviceApp: FastifyPluginAsync<AppOptions> = async (app, opts) => {
 
   await app.register(configPlugin, { config: opts.config })
   await app.register(requestIdPlugin)
-  await app.register(requestLogPlugin)
   await app.register(metricsPlugin)
   await app.register(corsPlugin)
   await app.register(compressPlugin)
@@ -149,9 +148,8 @@ export async function buildApp (config: Config, fastifyOptions: FastifyServerOpt
     // x-request-id: the caller's when sane, else generated; the same id in the logs and on the answer
     genReqId,
     requestIdHeader: false,
-    // one line per request in and out only at debug (request-log.ts): at the default level a busy API
-    // would spend more on its log than on its answers
-    disableRequestLogging: true,
+    // one line per request in and out only at debug (request-log.ts)
+    logController: new QuietRequestLog(),
     bodyLimit: 2 * 1024 * 1024,
     // reject unknown fields instead of silently dropping them (a typo must not change what is sent)
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false } },

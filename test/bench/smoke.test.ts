@@ -14,7 +14,7 @@ const FIGURES = [
   'memory.per-session', 'memory.link-time',
   'receipts.burst.rate', 'receipts.paced.p99', 'receipts.paced.p50',
   'send-many.first', 'send-many.again',
-  'reads.health.rps', 'reads.health.p99', 'reads.list.rps', 'reads.list.p99', 'reads.bare.rps',
+  'reads.health.rps', 'reads.health.p99', 'reads.health.ratio', 'reads.list.rps', 'reads.list.p99', 'reads.list.ratio', 'reads.bare.rps',
   'startup.all-open', 'startup.http-ready'
 ]
 
@@ -41,7 +41,7 @@ test('npm run bench in smoke mode: every script completes and prints its figures
   for (const f of figures) assert.ok(typeof f.value === 'number' && Number.isFinite(f.value) && f.value >= 0, `${f.id} = ${String(f.value)}`)
 
   const markdown = readFileSync(join(dir, 'BENCHMARKS.md'), 'utf8')
-  assert.match(markdown, /^\| figure \| measured \| target \| result \| how \|$/m)
+  assert.match(markdown, /^\| figure \| measured \| target \| measured ÷ target \| result \| how \|$/m)
   assert.match(markdown, /Node\.js v\d+/)
   for (const f of figures) assert.ok(markdown.includes(`| ${f.name} |`), `${f.name} is in the table`)
   assert.match(output, /\[run\] all done in/)

@@ -1,20 +1,18 @@
-import fp from 'fastify-plugin'
+import { LogController, type FastifyReply, type FastifyRequest } from 'fastify'
 
 /**
- * One log line when a request comes in and one when its answer is sent, with its `reqId`, at debug.
- * Fastify's own pair (at info) is turned off (`disableRequestLogging` in app.ts); below debug these hooks
- * are not even added, so a request costs no log work at the default level.
+ * Fastify's per-request log lines, one level quieter: `incoming request` and `request completed` at
+ * debug instead of info, so at the default level (info) a request costs no log line (a busy API would
+ * spend more on its log than on its answers). Failures keep their levels (`request errored` at error).
  */
-export default fp(async (app) => {
-  const { levels } = app.log as unknown as { levels?: { values: Record<string, number> } }
-  const debug = levels?.values.debug ?? 20
-  if ((levels?.values[app.log.level] ?? Infinity) > debug) return
-  app.addHook('onRequest', (req, _reply, done) => {
-    req.log.debug({ req }, 'incoming request')
-    done()
-  })
-  app.addHook('onResponse', (req, reply, done) => {
-    req.log.debug({ res: reply, responseTime: reply.elapsedTime }, 'request completed')
-    done()
-  })
-}, { name: 'request-log' })
+export class QuietRequestLog extends LogController {
+  override incomingRequest (request: FastifyRequest): void {
+    if (this.isLogDisabled(request)) return
+    request.log.debug({ req: request }, 'incoming request')
+  }
+
+  override requestCompleted (error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    if (error !== null && error !== undefined) super.requestCompleted(error, request, reply)
+    else if (!this.isLogDisabled(request)) reply.log.debug({ res: reply, responseTime: reply.elapsedTime }, 'request completed')
+  }
+}
