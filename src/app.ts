@@ -32,7 +32,7 @@ import helmetPlugin from './plugins/external/helmet.js'
 import remoteMediaPlugin from './plugins/app/remote-media.js'
 import { clientErrorHandler, frameworkErrors } from './framework-errors.js'
 import { requestSerializer } from './logging/redact.js'
-import { cachedSerializer, strictBodyValidator } from './validation.js'
+import { cachedSerializer, deferredCompiles, strictBodyValidator } from './validation.js'
 import systemRoutes from './routes/system/index.js'
 import sessionRoutes from './routes/sessions/index.js'
 import uploadRoutes from './routes/uploads/index.js'
@@ -138,6 +138,8 @@ function validationMessage (err: FastifyError): string {
 }
 
 export async function buildApp (config: Config, fastifyOptions: FastifyServerOptions = {}): Promise<FastifyInstance> {
+  // route schemas compile once the app is ready (validation.ts)
+  const compiles = deferredCompiles()
   const app = Fastify({
     logger: {
       level: config.logLevel,
@@ -154,12 +156,14 @@ export async function buildApp (config: Config, fastifyOptions: FastifyServerOpt
     // reject unknown fields instead of silently dropping them (a typo must not change what is sent)
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false } },
     // query strings and params are converted to their schema's types, JSON bodies never (see validation.ts)
-    schemaController: { compilersFactory: { buildValidator: strictBodyValidator(), buildSerializer: cachedSerializer() } },
+    schemaController: { compilersFactory: { buildValidator: strictBodyValidator(compiles), buildSerializer: cachedSerializer(compiles) } },
     // the router's and Node's HTTP parser's own errors answer in the envelope too
     frameworkErrors,
     clientErrorHandler,
     ...fastifyOptions
   }).withTypeProvider<TypeBoxTypeProvider>()
+  app.addHook('onReady', async () => { compiles.warm((err) => { app.log.error({ err }, 'a route schema does not compile') }) })
+  app.addHook('onClose', async () => { compiles.stop() })
   await app.register(fp(serviceApp), { config })
   return app
 }
