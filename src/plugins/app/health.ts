@@ -27,6 +27,11 @@ export function createHealth (stamp?: () => string) {
   const checks = new Map<string, HealthCheck>()
   // one change stamp per run of the checks, shared by every reader below (read when first needed)
   let runStamp: string | undefined
+  const currentStamp = (): string => {
+    if (stamp === undefined) throw new Error('this health registry has no change stamp')
+    runStamp ??= stamp()
+    return runStamp
+  }
 
   /** A synchronous check (all of the service's own) answers at once; only a promise gets the timeout race. */
   function runOne (check: HealthCheck): HealthCheckResult | Promise<HealthCheckResult> {
@@ -59,6 +64,8 @@ export function createHealth (stamp?: () => string) {
       checks.set(name, check)
     },
     has: (name: string): boolean => checks.has(name),
+    /** The database's change stamp, read once per run of the checks (the database check's query: see the plugin). */
+    stamp: currentStamp,
     /**
      * `read` (a synchronous database read of a check) again only when the database changed since its last
      * answer: the same answers as reading every time, for one query per run of the checks (SQLite's change
@@ -68,21 +75,22 @@ export function createHealth (stamp?: () => string) {
       if (stamp === undefined) return read
       let last: { stamp: string, value: T } | undefined
       return () => {
-        runStamp ??= stamp()
-        if (last === undefined || last.stamp !== runStamp) last = { stamp: runStamp, value: read() }
+        const now = currentStamp()
+        if (last === undefined || last.stamp !== now) last = { stamp: now, value: read() }
         return last.value
       }
     },
-    async run (): Promise<HealthReport> {
+    /** Every check's answer; at once (no promise) when every check answered synchronously, as the service's own do. */
+    run (): HealthReport | Promise<HealthReport> {
       const entries = [...checks]
       runStamp = undefined
       const answers = entries.map(([, check]) => runOne(check))
       runStamp = undefined
-      const results = answers.some((a) => a instanceof Promise) ? await Promise.all(answers) : answers as HealthCheckResult[]
-      return {
+      const report = (results: HealthCheckResult[]): HealthReport => ({
         healthy: results.every((r) => r.healthy),
         checks: Object.fromEntries(entries.map(([name], i) => [name, results[i].details]))
-      }
+      })
+      return answers.some((a) => a instanceof Promise) ? Promise.all(answers).then(report) : report(answers as HealthCheckResult[])
     }
   }
 }
@@ -98,9 +106,11 @@ declare module 'fastify' {
 
 const failed = (err: unknown): HealthCheckResult => ({ healthy: false, details: { error: err instanceof Error ? err.message : String(err) } })
 
-/** The database answers a real query (a prepared statement on the connection: synchronous, as every query of better-sqlite3). */
-export function databaseCheck (db: Pick<FastifyInstance['db'], 'sqlite'>): HealthCheck {
-  const ping = pingStatement(db.sqlite)
+/**
+ * The database answers a real query (a prepared statement on the connection: synchronous, as every query
+ * of better-sqlite3); `ping` is the query, by default `select 1`.
+ */
+export function databaseCheck (db: Pick<FastifyInstance['db'], 'sqlite'>, ping: () => unknown = pingStatement(db.sqlite)): HealthCheck {
   return () => {
     const started = performance.now()
     const latencyMs = () => Math.round((performance.now() - started) * 1000) / 1000
@@ -148,7 +158,10 @@ export function sessionsCheck (app: Pick<FastifyInstance, 'db' | 'platform'>, di
 
 export default fp(async (app) => {
   const health = createHealth(changeStamp(app.db.sqlite))
-  health.register('database', databaseCheck(app.db))
+  // the ping is the change stamp's query (SQLite's data_version: it reads the database's state, where
+  // `select 1` never touches the file), so one query both checks the database and tells the readers
+  // below whether anything changed
+  health.register('database', databaseCheck(app.db, () => health.stamp()))
   health.register('sessions', sessionsCheck(app, app.config.healthDisconnectedMs, health.whileUnchanged(sessionLinkStatesStatement(app.db.sqlite))))
   app.decorate('health', health)
 }, { name: 'health', dependencies: ['config', 'db', 'platform'] })
