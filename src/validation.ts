@@ -1,6 +1,14 @@
-import { AjvCompiler } from '@fastify/ajv-compiler'
+import { createRequire } from 'node:module'
+import type { AjvCompiler as AjvCompilerType } from '@fastify/ajv-compiler'
 import type { FastifyServerOptions } from 'fastify'
-import { SerializerSelector } from '@fastify/fast-json-stringify-compiler'
+import type { SerializerSelector as SerializerSelectorType } from '@fastify/fast-json-stringify-compiler'
+
+// Both compilers (and Ajv, fast-json-stringify under them) load on the first compile, which with the
+// deferred compiles below is after the server listens: their modules are a good part of the start.
+const require = createRequire(import.meta.url)
+const ajvCompiler = (): typeof AjvCompilerType => (require('@fastify/ajv-compiler') as { AjvCompiler: typeof AjvCompilerType }).AjvCompiler
+const serializerSelector = (): typeof SerializerSelectorType =>
+  (require('@fastify/fast-json-stringify-compiler') as { SerializerSelector: typeof SerializerSelectorType }).SerializerSelector
 
 type BuildValidator = NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildValidator']
 /** What Fastify really passes to a validator compiler (the pool's published types say a bare schema). */
@@ -60,11 +68,16 @@ export type DeferredCompiles = ReturnType<typeof deferredCompiles>
  * 400, as the OpenAPI document says, never silently turned into something else).
  */
 export function strictBodyValidator (deferred?: DeferredCompiles): BuildValidator {
-  const pool = AjvCompiler() as unknown as Pool
+  let made: Pool | undefined
+  const pool: Pool = (externalSchemas, options) => (made ??= ajvCompiler()() as unknown as Pool)(externalSchemas, options)
   const factory: Pool = (externalSchemas, options) => {
-    const coercing = pool(externalSchemas, options)
-    const strict = pool(externalSchemas, { ...options, customOptions: { ...options.customOptions, coerceTypes: false } })
-    const compile: Compile = (route) => route.httpPart === 'body' ? strict(route) : coercing(route)
+    // made on first use: each Ajv instance (formats, shared schemas) costs tens of ms, which with the
+    // deferred compiles is after the server listens
+    let coercing: Compile | undefined
+    let strict: Compile | undefined
+    const compile: Compile = (route) => route.httpPart === 'body'
+      ? (strict ??= pool(externalSchemas, { ...options, customOptions: { ...options.customOptions, coerceTypes: false } }))(route)
+      : (coercing ??= pool(externalSchemas, options))(route)
     return deferred === undefined ? compile : (route) => deferred.lazy(() => compile(route) as Compiled)
   }
   return factory as unknown as BuildValidator
@@ -81,9 +94,9 @@ type SerializerPool = (externalSchemas: unknown, options: unknown) => CompileSer
  * at every start. A serializer depends only on its schema and the shared schemas, so reuse is safe.
  */
 export function cachedSerializer (deferred?: DeferredCompiles): BuildSerializer {
-  const pool = SerializerSelector() as unknown as SerializerPool
   const factory: SerializerPool = (externalSchemas, options) => {
-    const compile = pool(externalSchemas, options)
+    let made: CompileSerializer | undefined
+    const compile: CompileSerializer = (route) => (made ??= (serializerSelector()() as unknown as SerializerPool)(externalSchemas, options))(route)
     const compiled = new WeakMap<object, unknown>()
     return (route) => {
       let fn = compiled.get(route.schema)
