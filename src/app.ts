@@ -138,7 +138,7 @@ function validationMessage (err: FastifyError): string {
 }
 
 export async function buildApp (config: Config, fastifyOptions: FastifyServerOptions = {}): Promise<FastifyInstance> {
-  // route schemas compile once the app is ready (validation.ts)
+  // route schemas compile after the server listens (validation.ts)
   const compiles = deferredCompiles()
   const app = Fastify({
     logger: {
@@ -162,7 +162,8 @@ export async function buildApp (config: Config, fastifyOptions: FastifyServerOpt
     clientErrorHandler,
     ...fastifyOptions
   }).withTypeProvider<TypeBoxTypeProvider>()
-  app.addHook('onReady', async () => { compiles.warm((err) => { app.log.error({ err }, 'a route schema does not compile') }) })
+  // once listening (an app that only answers inject() compiles each schema on first use)
+  app.addHook('onListen', async () => { compiles.warm((err) => { app.log.error({ err }, 'a route schema does not compile') }) })
   app.addHook('onClose', async () => { compiles.stop() })
   await app.register(fp(serviceApp), { config })
   return app

@@ -21,8 +21,8 @@ type Compiled = ((data: unknown) => unknown) & { errors?: unknown }
  * Route schemas compiled after the server listens instead of before: Fastify compiles every route's
  * validators (Ajv) and serializers (fast-json-stringify) while it gets ready, a good part of the time
  * until the first answer (issue 14: < 1 s from spawn). Each compiled function here is a stand-in that
- * compiles on first use, and `warm` compiles the rest a few per turn of the event loop once the app is
- * ready, so requests interleave and a schema that fails to compile is reported right after the start.
+ * compiles on first use, and `warm` compiles the rest a few per turn of the event loop once the server
+ * listens, so requests interleave and a schema that fails to compile is reported right after the start.
  */
 export function deferredCompiles () {
   const pending = new Set<() => Compiled>()
