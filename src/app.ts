@@ -162,8 +162,12 @@ export async function buildApp (config: Config, fastifyOptions: FastifyServerOpt
     clientErrorHandler,
     ...fastifyOptions
   }).withTypeProvider<TypeBoxTypeProvider>()
-  // once listening (an app that only answers inject() compiles each schema on first use)
-  app.addHook('onListen', async () => { compiles.warm((err) => { app.log.error({ err }, 'a route schema does not compile') }) })
+  // the schemas no request has needed yet compile 10 s after the server listens, once the stored sessions
+  // have reconnected (their compiles took 5 % of the service's CPU while 100 sessions opened); until then,
+  // and in an app that only answers inject(), a schema compiles on its route's first use
+  app.addHook('onListen', async () => {
+    setTimeout(() => { compiles.warm((err) => { app.log.error({ err }, 'a route schema does not compile') }) }, 10_000).unref()
+  })
   app.addHook('onClose', async () => { compiles.stop() })
   await app.register(fp(serviceApp), { config })
   return app
