@@ -5,7 +5,7 @@ import { IsoDateSchema } from './common.js'
 const CheckFailedSchema = Type.Object({ error: Type.String() }, { title: 'CheckFailed' })
 
 export const DatabaseCheckSchema = Type.Object({
-  ok: Type.Boolean({ description: 'A query (SQLite\'s `data_version`, which reads the database\'s state) succeeded' }),
+  ok: Type.Boolean({ description: 'A query (`select 1`) succeeded' }),
   latencyMs: Type.Number({ description: 'Round trip of that query' }),
   error: Type.Optional(Type.String({ description: 'Why it failed' }))
 }, { title: 'DatabaseCheck' })
