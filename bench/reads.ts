@@ -1,13 +1,15 @@
 /**
  * Reads under load: autocannon (its own process, 10 connections) against GET /api/health and
- * GET /api/sessions/{id}/sent-statuses with 500 stored statuses (see below how they are made), and
- * the same health answer from a bare Fastify app for calibration.
+ * GET /api/sessions/{id}/sent-statuses with 500 stored statuses (see below how they are made), on the
+ * service and, in the same run, on the Express 5 + Baileys control (bench/lib/express-control.ts: the
+ * same two answers from the same SQLite file), alternating A B B A so drifts in the machine's speed hit
+ * both alike; the ratios are issue 14's targets. A bare Fastify app's health answer is the calibration.
  */
 import { SQLite as Database } from '../src/db/sqlite.js'
 import { runBench, type Figure } from './lib/bench.js'
+import { combine, measure, startBareFastify, startExpressControl, type Load } from './lib/cannon.js'
 import { emulatorApi, linkSessions, poll, serviceApi } from './lib/clients.js'
-import { autocannon, type CannonResult } from './lib/cannon.js'
-import { cpuSeconds, freePort, ROOT, spawnNode } from './lib/procs.js'
+import { API_KEY } from './lib/procs.js'
 import { join } from 'node:path'
 
 /**
@@ -40,31 +42,30 @@ function copyStatuses (file: string, sessionId: string, copies: number, total: n
   }
 }
 
-/** req/s of the same health answer from a bare Fastify app, same autocannon settings */
-async function bareFastify (dir: string, seconds: number): Promise<CannonResult & { cpuPerRequest: number }> {
-  const port = await freePort()
-  let ready: () => void = () => undefined
-  const started = new Promise<void>((resolve) => { ready = resolve })
-  const proc = spawnNode(join(ROOT, 'bench', 'lib', 'bare-fastify.ts'), {
-    env: { PORT: String(port) },
-    logFile: join(dir, 'bare-fastify.log'),
-    onStdoutLine: (line) => { if (line === 'ready') ready() }
-  })
-  try {
-    await Promise.race([started, proc.exited.then(() => { throw new Error(`bare Fastify exited:\n${proc.tail()}`) })])
-    const cpu0 = cpuSeconds(proc.pid)
-    const r = await autocannon(`http://127.0.0.1:${port}/api/health`, seconds, 10)
-    return { ...r, cpuPerRequest: (cpuSeconds(proc.pid) - cpu0) / Math.max(1, r.requests.total) * 1e6 }
-  } finally {
-    await proc.stop(2000)
-  }
+/** The answer's `data` from either server (both use the service's envelope). */
+async function data (base: string, path: string): Promise<unknown> {
+  const res = await fetch(`${base}${path}`, { headers: { 'x-api-key': API_KEY }, signal: AbortSignal.timeout(30_000) })
+  if (!res.ok) throw new Error(`${base}${path} → HTTP ${res.status}`)
+  return ((await res.json()) as { data: unknown }).data
 }
+
+/** The keys of a JSON value, recursively (array items by their first), to compare two answers' shapes. */
+function shape (value: unknown): unknown {
+  if (Array.isArray(value)) return value.length === 0 ? [] : [shape(value[0])]
+  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, shape(v)]))
+  return typeof value
+}
+
+const describe = (l: Load): string => `${Math.round(l.rps).toLocaleString('en-US')} req/s, p99 ${l.p99} ms, CPU ${l.cpuUs.toFixed(0)} µs per request`
 
 await runBench('reads', 180_000, async ({ smoke, dir, log, emulator, service }) => {
   const statuses = smoke ? 20 : 500
-  const seconds = smoke ? 1 : 10
-  const svc = await service()
-  const emu = emulatorApi((await emulator()).controlUrl)
+  /** one autocannon run; each server gets two (A B B A), one in smoke mode */
+  const seconds = smoke ? 1 : 5
+  // the default log level: what a deployment runs
+  const svc = await service({ env: { LOG_LEVEL: 'info' } })
+  const emuProc = await emulator()
+  const emu = emulatorApi(emuProc.controlUrl)
   const api = serviceApi(svc.base)
   await linkSessions(api, emu, [{ sessionId: 'reader', number: '15555000001' }])
   const contacts = (await emu.addContacts(4, '4473')).map((c) => c.number)
@@ -83,33 +84,64 @@ await runBench('reads', 180_000, async ({ smoke, dir, log, emulator, service }) 
   }
   await poll(async () => (await api.get<Array<{ viewerCount: number }>>('/sessions/reader/sent-statuses'))
     .reduce((n, s) => n + s.viewerCount, 0) === 2 * Math.ceil(sent / 2), 10_000, 'the views to be recorded')
-  copyStatuses(join(svc.dataDir, 'status-tracker.db'), 'reader', Math.ceil(statuses / sent) - 1, statuses)
+  const dbFile = join(svc.dataDir, 'status-tracker.db')
+  copyStatuses(dbFile, 'reader', Math.ceil(statuses / sent) - 1, statuses)
   const listed = await api.get<Array<{ viewerCount: number }>>('/sessions/reader/sent-statuses')
   if (listed.length !== statuses) throw new Error(`listed ${listed.length} statuses, expected ${statuses}`)
   const listBytes = Buffer.byteLength(JSON.stringify({ success: true, data: listed }))
   log(`${statuses} statuses stored in ${((performance.now() - t0) / 1000).toFixed(1)} s; the list answer is ${(listBytes / 1024).toFixed(0)} KiB`)
 
-  const figures: Figure[] = []
-  for (const [key, path, minRps] of [['health', '/api/health', 10_000], ['list', '/api/sessions/reader/sent-statuses', 3000]] as const) {
-    const cpu0 = cpuSeconds(svc.pid)
-    const r = await autocannon(`${svc.base}${path}`, seconds, 10)
-    const cpuPerRequest = (cpuSeconds(svc.pid) - cpu0) / Math.max(1, r.requests.total) * 1e6
-    if (r.errors > 0 || r.non2xx > 0 || r.timeouts > 0) throw new Error(`${path}: ${r.errors} errors, ${r.non2xx} non-2xx, ${r.timeouts} timeouts`)
-    log(`${path}: ${r.requests.average.toFixed(0)} req/s, p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms, service CPU ${cpuPerRequest.toFixed(0)} µs per request`)
-    const label = key === 'health' ? 'GET /api/health' : `GET …/sent-statuses (${statuses} statuses)`
-    figures.push(
-      { id: `reads.${key}.rps`, name: `${label}, 10 connections, ${seconds} s`, value: r.requests.average, unit: 'req/s', target: { op: '>=', value: minRps }, note: `${r.requests.total} requests, ${(r.throughput.average / 1024 / 1024).toFixed(1)} MiB/s; service CPU ${cpuPerRequest.toFixed(0)} µs per request` },
-      { id: `reads.${key}.p99`, name: `${label} p99 latency`, value: r.latency.p99, unit: 'ms', target: { op: '<', value: 10 }, note: `p50 ${r.latency.p50} ms, max ${r.latency.max} ms` }
-    )
-  }
-  const bare = await bareFastify(dir, Math.min(seconds, 5))
-  log(`bare Fastify: ${bare.requests.average.toFixed(0)} req/s, p99 ${bare.latency.p99} ms, CPU ${bare.cpuPerRequest.toFixed(0)} µs per request`)
-  figures.push({
-    id: 'reads.bare.rps',
-    name: `calibration: bare Fastify 5 app, same health answer, ${Math.min(seconds, 5)} s`,
-    value: bare.requests.average,
-    unit: 'req/s',
-    note: `p99 ${bare.latency.p99} ms, CPU ${bare.cpuPerRequest.toFixed(0)} µs per request; no logger, plugins, hooks, auth or rate limit: what this machine allows`
+  // the control: its own Baileys socket linked on the same emulator, the service's database read-only
+  await emu.createAccount('15555000002')
+  const control = await startExpressControl({
+    dir, dbFile, baileys: { wsUrl: emuProc.wsUrl, rootPublicKey: emuProc.rootPublicKey, scan: async (qr) => { await emu.scan('15555000002', qr) } }
   })
-  return figures
+  try {
+    // the same work: the very same list, and a health answer of the same shape
+    const path = { health: '/api/health', list: '/api/sessions/reader/sent-statuses' }
+    if (JSON.stringify(await data(control.base, path.list)) !== JSON.stringify(await data(svc.base, path.list))) throw new Error('the control lists other statuses than the service')
+    if (JSON.stringify(shape(await data(control.base, path.health))) !== JSON.stringify(shape(await data(svc.base, path.health)))) throw new Error('the control\'s health answer has another shape than the service\'s')
+    log('Express control linked; its answers match the service\'s')
+
+    const figures: Figure[] = []
+    for (const [key, minRps, minRatio] of [['health', 10_000, 2], ['list', 3000, 2.5]] as const) {
+      const runs: { service: Load[], control: Load[] } = { service: [], control: [] }
+      const order = smoke ? ['service', 'control'] as const : ['service', 'control', 'control', 'service'] as const
+      for (const who of order) {
+        const target = who === 'service' ? svc : control
+        runs[who].push(await measure(target.pid, `${target.base}${path[key]}`, seconds))
+      }
+      const s = combine(runs.service)
+      const c = combine(runs.control)
+      log(`${path[key]}: service ${describe(s)}; Express control ${describe(c)}`)
+      const label = key === 'health' ? 'GET /api/health' : `GET …/sent-statuses (${statuses} statuses)`
+      const span = `10 connections, ${order.length / 2} × ${seconds} s`
+      figures.push(
+        { id: `reads.${key}.rps`, name: `${label}, ${span}`, value: s.rps, unit: 'req/s', target: { op: '>=', value: minRps }, note: `${s.total} requests, ${s.mibPerS.toFixed(1)} MiB/s; service CPU ${s.cpuUs.toFixed(0)} µs per request` },
+        { id: `reads.${key}.p99`, name: `${label} p99 latency`, value: s.p99, unit: 'ms', target: { op: '<', value: 10 }, note: `p50 ${s.p50} ms, max ${s.max} ms (worst of the runs)` },
+        {
+          id: `reads.${key}.ratio`,
+          name: `${label}: service ÷ Express + Baileys control, req/s`,
+          value: s.rps / c.rps,
+          unit: '×',
+          target: { op: '>=', value: minRatio },
+          note: `control ${describe(c)} (service ${(c.cpuUs / s.cpuUs).toFixed(1)}× less CPU per request); runs alternated ${order.map((w) => w[0].toUpperCase()).join(' ')}`
+        }
+      )
+    }
+    const bareProc = await startBareFastify(dir)
+    let bare: Load
+    try { bare = await measure(bareProc.pid, `${bareProc.base}/api/health`, seconds) } finally { await bareProc.stop(2000) }
+    log(`bare Fastify: ${describe(bare)}`)
+    figures.push({
+      id: 'reads.bare.rps',
+      name: `calibration: bare Fastify 5 app, same health answer, ${seconds} s`,
+      value: bare.rps,
+      unit: 'req/s',
+      note: `p99 ${bare.p99} ms, CPU ${bare.cpuUs.toFixed(0)} µs per request; no logger, plugins, hooks, auth, rate limit or database: what this machine allows`
+    })
+    return figures
+  } finally {
+    await control.stop(3000)
+  }
 })

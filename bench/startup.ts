@@ -1,7 +1,8 @@
 /**
  * Start with many sessions: link N sessions once, stop the service (SIGTERM, clean close), then time
- * a fresh `node dist/src/server.js` (what `npm start` runs) on the same data folder from spawn until GET /api/stats
- * reports all N connected. The emulator keeps running, so the devices stay linked.
+ * a fresh `node dist/src/server.js` (what `npm start` runs, at the default log level) on the same data
+ * folder from spawn until /api/health answers (issue 14: < 1 s) and until GET /api/stats reports all N
+ * connected (< 5 s). The emulator keeps running, so the devices stay linked.
  */
 import { runBench } from './lib/bench.js'
 import { connectedCount, emulatorApi, linkSessions, poll, serviceApi } from './lib/clients.js'
@@ -17,7 +18,7 @@ await runBench('startup', 240_000, async ({ smoke, log, emulator, service }) => 
   const code = await first.stop(15_000)
   if (code !== 0) throw new Error(`the first service exited with ${code}`)
 
-  const svc = await service({ name: 'service-start' })
+  const svc = await service({ name: 'service-start', env: { LOG_LEVEL: 'info' } })
   const api = serviceApi(svc.base)
   const open = await poll(async () => await connectedCount(api) === n ? performance.now() : undefined, 60_000, `${n} sessions to open`, 50)
   const totalS = (open - svc.spawnedAt) / 1000
@@ -26,13 +27,20 @@ await runBench('startup', 240_000, async ({ smoke, log, emulator, service }) => 
   log(`spawn → HTTP ready ${readyS.toFixed(2)} s, → all ${n} open ${totalS.toFixed(2)} s; service CPU ${cpu.toFixed(1)} s`)
   return [
     {
+      id: 'startup.http-ready',
+      name: `start with ${n} stored linked sessions, spawn → /api/health answers`,
+      value: readyS,
+      unit: 's',
+      target: { op: '<', value: 1 },
+      note: 'polled every 20 ms from spawn; the platform (Baileys) loads and the sessions reconnect after the server listens'
+    },
+    {
       id: 'startup.all-open',
       name: `start with ${n} stored linked sessions, spawn → all open`,
       value: totalS,
       unit: 's',
-      target: { op: '<', value: 10 },
-      note: `HTTP answering after ${readyS.toFixed(2)} s, then ${(totalS - readyS).toFixed(2)} s until GET /api/stats showed ${n} connected; service CPU ${cpu.toFixed(1)} s`
-    },
-    { id: 'startup.http-ready', name: 'of which spawn → /api/health answers (module loading, compiled build)', value: readyS, unit: 's' }
+      target: { op: '<', value: 5 },
+      note: `${(totalS - readyS).toFixed(2)} s after HTTP answered, GET /api/stats showed ${n} connected; service CPU ${cpu.toFixed(1)} s`
+    }
   ]
 })

@@ -1,22 +1,111 @@
-import { AjvCompiler } from '@fastify/ajv-compiler'
+import { createRequire } from 'node:module'
+import type { AjvCompiler as AjvCompilerType } from '@fastify/ajv-compiler'
 import type { FastifyServerOptions } from 'fastify'
+import type { SerializerSelector as SerializerSelectorType } from '@fastify/fast-json-stringify-compiler'
+
+// Both compilers (and Ajv, fast-json-stringify under them) load on the first compile, which with the
+// deferred compiles below is after the server listens: their modules are a good part of the start.
+const require = createRequire(import.meta.url)
+const ajvCompiler = (): typeof AjvCompilerType => (require('@fastify/ajv-compiler') as { AjvCompiler: typeof AjvCompilerType }).AjvCompiler
+const serializerSelector = (): typeof SerializerSelectorType =>
+  (require('@fastify/fast-json-stringify-compiler') as { SerializerSelector: typeof SerializerSelectorType }).SerializerSelector
 
 type BuildValidator = NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildValidator']
 /** What Fastify really passes to a validator compiler (the pool's published types say a bare schema). */
 type Compile = (route: { schema: unknown, method: string, url: string, httpPart?: string }) => unknown
 type Pool = (externalSchemas: unknown, options: { customOptions?: Record<string, unknown> }) => Compile
 
+type Compiled = ((data: unknown) => unknown) & { errors?: unknown }
+
+/**
+ * Route schemas compiled after the server listens instead of before: Fastify compiles every route's
+ * validators (Ajv) and serializers (fast-json-stringify) while it gets ready, a good part of the time
+ * until the first answer (issue 14: < 1 s from spawn). Each compiled function here is a stand-in that
+ * compiles on first use, and `warm` compiles the rest a few per turn of the event loop once the server
+ * listens, so requests interleave and a schema that fails to compile is reported right after the start.
+ */
+export function deferredCompiles () {
+  const pending = new Set<() => Compiled>()
+  let stopped = false
+  return {
+    lazy (compile: () => Compiled): Compiled {
+      let fn: Compiled | undefined
+      const get = (): Compiled => {
+        pending.delete(get)
+        fn ??= compile()
+        return fn
+      }
+      pending.add(get)
+      // validators report their failures on `.errors` of the function Fastify holds: copied over
+      const standIn: Compiled = (data) => {
+        const real = get()
+        const result = real(data)
+        standIn.errors = real.errors
+        return result
+      }
+      return standIn
+    },
+    warm (onError: (err: unknown) => void): void {
+      const step = (): void => {
+        if (stopped) return
+        let n = 0
+        for (const get of pending) {
+          if (n++ === 4) break
+          try { get() } catch (err) { onError(err) }
+        }
+        if (pending.size > 0) setImmediate(step)
+      }
+      setImmediate(step)
+    },
+    stop (): void { stopped = true }
+  }
+}
+export type DeferredCompiles = ReturnType<typeof deferredCompiles>
+
 /**
  * Two Ajv instances with the app's options: query strings, params and headers (always text) are
  * converted to the schema's types; JSON bodies are not (`"font": "3"` or `"targetNumbers": ["…"]` is a
  * 400, as the OpenAPI document says, never silently turned into something else).
  */
-export function strictBodyValidator (): BuildValidator {
-  const pool = AjvCompiler() as unknown as Pool
+export function strictBodyValidator (deferred?: DeferredCompiles): BuildValidator {
+  let made: Pool | undefined
+  const pool: Pool = (externalSchemas, options) => (made ??= ajvCompiler()() as unknown as Pool)(externalSchemas, options)
   const factory: Pool = (externalSchemas, options) => {
-    const coercing = pool(externalSchemas, options)
-    const strict = pool(externalSchemas, { ...options, customOptions: { ...options.customOptions, coerceTypes: false } })
-    return (route) => route.httpPart === 'body' ? strict(route) : coercing(route)
+    // made on first use: each Ajv instance (formats, shared schemas) costs tens of ms, which with the
+    // deferred compiles is after the server listens
+    let coercing: Compile | undefined
+    let strict: Compile | undefined
+    const compile: Compile = (route) => route.httpPart === 'body'
+      ? (strict ??= pool(externalSchemas, { ...options, customOptions: { ...options.customOptions, coerceTypes: false } }))(route)
+      : (coercing ??= pool(externalSchemas, options))(route)
+    return deferred === undefined ? compile : (route) => deferred.lazy(() => compile(route) as Compiled)
   }
   return factory as unknown as BuildValidator
+}
+
+type BuildSerializer = NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildSerializer']
+type CompileSerializer = (route: { schema: object, method: string, url: string, httpStatus: string }) => unknown
+type SerializerPool = (externalSchemas: unknown, options: unknown) => CompileSerializer
+
+/**
+ * Fastify's own response serializer compiler (fast-json-stringify), compiling each schema object once.
+ * Every route lists the same shared error schema for four to six status codes (`failures()`), and
+ * Fastify compiles one serializer per route and code: without the cache, about 130 identical compiles
+ * at every start. A serializer depends only on its schema and the shared schemas, so reuse is safe.
+ */
+export function cachedSerializer (deferred?: DeferredCompiles): BuildSerializer {
+  const factory: SerializerPool = (externalSchemas, options) => {
+    let made: CompileSerializer | undefined
+    const compile: CompileSerializer = (route) => (made ??= (serializerSelector()() as unknown as SerializerPool)(externalSchemas, options))(route)
+    const compiled = new WeakMap<object, unknown>()
+    return (route) => {
+      let fn = compiled.get(route.schema)
+      if (fn === undefined) {
+        fn = deferred === undefined ? compile(route) : deferred.lazy(() => compile(route) as Compiled)
+        compiled.set(route.schema, fn)
+      }
+      return fn
+    }
+  }
+  return factory as unknown as BuildSerializer
 }

@@ -4,7 +4,7 @@
  *
  * A script prints one `BENCH_FIGURE {json}` line per figure (bench/run.ts collects them) and a table.
  */
-import { mkdirSync, readdirSync, readFileSync } from 'node:fs'
+import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { formatSummary, summarize } from '../profile-top.js'
 import {
@@ -54,18 +54,22 @@ export function formatTarget (f: Figure): string {
   return `${op} ${formatValue(f.target.value, f.unit)}`
 }
 
-/** "pass", or "miss (2.3× target)" style, or "—" */
+/** "pass", "**miss**", "n/a" (not measured) or "—" (context only) */
 export function verdict (f: Figure): string {
   const ok = passes(f)
   if (ok === null) return f.target === undefined ? '—' : 'n/a'
-  if (ok) return 'pass'
-  const ratio = f.target!.op === '>=' ? f.target!.value / Math.max(f.value!, 1e-9) : f.value! / f.target!.value
-  return `**miss** (${ratio.toFixed(1)}× off)`
+  return ok ? 'pass' : '**miss**'
+}
+
+/** measured ÷ target, e.g. "0.72×" (for a `<` target below 1 passes, for a `≥` target 1 or more), or "—" */
+export function targetRatio (f: Figure): string {
+  if (f.target === undefined || f.value === null || f.target.value === 0) return '—'
+  return `${formatValue(f.value / f.target.value, '')}×`
 }
 
 export function table (figures: Figure[]): string {
-  const rows = figures.map((f) => [f.name, formatValue(f.value, f.unit), formatTarget(f), verdict(f).replace(/\*\*/g, '')])
-  const head = ['figure', 'measured', 'target', 'result']
+  const rows = figures.map((f) => [f.name, formatValue(f.value, f.unit), formatTarget(f), targetRatio(f), verdict(f).replace(/\*\*/g, '')])
+  const head = ['figure', 'measured', 'target', 'measured ÷ target', 'result']
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)))
   const line = (cells: string[]): string => cells.map((c, i) => c.padEnd(widths[i])).join('  ')
   return [line(head), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n')
@@ -124,6 +128,8 @@ export async function runBench (name: string, limitMs: number, fn: (ctx: BenchCo
       return svc
     }
   }
+  // a profiled run prints the profiles it wrote, not those of earlier runs
+  if (PROFILE) rmSync(profileDir, { recursive: true, force: true })
   const limit = SMOKE ? Math.min(limitMs, 100_000) : limitMs
   const timer = setTimeout(() => {
     dir.keep()

@@ -26,6 +26,15 @@ export const DEFAULT_TIMING: PlatformTiming = {
   lidLookupIntervalMs: 30_000
 }
 
+/**
+ * Stored sessions reconnecting at once at start. Each reconnect is a Noise handshake, CPU work on both
+ * ends; a few at a time keep the cores busy while the first sessions open early, instead of 100
+ * handshakes (and their timeouts) competing with each other and with the HTTP server.
+ */
+export const RESTORE_CONCURRENCY = 8
+/** a session still connecting after this long stops holding its place in the restore queue */
+export const RESTORE_SETTLE_MS = 10_000
+
 export interface PlatformOptions {
   /** holds the Baileys auth state (auth_creds, auth_keys) */
   db: DbHandle
@@ -84,6 +93,22 @@ export function createPlatform (options: PlatformOptions) {
       runtimes.set(spec.sessionId, rt)
     }
     return rt
+  }
+
+  /** the restore waits under way, ended at close */
+  const settling = new Set<() => void>()
+
+  /** Resolves once the session is no longer connecting with a linked account (open, closed, linking), or after RESTORE_SETTLE_MS. */
+  async function settled (sessionId: string): Promise<void> {
+    const connecting = (): boolean => !closed && runtimes.get(sessionId)?.connectingLinked() === true
+    if (!connecting()) return
+    await new Promise<void>((resolve) => {
+      const done = (): void => { clearTimeout(timer); settling.delete(done); events.off('connection-status', onStatus); resolve() }
+      const onStatus = (e: { sessionId: string }): void => { if (e.sessionId === sessionId && !connecting()) done() }
+      const timer = setTimeout(done, RESTORE_SETTLE_MS)
+      settling.add(done)
+      events.on('connection-status', onStatus)
+    })
   }
 
   async function startSession (spec: SessionSpec): Promise<void> {
@@ -170,15 +195,25 @@ export function createPlatform (options: PlatformOptions) {
       auth.release(sessionId)
     },
 
-    /** Starts every stored session at once; linked ones reconnect without linking again. */
+    /**
+     * Starts every stored session, RESTORE_CONCURRENCY at a time: a linked one holds its place until it
+     * is open or failed (at most RESTORE_SETTLE_MS), an unlinked one only until its link attempt started.
+     */
     async restoreAll (): Promise<number> {
       const specs = await links.list()
-      const results = await Promise.allSettled(specs.map(async (row) => {
-        await startSession({ sessionId: row.id, authMethod: row.authMethod, phoneNumber: row.phoneNumber })
-      }))
-      results.forEach((r, i) => {
-        if (r.status === 'rejected') logger.error({ err: r.reason, sessionId: specs[i].id }, 'could not restore session')
-      })
+      let next = 0
+      const worker = async (): Promise<void> => {
+        while (next < specs.length && !closed) {
+          const row = specs[next++]
+          try {
+            await startSession({ sessionId: row.id, authMethod: row.authMethod, phoneNumber: row.phoneNumber })
+            await settled(row.id)
+          } catch (err) {
+            if (!closed) logger.error({ err, sessionId: row.id }, 'could not restore session')
+          }
+        }
+      }
+      await Promise.all(Array.from({ length: Math.min(RESTORE_CONCURRENCY, specs.length) }, worker))
       logger.info({ sessions: specs.length }, 'sessions restored')
       return specs.length
     },
@@ -187,6 +222,7 @@ export function createPlatform (options: PlatformOptions) {
     async close (): Promise<void> {
       if (closed) return
       closed = true
+      for (const done of [...settling]) done()
       await Promise.all([...runtimes.values()].map(async (rt) => { await rt.shutdown() }))
       runtimes.clear()
       // PostgreSQL: auth writes the sockets queued commit before the database closes

@@ -15,8 +15,9 @@ const FIGURES = [
   'receipts.burst.ratio', 'receipts.cpu.ratio', 'receipts.burst.rate', 'receipts.bare.rate', 'receipts.paced.p99', 'receipts.paced.p50',
   'receipts.paced.update-p99', 'receipts.memory.ratio',
   'send-many.first', 'send-many.again', 'send-many.bare', 'send-many.ratio', 'send-many.cpu-ratio',
-  'reads.health.rps', 'reads.health.p99', 'reads.list.rps', 'reads.list.p99', 'reads.bare.rps',
-  'startup.all-open', 'startup.http-ready'
+  'reads.health.rps', 'reads.health.p99', 'reads.health.ratio', 'reads.list.rps', 'reads.list.p99', 'reads.list.ratio', 'reads.bare.rps',
+  'startup.all-open', 'startup.http-ready',
+  'cluster.health.one.rps', 'cluster.health.two.rps', 'cluster.receipts.one.rps', 'cluster.receipts.two.rps'
 ]
 
 interface Report { runs: Array<{ name: string, code: number | null, figures: Array<{ id: string, name: string, value: number | null }> }> }
@@ -42,7 +43,7 @@ test('npm run bench in smoke mode: every script completes and prints its figures
   for (const f of figures) assert.ok(typeof f.value === 'number' && Number.isFinite(f.value) && f.value >= 0, `${f.id} = ${String(f.value)}`)
 
   const markdown = readFileSync(join(dir, 'BENCHMARKS.md'), 'utf8')
-  assert.match(markdown, /^\| figure \| measured \| target \| result \| how \|$/m)
+  assert.match(markdown, /^\| figure \| measured \| target \| measured ÷ target \| result \| how \|$/m)
   assert.match(markdown, /Node\.js v\d+/)
   for (const f of figures) assert.ok(markdown.includes(`| ${f.name} |`), `${f.name} is in the table`)
   assert.match(output, /\[run\] all done in/)

@@ -62,6 +62,10 @@ test('webhooks shows its outbox numbers (reported, not degrading); a check that 
   assert.equal(h.status, 'healthy')
   assert.deepEqual(h.checks.webhooks, { pending: 3, failing: 0 })
   stats = { pending: 3, failing: 2 }
+  // the counts are read again once the database changed (every real change of them is a write)
+  const handle = app.app.db
+  assert.equal(handle.dialect, 'sqlite')
+  if (handle.dialect === 'sqlite') handle.sqlite.exec('create temp table moved (x); insert into moved values (1)')
   h = await health(app)
   assert.equal(h.status, 'healthy', 'a receiver that refuses deliveries does not make the service degraded')
   assert.deepEqual(h.checks.webhooks, { pending: 3, failing: 2 })
@@ -78,7 +82,7 @@ test('the database check fails on a database that does not answer; a check that 
   const dir = mkdtempSync(join(tmpdir(), 'st-health-'))
   t.after(() => { rmSync(dir, { recursive: true, force: true }) })
   const handle = await openDatabase(join(dir, 'db.sqlite'))
-  const check = databaseCheck(handle.db)
+  const check = databaseCheck(handle)
   assert.equal((await check()).healthy, true)
   await handle.close()
   const failed = await check()
@@ -104,4 +108,20 @@ test('the OpenAPI document shows the health values and checks', async (t) => {
   for (const word of ['"healthy"', '"degraded"', 'database', 'latencyMs', 'sessions', 'loggedOut', 'disconnectedTooLong', 'webhooks', 'pending', 'failing', 'HEALTH_DISCONNECTED_MS']) {
     assert.ok(text.includes(word), `${word} in the health response schema`)
   }
+})
+
+test('a check\'s database read is repeated only once the database changed, and runs share one change stamp', async () => {
+  let stamp = 1
+  let stamps = 0
+  let reads = 0
+  const registry = createHealth(() => { stamps++; return String(stamp) })
+  const rows = registry.whileUnchanged(() => { reads++; return reads })
+  registry.register('a', () => ({ healthy: true, details: { read: rows() } }))
+  registry.register('b', () => ({ healthy: true, details: { read: rows() } }))
+  assert.deepEqual((await registry.run()).checks, { a: { read: 1 }, b: { read: 1 } })
+  assert.deepEqual((await registry.run()).checks, { a: { read: 1 }, b: { read: 1 } })
+  assert.equal(stamps, 2, 'one stamp per run')
+  stamp = 2
+  assert.deepEqual((await registry.run()).checks, { a: { read: 2 }, b: { read: 2 } })
+  assert.equal(reads, 2)
 })

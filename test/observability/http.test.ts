@@ -13,7 +13,8 @@ test('x-request-id: a sane one is echoed on every answer (200, 401, 404, 429) an
   t.after(() => { rmSync(dir, { recursive: true, force: true }) })
   const lines: Array<Record<string, unknown>> = []
   const stream = new Writable({ write (chunk: Buffer, _enc, done) { lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>); done() } })
-  const app = await buildApp(config, { logger: { level: 'info', stream } })
+  // the request lines are debug lines (none at info: next test)
+  const app = await buildApp(config, { logger: { level: 'debug', stream } })
   t.after(async () => { await app.close() })
   const cases: Array<[string, Record<string, string>, number]> = [
     ['GET /api/health', { 'x-api-key': TEST_API_KEY }, 200],
@@ -30,6 +31,22 @@ test('x-request-id: a sane one is echoed on every answer (200, 401, 404, 429) an
     const logged = lines.filter((l) => l.reqId === id)
     assert.ok(logged.some((l) => l.msg === 'incoming request') && logged.some((l) => l.msg === 'request completed'), `log lines of ${code} carry reqId ${id}`)
   }
+})
+
+test('at the default level (info) a request writes no log line', async (t) => {
+  const { config, dir } = testConfig({})
+  t.after(() => { rmSync(dir, { recursive: true, force: true }) })
+  const lines: Array<Record<string, unknown>> = []
+  const stream = new Writable({ write (chunk: Buffer, _enc, done) { lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>); done() } })
+  const app = await buildApp(config, { logger: { level: 'info', stream } })
+  t.after(async () => { await app.close() })
+  await app.ready()
+  const before = lines.length
+  for (const headers of [{ 'x-api-key': TEST_API_KEY }, {}]) {
+    const res = await app.inject({ method: 'GET', url: '/api/health', headers: { ...headers, 'x-request-id': 'quiet-1' } })
+    assert.ok(res.statusCode === 200 || res.statusCode === 401)
+  }
+  assert.deepEqual(lines.slice(before).filter((l) => l.reqId === 'quiet-1'), [])
 })
 
 test('x-request-id: also on answers the router gives before any hook (a malformed URL)', async (t) => {

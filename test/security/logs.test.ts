@@ -103,7 +103,8 @@ test('logs: a status sent after a reconnect leaves no key material in the log, a
 })
 
 test('logs: API keys in query strings are redacted from logged URLs', { timeout: 60_000 }, async (t) => {
-  const svc = await startService(t, { API_KEY: KEY, LOG_LEVEL: 'info', WA_WEBSOCKET_URL: 'ws://127.0.0.1:9/ws/chat' })
+  // request lines are logged at debug (none at the default level: see test/observability/http.test.ts)
+  const svc = await startService(t, { API_KEY: KEY, LOG_LEVEL: 'debug', WA_WEBSOCKET_URL: 'ws://127.0.0.1:9/ws/chat' })
   const secret = 'query-secret-0123456789'
   for (const q of [`apiKey=${secret}`, `api_key=${secret}&x=1`, `x=1&key=${secret}`, `token=${secret}`, `APIKEY=${secret}`, `apiKey=${encodeURIComponent(secret + '/+')}`]) {
     await fetch(`${svc.base}/api/health?${q}`)

@@ -154,6 +154,9 @@ export class SessionRuntime {
     })
   }
 
+  /** a socket for a linked account is on its way to open (what a restore waits for) */
+  connectingLinked (): boolean { return this.state.is('connecting') }
+
   snapshot (): SessionSnapshot {
     const status = this.state.status
     const connected = status === 'open'

@@ -17,7 +17,8 @@ export function genReqId (req: IncomingMessage): string {
 
 /** Echoes the request id on every answer: set first thing, so 401, 404, 429 and errors carry it too. */
 export default fp(async (app) => {
-  app.addHook('onRequest', async (req, reply) => {
+  app.addHook('onRequest', (req, reply, done) => {
     void reply.header(REQUEST_ID_HEADER, req.id)
+    done()
   })
 }, { name: 'request-id' })

@@ -52,9 +52,10 @@ export default fp(async (app) => {
       reported[key] = total
     }
   })
+  // both counts are queries on the outbox: read again only after the database changed
+  const outbox = app.health.whileUnchanged(() => { const { pending, failing } = app.webhooks.stats(); return { pending, failing } })
   app.health.register('webhooks', () => {
-    const { pending, failing } = app.webhooks.stats()
     // deliveries a receiver keeps refusing are the receiver's problem, not the service's: reported, not degraded
-    return { healthy: true, details: { pending, failing } }
+    return { healthy: true, details: outbox() }
   })
 }, { name: 'telemetry', dependencies: ['metrics', 'platform', 'domain-events', 'socket-io', 'sessions', 'webhooks', 'health'] })

@@ -1,6 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import fp from 'fastify-plugin'
-import fastifyHelmet, { type FastifyHelmetOptions } from '@fastify/helmet'
 import helmet, { type HelmetOptions } from 'helmet'
 import { CONTENT_SECURITY_POLICY } from './static.js'
 
@@ -31,7 +30,16 @@ export function staticSecurityHeaders (): Record<string, string> {
   return headers
 }
 
+/**
+ * Every answer gets helmet's headers. With these options they are the same for every request (no
+ * nonces), so helmet runs once here and each request copies the result, instead of running helmet's
+ * middleware (a dozen header writes on the raw response) per request as @fastify/helmet did. A route
+ * may still set its own policy later (swagger-ui's pages do, in onSend).
+ */
 export default fp(async (app) => {
-  // @fastify/helmet bundles its own copy of helmet's types: the same options, spelled by the other package
-  await app.register(fastifyHelmet, { global: true, ...(HELMET_OPTIONS as unknown as FastifyHelmetOptions) })
+  const headers = staticSecurityHeaders()
+  app.addHook('onRequest', (_req, reply, done) => {
+    void reply.headers(headers)
+    done()
+  })
 }, { name: 'helmet' })

@@ -125,10 +125,11 @@ export default fp(async (app) => {
   const metrics = createMetrics()
   app.decorate('metrics', metrics)
 
-  app.addHook('onResponse', async (req, reply) => {
+  app.addHook('onResponse', (req, reply, done) => {
     // requests that match no route share one label, so random URLs cannot grow the series without bound
     const route = req.routeOptions.url ?? 'unmatched'
     metrics.httpRequestDuration.observe({ method: req.method, route, status_code: String(reply.statusCode) }, reply.elapsedTime / 1000)
+    done()
   })
   app.addHook('onClose', async () => { metrics.registry.clear() })
 }, { name: 'metrics' })

@@ -20,7 +20,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     },
     // the global allow-list leaves everything outside /api alone: this route opts back in
     config: { rateLimit: open ? false : { allowList: () => false } },
-    preHandler: open ? [] : [async (req) => { await app.requireApiKey(req) }]
+    preHandler: open ? [] : [async (req) => { app.requireApiKey(req) }]
   }, async (req, reply) => {
     const body = await app.metrics.scrape((err) => { req.log.warn({ err }, 'a metrics source failed') })
     return await reply.type(app.metrics.registry.contentType).send(body)

@@ -1,0 +1,126 @@
+/**
+ * The control of bench/reads.ts: the same two reads written the way a plain Express 5 + Baileys service
+ * would, so "≥ 2 × Express" is measured in the same run instead of remembered. What it does per request
+ * is what the service must do too: the API key from `x-api-key`, a health answer of the service's shape
+ * (a `select 1` timed, the stored sessions counted by the state of its socket, the webhook outbox counted), and the sent-statuses
+ * list queried from the service's own SQLite file (read-only) and mapped to the service's fields.
+ * Express defaults are kept (JSON via res.json, its weak ETag), as in a typical implementation; no cache.
+ *
+ *   PORT, API_KEY, DB_FILE        where to listen, the key, the service's database (read-only)
+ *   WA_WEBSOCKET_URL, WA_TEST_TRUST_ROOT, AUTH_DIR   optional: one Baileys socket on the emulator;
+ *                                 prints `QR <code>` to be scanned and `OPEN` once linked
+ */
+import express from 'express'
+import makeWASocket, { Browsers, DisconnectReason, useMultiFileAuthState, WA_CERT_DETAILS } from '@whiskeysockets/baileys'
+import { SQLite } from '../../src/db/sqlite.js'
+
+const { PORT, API_KEY, DB_FILE, WA_WEBSOCKET_URL, WA_TEST_TRUST_ROOT, AUTH_DIR } = process.env
+if (PORT === undefined || API_KEY === undefined || DB_FILE === undefined) throw new Error('PORT, API_KEY and DB_FILE are required')
+const TTL_MS = 24 * 3_600_000
+
+const db = new SQLite(DB_FILE, { readonly: true, fileMustExist: true })
+const ping = db.prepare('select 1')
+const sessions = db.prepare<[], { id: string, linked: number }>('select id, linked from sessions order by created_at')
+const pending = db.prepare("select count(*) from webhook_deliveries where status in ('pending', 'sending')").pluck()
+const failing = db.prepare("select (select count(distinct webhook_id) from webhook_deliveries where status = 'pending' and attempts > 0) + " +
+  '(select count(*) from webhooks where enabled = 0 and disabled_reason is not null)').pluck()
+const sessionExists = db.prepare<[string]>('select 1 from sessions where id = ?').pluck()
+interface Row {
+  id: number
+  type: string
+  content: string
+  caption: string
+  message_id: string
+  state: string
+  created_at: number
+  contact_count: number
+  target_numbers: string
+  sent_count: number
+  error: string | null
+  viewer_count: number
+}
+const listSent = db.prepare<[string, number], Row>(`select s.id, s.type, s.content, s.caption, s.message_id, s.state, s.created_at,
+  s.contact_count, s.target_numbers, s.sent_count, s.error,
+  (select count(*) from viewers v where v.status_id = s.id and v.is_real = 1) as viewer_count
+  from statuses s where s.session_id = ? and s.created_at >= ? order by s.created_at desc, s.id desc`)
+
+let socketState: 'open' | 'connecting' | 'close' = 'close'
+
+const app = express()
+app.use((req, res, next) => {
+  if (req.get('x-api-key') !== API_KEY) { res.status(401).json({ success: false, error: 'Unauthorized' }); return }
+  next()
+})
+app.get('/api/health', (_req, res) => {
+  const started = performance.now()
+  ping.get()
+  const latencyMs = Math.round((performance.now() - started) * 1000) / 1000
+  const rows = sessions.all()
+  const open = socketState === 'open' ? 1 : 0
+  res.json({
+    success: true,
+    data: {
+      status: 'healthy',
+      timestamp: new Date().toISOString(),
+      uptime: process.uptime(),
+      version: '2.0.0',
+      checks: {
+        database: { ok: true, latencyMs },
+        sessions: { total: rows.length, connected: open, connecting: socketState === 'connecting' ? 1 : 0, disconnected: rows.length - open, loggedOut: 0, disconnectedTooLong: [] },
+        webhooks: { pending: pending.get(), failing: failing.get() }
+      }
+    }
+  })
+})
+app.get('/api/sessions/:sessionId/sent-statuses', (req, res) => {
+  const { sessionId } = req.params
+  if (sessionExists.get(sessionId) === undefined) { res.status(404).json({ success: false, error: 'Session not found' }); return }
+  const data = listSent.all(sessionId, Date.now() - TTL_MS).map((r) => ({
+    id: String(r.id),
+    type: r.type,
+    content: r.content,
+    caption: r.caption,
+    timestamp: new Date(r.created_at).toISOString(),
+    platformMessageId: r.message_id,
+    contactCount: r.contact_count,
+    targetNumbers: r.target_numbers,
+    viewerCount: r.viewer_count,
+    error: r.error,
+    state: r.state,
+    sentCount: r.sent_count
+  }))
+  res.json({ success: true, data })
+})
+
+/** One Baileys socket, reconnecting after the restart the platform asks for right after linking. */
+async function connect (): Promise<void> {
+  const { state, saveCreds } = await useMultiFileAuthState(AUTH_DIR!)
+  socketState = 'connecting'
+  const sock = makeWASocket({ auth: state, waWebSocketUrl: WA_WEBSOCKET_URL, browser: Browsers.ubuntu('Chrome'), markOnlineOnConnect: false })
+  sock.ev.on('creds.update', () => { void saveCreds() })
+  sock.ev.on('connection.update', ({ connection, qr, lastDisconnect }) => {
+    if (qr !== undefined) process.stdout.write(`QR ${qr}\n`)
+    if (connection === 'open') { socketState = 'open'; process.stdout.write('OPEN\n') }
+    if (connection === 'close') {
+      socketState = 'close'
+      const code = (lastDisconnect?.error as { output?: { statusCode?: number } } | undefined)?.output?.statusCode
+      if (code !== DisconnectReason.loggedOut && !stopping) void connect()
+    }
+  })
+  stopSocket = () => { sock.end(undefined) }
+}
+
+let stopping = false
+let stopSocket = (): void => undefined
+if (WA_WEBSOCKET_URL !== undefined && WA_TEST_TRUST_ROOT !== undefined && AUTH_DIR !== undefined) {
+  // test only, as in the service (WA_TEST_TRUST_ROOT): the emulator's certificate root
+  WA_CERT_DETAILS.PUBLIC_KEY.set(Buffer.from(WA_TEST_TRUST_ROOT, 'base64'))
+  await connect()
+}
+const server = app.listen(Number(PORT), '127.0.0.1', () => { process.stdout.write('ready\n') })
+process.on('SIGTERM', () => {
+  stopping = true
+  stopSocket()
+  server.close(() => { db.close(); process.exit(0) })
+  setTimeout(() => process.exit(0), 2000).unref()
+})
