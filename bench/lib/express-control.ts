@@ -38,10 +38,14 @@ interface Row {
   sent_count: number
   error: string | null
   viewer_count: number
+  reaction_count: number
+  reply_count: number
 }
 const listSent = db.prepare<[string, number], Row>(`select s.id, s.type, s.content, s.caption, s.message_id, s.state, s.created_at,
   s.contact_count, s.target_numbers, s.sent_count, s.error,
-  (select count(*) from viewers v where v.status_id = s.id and v.is_real = 1) as viewer_count
+  (select count(*) from viewers v where v.status_id = s.id and v.is_real = 1) as viewer_count,
+  (select count(*) from status_reactions r where r.status_id = s.id and r.emoji <> '') as reaction_count,
+  (select count(*) from status_replies p where p.status_id = s.id) as reply_count
   from statuses s where s.session_id = ? and s.created_at >= ? order by s.created_at desc, s.id desc`)
 
 let socketState: 'open' | 'connecting' | 'close' = 'close'
@@ -85,6 +89,8 @@ app.get('/api/sessions/:sessionId/sent-statuses', (req, res) => {
     contactCount: r.contact_count,
     targetNumbers: r.target_numbers,
     viewerCount: r.viewer_count,
+    reactionCount: r.reaction_count,
+    replyCount: r.reply_count,
     error: r.error,
     state: r.state,
     sentCount: r.sent_count
