@@ -184,7 +184,7 @@ export function createAuthStore (backend: AuthBackend): AuthStore {
             const entries = data[type]
             if (entries === undefined) continue
             for (const [id, value] of Object.entries(entries)) {
-              rows.push([type, id, value === null || value === undefined ? null : JSON.stringify(value, BufferJSON.replacer)])
+              rows.push([type, id, value === null || value === undefined ? null : stringifyKey(type, value)])
             }
           }
           if (rows.length === 0) return
@@ -257,8 +257,24 @@ export function createAuthStore (backend: AuthBackend): AuthStore {
   }
 }
 
+// Signal sessions are the keys a status send reads and writes once per recipient device and chunk
+// (issue 14). libsignal's SessionRecord.serialize() gives plain JSON (base64 strings, numbers, booleans,
+// no Buffer and no object whose keys and values are all numbers), so BufferJSON's replacer and reviver,
+// called back for every property, change nothing in it: a session is written and read as plain JSON
+// unless it holds a Buffer after all (then the replacer and reviver run, as for every other type).
+const PLAIN_JSON_TYPES: ReadonlySet<string> = new Set(['session'])
+
+function stringifyKey (type: string, value: unknown): string {
+  if (PLAIN_JSON_TYPES.has(type) && !(value instanceof Uint8Array)) {
+    const text = JSON.stringify(value)
+    if (!text.includes('"Buffer"')) return text
+  }
+  return JSON.stringify(value, BufferJSON.replacer)
+}
+
 function parseKey<T extends KeyType> (type: T, text: string): SignalDataTypeMap[T] {
-  const value: unknown = JSON.parse(text, BufferJSON.reviver)
+  const plain = PLAIN_JSON_TYPES.has(type) && !text.includes('"Buffer"')
+  const value: unknown = plain ? JSON.parse(text) : JSON.parse(text, BufferJSON.reviver)
   if (type === 'app-state-sync-key') {
     return proto.Message.AppStateSyncKeyData.fromObject(value as Record<string, unknown>) as unknown as SignalDataTypeMap[T]
   }

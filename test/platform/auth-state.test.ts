@@ -144,3 +144,30 @@ test('100 sessions: opening, a pre-key batch each and cached reads stay fast', a
   assert.equal(handle.sqlite.prepare('SELECT count(*) FROM auth_keys').pluck().get(), 100 * 100)
   assert.ok(ms < 5000, `100 sessions took ${ms.toFixed(0)} ms`)
 })
+
+test('a libsignal session record is stored as plain JSON and reads back equal; one holding a Buffer still revives it', async (t) => {
+  const handle = await tempDb(t)
+  addSession(handle, 's4')
+  const auth = createAuthStore(sqliteAuthBackend(handle.sqlite)).open('s4')
+  // the shape SessionRecord.serialize() gives: base64 strings, numbers, booleans, keyed objects
+  const record = {
+    _sessions: {
+      BQxY: {
+        registrationId: 42,
+        currentRatchet: { ephemeralKeyPair: { pubKey: 'BQ==', privKey: 'AQ==' }, lastRemoteEphemeralKey: 'Ag==', previousCounter: 0, rootKey: 'Aw==' },
+        indexInfo: { baseKey: 'BQxY', baseKeyType: 1, closed: -1, used: 1, created: 2, remoteIdentityKey: 'BA==' },
+        _chains: { '5Qx': { chainKey: { counter: 3, key: 'Bg==' }, chainType: 1, messageKeys: { 1: 'Bw==' } } }
+      }
+    },
+    version: 'v1'
+  }
+  await auth.state.keys.set({ session: { 'b.0': record as never, 'c.0': { nested: Buffer.from([9, 8]) } as never } })
+  const stored = handle.sqlite.prepare<[string], string>('SELECT value FROM auth_keys WHERE key_id = ?').pluck().get('b.0')
+  assert.equal(stored, JSON.stringify(record))
+  const reopened = createAuthStore(sqliteAuthBackend(handle.sqlite)).open('s4')
+  const got = await reopened.state.keys.get('session', ['b.0', 'c.0'])
+  assert.deepEqual(got['b.0'], record)
+  const nested = (got['c.0'] as unknown as { nested: Buffer }).nested
+  assert.ok(Buffer.isBuffer(nested))
+  assert.deepEqual([...nested], [9, 8])
+})

@@ -192,9 +192,10 @@ export function createSending (deps: StatusDeps) {
       if (unsent.length > 0) { await writable(); await progress.notSent(d.statusId, unsent) }
       return await stopped(d, { have: committed.size, maybe: maybe.size, sentCount: sentCount() }, caught)
     }
-    // every recipient has it (a platform that does not report chunks is taken at its word)
+    // every recipient has it (a platform that does not report chunks is taken at its word); the chunks'
+    // recipients are committed already, so only the count and any JID no chunk reported are written here
     await writable()
-    await progress.commit(d.statusId, result.recipientJids, d.contactCount)
+    await progress.commit(d.statusId, result.recipientJids.filter((jid) => !committed.has(jid)), d.contactCount)
     if (!await finishSend(db, d.statusId, { state: 'sent', sentCount: d.contactCount })) throw new SendFailed(new StatusGone().message)
     events.emit('status-sent', {
       sessionId: d.sessionId,
