@@ -37,7 +37,7 @@ test('npm run bench in smoke mode: every script completes and prints its figures
   assert.equal(code, 0, `bench/run.ts failed:\n${output.slice(-4000)}`)
 
   const report = JSON.parse(readFileSync(join(dir, 'figures.json'), 'utf8')) as Report
-  assert.deepEqual(report.runs.map((r) => [r.name, r.code]), [['memory', 0], ['receipts', 0], ['send-many', 0], ['reads', 0], ['startup', 0]])
+  assert.deepEqual(report.runs.map((r) => [r.name, r.code]), [['memory', 0], ['receipts', 0], ['send-many', 0], ['reads', 0], ['startup', 0], ['cluster', 0]])
   const figures = report.runs.flatMap((r) => r.figures)
   assert.deepEqual(figures.map((f) => f.id).sort(), [...FIGURES].sort())
   for (const f of figures) assert.ok(typeof f.value === 'number' && Number.isFinite(f.value) && f.value >= 0, `${f.id} = ${String(f.value)}`)
