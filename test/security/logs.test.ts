@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import { writeFileSync } from 'node:fs'
 import { test } from 'node:test'
-import SQLite from 'better-sqlite3'
+// the driver the service picks for this Node (better-sqlite3 12 aborts Node 24.19+ when it is collected)
+import { SQLite } from '../../src/db/sqlite.js'
 import { startEmulator, testCertPaths } from '@status-tracker/emulator'
 import { waitFor } from '../helper.js'
 import { startService } from './service-process.js'

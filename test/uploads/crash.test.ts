@@ -2,7 +2,8 @@ import assert from 'node:assert/strict'
 import { readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import SQLite from 'better-sqlite3'
+// the driver the service picks for this Node (better-sqlite3 12 aborts Node 24.19+ when it is collected)
+import { SQLite } from '../../src/db/sqlite.js'
 import { API_KEY, sleep, startService, tempDir, type ServiceProc } from '../../bench/lib/procs.js'
 import { png } from './fixtures.js'
 
