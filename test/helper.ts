@@ -1,7 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createServer } from 'node:net'
 import type { TestContext } from 'node:test'
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import { buildApp } from '../src/app.js'
@@ -78,18 +77,7 @@ export async function waitFor<T> (check: () => T | Promise<T>, timeoutMs = 10_00
   }
 }
 
-/** A port on 127.0.0.1 that was free a moment ago. */
-export async function freePort (): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      const port = typeof address === 'object' && address !== null ? address.port : 0
-      server.close(() => { resolve(port) })
-    })
-  })
-}
+export { freePort } from '../bench/lib/ports.js'
 
 /** The raw better-sqlite3 connection of an app on the default database (throws on PostgreSQL). */
 export function sqliteOf (handle: DbHandle): SQLiteDatabase {

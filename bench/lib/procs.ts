@@ -6,10 +6,12 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { generateKeyPairSync } from 'node:crypto'
 import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { freePort } from './ports.js'
+
+export { freePort }
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
 // plain JavaScript, so the compiled service runs without tsx's loader, as under `npm start`
@@ -51,18 +53,6 @@ export function tempDir (prefix: string): { path: string, rm: () => void, keep: 
     rm: () => { rmSync(path, { recursive: true, force: true }); tempDirs.delete(path) },
     keep: () => { tempDirs.delete(path) }
   }
-}
-
-export async function freePort (): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      const port = typeof address === 'object' && address !== null ? address.port : 0
-      server.close(() => { resolve(port) })
-    })
-  })
 }
 
 export interface Proc {
