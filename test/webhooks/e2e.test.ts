@@ -65,8 +65,14 @@ test('webhooks end to end: a status and its views reach receivers signed, in ord
   assert.deepEqual(connection, socketEvents.filter((e) => e.event === 'connection-status').map((e) => (e.payload as { status: string }).status), 'one session\'s connection changes in order')
   assert.ok(connection.includes('open'))
 
-  const res = await s.api({ method: 'GET', url: `/api/webhooks/${allHook.id}/deliveries?status=succeeded&limit=200` })
-  const page = res.json<{ data: { deliveries: Array<{ attempts: number, eventType: string }> } }>().data
+  // the receiver has the request before the service has committed its answer: wait for the last commit
+  type Page = { deliveries: Array<{ attempts: number, eventType: string }> }
+  const succeeded = async (): Promise<Page> => {
+    const res = await s.api({ method: 'GET', url: `/api/webhooks/${allHook.id}/deliveries?status=succeeded&limit=200` })
+    assert.equal(res.statusCode, 200, res.body)
+    return res.json<{ data: Page }>().data
+  }
+  const page = await waitFor(async () => { const p = await succeeded(); return p.deliveries.length >= all.length ? p : undefined }, 10_000, `${all.length} deliveries marked succeeded`)
   assert.equal(page.deliveries.length, all.length)
   assert.ok(page.deliveries.some((d) => d.attempts > 1), 'the early ones were retried')
 })
