@@ -160,6 +160,9 @@ export interface WebhookDeliveryTable {
   last_error: string | null
   created_at: Millis
   completed_at: Millis | null
+  /** PostgreSQL: the node sending it (status `sending`), and when that claim runs out */
+  claimed_by: ColumnType<string | null, string | null | undefined, string | null>
+  claimed_until: ColumnType<Millis | null, Millis | null | undefined, Millis | null>
 }
 
 /** A node of the cluster (cluster mode); times by the database's clock. */

@@ -5,7 +5,8 @@ import { insertWebhook, webhookOutboxFor, type NewDelivery } from '../../src/db/
 import { dialectTest, openTestDb, postgresUrl } from '../support/db-matrix.js'
 
 // The webhook outbox on both dialects: due order, one order key at a time, attempts, release, requeue,
-// prune; on PostgreSQL several nodes claim from one outbox without ever claiming a row twice.
+// prune; on PostgreSQL several nodes claim from one outbox without ever claiming a row twice, and a
+// node's claim holds until its outcome, its restart, or its time runs out.
 
 async function endpoint (handle: DbHandle, id: string): Promise<void> {
   await insertWebhook(handle.db, {
@@ -20,7 +21,7 @@ const delivery = (webhookId: string, orderKey: string, at: number, n: number): N
 dialectTest('outbox: due order, one order key at a time, attempts, release, requeue and prune', async (t, dialect) => {
   const handle = await openTestDb(t, dialect)
   await endpoint(handle, 'wh_a')
-  const outbox = webhookOutboxFor(handle)
+  const outbox = webhookOutboxFor(handle, { nodeId: 'node-a', ttlMs: 60_000 })
   assert.deepEqual(await outbox.subscribers(), [{ id: 'wh_a', events: null, session_id: null }])
   await outbox.insert([delivery('wh_a', 'k1', 100, 1), delivery('wh_a', 'k1', 100, 2), delivery('wh_a', 'k2', 150, 3)])
   assert.equal(await outbox.nextDueAt(), 100)
@@ -55,7 +56,7 @@ test('outbox on PostgreSQL: three nodes claiming at once never claim a delivery 
   const nodes = await Promise.all([openPostgres(url), openPostgres(url), openPostgres(url)])
   t.after(async () => { await Promise.all(nodes.map(async (n) => { await n.close() })) })
   await endpoint(nodes[0], 'wh_a')
-  const outboxes = nodes.map((n) => webhookOutboxFor(n))
+  const outboxes = nodes.map((n, i) => webhookOutboxFor(n, { nodeId: `node-${i}`, ttlMs: 60_000 }))
   const rows: NewDelivery[] = []
   for (let n = 0; n < 300; n++) rows.push(delivery('wh_a', `k${n % 10}`, 1, n))
   await outboxes[0].insert(rows)
@@ -85,4 +86,42 @@ test('outbox on PostgreSQL: three nodes claiming at once never claim a delivery 
     const order = sent.filter((m) => Number(m.slice(4)) % 10 === k).map((m) => Number(m.slice(4)))
     assert.deepEqual(order, [...order].sort((a, b) => a - b), `order key k${k} in order`)
   }
+})
+
+test('outbox on PostgreSQL: a starting node puts back only its own claims; a claim that runs out goes to another node, whose outcome counts', async (t) => {
+  const url = await postgresUrl()
+  const [a, b] = await Promise.all([openPostgres(url), openPostgres(url)])
+  t.after(async () => { await Promise.all([a.close(), b.close()]) })
+  await endpoint(a, 'wh_a')
+  const nodeA = webhookOutboxFor(a, { nodeId: 'node-a', ttlMs: 1000 })
+  const nodeB = webhookOutboxFor(b, { nodeId: 'node-b', ttlMs: 1000 })
+  await nodeA.insert([delivery('wh_a', 'k1', 10, 1), delivery('wh_a', 'k1', 10, 2), delivery('wh_a', 'k2', 10, 3)])
+  const held = await nodeA.claimDue(100, 1)
+  assert.deepEqual(held.map((r) => [r.message_id, r.claimed_by, Number(r.claimed_until)]), [['msg_1', 'node-a', 1100]])
+
+  // B starts while A is sending msg_1: it leaves A's claim alone and never sends msg_1 (nor msg_2 behind it)
+  assert.equal(await nodeB.releaseAll(), 0)
+  const other = await nodeB.claimDue(500, 10)
+  assert.deepEqual(other.map((r) => r.message_id), ['msg_3'])
+  await nodeB.succeeded({ id: other[0].id, at: 501, statusCode: 200, error: null })
+  assert.equal(await nodeB.nextDueAt(), 1100, 'B looks again when A\'s claim would run out')
+  // B cannot write an outcome for a delivery A holds
+  await nodeB.succeeded({ id: held[0].id, at: 501, statusCode: 200, error: null })
+  await nodeB.release(held[0].id)
+  assert.deepEqual((await nodeB.claimDue(600, 10)), [])
+
+  // A dies; its claim runs out and B sends msg_1 again; A's late outcome is ignored, B's counts
+  const [retaken] = await nodeB.claimDue(1100, 10)
+  assert.deepEqual([retaken.message_id, retaken.claimed_by, retaken.attempts], ['msg_1', 'node-b', 0])
+  await nodeA.failed({ id: held[0].id, at: 1101, statusCode: 500, error: 'late' })
+  await nodeB.succeeded({ id: retaken.id, at: 1102, statusCode: 200, error: null })
+  const row = await a.db.selectFrom('webhook_deliveries').selectAll().where('id', '=', retaken.id).executeTakeFirstOrThrow()
+  assert.deepEqual([row.status, row.attempts, row.last_status_code], ['succeeded', 1, 200])
+
+  // A starts again while msg_2 is its claim: it puts back its own
+  const [mine] = await nodeA.claimDue(2000, 10)
+  assert.equal(mine.message_id, 'msg_2')
+  assert.equal(await nodeB.releaseAll(), 0)
+  assert.equal(await nodeA.releaseAll(), 1)
+  assert.deepEqual((await nodeB.claimDue(2001, 10)).map((r) => r.message_id), ['msg_2'])
 })

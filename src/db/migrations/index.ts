@@ -5,6 +5,7 @@ import * as m003 from './003-send-progress.js'
 import * as m004 from './004-webhooks.js'
 import * as m005 from './005-reactions.js'
 import * as m006 from './006-cluster.js'
+import * as m007 from './007-delivery-claims.js'
 
 // A static index instead of a file-system provider: src (tsx) and dist (tsc) resolve the same migrations.
 const migrations: Record<string, Migration> = {
@@ -13,7 +14,8 @@ const migrations: Record<string, Migration> = {
   '003-send-progress': m003,
   '004-webhooks': m004,
   '005-reactions': m005,
-  '006-cluster': m006
+  '006-cluster': m006,
+  '007-delivery-claims': m007
 }
 
 export const migrationProvider: MigrationProvider = {

@@ -4,21 +4,34 @@ import type { AttemptOutcome, NewDelivery, Subscriber } from './webhooks.js'
 
 type Claimed = WebhookDeliveryRow & { url: string, secret: string }
 
-const ELIGIBLE = `from webhook_deliveries d join webhooks w on w.id = d.webhook_id
-  where d.status = 'pending' and w.enabled = 1 and not exists (
+// Deliveries that may go out now or later: pending ones, and `sending` ones another node claimed (they go
+// out again once their claim has run out: that node died mid-attempt), when no earlier delivery with
+// the same order key is still waiting. DUE is when each may go.
+const CANDIDATES = `from webhook_deliveries d join webhooks w on w.id = d.webhook_id
+  where (d.status = 'pending' or (d.status = 'sending' and d.claimed_until is not null)) and w.enabled = 1 and not exists (
     select 1 from webhook_deliveries e where e.webhook_id = d.webhook_id and e.order_key = d.order_key and e.id < d.id
     and e.status in ('pending', 'sending'))`
+const DUE = "case when d.status = 'sending' then d.claimed_until else d.next_attempt_at end"
+
+/** Who claims deliveries from this outbox, and for how long a claim holds without an outcome. */
+export interface DeliveryClaim {
+  nodeId: string
+  ttlMs: number
+}
 
 const count = (r: pg.QueryResult): number => r.rowCount ?? 0
 
 /**
  * webhookOutbox's PostgreSQL twin: the same rows and rules, asynchronous. The claim marks due rows
- * `sending` in one statement that skips rows another node is claiming (FOR UPDATE SKIP LOCKED), so
- * several nodes can work one outbox without sending a delivery twice; a row waiting for an earlier one
- * with its order key stays waiting whichever node holds that one. The counts behind stats() are read
- * in the background: the last known values answer at once.
+ * `sending` by this node until now + ttlMs, in one statement that skips rows another node is claiming
+ * (FOR UPDATE SKIP LOCKED), so several nodes can work one outbox without sending a delivery twice; a row
+ * waiting for an earlier one with its order key stays waiting whichever node holds that one. Outcomes
+ * are written only while the claim is still this node's; a node starting again puts back only its own
+ * interrupted claims (another node's are its business until they run out). The counts behind stats()
+ * are read in the background: the last known values answer at once.
  */
-export function pgWebhookOutbox (pool: pg.Pool) {
+export function pgWebhookOutbox (pool: pg.Pool, claim: DeliveryClaim) {
+  const me = claim.nodeId
   const counts = { pending: 0, failing: 0, reading: false }
   function refreshCounts (): void {
     if (counts.reading) return
@@ -61,33 +74,35 @@ export function pgWebhookOutbox (pool: pg.Pool) {
       if (limit <= 0) return []
       const result = await pool.query<Claimed>(
         `with claimed as (
-           update webhook_deliveries set status = 'sending' where status = 'pending' and id in (
-             select d.id ${ELIGIBLE} and d.next_attempt_at <= $1 order by d.next_attempt_at, d.id limit $2
+           update webhook_deliveries set status = 'sending', claimed_by = $3, claimed_until = $1::bigint + $4::bigint where id in (
+             select d.id ${CANDIDATES} and ${DUE} <= $1 order by ${DUE}, d.id limit $2
              for update of d skip locked)
            returning *)
-         select c.*, w.url, w.secret from claimed c join webhooks w on w.id = c.webhook_id order by c.next_attempt_at, c.id`, [now, limit])
+         select c.*, w.url, w.secret from claimed c join webhooks w on w.id = c.webhook_id order by c.next_attempt_at, c.id`, [now, limit, me, claim.ttlMs])
       return result.rows
     },
     nextDueAt: async (): Promise<number | null> => {
-      const r = await pool.query<{ at: number | null }>(`select min(d.next_attempt_at) as at ${ELIGIBLE}`)
+      const r = await pool.query<{ at: number | null }>(`select min(${DUE}) as at ${CANDIDATES}`)
       return r.rows[0]?.at ?? null
     },
     succeeded: async (o: AttemptOutcome): Promise<void> => {
-      await pool.query("update webhook_deliveries set status = 'succeeded', attempts = attempts + 1, last_attempt_at = $1, last_status_code = $2, last_error = null, completed_at = $1 where id = $3 and status = 'sending'",
-        [o.at, o.statusCode, o.id])
+      await pool.query("update webhook_deliveries set status = 'succeeded', attempts = attempts + 1, last_attempt_at = $1, last_status_code = $2, last_error = null, completed_at = $1 where id = $3 and status = 'sending' and claimed_by = $4",
+        [o.at, o.statusCode, o.id, me])
     },
     retry: async (o: AttemptOutcome, nextAt: number): Promise<void> => {
-      await pool.query("update webhook_deliveries set status = 'pending', attempts = attempts + 1, last_attempt_at = $1, last_status_code = $2, last_error = $3, next_attempt_at = $4 where id = $5 and status = 'sending'",
-        [o.at, o.statusCode, o.error, nextAt, o.id])
+      await pool.query("update webhook_deliveries set status = 'pending', attempts = attempts + 1, last_attempt_at = $1, last_status_code = $2, last_error = $3, next_attempt_at = $4 where id = $5 and status = 'sending' and claimed_by = $6",
+        [o.at, o.statusCode, o.error, nextAt, o.id, me])
     },
     failed: async (o: AttemptOutcome): Promise<void> => {
-      await pool.query("update webhook_deliveries set status = 'failed', attempts = attempts + 1, last_attempt_at = $1, last_status_code = $2, last_error = $3, completed_at = $1 where id = $4 and status = 'sending'",
-        [o.at, o.statusCode, o.error, o.id])
+      await pool.query("update webhook_deliveries set status = 'failed', attempts = attempts + 1, last_attempt_at = $1, last_status_code = $2, last_error = $3, completed_at = $1 where id = $4 and status = 'sending' and claimed_by = $5",
+        [o.at, o.statusCode, o.error, o.id, me])
     },
     release: async (id: number): Promise<void> => {
-      await pool.query("update webhook_deliveries set status = 'pending' where id = $1 and status = 'sending'", [id])
+      await pool.query("update webhook_deliveries set status = 'pending' where id = $1 and status = 'sending' and claimed_by = $2", [id, me])
     },
-    releaseAll: async (): Promise<number> => count(await pool.query("update webhook_deliveries set status = 'pending' where status = 'sending'")),
+    /** this node's claims a crash interrupted, and those claimed before claims were recorded */
+    releaseAll: async (): Promise<number> => count(await pool.query(
+      "update webhook_deliveries set status = 'pending' where status = 'sending' and (claimed_by = $1 or claimed_by is null)", [me])),
     disable: async (webhookId: string, reason: string, at: number): Promise<void> => {
       await pool.query('update webhooks set enabled = 0, disabled_reason = $1, updated_at = $2 where id = $3', [reason, at, webhookId])
     },

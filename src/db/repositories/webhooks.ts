@@ -1,7 +1,7 @@
 import type SQLite from 'better-sqlite3'
 import type { Kysely, Updateable } from 'kysely'
 import type { DbHandle } from '../connection.js'
-import { pgWebhookOutbox } from './webhooks-pg.js'
+import { pgWebhookOutbox, type DeliveryClaim } from './webhooks-pg.js'
 import type { Database, DeliveryStatus, WebhookDeliveryRow, WebhookRow, WebhookTable } from '../database.js'
 
 type Db = Kysely<Database>
@@ -150,6 +150,7 @@ export function webhookOutbox (sqlite: SQLite.Database) {
 /** The SQLite outbox (synchronous) or its PostgreSQL twin (webhooks-pg.ts, asynchronous). */
 export type WebhookOutbox = ReturnType<typeof webhookOutbox> | ReturnType<typeof pgWebhookOutbox>
 
-export function webhookOutboxFor (handle: DbHandle): WebhookOutbox {
-  return handle.dialect === 'sqlite' ? webhookOutbox(handle.sqlite) : pgWebhookOutbox(handle.pool)
+/** claim: who this node is and how long its claims hold (PostgreSQL; SQLite has one process, so none) */
+export function webhookOutboxFor (handle: DbHandle, claim: DeliveryClaim): WebhookOutbox {
+  return handle.dialect === 'sqlite' ? webhookOutbox(handle.sqlite) : pgWebhookOutbox(handle.pool, claim)
 }

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { lstatSync, renameSync, rmSync } from 'node:fs'
-import { mkdir, open, readdir, unlink } from 'node:fs/promises'
+import { lstat, mkdir, open, readdir, unlink } from 'node:fs/promises'
 import { dirname, join, resolve as resolvePath } from 'node:path'
 import { Transform, Writable, type TransformCallback } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
@@ -102,12 +102,33 @@ export function createMediaStore (opts: MediaStoreOptions) {
   return { dir, save, resolve, remove }
 }
 
-/** Creates the folder and removes `.part` files left by a previous run that stopped mid-upload. */
-export async function prepareUploadDir (dir: string): Promise<number> {
+/**
+ * How long a file in UPLOAD_DIR must have been left untouched before a start may call it abandoned.
+ * 0 on SQLite: one process owns the folder, so whatever a previous run left is abandoned. On PostgreSQL
+ * several nodes may share the folder (docs/cluster.md): another node's upload in progress has a `.part`
+ * file written to moments ago, or a stored name renamed a moment before its row commits, and must not be
+ * removed under it. An upload stream idle this long has been dropped by the HTTP server already.
+ */
+export const SHARED_DIR_GRACE_MS = 10 * 60_000
+
+/** Whether a file was last written more than graceMs ago (always, for 0; never, when it is already gone). */
+async function abandoned (path: string, graceMs: number, now: number): Promise<boolean> {
+  if (graceMs <= 0) return true
+  try {
+    return now - (await lstat(path)).mtimeMs > graceMs
+  } catch {
+    return false
+  }
+}
+
+/** Creates the folder and removes `.part` files left by a run that stopped mid-upload (untouched for graceMs). */
+export async function prepareUploadDir (dir: string, graceMs = 0, now = Date.now()): Promise<number> {
   await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE })
   let removed = 0
   for (const entry of await readdir(dir, { withFileTypes: true })) {
-    if (entry.isFile() && entry.name.endsWith('.part') && await unlinkQuiet(join(dir, entry.name))) removed++
+    if (!entry.isFile() || !entry.name.endsWith('.part')) continue
+    const path = join(dir, entry.name)
+    if (await abandoned(path, graceMs, now) && await unlinkQuiet(path)) removed++
   }
   return removed
 }
@@ -124,18 +145,25 @@ export interface Reconciled {
 /**
  * Start-up reconciliation of UPLOAD_DIR with the `uploads` table, so that every upload is a complete
  * file with its row, or neither: `.part` files go, files under a stored name without a row go, rows
- * without a file go. Files whose names the service never gives are left alone.
+ * without a file go. Files whose names the service never gives are left alone. With graceMs (a folder
+ * shared by several nodes) a file written to within graceMs may be another node's upload in progress,
+ * and stays.
  */
-export async function reconcileUploads (dir: string, db: Kysely<Database>): Promise<Reconciled> {
-  const parts = await prepareUploadDir(dir)
+export async function reconcileUploads (dir: string, db: Kysely<Database>, graceMs = 0): Promise<Reconciled> {
+  const now = Date.now()
+  const parts = await prepareUploadDir(dir, graceMs, now)
+  // rows before the folder: an upload commits its row after its rename, so a row read here has its file
+  // in the listing below unless the file is really gone
+  const rows = new Set((await db.selectFrom('uploads').select('filename').execute()).map((r) => r.filename))
   const files = new Set<string>()
   for (const entry of await readdir(dir, { withFileTypes: true })) {
     if (entry.isFile() && STORED_NAME.test(entry.name)) files.add(entry.name)
   }
-  const rows = new Set((await db.selectFrom('uploads').select('filename').execute()).map((r) => r.filename))
-  const filesWithoutRow = [...files].filter((f) => !rows.has(f))
+  const filesWithoutRow: string[] = []
+  for (const name of files) {
+    if (!rows.has(name) && await abandoned(join(dir, name), graceMs, now) && await unlinkQuiet(join(dir, name))) filesWithoutRow.push(name)
+  }
   const rowsWithoutFile = [...rows].filter((f) => !files.has(f))
-  for (const name of filesWithoutRow) await unlinkQuiet(join(dir, name))
   for (const name of rowsWithoutFile) await deleteUpload(db, name)
   return { parts, filesWithoutRow, rowsWithoutFile }
 }
@@ -216,8 +244,9 @@ export default fp(async (app) => {
     maxUploadBytes: app.config.maxUploadBytes,
     maxUploadMb: app.config.maxUploadMb
   })
-  // before any request: no upload can be half-way now
-  logReconciled(app.log, store.dir, await reconcileUploads(store.dir, app.db.db))
+  // before any request: none of this node's uploads can be half-way now (other nodes' can: see SHARED_DIR_GRACE_MS)
+  const graceMs = app.db.dialect === 'sqlite' ? 0 : SHARED_DIR_GRACE_MS
+  logReconciled(app.log, store.dir, await reconcileUploads(store.dir, app.db.db, graceMs))
   for (const t of secureUploadDir(store.dir)) app.log.warn(t, `tightened the mode of ${t.path} from ${t.from} to ${t.to}`)
   app.decorate('mediaStore', store)
 }, { name: 'media-store', dependencies: ['config', 'db'] })

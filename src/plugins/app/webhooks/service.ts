@@ -12,7 +12,7 @@ import type { EventName, EventPayloads } from '../../../schemas/events.js'
 import type { CreateWebhookBody, DeliveryView, UpdateWebhookBody, WebhookView, WebhookWithSecret } from '../../../schemas/webhook.js'
 import { APP_VERSION } from '../../../version.js'
 import { isNonPublicAddress, resolveAll, urlProblem } from '../../../webhooks/address-guard.js'
-import { createDeliveryWorker, type WorkerDeps } from './worker.js'
+import { claimTtlMs, createDeliveryWorker, type WorkerDeps } from './worker.js'
 import { settle } from '../../../db/maybe-async.js'
 
 /** Delivery rows are kept this long, whatever their state (except while being sent). */
@@ -86,7 +86,7 @@ const SUBSCRIBERS_RELOAD_MS = 5000
 export function createWebhookService (deps: WebhookDeps) {
   const { db: handle, config, log } = deps
   const db = handle.db
-  const outbox = webhookOutboxFor(handle)
+  const outbox = webhookOutboxFor(handle, { nodeId: config.cluster.nodeId, ttlMs: claimTtlMs(config.webhooks.timeoutMs) })
   let subscribers: Subscriber[] = []
   let closed = false
 

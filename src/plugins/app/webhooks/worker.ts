@@ -13,6 +13,15 @@ const MAX_SLEEP_MS = 30_000
 const CONNECT_TIMEOUT_MS = 5000
 
 /**
+ * How long a node's claim on a delivery holds (PostgreSQL): an attempt ends within timeoutMs and its
+ * outcome is written right after, so a claim still open a minute past that belongs to a node that died
+ * mid-attempt, and another node sends the delivery again (receivers drop the repeat by its webhook-id).
+ */
+export function claimTtlMs (timeoutMs: number): number {
+  return timeoutMs + 60_000
+}
+
+/**
  * Delay before the next attempt after `attempts` failed ones: exponential from baseDelayMs, growing so
  * that the delay before the last attempt is maxDelayMs (defaults: 5 s, 12 s, 31 s … 4.9 h, 12 h over 12
  * attempts, about 20 hours in all), each with ±20 % jitter so endpoints that failed together do not retry together.
