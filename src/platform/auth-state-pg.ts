@@ -10,6 +10,8 @@ import { sqliteAuthBackend, type AuthBackend, type KeyRow } from './auth-state.j
 // way. The loaded rows follow commits (a failed write changes nothing); clearing starts a new generation,
 // so a write of the old one that commits afterwards cannot bring its rows back into the loaded ones.
 // A write that fails is reported through `onError` (and rejects the promise Baileys awaits).
+// `pending` tells the send gate (send-gate.ts) what a session's next frame must wait for, since Baileys
+// does not await creds writes.
 
 interface Loaded {
   generation: number
@@ -20,6 +22,8 @@ interface Loaded {
 export function pgAuthBackend (pool: pg.Pool, onError: (err: unknown, what: string) => void): AuthBackend {
   const loaded = new Map<string, Loaded>()
   const queues = new Map<string, Promise<void>>()
+  /** per session with writes pending: whether all of them committed so far */
+  const outcomes = new Map<string, Promise<boolean>>()
 
   let generations = 0
   const entry = (sessionId: string): Loaded => {
@@ -55,8 +59,14 @@ export function pgAuthBackend (pool: pg.Pool, onError: (err: unknown, what: stri
       }
     })
     const settled = run.catch((err: unknown) => { onError(err, what) })
+    const outcome = (outcomes.get(sessionId) ?? Promise.resolve(true)).then(async (ok) => await run.then(() => ok, () => false))
     queues.set(sessionId, settled)
-    void settled.then(() => { if (queues.get(sessionId) === settled) queues.delete(sessionId) })
+    outcomes.set(sessionId, outcome)
+    void outcome.then(() => {
+      if (outcomes.get(sessionId) !== outcome) return
+      outcomes.delete(sessionId)
+      queues.delete(sessionId)
+    })
     return run
   }
 
@@ -118,6 +128,7 @@ export function pgAuthBackend (pool: pg.Pool, onError: (err: unknown, what: stri
         }
       }), apply)
     },
+    pending: (sessionId) => outcomes.get(sessionId),
     flush: async () => { await Promise.allSettled([...queues.values()]) },
     clear (sessionId) {
       loaded.set(sessionId, { generation: ++generations, creds: undefined, keys: new Map() })

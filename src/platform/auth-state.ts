@@ -44,6 +44,8 @@ export interface SessionAuth {
    * through the cache: receipts are resolved with it while their stanza is being committed.
    */
   numberForLid: (lidUser: string) => string | null
+  /** see AuthBackend.pending: what the socket's next frame must wait for (PostgreSQL) */
+  writesPending: () => Promise<boolean> | undefined
 }
 
 export interface AuthStore {
@@ -70,6 +72,11 @@ export interface AuthBackend {
   writeCreds: (sessionId: string, text: string, at: number) => void | Promise<void>
   writeKeys: (sessionId: string, rows: KeyRow[]) => void | Promise<void>
   clear: (sessionId: string) => void | Promise<void>
+  /**
+   * The session's writes handed over so far and not yet settled: resolves true when they all committed,
+   * false when one failed; undefined when none is pending (always, for synchronous writes).
+   */
+  pending: (sessionId: string) => Promise<boolean> | undefined
   flush: () => Promise<void>
 }
 
@@ -130,6 +137,7 @@ export function sqliteAuthBackend (sqlite: SQLite.Database): AuthBackend {
     writeCreds: (sessionId, text, at) => { putCreds.run(sessionId, text, at) },
     writeKeys: (sessionId, rows) => { writeKeys(sessionId, rows) },
     clear: (sessionId) => { clearRows(sessionId) },
+    pending: () => undefined,
     flush: async () => {}
   }
 }
@@ -237,6 +245,7 @@ export function createAuthStore (backend: AuthBackend): AuthStore {
           epoch.cache.clear()
           if (open.get(sessionId) === auth) open.delete(sessionId)
         },
+        writesPending: () => backend.pending(sessionId),
         numberForLid (lidUser) {
           const text = epoch.readOne('lid-mapping', `${lidUser}_reverse`)
           if (text === null) return null

@@ -79,6 +79,41 @@ dialectTest('auth state: a failing batch changes neither the rows nor the cache'
   if (dialect === 'postgres') assert.equal(errors.length, 1, 'the failed write was reported')
 })
 
+dialectTest('auth state: writesPending tells the send gate whether what was handed over is committed', async (t, dialect) => {
+  const handle = await openTestDb(t, dialect)
+  await addSession(handle, 's1')
+  const { auth } = await fresh(handle, 's1')
+  assert.equal(auth.writesPending(), undefined, 'nothing handed over')
+  const creds = auth.state.creds
+  const saved = auth.saveCreds(creds)
+  const keys = auth.state.keys.set({ session: { a: Buffer.from([1]) } })
+  if (dialect === 'sqlite') {
+    assert.equal(auth.writesPending(), undefined, 'synchronous writes are committed when the call returns')
+    return
+  }
+  const both = auth.writesPending()
+  assert.ok(both !== undefined)
+  assert.equal(await both, true)
+  await Promise.all([saved, keys])
+  assert.equal(auth.writesPending(), undefined, 'nothing left once they settled')
+  assert.equal(await count(handle, 'auth_creds', 's1'), 1)
+
+  // a failed write makes the outcome false, for every write queued behind it too, until the queue empties
+  await sql`alter table auth_creds add constraint refuse check (false) not valid`.execute(handle.db)
+  void auth.saveCreds(creds)
+  void auth.state.keys.set({ session: { b: Buffer.from([2]) } })
+  assert.equal(await auth.writesPending(), false)
+  await sql`alter table auth_creds drop constraint refuse`.execute(handle.db)
+  await waitUntilIdle(auth)
+  void auth.saveCreds(creds)
+  assert.equal(await auth.writesPending(), true, 'a new queue starts clean')
+})
+
+async function waitUntilIdle (auth: ReturnType<AuthStore['open']>): Promise<void> {
+  for (let i = 0; i < 200 && auth.writesPending() !== undefined; i++) await new Promise((resolve) => setTimeout(resolve, 5))
+  assert.equal(auth.writesPending(), undefined)
+}
+
 dialectTest('auth state: reset and dispose delete every row; a stale socket cannot write back', async (t, dialect) => {
   const handle = await openTestDb(t, dialect)
   await addSession(handle, 's1')

@@ -15,6 +15,7 @@ import { InteractionIntake } from '../interactions.js'
 import { ReceiptIntake } from '../receipts.js'
 import type { InteractionSink, PlatformTiming, ReceiptSeen, ReceiptSink } from '../types.js'
 import { forgetHalfLink } from './linking.js'
+import { gateSends } from '../send-gate.js'
 
 /** One socket's life: `ready` once the server sent pair-device (a pairing code can be asked for). */
 export interface Attempt {
@@ -213,6 +214,11 @@ export class Connection {
     })
     const attempt: Attempt = { gen: ++this.#gen, sock, ready: false, open: false, codeRequested: false, codeChain: Promise.resolve() }
     this.#attempt = attempt
+    // PostgreSQL: nothing reaches the platform before the auth writes it depends on are committed
+    gateSends(sock, {
+      pending: () => auth.writesPending(),
+      onRefused: () => { this.deps.log.error({ sessionId }, 'auth state could not be stored: connection dropped, it reconnects from what is stored') }
+    })
 
     sock.ev.on('creds.update', () => { auth.saveCreds(state.creds) })
     sock.ev.on('connection.update', (update) => {

@@ -1,0 +1,56 @@
+import type { WASocket } from '@whiskeysockets/baileys'
+
+// Baileys does not wait for its `creds.update` listeners: it answers pair-success, and uploads pre-keys
+// under the new ids, right after emitting the new creds. With SQLite the creds are committed inside the
+// emit (synchronous writes); on PostgreSQL the write is on its way when the answer goes out, so a crash in
+// between would leave the platform with a linked device (or pre-keys) the database never heard of.
+// The gate makes every frame of the socket wait, in order, for the session's auth writes handed over
+// before it. When one of them failed, nothing more is written: the connection is dropped and the session
+// reconnects from what the database holds. With nothing pending a frame goes out at once, as before.
+
+/** The part of `ws`'s WebSocket the gate wraps (Baileys' WebSocketClient calls `socket.send(data, cb)`). */
+interface RawSocket {
+  send: (data: unknown, ...rest: unknown[]) => void
+  terminate: () => void
+}
+
+export interface SendGateOptions {
+  /** the session's auth writes not yet settled: resolves false when one failed (AuthBackend.pending) */
+  pending: () => Promise<boolean> | undefined
+  /** a write failed: the connection is being dropped */
+  onRefused: () => void
+}
+
+/** Installs the gate on a socket made by createSocket (before any frame is sent); false when it has no WebSocket. */
+export function gateSends (sock: WASocket, opts: SendGateOptions): boolean {
+  // `socket` is the `ws` WebSocket Baileys' WebSocketClient creates in connect(), which makeWASocket calls
+  const raw = (sock.ws as unknown as { socket?: RawSocket | null }).socket
+  if (raw === null || raw === undefined) return false
+  const send = raw.send.bind(raw)
+  /** frames waiting, in order; null when none is */
+  let tail: Promise<void> | null = null
+  let refused = false
+
+  raw.send = (data: unknown, ...rest: unknown[]): void => {
+    const waitFor = opts.pending()
+    if (waitFor === undefined && tail === null && !refused) { send(data, ...rest); return }
+    const queued = (tail ?? Promise.resolve()).then(async () => {
+      if (!refused && waitFor !== undefined && !(await waitFor)) {
+        refused = true
+        opts.onRefused()
+        raw.terminate()
+      }
+      const callback = rest.at(-1)
+      const fail = (err: Error): void => { if (typeof callback === 'function') callback(err) }
+      if (refused) { fail(new Error('Connection dropped: the auth state could not be stored')); return }
+      try {
+        send(data, ...rest)
+      } catch (err) {
+        fail(err instanceof Error ? err : new Error(String(err)))
+      }
+    })
+    tail = queued
+    void queued.then(() => { if (tail === queued) tail = null })
+  }
+  return true
+}
