@@ -2,13 +2,14 @@
 /**
  * `npm run emulator` (or `npm start` in emulator/, or the `wa-emulator` bin): run the emulator as a
  * process. Prints one JSON line on stdout when ready ({ wsUrl, controlUrl, mediaUrl, rootPublicKey,
- * caFile }); logs go to stderr. See emulator/README.md.
+ * caFile }); logs go to stderr, console output of its libraries too (at debug). See emulator/README.md.
  *   EMULATOR_PORT        port of the WebSocket + control API server (default 0 = any)
  *   EMULATOR_MEDIA_PORT  port of the HTTPS media server (default 0 = any)
  *   EMULATOR_CERT_DIR    reuse/generate <dir>/cert.pem + <dir>/key.pem (default: a fresh temp dir)
  *   EMULATOR_LOG_LEVEL   pino level for stderr (default info)
  */
 import { join, resolve } from 'node:path'
+import { format } from 'node:util'
 import { destination, pino } from 'pino'
 import { startEmulator } from './index.js'
 
@@ -23,6 +24,11 @@ function portFromEnv (name: string): number {
 }
 
 const logger = pino({ level: process.env.EMULATOR_LOG_LEVEL ?? 'info', name: 'wa-emulator' }, destination(2))
+// stdout is the ready line only: what dependencies print (libsignal dumps whole session records with
+// console.info/warn) goes to the log at debug
+for (const method of ['log', 'info', 'warn', 'error', 'debug', 'trace'] as const) {
+  console[method] = (...args: unknown[]) => { logger.debug({ source: 'console', method }, format(...args)) }
+}
 const certDir = process.env.EMULATOR_CERT_DIR
 const emulator = await startEmulator({
   port: portFromEnv('EMULATOR_PORT'),
