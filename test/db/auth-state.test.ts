@@ -110,7 +110,7 @@ dialectTest('auth state: writesPending tells the send gate whether what was hand
 })
 
 async function waitUntilIdle (auth: ReturnType<AuthStore['open']>): Promise<void> {
-  for (let i = 0; i < 200 && auth.writesPending() !== undefined; i++) await new Promise((resolve) => setTimeout(resolve, 5))
+  for (let i = 0; i < 2000 && auth.writesPending() !== undefined; i++) await new Promise((resolve) => setTimeout(resolve, 5))
   assert.equal(auth.writesPending(), undefined)
 }
 
