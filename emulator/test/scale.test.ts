@@ -36,7 +36,6 @@ describe('scale', () => {
     const createMs = performance.now() - started
     assert.equal(new Set(contacts.map((c) => c.number)).size, CONTACTS)
     assert.equal(new Set(contacts.map((c) => c.lid)).size, CONTACTS)
-    assert.ok(createMs < 1_000, `creating 1,000 contacts took ${createMs.toFixed(0)} ms`)
 
     started = performance.now()
     let id = ''
@@ -98,8 +97,8 @@ describe('scale', () => {
     // every viewer 5 times by PN and 5 times by LID
     assert.equal(perViewer.size, 2 * CONTACTS)
     assert.ok([...perViewer.values()].every((n) => n === RECEIPT_ROUNDS / 2))
-    assert.ok(writeMs < 3_000, `writing ${stanzas} receipt stanzas took ${writeMs.toFixed(0)} ms`)
 
+    // times are reported, not asserted (speed is npm run bench's business)
     t.diagnostic(
       `contacts ${createMs.toFixed(0)} ms; sendMessage (Baileys) ${sendMs.toFixed(0)} ms; ` +
       `decrypted by all ${CONTACTS + 1} devices after ${recordMs.toFixed(0)} ms; ` +

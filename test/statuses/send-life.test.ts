@@ -153,7 +153,8 @@ test('at start, a send a crash left sending resumes once its session is open: sa
 })
 
 test('at start, interrupted sends that cannot resume end partial (or are removed when nobody has them)', async (t) => {
-  const h = await harness(t, { SEND_RECONNECT_WAIT_MS: '300' })
+  // a bound far above what the logged-out path takes even on a loaded machine, so the two are told apart
+  const h = await harness(t, { SEND_RECONNECT_WAIT_MS: '2000' })
   await h.addSession('s1', { connected: false })
   await h.addSession('s2', { connected: false })
   h.platform.loggedOut.add('s2')
@@ -163,14 +164,14 @@ test('at start, interrupted sends that cannot resume end partial (or are removed
   const started = Date.now()
   assert.equal(await h.app.statuses.recover(), 3)
   await waitFor(async () => (await rowOf(h, loggedOut))?.state === 'partial', 2000, 'the logged-out row to end')
-  assert.ok(Date.now() - started < 250, 'a logged-out session is not waited for')
-  await waitFor(async () => (await rowOf(h, timedOut))?.state === 'partial', 3000, 'the bound')
-  assert.ok(Date.now() - started >= 290)
+  assert.ok(Date.now() - started < 1500, 'a logged-out session is not waited for')
+  await waitFor(async () => (await rowOf(h, timedOut))?.state === 'partial', 6000, 'the bound')
+  assert.ok(Date.now() - started >= 1990)
   assert.equal(await rowOf(h, unbuilt), undefined)
   assert.equal(h.platform.sent.length, 0)
   const rows = await h.app.statuses.list('s1')
   assert.deepEqual(rows.map((r) => [r.id, r.state, r.sentCount]), [[String(timedOut), 'partial', 2]])
-  assert.match(rows[0].error ?? '', /^Sending stopped after 2 of 5: the session did not reconnect within 300 ms$/)
+  assert.match(rows[0].error ?? '', /^Sending stopped after 2 of 5: the session did not reconnect within 2 s$/)
   assert.deepEqual((await h.app.statuses.list('s2')).map((r) => [r.state, r.sentCount]), [['partial', 0]])
   assert.deepEqual(h.of('statuses-updated').map((e) => [e.statusId, e.action]).sort(), [[String(loggedOut), 'partial'], [String(timedOut), 'partial'], [String(unbuilt), 'send-failed']].sort())
 })

@@ -219,8 +219,10 @@ test('viewer ingest commits each stanza at once and coalesces updates to one per
   }
   await new Promise((resolve) => setTimeout(resolve, VIEWERS_UPDATE_MS * 2 + 100))
   const updates = h.events.filter((e) => e.event === 'status-viewers-update').slice(before)
-  assert.ok(updates.length >= 3 && updates.length <= 6, `updates: ${updates.length} for ${n} receipts`)
-  for (let i = 1; i < updates.length; i++) assert.ok(updates[i].at - updates[i - 1].at >= VIEWERS_UPDATE_MS, `spaced by the window: ${updates.map((u) => u.at - updates[0].at).join(', ')}`)
+  // at most one per window (leading + trailing edge); a loaded machine may stall the trickle and give fewer,
+  // never more. The spacing allows 2 ms for Date.now()'s whole milliseconds against the timer's clock.
+  assert.ok(updates.length >= 2 && updates.length <= 6, `updates: ${updates.length} for ${n} receipts`)
+  for (let i = 1; i < updates.length; i++) assert.ok(updates[i].at - updates[i - 1].at >= VIEWERS_UPDATE_MS - 2, `spaced by the window: ${updates.map((u) => u.at - updates[0].at).join(', ')}`)
   const last = updates.at(-1)?.payload as { viewers: unknown[] }
   assert.equal(last.viewers.length, total + n, 'trailing edge carries the final state')
 })
