@@ -1,5 +1,6 @@
 import type pg from 'pg'
 import type { DbHandle } from '../db/connection.js'
+import { inTransaction } from '../db/repositories/pg-tx.js'
 import { sqliteAuthBackend, type AuthBackend, type KeyRow } from './auth-state.js'
 
 // Baileys' auth state on PostgreSQL. Baileys reads keys synchronously in places (numberForLid while a
@@ -21,9 +22,8 @@ interface Loaded {
 
 export function pgAuthBackend (pool: pg.Pool, onError: (err: unknown, what: string) => void): AuthBackend {
   const loaded = new Map<string, Loaded>()
-  const queues = new Map<string, Promise<void>>()
-  /** per session with writes pending: whether all of them committed so far */
-  const outcomes = new Map<string, Promise<boolean>>()
+  /** per session with writes not yet settled: resolves once they have, true when every one committed */
+  const tails = new Map<string, Promise<boolean>>()
 
   let generations = 0
   const entry = (sessionId: string): Loaded => {
@@ -43,36 +43,20 @@ export function pgAuthBackend (pool: pg.Pool, onError: (err: unknown, what: stri
     return applied
   }
 
-  /** runs `work` after the session's earlier writes; the returned promise rejects when it fails */
+  /** runs `work` after the session's earlier writes, in one transaction; the returned promise rejects when it fails */
   function queue (sessionId: string, what: string, work: (client: pg.PoolClient) => Promise<void>): Promise<void> {
-    const run = (queues.get(sessionId) ?? Promise.resolve()).then(async () => {
-      const client = await pool.connect()
-      try {
-        await client.query('BEGIN')
-        await work(client)
-        await client.query('COMMIT')
-      } catch (err) {
-        await client.query('ROLLBACK').catch(() => {})
-        throw err
-      } finally {
-        client.release()
-      }
-    })
-    const settled = run.catch((err: unknown) => { onError(err, what) })
-    const outcome = (outcomes.get(sessionId) ?? Promise.resolve(true)).then(async (ok) => await run.then(() => ok, () => false))
-    queues.set(sessionId, settled)
-    outcomes.set(sessionId, outcome)
-    void outcome.then(() => {
-      if (outcomes.get(sessionId) !== outcome) return
-      outcomes.delete(sessionId)
-      queues.delete(sessionId)
-    })
+    const previous = tails.get(sessionId) ?? Promise.resolve(true)
+    const run = previous.then(async () => { await inTransaction(pool, work) })
+    void run.catch((err: unknown) => { onError(err, what) })
+    const tail = previous.then(async (ok) => await run.then(() => ok, () => false))
+    tails.set(sessionId, tail)
+    void tail.then(() => { if (tails.get(sessionId) === tail) tails.delete(sessionId) })
     return run
   }
 
   return {
     async prepare (sessionId) {
-      await queues.get(sessionId)
+      await tails.get(sessionId)
       const creds = await pool.query<{ creds: string }>('SELECT creds FROM auth_creds WHERE session_id = $1', [sessionId])
       const keys = await pool.query<{ type: string, key_id: string, value: string }>('SELECT type, key_id, value FROM auth_keys WHERE session_id = $1', [sessionId])
       const l: Loaded = { generation: ++generations, creds: creds.rows[0]?.creds, keys: new Map() }
@@ -128,8 +112,8 @@ export function pgAuthBackend (pool: pg.Pool, onError: (err: unknown, what: stri
         }
       }), apply)
     },
-    pending: (sessionId) => outcomes.get(sessionId),
-    flush: async () => { await Promise.allSettled([...queues.values()]) },
+    pending: (sessionId) => tails.get(sessionId),
+    flush: async () => { await Promise.all([...tails.values()]) },
     clear (sessionId) {
       loaded.set(sessionId, { generation: ++generations, creds: undefined, keys: new Map() })
       return queue(sessionId, 'could not delete the auth state', async (client) => {

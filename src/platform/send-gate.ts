@@ -21,11 +21,11 @@ export interface SendGateOptions {
   onRefused: () => void
 }
 
-/** Installs the gate on a socket made by createSocket (before any frame is sent); false when it has no WebSocket. */
-export function gateSends (sock: WASocket, opts: SendGateOptions): boolean {
+/** Installs the gate on a socket made by createSocket, before any frame is sent. */
+export function gateSends (sock: WASocket, opts: SendGateOptions): void {
   // `socket` is the `ws` WebSocket Baileys' WebSocketClient creates in connect(), which makeWASocket calls
   const raw = (sock.ws as unknown as { socket?: RawSocket | null }).socket
-  if (raw === null || raw === undefined) return false
+  if (raw === null || raw === undefined) return
   const send = raw.send.bind(raw)
   /** frames waiting, in order; null when none is */
   let tail: Promise<void> | null = null
@@ -52,5 +52,4 @@ export function gateSends (sock: WASocket, opts: SendGateOptions): boolean {
     tail = queued
     void queued.then(() => { if (tail === queued) tail = null })
   }
-  return true
 }

@@ -161,7 +161,8 @@ export async function reconcileUploads (dir: string, db: Kysely<Database>, grace
   }
   const filesWithoutRow: string[] = []
   for (const name of files) {
-    if (!rows.has(name) && await abandoned(join(dir, name), graceMs, now) && await unlinkQuiet(join(dir, name))) filesWithoutRow.push(name)
+    const path = join(dir, name)
+    if (!rows.has(name) && await abandoned(path, graceMs, now) && await unlinkQuiet(path)) filesWithoutRow.push(name)
   }
   const rowsWithoutFile = [...rows].filter((f) => !files.has(f))
   for (const name of rowsWithoutFile) await deleteUpload(db, name)
