@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import pg from 'pg'
-import { startEmulator, testCertPaths } from '@status-tracker/emulator'
-import { emulatorApi, linkSessions, serviceApi } from '../../bench/lib/clients.js'
-import { sleep, startService, tempDir, type ServiceProc } from '../../bench/lib/procs.js'
+import { serviceApi } from '../../bench/lib/clients.js'
+import { sleep } from '../../bench/lib/procs.js'
 import { waitFor } from '../helper.js'
+import { killableService } from './killable.js'
 import { postgresUrl, usePostgres } from '../support/db-matrix.js'
 
 // receipts-sigkill.test.ts on PostgreSQL (DATABASE_URL): the service as a real process, a receipt burst
@@ -19,18 +19,9 @@ usePostgres()
 
 test('on PostgreSQL, SIGKILL during a receipt burst: nothing acknowledged is lost, nothing is stored twice', { timeout: 170_000 }, async (t) => {
   const url = await postgresUrl()
-  const emu = await startEmulator({ tls: testCertPaths() })
-  t.after(async () => { await emu.stop() })
-  const dir = tempDir('st-sigkill-pg-')
-  t.after(() => { dir.rm() })
-  const start = async (): Promise<ServiceProc> => {
-    const svc = await startService({ dir: dir.path, emulator: emu, env: { LOG_LEVEL: 'warn', DATABASE_URL: url } })
-    t.after(async () => { await svc.stop(2000) })
-    return svc
-  }
-  let svc = await start()
-  const api = serviceApi(svc.base)
-  await linkSessions(api, emulatorApi(emu.controlUrl), [{ sessionId: SID, number: OWN }])
+  const k = await killableService(t, { tempPrefix: 'st-sigkill-pg-', sessionId: SID, number: OWN, env: { LOG_LEVEL: 'warn', DATABASE_URL: url } })
+  const { emu, start, api } = k
+  let svc = k.svc
 
   const contacts = emu.addContacts(BURST, { prefix: '4474' }).map((c) => c.number)
   const status = await api.post<{ statusId: string, platformMessageId: string }>(`/sessions/${SID}/send-status`, { type: 'text', content: 'burst', targetNumbers: contacts.slice(0, 3).join(',') })

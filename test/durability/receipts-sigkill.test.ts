@@ -2,10 +2,10 @@ import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { SQLite as Database } from '../../src/db/sqlite.js'
-import { startEmulator, testCertPaths } from '@status-tracker/emulator'
-import { emulatorApi, linkSessions, serviceApi } from '../../bench/lib/clients.js'
-import { sleep, startService, tempDir, type ServiceProc } from '../../bench/lib/procs.js'
+import { serviceApi } from '../../bench/lib/clients.js'
+import { sleep } from '../../bench/lib/procs.js'
 import { waitFor } from '../helper.js'
+import { killableService } from './killable.js'
 
 // The service as a real process (node --import tsx src/server.ts), real Baileys, the emulator in this
 // process. A 5,000-receipt burst is cut by SIGKILL three times, at different points (by how many views
@@ -19,18 +19,9 @@ const BURST = 5000
 const KILL_AT = [600, 2200, 4000]
 
 test('SIGKILL during a 5,000-receipt burst: nothing acknowledged is lost, nothing is stored twice', { timeout: 170_000 }, async (t) => {
-  const emu = await startEmulator({ tls: testCertPaths() })
-  t.after(async () => { await emu.stop() })
-  const dir = tempDir('st-sigkill-')
-  t.after(() => { dir.rm() })
-  const start = async (): Promise<ServiceProc> => {
-    const svc = await startService({ dir: dir.path, emulator: emu, env: { LOG_LEVEL: 'warn' } })
-    t.after(async () => { await svc.stop(2000) })
-    return svc
-  }
-  let svc = await start()
-  const api = serviceApi(svc.base)
-  await linkSessions(api, emulatorApi(emu.controlUrl), [{ sessionId: SID, number: OWN }])
+  const k = await killableService(t, { tempPrefix: 'st-sigkill-', sessionId: SID, number: OWN, env: { LOG_LEVEL: 'warn' } })
+  const { emu, start, api } = k
+  let svc = k.svc
 
   const contacts = emu.addContacts(BURST, { prefix: '4473' }).map((c) => c.number)
   const status = await api.post<{ statusId: string, platformMessageId: string }>(`/sessions/${SID}/send-status`, { type: 'text', content: 'burst', targetNumbers: contacts.slice(0, 3).join(',') })

@@ -2,10 +2,9 @@ import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { SQLite as Database } from '../../src/db/sqlite.js'
-import { startEmulator, testCertPaths } from '@status-tracker/emulator'
-import { emulatorApi, linkSessions, serviceApi } from '../../bench/lib/clients.js'
-import { startService, tempDir, type ServiceProc } from '../../bench/lib/procs.js'
+import { serviceApi } from '../../bench/lib/clients.js'
 import { waitFor } from '../helper.js'
+import { killableService } from './killable.js'
 
 // Replies and reactions are committed before their message is acknowledged (src/platform/interactions.ts).
 // The service as a real process gets a stream of replies and is SIGKILLed twice in the middle of it: at
@@ -18,18 +17,9 @@ const REPLIES = 240
 const KILL_AT = [40, 140]
 
 test('SIGKILL while replies stream in: nothing acknowledged is lost, nothing is stored twice', { timeout: 170_000 }, async (t) => {
-  const emu = await startEmulator({ tls: testCertPaths() })
-  t.after(async () => { await emu.stop() })
-  const dir = tempDir('st-replies-kill-')
-  t.after(() => { dir.rm() })
-  const start = async (): Promise<ServiceProc> => {
-    const svc = await startService({ dir: dir.path, emulator: emu })
-    t.after(async () => { await svc.stop(2000) })
-    return svc
-  }
-  let svc = await start()
-  const api = serviceApi(svc.base)
-  await linkSessions(api, emulatorApi(emu.controlUrl), [{ sessionId: SID, number: OWN }])
+  const k = await killableService(t, { tempPrefix: 'st-replies-kill-', sessionId: SID, number: OWN })
+  const { emu, start, api } = k
+  let svc = k.svc
   const contacts = emu.addContacts(REPLIES, { prefix: '4475' }).map((c) => c.number)
   const status = await api.post<{ statusId: string, platformMessageId: string }>(`/sessions/${SID}/send-status`, { type: 'text', content: 'tell me', targetNumbers: contacts.join(',') })
   await emu.waitForStatus((s) => s.id === status.platformMessageId && s.decrypted && s.recipients.length === REPLIES + 1)
