@@ -41,6 +41,25 @@ test('a private Redis starts on loopback without persistence and stops', async (
   assert.equal(await ping(redis.port), false)
 })
 
+// Two test files can get one port from freePort() at once: the second server cannot bind it, while the
+// first answers on it. The second start must notice the answer is not its own server and move on.
+test('a private PostgreSQL or Redis whose port another one holds starts on another port, never using the other', async (t) => {
+  const first = await startPostgres()
+  t.after(async () => { await first.stop() })
+  const second = await startPostgres({ port: first.port })
+  t.after(async () => { await second.stop() })
+  assert.notEqual(second.port, first.port)
+  assert.notEqual(await dataDirectory(second.url), await dataDirectory(first.url))
+
+  const redis = await startRedis()
+  t.after(async () => { await redis.stop() })
+  const other = await startRedis({ port: redis.port })
+  t.after(async () => { await other.stop() })
+  assert.notEqual(other.port, redis.port)
+  await other.stop()
+  assert.equal(await ping(redis.port), true, 'stopping the second leaves the first running')
+})
+
 async function dataDirectory (url: string): Promise<string> {
   const client = new pg.Client({ connectionString: url })
   await client.connect()

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { rmSync } from 'node:fs'
+import { realpathSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import pg from 'pg'
 import { freePort } from '../helper.js'
@@ -19,7 +19,8 @@ export interface PrivatePostgres {
   stop: () => Promise<void>
 }
 
-export async function startPostgres (): Promise<PrivatePostgres> {
+/** `port`: the first port to try (tests of this module); a free one otherwise, and after a failed bind. */
+export async function startPostgres (opts: { port?: number } = {}): Promise<PrivatePostgres> {
   const bin = postgresBinDir()
   const initdb = requireBinary(join(bin, 'initdb'), 'postgresql')
   const postgres = requireBinary(join(bin, 'postgres'), 'postgresql')
@@ -33,14 +34,14 @@ export async function startPostgres (): Promise<PrivatePostgres> {
     throw err
   }
   for (let attempt = 1; ; attempt++) {
-    const port = await freePort()
+    const port = attempt === 1 && opts.port !== undefined ? opts.port : await freePort()
     const server = startProcess(postgres, [
       '-D', data, '-p', String(port), '-h', '127.0.0.1', '-k', dir,
       '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off',
       '-c', 'max_connections=200', '-c', 'shared_buffers=32MB', '-c', 'logging_collector=off'
     ], dir, runAs)
     const url = `postgres://postgres@127.0.0.1:${port}/postgres`
-    const ready = await waitReady(url, () => server.child.exitCode !== null)
+    const ready = await waitReady(url, data, () => server.child.exitCode !== null)
     if (ready) {
       return {
         url,
@@ -66,20 +67,24 @@ export async function startPostgres (): Promise<PrivatePostgres> {
   }
 }
 
-/** Connects until the server answers (bounded: 30 s) or its process is gone. */
-async function waitReady (url: string, exited: () => boolean): Promise<boolean> {
+/**
+ * Connects until this server answers (bounded: 30 s) or its process is gone. "This server": the one
+ * serving `data`. Another test file's private server can hold the port when two starts got it from
+ * freePort() at once; it answers too, but it is not ours (and stops when its file ends), so it is not ready.
+ */
+async function waitReady (url: string, data: string, exited: () => boolean): Promise<boolean> {
   const deadline = Date.now() + 30_000
   while (Date.now() < deadline && !exited()) {
     const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 })
     try {
       await client.connect()
-      await client.query('select 1')
+      const served = (await client.query<{ data_directory: string }>('show data_directory')).rows[0].data_directory
       await client.end()
-      return true
+      if (realpathSync(served) === realpathSync(data)) return true
     } catch {
       await client.end().catch(() => {})
-      await new Promise((resolve) => setTimeout(resolve, 100))
     }
+    await new Promise((resolve) => setTimeout(resolve, 100))
   }
   return false
 }

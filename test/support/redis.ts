@@ -1,3 +1,4 @@
+import { realpathSync } from 'node:fs'
 import { connect } from 'node:net'
 import { freePort } from '../helper.js'
 import { requireBinary, startProcess, tempFolder } from './server-process.js'
@@ -12,16 +13,17 @@ export interface PrivateRedis {
   stop: () => Promise<void>
 }
 
-export async function startRedis (): Promise<PrivateRedis> {
+/** `port`: the first port to try (tests of this module); a free one otherwise, and after a failed bind. */
+export async function startRedis (opts: { port?: number } = {}): Promise<PrivateRedis> {
   const bin = requireBinary(process.env.REDIS_SERVER ?? '/usr/bin/redis-server', 'redis-server')
   for (let attempt = 1; ; attempt++) {
     const dir = tempFolder('st-redis-')
-    const port = await freePort()
+    const port = attempt === 1 && opts.port !== undefined ? opts.port : await freePort()
     const server = startProcess(bin, [
       '--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no',
       '--daemonize', 'no', '--protected-mode', 'yes', '--unixsocket', '', '--logfile', ''
     ], dir)
-    if (await waitReady(port, () => server.child.exitCode !== null)) {
+    if (await waitReady(port, dir, () => server.child.exitCode !== null)) {
       return { url: `redis://127.0.0.1:${port}`, port, stop: async () => { await server.stop('SIGTERM') } }
     }
     const log = server.output()
@@ -31,14 +33,38 @@ export async function startRedis (): Promise<PrivateRedis> {
   }
 }
 
-/** PING until +PONG (bounded: 15 s) or the process is gone. */
-async function waitReady (port: number, exited: () => boolean): Promise<boolean> {
+/**
+ * Asks for the working folder until this server answers (bounded: 15 s) or its process is gone. Another
+ * test file's private Redis can hold the port when two starts got it from freePort() at once; it answers
+ * too, with its own folder, and is not ours.
+ */
+async function waitReady (port: number, dir: string, exited: () => boolean): Promise<boolean> {
   const deadline = Date.now() + 15_000
+  const ours = realpathSync(dir)
   while (Date.now() < deadline && !exited()) {
-    if (await ping(port)) return true
+    if (await servedDir(port) === ours) return true
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
   return false
+}
+
+/** The working folder of the Redis on the port (`CONFIG GET dir`), or null when nothing answers it. */
+async function servedDir (port: number): Promise<string | null> {
+  return await new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port })
+    let reply = ''
+    const done = (dir: string | null): void => { socket.destroy(); resolve(dir) }
+    socket.setTimeout(1000, () => { done(null) })
+    socket.once('error', () => { done(null) })
+    socket.once('connect', () => { socket.write('CONFIG GET dir\r\n') })
+    // *2 $3 dir $<n> <dir>: five lines
+    socket.on('data', (b) => {
+      reply += b.toString()
+      const lines = reply.split('\r\n')
+      if (reply.startsWith('-')) done(null)
+      else if (lines.length > 5) done(lines[4])
+    })
+  })
 }
 
 export async function ping (port: number): Promise<boolean> {
