@@ -24,22 +24,30 @@ interface Ledger {
   history: Array<[string, string, 'start' | 'stop', number]>
 }
 
-async function database (t: TestContext): Promise<{ url: string, open: () => Kysely<Database> }> {
+async function database (t: TestContext): Promise<{ url: string, open: () => Kysely<Database>, onClose: (close: () => Promise<void>) => void }> {
   const server = await startPostgres()
-  t.after(async () => { await server.stop() })
+  const closers: Array<() => Promise<void>> = []
+  const onClose = (close: () => Promise<void>): void => { closers.push(close) }
+  // node:test runs a test's after-hooks in the order they were added, so one hook closes what was opened
+  // (keepers, pools; last first) and only then stops the server, whose fast shutdown would otherwise end
+  // a keeper's query in flight (57P01) under the test
+  t.after(async () => {
+    for (const close of closers.reverse()) await close().catch(() => {})
+    await server.stop()
+  })
   const url = await server.createDatabase()
   const open = (): Kysely<Database> => {
     const pool = new pg.Pool({ connectionString: url, max: 3 })
     // idle connections ended by the server's stop at the end
     pool.on('error', () => {})
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
-    t.after(async () => { await db.destroy().catch(() => {}) })
+    onClose(async () => { await db.destroy() })
     return db
   }
   // the service's own schema, every migration
   const migrated = await openPostgres(url)
   await migrated.close()
-  return { url, open }
+  return { url, open, onClose }
 }
 
 function keeper (db: Kysely<Database>, nodeId: string, ledger: Ledger): LeaseKeeper {
@@ -77,13 +85,13 @@ test('placement: least-loaded live node first, ties by name, the same on every n
 })
 
 test('leases on PostgreSQL: spread over live nodes, taken over after a node stops renewing, never held twice, no flapping on return', { timeout: 60_000 }, async (t) => {
-  const { open } = await database(t)
+  const { open, onClose } = await database(t)
   const ledger: Ledger = { holder: new Map(), violations: [], history: [] }
   const dbA = open()
   const dbB = open()
   const a = keeper(dbA, 'node-a', ledger)
   const b = keeper(dbB, 'node-b', ledger)
-  t.after(async () => { await a.halt(); await b.halt() })
+  onClose(async () => { await a.halt(); await b.halt() })
   await a.begin()
   await b.begin()
   const ids = ['s1', 's2', 's3', 's4', 's5', 's6']
@@ -111,7 +119,7 @@ test('leases on PostgreSQL: spread over live nodes, taken over after a node stop
 
   // A comes back (same node id): it gets nothing of B's healthy leases, only what is new
   const a2 = keeper(open(), 'node-a', ledger)
-  t.after(async () => { await a2.halt() })
+  onClose(async () => { await a2.halt() })
   await a2.begin()
   await new Promise((resolve) => setTimeout(resolve, 3 * RENEW))
   assert.equal(a2.running.size, 0, 'no healthy lease moved')
