@@ -21,6 +21,8 @@ RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY scripts/build.mjs scripts/
 COPY src src
+COPY plugins plugins
+COPY schemas schemas
 RUN npm run build
 
 FROM ${BASE_IMAGE} AS deps

@@ -22,7 +22,7 @@ const STAMP = join(OUT, '.build-stamp')
 const ENTRY = join(OUT, 'src', 'server.js')
 const LOCK = join(ROOT, '.build.lock')
 /** what the build reads: a change to any of these makes dist/ stale */
-const SOURCES = [join(ROOT, 'src'), join(ROOT, 'tsconfig.build.json')]
+const SOURCES = [join(ROOT, 'src'), join(ROOT, 'plugins'), join(ROOT, 'schemas'), join(ROOT, 'tsconfig.build.json')]
 
 const mode = process.argv[2] ?? '--always'
 if (!['--always', '--if-stale', '--check'].includes(mode)) {
@@ -56,7 +56,7 @@ function build (reason) {
     throw new Error(`${reason}, and the TypeScript compiler is not installed: run \`npm ci\` (with dev dependencies) and \`npm run build\`, then \`npm ci --omit=dev\` if you want a production install`)
   }
   const started = performance.now()
-  console.error(`[build] ${reason}: compiling src/ into dist/ …`)
+  console.error(`[build] ${reason}: compiling src/, plugins/ and schemas/ into dist/ …`)
   rmSync(OUT, { recursive: true, force: true }) // clean: no compiled leftovers of moved or deleted sources
   const run = spawnSync(process.execPath, [tsc, '-p', join(ROOT, 'tsconfig.build.json')], { cwd: ROOT, stdio: 'inherit' })
   if (run.status !== 0) throw new Error(`tsc failed (${run.status ?? run.signal}); dist/ is not marked as built`)

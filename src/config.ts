@@ -4,7 +4,7 @@ import { hostname } from 'node:os'
 import { join, resolve } from 'node:path'
 import { parseEnv } from 'node:util'
 import { Value } from '@sinclair/typebox/value'
-import { EnvSchema, type Env } from './schemas/env.js'
+import { EnvSchema, type Env } from '../schemas/env.js'
 
 export interface Config {
   port: number

@@ -5,7 +5,7 @@ import type { TestContext } from 'node:test'
 import { io, type Socket } from 'socket.io-client'
 import { startEmulator, testCertPaths, type Emulator } from '@status-tracker/emulator'
 import { build, TEST_API_KEY, waitFor, type TestApp } from './helper.js'
-import type { EventName, EventPayloads } from '../src/schemas/events.js'
+import type { EventName, EventPayloads } from '../schemas/events.js'
 import { EventRecorder } from './events.js'
 
 // The service, real Baileys and the emulator on 127.0.0.1, plus a socket.io client recording events.

@@ -75,6 +75,18 @@ export async function openPostgres (url: string, opts: { max?: number } = {}): P
   return { dialect: 'postgres', db, pool, close: async () => { await db.destroy() } }
 }
 
+/**
+ * A small pool of its own for the cluster's lease renewals, with client-side timeouts: a busy application
+ * pool (a long send's writes) must not hold a renewal back, and a query that hangs fails so the next round
+ * retries. No migrations: the application pool ran them.
+ */
+export function openLeaseDb (url: string, opts: { nodeId: string, timeoutMs: number, onError: (err: Error) => void }): { db: Kysely<Database>, close: () => Promise<void> } {
+  const pool = new pg.Pool({ connectionString: url, max: 2, types, application_name: `status-tracker-leases-${opts.nodeId}`, query_timeout: opts.timeoutMs, connectionTimeoutMillis: opts.timeoutMs })
+  pool.on('error', opts.onError)
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+  return { db, close: async () => { await db.destroy() } }
+}
+
 async function migrate (db: Kysely<Database>): Promise<void> {
   // numbers are handed out per branch (002 viewer LIDs, 003 sends, 004 webhooks) and merge in any order:
   // a database that already ran a later one still gets an earlier one that arrives after it.

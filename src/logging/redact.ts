@@ -1,4 +1,5 @@
-import type { FastifyRequest } from 'fastify'
+/** what the request serializer reads (Fastify's request has these; the core does not import Fastify) */
+interface LoggedRequest { method: string, url: string, ip: string, host?: string, headers?: Record<string, string | string[] | undefined>, socket?: { remotePort?: number } }
 
 // Keys must never reach the log: not from headers (pino's `redact` in buildApp), not from query strings
 // (the request serializer below), not from what dependencies print (console-guard.ts).
@@ -25,7 +26,7 @@ export function redactUrl (url: string): string {
 }
 
 /** Fastify's own request serializer, with the URL's credentials redacted. */
-export function requestSerializer (req: FastifyRequest): Record<string, unknown> {
+export function requestSerializer (req: LoggedRequest): Record<string, unknown> {
   return {
     method: req.method,
     url: redactUrl(req.url),

@@ -1,6 +1,5 @@
 import {
   DisconnectReason,
-  getBinaryNodeChildren,
   isLidUser,
   jidDecode,
   jidNormalizedUser,
@@ -8,11 +7,12 @@ import {
   type WASocket
 } from '@whiskeysockets/baileys'
 import { pnDigits } from './lid.js'
+import { parseStatusReceipt, type ParsedView } from './receipt-parse.js'
 import { ackFrames, type HeldFrame } from './receipt-acks.js'
 import type { PlatformLogger as Logger } from './logger.js'
 import type { ReceiptSeen, ReceiptSink, StatusView } from './types.js'
 
-// Status receipts have one way in: the raw stanza, committed before it is acknowledged.
+// Status receipts have one way in (how a stanza's views are read: receipt-parse.ts): the raw stanza, committed before it is acknowledged.
 //
 // rc14 (lib/Socket/socket.js, onMessageReceived) emits every decoded frame as `ws.emit('frame', frame)`
 // first, synchronously, and only then `CB:receipt`, whose handler (messages-recv.js handleReceipt) acks
@@ -40,63 +40,10 @@ import type { ReceiptSeen, ReceiptSink, StatusView } from './types.js'
 // Nor would `message-receipt.update` do as the source: it covers a subset of these forms (first `<list>`
 // only, never `<participants>` or own-number views, `played` reported as a read) and arrives after the ack.
 
-export type ParsedView = Omit<StatusView, 'viewerNumber' | 'isOwn'>
-export type ParsedReceipt = Omit<ParsedView, 'type'> & { type: ReceiptSeen['type'] }
-
-const STATUS_JID = 'status@broadcast'
 /** committed frames acked per event-loop turn (see ReceiptIntake.#releaseInChunks) */
 const ACK_CHUNK = 128
 /** the tag a frame gets while Baileys must not handle it */
 export const HELD_TAG = 'receipt-held'
-
-/** what a receipt type means for us; 'sender' (our own device echoing our send) is nothing at all */
-function receiptKind (type: string | undefined): ReceiptSeen['type'] | null {
-  if (type === undefined) return 'delivery'
-  if (type === 'read' || type === 'read-self') return 'read'
-  if (type === 'played' || type === 'played-self') return 'played'
-  return null
-}
-
-/**
- * Every (status, viewer) pair in a raw status receipt stanza: the `id` and the ids of every `<list>`
- * child, for the `participant` and every viewer of a `<participants>` child (own-device views included).
- * Deliveries come out as type 'delivery' (they are no views).
- */
-export function parseStatusReceipt (node: BinaryNode): ParsedReceipt[] {
-  const { attrs } = node
-  const type = receiptKind(attrs.type)
-  if (node.tag !== 'receipt' || attrs.from !== STATUS_JID || type === null || attrs.id === undefined) return []
-  const seconds = Number(attrs.t)
-  const at = Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : Date.now()
-  const children = Array.isArray(node.content) ? node.content : []
-
-  const ids = [attrs.id]
-  for (const list of children.filter((c) => c.tag === 'list')) {
-    for (const item of getBinaryNodeChildren(list, 'item')) if (item.attrs.id !== undefined) ids.push(item.attrs.id)
-  }
-  const viewers: Array<{ jid: string, at: number }> = []
-  if (attrs.participant !== undefined) viewers.push({ jid: jidNormalizedUser(attrs.participant), at })
-  for (const group of children.filter((c) => c.tag === 'participants')) {
-    for (const user of Array.isArray(group.content) ? group.content : []) {
-      if (user.attrs.jid === undefined) continue
-      const t = Number(user.attrs.t)
-      viewers.push({ jid: jidNormalizedUser(user.attrs.jid), at: Number.isFinite(t) && t > 0 ? t * 1000 : at })
-    }
-  }
-
-  const out: ParsedReceipt[] = []
-  const seen = new Set<string>()
-  for (const viewer of viewers) {
-    if (viewer.jid === '') continue
-    for (const messageId of ids) {
-      const key = `${messageId}\n${viewer.jid}`
-      if (seen.has(key)) continue
-      seen.add(key)
-      out.push({ messageId, viewerJid: viewer.jid, type, at: viewer.at })
-    }
-  }
-  return out
-}
 
 const lidUserOf = (jid: string | null | undefined): string | null =>
   jid !== null && jid !== undefined && (isLidUser(jid) ?? false) ? jidDecode(jid)?.user ?? null : null

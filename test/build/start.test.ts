@@ -24,7 +24,7 @@ test('npm start on a fresh checkout builds dist/ and serves the API, the dashboa
   const dir = mkdtempSync(join(tmpdir(), 'start-test-'))
   t.after(() => { rmSync(dir, { recursive: true, force: true }) })
   const app = join(dir, 'app')
-  for (const entry of ['src', 'public', 'scripts', 'package.json', 'package-lock.json', 'tsconfig.build.json']) cpSync(join(ROOT, entry), join(app, entry), { recursive: true })
+  for (const entry of ['src', 'plugins', 'schemas', 'public', 'scripts', 'package.json', 'package-lock.json', 'tsconfig.build.json']) cpSync(join(ROOT, entry), join(app, entry), { recursive: true })
   symlinkSync(join(ROOT, 'node_modules'), join(app, 'node_modules'), 'dir')
   assert.equal(existsSync(join(app, 'dist')), false)
 
@@ -64,7 +64,7 @@ test('npm start on a fresh checkout builds dist/ and serves the API, the dashboa
   }
 
   assert.ok(existsSync(join(app, 'dist', 'src', 'server.js')), 'the prestart compiled the server')
-  assert.match(output, /compiling src\/ into dist\//)
+  assert.match(output, /compiling src\/, plugins\/ and schemas\/ into dist\//)
   assert.equal(health.status, 200)
   const body = await health.json() as { success: boolean, data: { status: string, version: string, uptime: number, timestamp: string } }
   assert.equal(body.success, true)

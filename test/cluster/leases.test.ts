@@ -6,7 +6,7 @@ import { pino } from 'pino'
 import type { Database } from '../../src/db/database.js'
 import { openPostgres } from '../../src/db/connection.js'
 import { clusterView, dbNow } from '../../src/db/repositories/cluster.js'
-import { LeaseKeeper, placeOrphans } from '../../src/plugins/app/cluster/lease-keeper.js'
+import { LeaseKeeper, placeOrphans } from '../../plugins/cluster/lease-keeper.js'
 import { startPostgres } from '../support/postgres.js'
 import { waitFor } from '../helper.js'
 

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openDatabase } from '../../src/db/connection.js'
-import { CHECK_TIMEOUT_MS, createHealth, databaseCheck } from '../../src/plugins/app/health.js'
+import { CHECK_TIMEOUT_MS, createHealth, databaseCheck } from '../../plugins/system/health.js'
 import { build, waitFor, type TestApp } from '../helper.js'
 
 interface HealthBody {

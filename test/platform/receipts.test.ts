@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import type { BinaryNode } from '@whiskeysockets/baileys'
-import { parseStatusReceipt } from '../../src/platform/receipts.js'
+import { parseStatusReceipt } from '../../src/platform/receipt-parse.js'
 
 // Pure checks of the stanza parser; the end-to-end receipt path (commit before ack) runs against the
 // emulator in platform.test.ts and, through the service as a process, in test/durability/.

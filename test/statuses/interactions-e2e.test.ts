@@ -5,7 +5,7 @@ import { startEmulator, testCertPaths } from '@status-tracker/emulator'
 import { connectSocket, emulatorApi, HttpError, linkSessions, poll, serviceApi } from '../../bench/lib/clients.js'
 import { startService, tempDir, type ServiceProc } from '../../bench/lib/procs.js'
 import { SQLite as Database } from '../../src/db/sqlite.js'
-import type { EventPayloads } from '../../src/schemas/events.js'
+import type { EventPayloads } from '../../schemas/events.js'
 import { EventRecorder } from '../events.js'
 
 // Issue 15 end to end: the service as a real process, real Baileys, the emulator's contacts reacting to

@@ -3,7 +3,7 @@ import { test } from 'node:test'
 import { proto } from '@whiskeysockets/baileys'
 import { parseStatusInteraction } from '../../src/platform/interactions.js'
 import type { StatusInteraction } from '../../src/platform/types.js'
-import { createInteractionIngest } from '../../src/plugins/app/statuses/interaction-ingest.js'
+import { createInteractionIngest } from '../../plugins/statuses/interaction-ingest.js'
 import { harness, type Harness } from './harness.js'
 import { sqliteOf } from '../helper.js'
 

@@ -3,7 +3,7 @@ import { test } from 'node:test'
 import { waitFor } from '../helper.js'
 import { startStack } from '../stack.js'
 import { startReceiver } from '../webhooks/receiver.js'
-import type { EventPayloads } from '../../src/schemas/events.js'
+import type { EventPayloads } from '../../schemas/events.js'
 
 // status-viewers-added through the whole stack: real Baileys linked to the emulator, receipts sent by the
 // emulator's contacts, a socket.io client and a webhook receiver on 127.0.0.1.

@@ -3,13 +3,14 @@ import type { Config } from '../../config.js'
 import { SerialQueue, withTimeout } from '../async.js'
 import type { SessionAuth } from '../auth-state.js'
 import type { TypedEmitter } from '../emitter.js'
-import { isPlatformError, PlatformError } from '../errors.js'
+import { PlatformError } from '../errors.js'
 import { pnDigits } from '../lid.js'
 import type { PlatformLogger as Logger } from '../logger.js'
 import type { AuthMethod, InteractionSink, PlatformEventMap, PlatformTiming, ReceiptSink, SendStatusInput, SendStatusResult, SessionLinks, SessionSnapshot, SessionSpec } from '../types.js'
 import { afterClose, Connection, type Attempt } from './connection.js'
 import { Linking, type Emit } from './linking.js'
 import { StatusSender } from './sender.js'
+import { openSocket, pairingReady } from './waits.js'
 import { SessionStateMachine } from './state.js'
 
 export interface RuntimeDeps {
@@ -144,13 +145,7 @@ export class SessionRuntime {
       linked: this.auth.isLinked(),
       ensureSocket: async () => { await this.start({ sessionId: this.id, authMethod: this.authMethod, phoneNumber: this.phoneNumber }) },
       // waited for outside the lifecycle queue: an expiring attempt must be able to reconnect meanwhile
-      ready: async () => await this.state.waiters.until(() => {
-        this.assertPresent()
-        if (this.state.is('open')) throw new PlatformError('ALREADY_CONNECTED')
-        if (!this.state.wantsSocket()) throw new PlatformError('PAIRING_UNAVAILABLE')
-        const attempt = this.connection.attempt
-        return attempt?.ready === true ? attempt : undefined
-      }, this.deps.timing.pairingReadyTimeoutMs, 'a socket that accepts a pairing code request')
+      ready: async () => await pairingReady(this.state, this.connection, this.deps.timing.pairingReadyTimeoutMs)
     })
   }
 
@@ -272,21 +267,8 @@ export class SessionRuntime {
     this.linking.announceTimeout(seconds)
   }
 
-  /**
-   * An open socket for the sender; waits for a reconnect (at most sendOpenWaitMs), gives up when the session
-   * stops wanting one (logged out, replaced, removed). `lost` is a socket whose link just broke: it is only
-   * returned again while its WebSocket is still open (the error was not a lost link after all).
-   */
-  private readonly openSocket = async (lost?: WASocket): Promise<WASocket> => {
-    const waitMs = this.deps.timing.sendOpenWaitMs
-    return await this.state.waiters.until(() => {
-      if (!this.state.wantsSocket()) throw new PlatformError('NOT_CONNECTED', `WhatsApp is not connected (session ${this.state.current})`)
-      const sock = this.state.is('open') ? this.connection.attempt?.sock : undefined
-      return sock === lost && sock?.ws.isOpen !== true ? undefined : sock
-    }, waitMs, 'the session to be connected').catch((err: unknown) => {
-      throw isPlatformError(err, 'NOT_CONNECTED') ? err : new PlatformError('NOT_CONNECTED', `WhatsApp is not connected (no reconnect within ${Math.round(waitMs / 1000)} s)`)
-    })
-  }
+  /** An open socket for the sender (waits.ts: openSocket) */
+  private readonly openSocket = async (lost?: WASocket): Promise<WASocket> => await openSocket(this.state, this.connection, this.deps.timing.sendOpenWaitMs, lost)
 
   private readonly emit: Emit = (event, payload) => { if (!this.state.muted()) this.deps.events.emit(event, payload) }
 

@@ -1,0 +1,83 @@
+import fp from 'fastify-plugin'
+import socketIoModule from 'fastify-socket.io'
+import type { FastifyBaseLogger, FastifyPluginAsync } from 'fastify'
+import { createAdapter } from '@socket.io/redis-adapter'
+import { Redis } from 'ioredis'
+import type { Server, ServerOptions } from 'socket.io'
+import { apiKeyFrom } from '../keys/auth.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    io: Server
+  }
+}
+
+// fastify-socket.io is CommonJS with an `exports.default`; under Node's ESM loader the default import is the
+// whole module object.
+const socketIo = ((socketIoModule as unknown as { default?: FastifyPluginAsync<Partial<ServerOptions>> }).default ??
+  socketIoModule) as FastifyPluginAsync<Partial<ServerOptions>>
+
+/** A client that reconnects within this long gets the events it missed (socket.recovered is true). */
+export const RECOVERY_WINDOW_MS = 2 * 60_000
+
+/**
+ * With REDIS_URL, the Redis adapter: an event emitted on one node reaches the clients of every node (each
+ * node emits its own sessions' events). Connection state recovery is in-memory only then: a client that
+ * reconnects gets a fresh connection rather than the events it missed (the adapter does not keep them).
+ */
+async function redisAdapter (url: string, log: FastifyBaseLogger): Promise<{ adapter: ServerOptions['adapter'], close: () => Promise<void> }> {
+  const pub = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 3 })
+  const sub = pub.duplicate()
+  for (const client of [pub, sub]) {
+    client.on('error', (err: Error) => { log.warn({ err: { message: err.message } }, 'redis connection error') })
+    // The adapter fires these without awaiting them: while Redis is away each one would reject unhandled
+    // and end the process. Events emitted then do not reach the other nodes' clients; this node goes on.
+    for (const method of ['publish', 'subscribe', 'psubscribe', 'unsubscribe', 'punsubscribe'] as const) {
+      const original = (client[method] as (...args: unknown[]) => Promise<unknown>).bind(client)
+      Object.assign(client, {
+        [method]: (...args: unknown[]) => {
+          const result = original(...args)
+          result.catch((err: unknown) => { log.warn({ err: { message: err instanceof Error ? err.message : String(err) }, command: method }, 'redis command failed') })
+          return result
+        }
+      })
+    }
+  }
+  try {
+    await Promise.all([pub.connect(), sub.connect()])
+  } catch (err) {
+    pub.disconnect()
+    sub.disconnect()
+    throw new Error(`Could not connect to Redis (REDIS_URL): ${err instanceof Error ? err.message : String(err)}`)
+  }
+  return {
+    adapter: createAdapter(pub, sub) as ServerOptions['adapter'],
+    close: async () => { await Promise.allSettled([pub.quit(), sub.quit()]) }
+  }
+}
+
+export default fp(async (app) => {
+  const origin = app.config.corsOrigin
+  const redis = app.config.redisUrl === null ? null : await redisAdapter(app.config.redisUrl, app.log)
+  if (redis !== null) {
+    // registered before socket.io's own onClose, so it runs after it: the server is closed before its adapter's clients
+    app.addHook('onClose', async () => { await redis.close() })
+  }
+  await app.register(socketIo, {
+    ...(redis !== null ? { adapter: redis.adapter } : {}),
+    path: '/socket.io/',
+    serveClient: true,
+    pingInterval: 25_000,
+    pingTimeout: 20_000,
+    // a recovered connection passes the key check again like any other handshake
+    connectionStateRecovery: { maxDisconnectionDuration: RECOVERY_WINDOW_MS, skipMiddlewares: false },
+    // long polling from another origin needs CORS like the API (WebSocket upgrades do not)
+    ...(origin === null ? {} : { cors: { origin, methods: ['GET', 'POST'] } })
+  })
+  app.io.use((socket, next) => {
+    const auth = socket.handshake.auth as { apiKey?: unknown, token?: unknown } | undefined
+    const candidates = [auth?.apiKey, auth?.token, apiKeyFrom(socket.handshake.headers)]
+    if (candidates.some((c) => typeof c === 'string' && app.checkApiKey(c))) { next(); return }
+    next(new Error('Unauthorized'))
+  })
+}, { name: 'socket-io', dependencies: ['config', 'auth'] })

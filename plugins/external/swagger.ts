@@ -1,0 +1,64 @@
+import fp from 'fastify-plugin'
+import swagger from '@fastify/swagger'
+import swaggerUi from '@fastify/swagger-ui'
+import { EventSchemas } from '../../schemas/events.js'
+import { WebhookBodySchema } from '../../schemas/webhook.js'
+import { APP_VERSION } from '../../src/version.js'
+import { CONTENT_SECURITY_POLICY } from './static.js'
+
+export default fp(async (app) => {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: {
+        title: 'Status Tracker API',
+        version: APP_VERSION,
+        description: 'Link messaging accounts by QR or pairing code, publish 24-hour statuses and see who viewed them. ' +
+          'Every response is `{ success, data }` or `{ success: false, error }`. Real-time events are served by socket.io at `/socket.io/`; ' +
+          'their payloads are the `Event*` schemas below.'
+      },
+      servers: [{ url: '/' }],
+      tags: [
+        { name: 'sessions', description: 'Linked accounts' },
+        { name: 'statuses', description: 'Publishing statuses and reading viewers' },
+        { name: 'uploads', description: 'Media for image and video statuses' },
+        { name: 'system', description: 'Health, statistics and storage' },
+        { name: 'webhooks', description: 'Signed HTTP deliveries of the socket.io events (Standard Webhooks), durable and retried' }
+      ],
+      components: {
+        securitySchemes: {
+          apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
+          bearer: { type: 'http', scheme: 'bearer' }
+        },
+        schemas: {
+          ...Object.fromEntries(Object.entries(EventSchemas).map(([name, schema]) => [
+            'Event' + name.split('-').map((w) => w[0].toUpperCase() + w.slice(1)).join(''),
+            JSON.parse(JSON.stringify(schema)) as object
+          ])),
+          // what a webhook receiver gets (POST, signed with the webhook-id / webhook-timestamp / webhook-signature headers)
+          WebhookBody: JSON.parse(JSON.stringify(WebhookBodySchema)) as object
+        }
+      },
+      security: [{ apiKey: [] }, { bearer: [] }]
+    },
+    // every operation gets a stable operationId (getSessionsQrCode, postSessionsSendStatus, …) for client generators,
+    // unless its route names one itself
+    transform: ({ schema, url, route }) => {
+      const path = url.replace(/^\/api/, '').split('/').filter((p) => p !== '' && !p.startsWith(':'))
+      const method = (Array.isArray(route.method) ? route.method[0] : route.method).toLowerCase()
+      const own = (schema as { operationId?: unknown } | undefined)?.operationId
+      const operationId = typeof own === 'string' ? own : method + path.map((p) => p.split('-').map((w) => w[0].toUpperCase() + w.slice(1)).join('')).join('')
+      return { schema: { ...schema, operationId } as typeof schema, url }
+    },
+    refResolver: {
+      // shared schemas appear under their $id (e.g. ErrorEnvelope) instead of def-N
+      buildLocalReference: (json, _baseUri, _fragment, i) => typeof json.$id === 'string' ? json.$id : `def-${i}`
+    }
+  })
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    uiConfig: { docExpansion: 'list', deepLinking: true, validatorUrl: null },
+    // the dashboard's policy (helmet, every response) except for styles: swagger-ui injects inline styles
+    staticCSP: CONTENT_SECURITY_POLICY.replace("style-src 'self'", "style-src 'self' 'unsafe-inline'")
+  })
+}, { name: 'swagger' })

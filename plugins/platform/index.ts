@@ -1,0 +1,101 @@
+import fp from 'fastify-plugin'
+import type { FastifyInstance } from 'fastify'
+import { sessionLinksFor } from '../../src/db/repositories/session-links.js'
+import { PlatformError } from '../../src/platform/errors.js'
+import type { Platform } from '../../src/platform/platform.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** every session's platform connection; the only code that talks to Baileys */
+    platform: Platform
+  }
+}
+
+type AnyListener = (payload: never) => void
+
+/**
+ * The platform, loaded after the app is ready. Baileys and what it pulls in (protobuf definitions,
+ * libsignal) take about a third of the service's module loading, and nothing in the first HTTP answer
+ * needs them: the server listens first and the sessions restore right after (issue 14: HTTP answering
+ * < 1 s after spawn with 100 stored sessions). Until then this stand-in keeps the listeners it is given
+ * (handed over on load), reports no session (`snapshot` null, as for a session not started yet) and
+ * runs every other call once the platform is there.
+ */
+function lazyPlatform (app: FastifyInstance): { platform: Platform, load: () => Promise<Platform | null> } {
+  let real: Platform | undefined
+  let loading: Promise<Platform> | undefined
+  let closed = false
+  const early: Array<[string, AnyListener]> = []
+  const load = async (): Promise<Platform> => {
+    if (closed && loading === undefined) throw new PlatformError('SESSION_NOT_FOUND')
+    loading ??= import('../../src/platform/platform.js').then(({ createPlatform }) => {
+      const platform = createPlatform({
+        db: app.db,
+        links: sessionLinksFor(app.db),
+        receiptSink: app.viewerIngest.sink,
+        interactionSink: app.interactionIngest.sink,
+        wa: app.config.wa,
+        logger: app.log,
+        timing: { sendOpenWaitMs: app.config.sendReconnectWaitMs }
+      })
+      for (const [event, listener] of early.splice(0)) platform.on(event as never, listener)
+      real = platform
+      return platform
+    })
+    return await loading
+  }
+  const platform: Platform = {
+    on (event, listener) {
+      if (real !== undefined) real.on(event, listener)
+      else early.push([event, listener as AnyListener])
+      return platform
+    },
+    off (event, listener) {
+      if (real !== undefined) real.off(event, listener)
+      else {
+        const i = early.findIndex(([e, l]) => e === event && l === listener)
+        if (i !== -1) early.splice(i, 1)
+      }
+      return platform
+    },
+    startSession: async (spec) => { await (await load()).startSession(spec) },
+    restartSession: async (sessionId) => { await (await load()).restartSession(sessionId) },
+    removeSession: async (sessionId) => { await (await load()).removeSession(sessionId) },
+    updatePhoneNumber: async (sessionId, phone) => { await (await load()).updatePhoneNumber(sessionId, phone) },
+    requestPairingCode: async (sessionId) => await (await load()).requestPairingCode(sessionId),
+    snapshot: (sessionId) => real?.snapshot(sessionId) ?? null,
+    newMessageId: (sessionId) => {
+      if (real === undefined) throw new PlatformError('SESSION_NOT_FOUND')
+      return real.newMessageId(sessionId)
+    },
+    sendStatus: async (sessionId, input) => await (await load()).sendStatus(sessionId, input),
+    revokeStatus: async (sessionId, messageId, jids) => await (await load()).revokeStatus(sessionId, messageId, jids),
+    restoreAll: async () => await (await load()).restoreAll(),
+    // nothing runs before the platform is loaded
+    releaseSession: async (sessionId) => { if (real !== undefined) await real.releaseSession(sessionId) },
+    close: async () => {
+      closed = true
+      if (loading === undefined) return
+      await (await loading).close()
+    }
+  }
+  return { platform, load: async () => closed ? null : await load() }
+}
+
+export default fp(async (app) => {
+  const { platform, load } = lazyPlatform(app)
+  app.decorate('platform', platform)
+  // once the app is ready (and, under `listen`, the server is listening: `listen` goes on right after
+  // the ready hooks), the platform loads and the stored sessions reconnect, a few at a time; with several
+  // nodes each starts only the sessions it owns (the cluster plugin), loading the platform on the first
+  app.addHook('onReady', async () => {
+    if (app.config.cluster.enabled) return
+    setImmediate(() => {
+      load().then(async (p) => await p?.restoreAll()).catch((err: unknown) => { app.log.error({ err }, 'could not start the platform') })
+    })
+  })
+  // preClose: sockets end before the database plugin closes the connection their writes need
+  app.addHook('preClose', async () => {
+    await platform.close()
+  })
+}, { name: 'platform', dependencies: ['config', 'db', 'viewer-ingest', 'interaction-ingest'] })

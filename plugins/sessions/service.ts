@@ -1,0 +1,114 @@
+import type { FastifyInstance } from 'fastify'
+import type { DbHandle } from '../../src/db/connection.js'
+import type { SessionRow } from '../../src/db/database.js'
+import { deleteSession, findSession, insertSession, listSessions, sessionMediaFiles, setPhoneNumber } from '../../src/db/repositories/sessions.js'
+import { mediaInUse } from '../../src/db/repositories/statuses.js'
+import { BadRequest, NotQrSession, SessionExists, SessionNotFound } from '../../src/errors.js'
+import type { AuthMethod, SessionSnapshot } from '../../src/platform/types.js'
+import type { SessionView } from '../../schemas/session.js'
+import type { DomainEvents } from '../broadcaster/domain-events.js'
+import { sessionView } from './view.js'
+
+/** What the session service uses of the other decorators. */
+export interface SessionDeps {
+  db: DbHandle
+  platform: Pick<FastifyInstance['platform'], 'snapshot' | 'startSession' | 'removeSession' | 'restartSession' | 'updatePhoneNumber' | 'requestPairingCode'>
+  mediaStore: Pick<FastifyInstance['mediaStore'], 'remove'>
+  events: Pick<DomainEvents, 'emit'>
+  /** cluster mode: new sessions are stored with their lease; others' statuses come from their owners' reports */
+  cluster?: Pick<FastifyInstance['cluster'], 'enabled' | 'createOwned' | 'reported'>
+}
+
+export interface NewSession {
+  sessionId: string
+  sessionName: string
+  authMethod: AuthMethod
+  phoneNumber: string | null
+}
+
+function remoteSnapshot (row: SessionRow, status: string | null | undefined): SessionSnapshot | null {
+  if (status === null || status === undefined) return null
+  const known = ['connecting', 'open', 'close', 'logged-out'].includes(status) ? status as SessionSnapshot['status'] : 'close'
+  return { sessionId: row.id, connected: known === 'open', status: known, ownNumber: row.own_number, pairingCode: null, qrCode: null }
+}
+
+/** Sessions: their rows, their platform connection and the events that tell clients about them. */
+export function createSessionService (deps: SessionDeps) {
+  const { platform, mediaStore, events, cluster } = deps
+  const db = deps.db.db
+
+  async function requireRow (sessionId: string): Promise<SessionRow> {
+    const row = await findSession(db, sessionId)
+    if (row === undefined) throw new SessionNotFound()
+    return row
+  }
+
+  /** Stores the session, announces it and starts linking it. */
+  async function create (session: NewSession): Promise<void> {
+    const { sessionId, sessionName, authMethod, phoneNumber } = session
+    const createdAt = Date.now()
+    const row = { id: sessionId, name: sessionName, auth_method: authMethod, phone_number: phoneNumber, own_number: null, own_lid: null, created_at: createdAt }
+    if (cluster?.enabled === true) {
+      // stored with this node's lease in one transaction, started by the lease keeper
+      if (!await cluster.createOwned(row)) throw new SessionExists()
+      events.emit('session-created', { sessionId, sessionName, phoneNumber, authMethod, createdAt: new Date(createdAt).toISOString() })
+      return
+    }
+    const inserted = await insertSession(db, row)
+    if (!inserted) throw new SessionExists()
+    events.emit('session-created', { sessionId, sessionName, phoneNumber, authMethod, createdAt: new Date(createdAt).toISOString() })
+    await platform.startSession({ sessionId, authMethod, phoneNumber })
+  }
+
+  async function list (): Promise<SessionView[]> {
+    const rows = await listSessions(db)
+    // sessions on other nodes: the status their owner last reported (the codes stay with the owner)
+    const reported = cluster?.enabled === true ? await cluster.reported() : new Map<string, string | null>()
+    return rows.map((row) => sessionView(row, platform.snapshot(row.id) ?? remoteSnapshot(row, reported.get(row.id))))
+  }
+
+  async function get (sessionId: string): Promise<SessionView> {
+    return sessionView(await requireRow(sessionId), platform.snapshot(sessionId))
+  }
+
+  /** Logs the device out, then removes the row (statuses, viewers and auth state go by cascade) and media no other status uses. */
+  async function remove (sessionId: string): Promise<void> {
+    await requireRow(sessionId)
+    await platform.removeSession(sessionId)
+    const media = await sessionMediaFiles(db, sessionId)
+    await deleteSession(db, sessionId)
+    for (const file of media) {
+      if (!await mediaInUse(db, file)) await mediaStore.remove(file)
+    }
+    events.emit('session-deleted', { sessionId })
+  }
+
+  async function restart (sessionId: string): Promise<void> {
+    const row = await requireRow(sessionId)
+    await platform.restartSession(row.id)
+  }
+
+  async function updatePhoneNumber (sessionId: string, phoneNumber: string): Promise<void> {
+    const row = await requireRow(sessionId)
+    if (row.auth_method !== 'pairing') throw new BadRequest('This session links by QR code and has no phone number')
+    await setPhoneNumber(db, row.id, phoneNumber)
+    await platform.updatePhoneNumber(row.id, phoneNumber)
+  }
+
+  /** A fresh pairing code, and the number it links (as stored once the code was issued). */
+  async function requestPairingCode (sessionId: string): Promise<{ pairingCode: string, phoneNumber: string | null }> {
+    const row = await requireRow(sessionId)
+    const pairingCode = await platform.requestPairingCode(row.id)
+    const fresh = await requireRow(row.id)
+    return { pairingCode, phoneNumber: fresh.phone_number }
+  }
+
+  /** The session's view; only for sessions that link by QR code. */
+  async function qrCode (sessionId: string): Promise<SessionView> {
+    const row = await requireRow(sessionId)
+    if (row.auth_method !== 'qrcode') throw new NotQrSession()
+    return sessionView(row, platform.snapshot(row.id))
+  }
+
+  return { create, list, get, remove, restart, updatePhoneNumber, requestPairingCode, qrCode }
+}

@@ -1,0 +1,38 @@
+import type { StatusReactionRow, StatusReplyRow, ViewerRow } from '../../src/db/database.js'
+import type { SentStatusRow } from '../../src/db/repositories/statuses.js'
+import type { Reaction, Reply, SentStatus, Viewer } from '../../schemas/status.js'
+
+export function iso (ms: number): string {
+  return new Date(ms).toISOString()
+}
+
+export function toViewer (r: ViewerRow): Viewer {
+  return { jid: r.jid, number: r.number, viewedAt: iso(r.viewed_at), isReal: r.is_real === 1 }
+}
+
+export function toReaction (r: StatusReactionRow): Reaction {
+  return { jid: r.jid, number: r.number, emoji: r.emoji, reactedAt: iso(r.reacted_at) }
+}
+
+export function toReply (r: StatusReplyRow): Reply {
+  return { jid: r.jid, number: r.number, text: r.text, repliedAt: iso(r.replied_at), messageId: r.message_id }
+}
+
+export function toSentStatus (r: SentStatusRow): SentStatus {
+  return {
+    id: String(r.id),
+    type: r.type,
+    content: r.content,
+    caption: r.caption,
+    timestamp: iso(r.created_at),
+    platformMessageId: r.message_id,
+    contactCount: r.contact_count,
+    targetNumbers: r.target_numbers,
+    viewerCount: r.viewer_count,
+    reactionCount: r.reaction_count,
+    replyCount: r.reply_count,
+    error: r.error,
+    state: r.state,
+    sentCount: r.sent_count
+  }
+}

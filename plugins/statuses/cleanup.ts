@@ -1,0 +1,51 @@
+import { deleteStatusesBefore } from '../../src/db/repositories/statuses.js'
+import { unusedUploadsBefore } from '../../src/db/repositories/uploads.js'
+import type { StatusDeps } from './service.js'
+
+export interface CleanupResult { statuses: number, uploads: number }
+
+/** Expiry: removes statuses older than the TTL (with viewers and media) and old unused uploads, now and on a timer. */
+export function createCleanup (deps: Pick<StatusDeps, 'db' | 'config' | 'events' | 'log'>, releaseMedia: (filename: string | null) => Promise<boolean>) {
+  const { config, events, log } = deps
+  const db = deps.db.db
+  let running: Promise<CleanupResult> | null = null
+  let timer: NodeJS.Timeout | null = null
+
+  async function run (): Promise<CleanupResult> {
+    const before = Date.now() - config.statusTtlMs
+    const expired = await deleteStatusesBefore(db, before)
+    let uploads = 0
+    for (const file of new Set(expired.map((s) => s.media_file))) {
+      if (await releaseMedia(file)) uploads++
+    }
+    for (const file of await unusedUploadsBefore(db, before)) {
+      if (await releaseMedia(file)) uploads++
+    }
+    const perSession = new Map<string, number>()
+    for (const s of expired) perSession.set(s.session_id, (perSession.get(s.session_id) ?? 0) + 1)
+    for (const [sessionId, n] of perSession) {
+      events.emit('statuses-updated', { sessionId, action: 'cleanup', message: `${n} expired status${n === 1 ? '' : 'es'} removed` })
+    }
+    if (expired.length > 0 || uploads > 0) log.info({ statuses: expired.length, uploads }, 'expired statuses and uploads removed')
+    return { statuses: expired.length, uploads }
+  }
+
+  /** One cleanup run; concurrent calls share it. */
+  async function cleanup (): Promise<CleanupResult> {
+    running ??= run().finally(() => { running = null })
+    return await running
+  }
+
+  function startTimer (): void {
+    timer = setInterval(() => {
+      cleanup().catch((err: unknown) => { log.error({ err }, 'status cleanup failed') })
+    }, config.cleanupIntervalMs)
+    timer.unref()
+  }
+
+  function stopTimer (): void {
+    if (timer !== null) { clearInterval(timer); timer = null }
+  }
+
+  return { cleanup, startTimer, stopTimer }
+}

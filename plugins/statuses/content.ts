@@ -1,0 +1,42 @@
+import { findUpload } from '../../src/db/repositories/uploads.js'
+import { BadRequest, UploadNotFound } from '../../src/errors.js'
+import type { StatusContent } from '../../src/platform/types.js'
+import type { SendStatusBody } from '../../schemas/status.js'
+import { detectUrlMedia, parseHttpUrl } from './parse.js'
+import type { StatusDeps } from './service.js'
+
+/** Checks a send-status body and works out what to send and what to store. */
+export async function prepareContent (deps: Pick<StatusDeps, 'db' | 'mediaStore' | 'remoteMedia'>, body: SendStatusBody) {
+  const { mediaStore, remoteMedia } = deps
+  const db = deps.db.db
+  const caption = body.caption ?? ''
+  switch (body.type) {
+    case 'text': {
+      const content: StatusContent = { kind: 'text', text: body.content }
+      if (body.backgroundColor !== undefined) content.backgroundColor = body.backgroundColor
+      if (body.font !== undefined) content.font = body.font
+      return { content, caption: '', mediaFile: null, backgroundColor: body.backgroundColor ?? null, font: body.font ?? null, remote: null }
+    }
+    case 'image':
+    case 'video': {
+      const name = body.content
+      const path = mediaStore.resolve(name)
+      if (path === null) throw new UploadNotFound()
+      const upload = await findUpload(db, name)
+      if (upload !== undefined && upload.kind !== body.type) throw new BadRequest(`content is an uploaded ${upload.kind}, not an ${body.type}`)
+      const content: StatusContent = { kind: body.type, source: { path }, caption }
+      if (upload !== undefined) content.mimetype = upload.mime_type
+      return { content, caption, mediaFile: name, backgroundColor: null, font: null, remote: null }
+    }
+    case 'url': {
+      const url = parseHttpUrl(body.content)
+      const media = detectUrlMedia(url)
+      // media is fetched by the server through the guard after the connection check (send); text is not fetched
+      if (media !== null) remoteMedia.check(url)
+      const content: StatusContent = media === null
+        ? { kind: 'text', text: caption === '' ? body.content : `${body.content}\n${caption}` }
+        : { kind: media.kind, source: { url: url.href }, mimetype: media.mimetype, caption }
+      return { content, caption, mediaFile: null, backgroundColor: null, font: null, remote: media === null ? null : { url, kind: media.kind } }
+    }
+  }
+}

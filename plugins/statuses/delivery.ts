@@ -1,0 +1,46 @@
+import type { FastifyError } from 'fastify'
+import type { StatusContent } from '../../src/platform/types.js'
+import type { SendStatusBody } from '../../schemas/status.js'
+
+// The pieces of a send's recorded life (sending.ts) that need none of its state.
+
+/** What one send (or resumed send) needs. */
+export interface Delivery {
+  statusId: number
+  sessionId: string
+  messageId: string
+  ownNumber: string
+  /** recipient digits without the own number; empty: the own number only */
+  recipients: string[]
+  contactCount: number
+  content?: StatusContent
+  /** the stored message of an interrupted send */
+  prepared?: Uint8Array
+  /** JIDs committed by an earlier attempt */
+  done: string[]
+  /** what status-sent shows */
+  shown: { type: SendStatusBody['type'], content: string, caption: string, createdAt: number }
+}
+
+/** The row vanished while its send ran (its session was deleted): the send stops. */
+export class StatusGone extends Error {
+  constructor () { super('the status was deleted while it was being sent') }
+}
+
+export const jidOf = (digits: string): string => `${digits}@s.whatsapp.net`
+
+export function isCode (err: unknown, code: string): boolean {
+  return typeof err === 'object' && err !== null && (err as FastifyError).code === code
+}
+
+/** Recipients as contactCount counts them: the own number only when it is the only one addressed. */
+export function countContacts (have: Set<string>, ownJid: string, ownOnly: boolean): number {
+  const own = have.has(ownJid) ? 1 : 0
+  return ownOnly ? own : have.size - own
+}
+
+/** A promise that may reject without anyone awaiting it yet. */
+export function quiet<T> (promise: Promise<T>): Promise<T> {
+  promise.catch(() => {})
+  return promise
+}

@@ -1,0 +1,93 @@
+import fp from 'fastify-plugin'
+import { changeStampFor } from '../../src/db/repositories/system.js'
+import type { PlatformEventMap } from '../../src/platform/types.js'
+import { createCleanup } from './cleanup.js'
+import { createStatusService, type StatusDeps } from './service.js'
+
+export { VIEWERS_UPDATE_MS } from './viewer-ingest.js'
+
+/**
+ * The status service as one decorator: sending and reading (service) and expiry (cleanup). Viewers come
+ * in through the viewer ingest (viewer-ingest.ts), the receipt sink the platform commits to.
+ */
+export function createStatuses (deps: StatusDeps) {
+  const { platform, log } = deps
+  const service = createStatusService(deps)
+  const expiry = createCleanup(deps, service.releaseMedia)
+
+  const onStatusError = (payload: PlatformEventMap['status-error']): void => {
+    service.recordRejection(payload).catch((err: unknown) => { log.error({ err }, 'recording a status rejection failed') })
+  }
+
+  return {
+    send: service.send,
+    /** the send-status route: waits (200), or answers `sending` (202) and sends in the background */
+    submit: service.submit,
+    /** resumes sends a crash left `sending` (in the background; each waits for its session) */
+    recover: service.recover,
+    /** ends resumes still waiting for a session and waits for sends under way (bounded) */
+    drain: service.drain,
+    list: service.list,
+    viewers: service.viewers,
+    reactions: service.reactions,
+    replies: service.replies,
+    remove: service.remove,
+    cleanup: expiry.cleanup,
+    /** moves on every database write; equal stamps mean no status, view or session changed in between */
+    changeStamp: changeStampFor(deps.db),
+    start (): void {
+      platform.on('status-error', onStatusError)
+    },
+    startCleanupTimer: expiry.startTimer,
+    /** Stops timers; events arriving later are dropped. */
+    stop (): void {
+      expiry.stopTimer()
+      platform.off('status-error', onStatusError)
+    }
+  }
+}
+
+export type StatusService = ReturnType<typeof createStatuses>
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    statuses: StatusService
+  }
+}
+
+export default fp(async (app) => {
+  const service = createStatuses({
+    db: app.db,
+    config: app.config,
+    platform: app.platform,
+    mediaStore: app.mediaStore,
+    remoteMedia: app.remoteMedia,
+    events: app.domainEvents,
+    log: app.log.child({ plugin: 'statuses' }),
+    // optional: a harness may build the service without the metrics plugin
+    ...(app.hasDecorator('metrics') ? { metrics: app.metrics } : {})
+  })
+  app.decorate('statuses', service)
+  service.start()
+  app.addHook('onReady', async () => {
+    try {
+      await service.cleanup()
+    } catch (err) {
+      app.log.error({ err }, 'status cleanup at start failed')
+    }
+    service.startCleanupTimer()
+    // after the platform's onReady (registered earlier): the sessions are reconnecting by now; with
+    // several nodes each resumes the sends of the sessions it takes (the cluster plugin)
+    if (app.config.cluster.enabled) return
+    try {
+      await service.recover()
+    } catch (err) {
+      app.log.error({ err }, 'could not look for interrupted sends')
+    }
+  })
+  // sends under way end (partial, once the platform closed their session) before the database closes
+  app.addHook('onClose', async () => {
+    await service.drain(10_000)
+    service.stop()
+  })
+}, { name: 'statuses', dependencies: ['db', 'domain-events', 'platform', 'media-store', 'remote-media'] })

@@ -1,0 +1,274 @@
+import type { StatusRow } from '../../src/db/database.js'
+import { findSession } from '../../src/db/repositories/sessions.js'
+import { deleteStatus, finishSend, insertStatus, interruptedSends, statusRecipients } from '../../src/db/repositories/statuses.js'
+import { progressWriterFor } from '../../src/db/repositories/statuses-pg.js'
+import { fromPlatform, NotConnected, SendFailed, SessionNotFound } from '../../src/errors.js'
+import type { SendStatusResult, StatusContent } from '../../src/platform/types.js'
+import type { SendStatusBody } from '../../schemas/status.js'
+import { iso } from './api-shapes.js'
+import { prepareContent } from './content.js'
+import { whenOpen } from './when-open.js'
+import { parseTargetNumbers } from './parse.js'
+import type { SendStatusAnswer, StatusDeps } from './service.js'
+import { countContacts, isCode, jidOf, quiet, StatusGone, type Delivery } from './delivery.js'
+
+// A send's recorded life (issue 11). The row is inserted `sending` before anything goes out; the built
+// message is stored before the first chunk, and each chunk the platform acknowledged is committed (its
+// JIDs, the new sent_count) before the next one goes out. A dropped link is waited out by the platform
+// (SEND_RECONNECT_WAIT_MS) and the send continues under the same message id. When the send stops for
+// good the row ends `partial` with exactly the committed recipients, or is removed when nobody has it.
+// At start, rows a crash left `sending` are resumed once their session is open again (same message,
+// same id, remaining recipients only), or end partial/removed after the same bound.
+
+export function createSending (deps: StatusDeps) {
+  const { config, platform, remoteMedia, events, log } = deps
+  const db = deps.db.db
+  const sqlite = deps.db.dialect === 'sqlite' ? deps.db.sqlite : null
+  // SQLite: synchronous prepared statements; PostgreSQL: the same writes, awaited
+  const progress = progressWriterFor(deps.db)
+  /** sends and resumes under way; the plugin waits for them before the database closes */
+  const running = new Set<Promise<unknown>>()
+  /** resumes waiting for their session; told when the service stops */
+  const waiting = new Set<() => void>()
+  /** statuses this process is sending right now (a resume must not start a second send of one) */
+  const active = new Set<number>()
+  let closing = false
+
+  function track<T> (promise: Promise<T>): Promise<T> {
+    running.add(promise)
+    quiet(promise).finally(() => { running.delete(promise) }).catch(() => {})
+    return promise
+  }
+
+  /** better-sqlite3 would nest our transaction inside one another caller holds open across an await: wait for it (bounded). */
+  async function writable (): Promise<void> {
+    for (let i = 0; sqlite?.inTransaction === true && i < 5000; i++) await new Promise((resolve) => setImmediate(resolve))
+  }
+
+  /**
+   * Checks the request, records the status (`sending`) and starts the send. `delivery` settles when it ends
+   * (the answer, or the error answer; already observed, so it may run in the background unawaited).
+   */
+  async function start (sessionId: string, body: SendStatusBody) {
+    const session = await findSession(db, sessionId)
+    if (session === undefined) throw new SessionNotFound()
+    const requested = parseTargetNumbers(body.targetNumbers)
+    const prepared = await prepareContent(deps, body)
+    const snap = platform.snapshot(sessionId)
+    const ownNumber = snap?.ownNumber ?? session.own_number
+    if (snap?.connected !== true || ownNumber === null) throw new NotConnected()
+    // url media: a local copy fetched through the guard; Baileys gets the file, the row keeps the URL
+    // (a resumed send does not need it again: the built message, media uploaded, is stored)
+    const local = prepared.remote === null ? null : await remoteMedia.fetch(prepared.remote.url, prepared.remote.kind)
+    const content: StatusContent = local === null || prepared.content.kind === 'text'
+      ? prepared.content
+      : { ...prepared.content, source: { path: local.path }, mimetype: local.type.mimeType }
+
+    const recipients = requested.filter((n) => n !== ownNumber)
+    const contactCount = Math.max(1, recipients.length)
+    const messageId = platform.newMessageId(sessionId)
+    const createdAt = Date.now()
+    // The row exists before the first stanza goes out, so receipts that race the send find it.
+    const statusId = await insertStatus(db, {
+      session_id: sessionId,
+      type: body.type,
+      content: body.content,
+      caption: prepared.caption,
+      message_id: messageId,
+      state: 'sending',
+      created_at: createdAt,
+      contact_count: contactCount,
+      target_numbers: requested.join(','),
+      media_file: prepared.mediaFile,
+      background_color: prepared.backgroundColor,
+      font: prepared.font,
+      error: null
+    })
+    const delivery = track(deliver({
+      statusId,
+      sessionId,
+      messageId,
+      ownNumber,
+      recipients,
+      contactCount,
+      content,
+      done: [],
+      shown: { type: body.type, content: body.content, caption: prepared.caption, createdAt }
+    }).finally(async () => { await local?.remove() }))
+    return { statusId: String(statusId), messageId, contactCount, delivery: quiet(delivery) }
+  }
+
+  async function deliver (d: Delivery): Promise<SendStatusAnswer> {
+    active.add(d.statusId)
+    try {
+      return await deliverOnce(d)
+    } finally {
+      active.delete(d.statusId)
+    }
+  }
+
+  async function deliverOnce (d: Delivery): Promise<SendStatusAnswer> {
+    const id = String(d.statusId)
+    const ownJid = jidOf(d.ownNumber)
+    const committed = new Set(d.done)
+    /** written but never acknowledged (the link closed first): they may have it */
+    const maybe = new Set<string>()
+    /** recorded as "may have it" before their chunk went out (so a crash leaves them on record), not confirmed yet */
+    const started = new Set<string>()
+    const sentCount = (): number => countContacts(committed, ownJid, d.recipients.length === 0)
+    let result: SendStatusResult
+    try {
+      result = await platform.sendStatus(d.sessionId, {
+        messageId: d.messageId,
+        ...(d.content !== undefined ? { content: d.content } : {}),
+        ...(d.prepared !== undefined ? { prepared: d.prepared } : {}),
+        recipients: d.recipients,
+        done: d.done,
+        onPrepared: async (payload) => {
+          await writable()
+          if (!await progress.savePayload(d.statusId, payload)) throw new StatusGone()
+        },
+        onChunkStart: async (jids) => {
+          await writable()
+          for (const jid of jids) if (!committed.has(jid)) started.add(jid)
+          if (!await progress.unconfirmed(d.statusId, jids)) throw new StatusGone()
+        },
+        onChunk: async (jids) => {
+          await writable()
+          for (const jid of jids) { committed.add(jid); maybe.delete(jid); started.delete(jid) }
+          if (!await progress.commit(d.statusId, jids, sentCount())) throw new StatusGone()
+        },
+        onUnconfirmed: async (jids) => {
+          await writable()
+          for (const jid of jids) if (!committed.has(jid)) maybe.add(jid)
+          if (!await progress.unconfirmed(d.statusId, jids)) throw new StatusGone()
+        },
+        onProgress: (sent, total) => { events.emit('status-send-progress', { sessionId: d.sessionId, statusId: id, sent, total }) }
+      })
+    } catch (caught) {
+      // recorded before their chunk went out, which then failed before it was written: they do not have it
+      const unsent = [...started].filter((jid) => !maybe.has(jid))
+      if (unsent.length > 0) { await writable(); await progress.notSent(d.statusId, unsent) }
+      return await stopped(d, { have: committed.size, maybe: maybe.size, sentCount: sentCount() }, caught)
+    }
+    // every recipient has it (a platform that does not report chunks is taken at its word); the chunks'
+    // recipients are committed already, so only the count and any JID no chunk reported are written here
+    await writable()
+    await progress.commit(d.statusId, result.recipientJids.filter((jid) => !committed.has(jid)), d.contactCount)
+    if (!await finishSend(db, d.statusId, { state: 'sent', sentCount: d.contactCount })) throw new SendFailed(new StatusGone().message)
+    events.emit('status-sent', {
+      sessionId: d.sessionId,
+      statusId: id,
+      id,
+      type: d.shown.type,
+      content: d.shown.content,
+      caption: d.shown.caption,
+      timestamp: iso(d.shown.createdAt),
+      platformMessageId: result.messageId,
+      contactCount: d.contactCount
+    })
+    const plural = d.contactCount === 1 ? '' : 's'
+    return { statusId: id, message: `Status sent to ${d.contactCount} contact${plural}`, platformMessageId: result.messageId, contactCount: d.contactCount, state: 'sent', sentCount: d.contactCount }
+  }
+
+  /**
+   * A send that stopped for good: partial when anyone has (or may have) it, so it stays listed and
+   * revocable; otherwise removed, with the error answer.
+   */
+  async function stopped (d: Delivery, got: { have: number, maybe: number, sentCount: number }, caught: unknown): Promise<SendStatusAnswer> {
+    const id = String(d.statusId)
+    // the platform's own words (they say why it is not connected); the HTTP error keeps the documented message
+    const reason = caught instanceof Error ? caught.message : String(caught)
+    const err = fromPlatform(caught)
+    const { sentCount } = got
+    if (got.have + got.maybe === 0) {
+      if (await deleteStatus(db, d.statusId)) {
+        events.emit('statuses-updated', { sessionId: d.sessionId, statusId: id, action: 'send-failed', message: `Status ${id} was not sent: ${reason}` })
+      }
+      if (isCode(err, 'ST_NOT_CONNECTED')) throw err
+      log.warn({ err: caught, sessionId: d.sessionId, statusId: d.statusId }, 'sending status failed')
+      // the platform's own SendFailed already reads "Failed to send status: …"
+      throw isCode(err, 'ST_SEND_FAILED') ? err : new SendFailed(reason)
+    }
+    const plural = d.contactCount === 1 ? '' : 's'
+    const unsure = got.maybe > 0 ? ` (${got.maybe} more may have it: the link closed before the platform confirmed them; a revoke includes them)` : ''
+    const message = `Status sent to ${sentCount} of ${d.contactCount} contact${plural}; sending stopped: ${reason}${unsure}`
+    const kept = await finishSend(db, d.statusId, { state: 'partial', sentCount, error: `Sending stopped after ${sentCount} of ${d.contactCount}: ${reason}${unsure}` })
+    if (!kept) throw isCode(err, 'ST_SEND_FAILED') || isCode(err, 'ST_NOT_CONNECTED') ? err : new SendFailed(reason)
+    log.warn({ err: caught, sessionId: d.sessionId, statusId: d.statusId, sentCount, unconfirmed: got.maybe, contactCount: d.contactCount }, 'status send stopped part-way; kept as partial')
+    events.emit('statuses-updated', { sessionId: d.sessionId, statusId: id, action: 'partial', message: `Status ${id}: ${message}` })
+    return { statusId: id, message, platformMessageId: d.messageId, contactCount: d.contactCount, state: 'partial', sentCount }
+  }
+
+  /** A row a crash left `sending` that cannot be resumed: partial with what it has, or removed when nobody has (or may have) it. */
+  async function abandon (row: StatusRow, have: number, why: string): Promise<void> {
+    const id = String(row.id)
+    if (have === 0) {
+      if (await deleteStatus(db, row.id)) {
+        log.warn({ sessionId: row.session_id, statusId: row.id, why }, 'interrupted send had reached nobody; removed')
+        events.emit('statuses-updated', { sessionId: row.session_id, statusId: id, action: 'send-failed', message: `Status ${id} was not sent: ${why}` })
+      }
+      return
+    }
+    const message = `Status sent to ${row.sent_count} of ${row.contact_count}; not resumed: ${why}`
+    if (await finishSend(db, row.id, { state: 'partial', sentCount: row.sent_count, error: `Sending stopped after ${row.sent_count} of ${row.contact_count}: ${why}` })) {
+      log.warn({ sessionId: row.session_id, statusId: row.id, sentCount: row.sent_count, why }, 'interrupted send not resumed; kept as partial')
+      events.emit('statuses-updated', { sessionId: row.session_id, statusId: id, action: 'partial', message: `Status ${id}: ${message}` })
+    }
+  }
+
+  async function resume (row: StatusRow): Promise<void> {
+    // the ones whose chunk went out unacknowledged are sent again (at least once for them)
+    const done = await statusRecipients(db, row.id, 'confirmed')
+    const have = (await statusRecipients(db, row.id, 'all')).length
+    // the message is stored before the first chunk goes out: without it nothing went out
+    if (row.message_payload === null) { await abandon(row, have, 'the service stopped before it went out'); return }
+    const open = await whenOpen({ platform, waiting, closing: () => closing }, row.session_id, config.sendReconnectWaitMs)
+    if ('why' in open) { await abandon(row, have, open.why); return }
+    // the first chunk starts with the own number: another account linked meanwhile must not continue it
+    if (done.length > 0 && !done.includes(jidOf(open.own))) { await abandon(row, have, 'the session is linked to another account now'); return }
+    const requested = row.target_numbers.split(',').filter((n) => n !== '')
+    log.info({ sessionId: row.session_id, statusId: row.id, done: done.length, contactCount: row.contact_count }, 'resuming a send interrupted by a restart')
+    await deliver({
+      statusId: row.id,
+      sessionId: row.session_id,
+      messageId: row.message_id,
+      ownNumber: open.own,
+      recipients: requested.filter((n) => n !== open.own),
+      contactCount: row.contact_count,
+      prepared: row.message_payload,
+      done,
+      shown: { type: row.type, content: row.content, caption: row.caption, createdAt: row.created_at }
+    }).catch((err: unknown) => { log.warn({ err, sessionId: row.session_id, statusId: row.id }, 'resumed send failed') })
+  }
+
+  /**
+   * Starts resuming every row a crash left `sending` (only these sessions' when given: with several
+   * nodes, the ones this node owns); returns how many. Each runs in the background.
+   */
+  async function recover (sessionIds?: string[]): Promise<number> {
+    const only = sessionIds === undefined ? null : new Set(sessionIds)
+    const rows = (await interruptedSends(db)).filter((r) => (only === null || only.has(r.session_id)) && !active.has(r.id))
+    if (rows.length > 0) log.warn({ count: rows.length }, 'sends interrupted by a restart found; resuming once their sessions reconnect')
+    for (const row of rows) {
+      void track(resume(row).catch((err: unknown) => { log.error({ err, statusId: row.id }, 'could not resume an interrupted send') }))
+    }
+    return rows.length
+  }
+
+  /** Ends waits for sessions (those resumes end partial) and waits for sends under way, at most `timeoutMs`. */
+  async function drain (timeoutMs: number): Promise<void> {
+    closing = true
+    for (const check of [...waiting]) check()
+    if (running.size === 0) return
+    let timer: NodeJS.Timeout | undefined
+    await Promise.race([
+      Promise.allSettled([...running]),
+      new Promise((resolve) => { timer = setTimeout(resolve, timeoutMs) })
+    ])
+    clearTimeout(timer)
+    if (running.size > 0) log.warn({ sends: running.size }, 'sends still running at close')
+  }
+
+  return { start, recover, drain }
+}

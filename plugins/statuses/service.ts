@@ -1,0 +1,151 @@
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
+import type { Static } from '@sinclair/typebox'
+import type { Config } from '../../src/config.js'
+import type { DbHandle } from '../../src/db/connection.js'
+import { findSession } from '../../src/db/repositories/sessions.js'
+import { deleteStatus, findStatus, listSent, mediaInUse, setStatusError, statusRecipients, type StatusInfo } from '../../src/db/repositories/statuses.js'
+import { listReactions, listReplies } from '../../src/db/repositories/interactions.js'
+import { listViewers } from '../../src/db/repositories/viewers.js'
+import { SessionNotFound, StatusNotFound, StatusSending } from '../../src/errors.js'
+import type { PlatformEventMap } from '../../src/platform/types.js'
+import type { DeletedStatusSchema, Reaction, Reply, SendStatusAcceptedSchema, SendStatusBody, SendStatusResultSchema, SentStatus, Viewer } from '../../schemas/status.js'
+import type { DomainEvents } from '../broadcaster/domain-events.js'
+import { toReaction, toReply, toSentStatus, toViewer } from './api-shapes.js'
+import { createSending } from './sending.js'
+
+/** What the status service uses of the other decorators. */
+export interface StatusDeps {
+  db: DbHandle
+  config: Pick<Config, 'statusTtlMs' | 'cleanupIntervalMs' | 'sendReconnectWaitMs' | 'sendWaitMaxRecipients'>
+  platform: Pick<FastifyInstance['platform'], 'snapshot' | 'newMessageId' | 'sendStatus' | 'revokeStatus' | 'on' | 'off'>
+  mediaStore: Pick<FastifyInstance['mediaStore'], 'resolve' | 'remove'>
+  remoteMedia: Pick<FastifyInstance['remoteMedia'], 'check' | 'fetch'>
+  events: Pick<DomainEvents, 'emit'>
+  log: FastifyBaseLogger
+  /** optional: the viewer ingest observes receipt-to-commit latency there */
+  metrics?: Pick<FastifyInstance['metrics'], 'receiptCommitLatency'>
+}
+
+export type SendStatusAnswer = Static<typeof SendStatusResultSchema>
+export type SendStatusAccepted = Static<typeof SendStatusAcceptedSchema>
+export type DeletedStatus = Static<typeof DeletedStatusSchema>
+
+const PLATFORM_NOTE = 'The platform offers no way to delete a published status: it stays visible to its recipients until it expires 24 hours after sending.'
+
+/** Sending (see sending.ts), listing, viewers and deleting of statuses, and the platform's late rejections. */
+export function createStatusService (deps: StatusDeps) {
+  const { config, platform, mediaStore, events, log } = deps
+  const db = deps.db.db
+  const sending = createSending(deps)
+
+  /** Sends a status and waits for the end of the send. */
+  async function send (sessionId: string, body: SendStatusBody): Promise<SendStatusAnswer> {
+    return await (await sending.start(sessionId, body)).delivery
+  }
+
+  /**
+   * What the send-status route does: waits for the end (200) unless the request said `wait: false` or the
+   * list is longer than SEND_WAIT_MAX_RECIPIENTS; then answers `sending` (202) once the status is recorded,
+   * and the end reaches clients as events only (status-sent, or statuses-updated partial / send-failed).
+   */
+  async function submit (sessionId: string, body: SendStatusBody): Promise<SendStatusAnswer | SendStatusAccepted> {
+    const started = await sending.start(sessionId, body)
+    if (body.wait !== false && started.contactCount <= config.sendWaitMaxRecipients) return await started.delivery
+    // sending.ts already logged the failure and emitted its event; a crash meanwhile is resumed at start
+    started.delivery.catch((err: unknown) => { log.debug({ err, sessionId, statusId: started.statusId }, 'background send ended without recipients') })
+    const plural = started.contactCount === 1 ? '' : 's'
+    return {
+      statusId: started.statusId,
+      message: `Sending status to ${started.contactCount} contact${plural}; follow status-send-progress and status-sent`,
+      platformMessageId: started.messageId,
+      contactCount: started.contactCount,
+      state: 'sending'
+    }
+  }
+
+  async function requireSession (sessionId: string) {
+    const session = await findSession(db, sessionId)
+    if (session === undefined) throw new SessionNotFound()
+    return session
+  }
+
+  async function requireStatus (sessionId: string, statusId: string | number): Promise<StatusInfo> {
+    await requireSession(sessionId)
+    const status = await findStatus(db, sessionId, Number(statusId))
+    if (status === undefined) throw new StatusNotFound()
+    return status
+  }
+
+  async function list (sessionId: string): Promise<SentStatus[]> {
+    await requireSession(sessionId)
+    return (await listSent(db, sessionId, Date.now() - config.statusTtlMs)).map(toSentStatus)
+  }
+
+  async function viewers (sessionId: string, statusId: string | number): Promise<Viewer[]> {
+    const status = await requireStatus(sessionId, statusId)
+    return (await listViewers(db, status.id)).map(toViewer)
+  }
+
+  async function reactions (sessionId: string, statusId: string | number): Promise<Reaction[]> {
+    const status = await requireStatus(sessionId, statusId)
+    return (await listReactions(db, status.id)).map(toReaction)
+  }
+
+  async function replies (sessionId: string, statusId: string | number): Promise<Reply[]> {
+    const status = await requireStatus(sessionId, statusId)
+    return (await listReplies(db, status.id)).map(toReply)
+  }
+
+  /** Removes a media file once no status refers to it any more. */
+  async function releaseMedia (filename: string | null): Promise<boolean> {
+    if (filename === null || await mediaInUse(db, filename)) return false
+    try {
+      return await mediaStore.remove(filename)
+    } catch (err) {
+      log.warn({ err, filename }, 'could not remove media file')
+      return false
+    }
+  }
+
+  async function remove (sessionId: string, statusId: string | number, opts: { revoke?: boolean } = {}): Promise<DeletedStatus> {
+    const status = await requireStatus(sessionId, statusId)
+    // its chunks are still being committed (or a restart left it to be resumed, within SEND_RECONNECT_WAIT_MS)
+    if (status.state === 'sending') throw new StatusSending()
+    const id = String(status.id)
+    let deletedFromPlatform = false
+    let note = `${PLATFORM_NOTE} Only the local record and any media file were removed.`
+    if (opts.revoke === true) {
+      if (platform.snapshot(sessionId)?.connected !== true) {
+        note = `Not revoked: WhatsApp is not connected. ${PLATFORM_NOTE}`
+      } else {
+        try {
+          // exactly the JIDs that have it: all of a sent status, the committed ones of a partial one
+          deletedFromPlatform = await platform.revokeStatus(sessionId, status.message_id, await statusRecipients(db, status.id))
+          note = deletedFromPlatform
+            ? 'Revoked on the platform for its recipients; the local record and any media file were removed too.'
+            : `The platform did not confirm the revoke. ${PLATFORM_NOTE}`
+        } catch (err) {
+          log.warn({ err, sessionId, statusId: id }, 'revoking status failed')
+          note = `Revoke failed: ${err instanceof Error ? err.message : String(err)}. ${PLATFORM_NOTE}`
+        }
+      }
+    }
+    const deletedFromDatabase = await deleteStatus(db, status.id)
+    const deletedImageFile = await releaseMedia(status.media_file)
+    if (deletedFromDatabase) events.emit('status-deleted', { sessionId, statusId: id })
+    return { statusId: id, message: 'Status deleted', deletedFromPlatform, deletedFromDatabase, deletedImageFile, note }
+  }
+
+  /** Records a rejection the platform reported after the status was written (status-error). */
+  async function recordRejection ({ sessionId, messageId, error }: PlatformEventMap['status-error']): Promise<void> {
+    const statusId = await setStatusError(db, sessionId, messageId, error)
+    if (statusId === undefined) {
+      log.debug({ sessionId, messageId, error }, 'rejection for an unknown status')
+      return
+    }
+    log.warn({ sessionId, statusId, error }, 'the platform rejected a status')
+    events.emit('statuses-updated', { sessionId, statusId: String(statusId), action: 'failed', message: `Status ${statusId} was rejected by the platform: ${error}` })
+  }
+
+  return { send, submit, recover: sending.recover, drain: sending.drain, list, viewers, reactions, replies, remove, releaseMedia, recordRejection }
+}

@@ -1,0 +1,221 @@
+import fp from 'fastify-plugin'
+import type { StatusChange, ViewToRecord } from '../../src/db/repositories/viewers.js'
+import { viewerWriterFor } from '../../src/db/repositories/viewers-pg.js'
+import type { ReceiptSink, StatusView } from '../../src/platform/types.js'
+import { iso, toViewer } from './api-shapes.js'
+import type { StatusDeps } from './service.js'
+
+/** At most one status-viewers-update per status per this window (the last state always goes out). */
+export const VIEWERS_UPDATE_MS = 200
+/** How long a commit waits for a transaction another caller holds open before the receipt is refused. */
+export const BUSY_WAIT_MAX_MS = 5000
+const BUSY_RETRY_MS = 5
+/** statuses whose real-viewer count is kept in memory for status-viewers-added (the most recent ones) */
+const COUNTS_KEPT = 1000
+
+interface Cooling { timer: NodeJS.Timeout | null, dirty: boolean }
+
+/**
+ * The receipt sink: the platform hands over the views of the receipt stanzas of one event-loop turn
+ * before Baileys acks them, and they are committed here in one transaction, synchronously. Views by a LID
+ * without a known number are stored under the LID and get the number when the platform learns it.
+ *
+ * Right after each commit, in the same synchronous step (so coalesced per turn, never delayed), every
+ * status with new viewers gets a `status-viewers-added` with only those; every change also goes out as
+ * the throttled `status-viewers-update` carrying the full list.
+ */
+export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'events' | 'log' | 'metrics'>) {
+  const { db: handle, events, log, metrics } = deps
+  const sqlite = handle.dialect === 'sqlite' ? handle.sqlite : null
+  const writer = viewerWriterFor(handle)
+  let closed = false
+  /** per status: the cool-down after an update, and whether another change came in during it */
+  const cooling = new Map<number, Cooling>()
+  const stats = { received: 0, recorded: 0, commits: 0, held: 0, mapped: 0 }
+  /**
+   * per status: its real viewers (`viewerCount`), counted once from the table and then kept up to date
+   * by the inserts, so a busy status is not counted again for every commit. Keyed by id and checked
+   * against the message id (an id may be reused after its status was deleted); a LID merge drops it.
+   */
+  const counts = new Map<number, { messageId: string, n: number }>()
+
+  const toRecord = (sessionId: string, v: StatusView): ViewToRecord => ({
+    sessionId,
+    messageId: v.messageId,
+    number: v.viewerNumber,
+    jid: v.viewerNumber === null ? v.viewerJid : `${v.viewerNumber}@s.whatsapp.net`,
+    viewedAt: v.at,
+    isReal: !v.isOwn
+  })
+
+  function write (sessionId: string, views: StatusView[], arrivedAt: number): void | Promise<void> {
+    const changes = writer.record(views.map((v) => toRecord(sessionId, v)))
+    // PostgreSQL: the platform holds the stanzas' acks until this resolves (the commit)
+    if (changes instanceof Promise) return changes.then((c) => { written(views, arrivedAt, c) })
+    written(views, arrivedAt, changes)
+  }
+
+  function written (views: StatusView[], arrivedAt: number, changes: Map<number, StatusChange>): void {
+    stats.commits++
+    stats.recorded += views.length
+    if (metrics !== undefined) {
+      const seconds = (Date.now() - arrivedAt) / 1000
+      for (let i = 0; i < views.length; i++) metrics.receiptCommitLatency.observe(seconds)
+    }
+    for (const [statusId, change] of changes) {
+      if (change.added.length > 0) announceAdded(statusId, change)
+      viewersChanged(statusId, change.sessionId)
+    }
+  }
+
+  function announceAdded (statusId: number, change: StatusChange): void {
+    const count = counts.get(statusId)
+    counts.delete(statusId) // re-inserted last: the most recently used stay
+    if (count !== undefined && count.messageId === change.messageId) {
+      for (const v of change.added) if (v.isReal) count.n++
+      emitAdded(statusId, change, count)
+      return
+    }
+    // counted after the commit: includes this one's viewers (PostgreSQL: one more round trip)
+    const counted = (n: number): void => { emitAdded(statusId, change, { messageId: change.messageId, n }) }
+    const failed = (err: unknown): void => { log.warn({ err, statusId }, 'could not announce new viewers (status-viewers-added)') }
+    try {
+      const n = writer.realViewerCount(statusId)
+      if (n instanceof Promise) n.then(counted).catch(failed)
+      else counted(n)
+    } catch (err) { failed(err) }
+  }
+
+  function emitAdded (statusId: number, change: StatusChange, count: { messageId: string, n: number }): void {
+    if (closed) return
+    counts.set(statusId, count)
+    if (counts.size > COUNTS_KEPT) counts.delete(counts.keys().next().value as number)
+    const viewers = change.added
+      .map((v) => ({ jid: v.jid, number: v.number, viewedAt: iso(v.viewedAt), isReal: v.isReal, at: v.viewedAt, key: v.number ?? v.jid }))
+      .sort((a, b) => a.at - b.at || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+      .map(({ jid, number, viewedAt, isReal }) => ({ jid, number, viewedAt, isReal }))
+    events.emit('status-viewers-added', { sessionId: change.sessionId, statusId: String(statusId), viewers, viewerCount: count.n })
+  }
+
+  /**
+   * Synchronous on SQLite: when it returns, the views are committed (WAL, synchronous=NORMAL: a killed
+   * process keeps them). It throws when they are not, and then the platform leaves the stanza
+   * unacknowledged. On PostgreSQL it returns the commit's promise, which the platform awaits before the ack.
+   */
+  function commit (sessionId: string, views: StatusView[]): void | Promise<void> {
+    if (closed) throw new Error('viewer ingest is closed')
+    stats.received += views.length
+    // better-sqlite3 would nest our transaction as a savepoint inside one another caller holds open across
+    // an await, and lose the views if that one rolls back: hold the ack until it is over instead.
+    if (sqlite?.inTransaction === true) return commitWhenIdle(sessionId, views)
+    return write(sessionId, views, Date.now())
+  }
+
+  async function commitWhenIdle (sessionId: string, views: StatusView[]): Promise<void> {
+    const arrivedAt = Date.now()
+    stats.held++
+    const deadline = Date.now() + BUSY_WAIT_MAX_MS
+    while (sqlite?.inTransaction === true) {
+      if (closed || Date.now() > deadline) throw new Error('the database stayed in another transaction')
+      await new Promise((resolve) => setTimeout(resolve, BUSY_RETRY_MS))
+    }
+    if (closed) throw new Error('viewer ingest is closed')
+    await write(sessionId, views, arrivedAt)
+  }
+
+  function lidsMapped (sessionId: string, mappings: Array<{ lid: string, number: string }>): void | Promise<void> {
+    if (closed) return
+    const changed = writer.mapLids(sessionId, mappings)
+    if (changed instanceof Promise) return changed.then((c) => { mapped(sessionId, mappings, c) })
+    mapped(sessionId, mappings, changed)
+  }
+
+  function mapped (sessionId: string, mappings: Array<{ lid: string, number: string }>, changed: Set<number>): void {
+    stats.mapped += changed.size
+    if (changed.size > 0) log.info({ sessionId, lids: mappings.length, statuses: changed.size }, 'viewers stored under a LID got their number')
+    for (const statusId of changed) {
+      counts.delete(statusId) // a merge may have made two entries one
+      viewersChanged(statusId, sessionId)
+    }
+  }
+
+  function unmappedLids (sessionId: string, limit: number): string[] | Promise<string[]> {
+    return closed ? [] : writer.unmappedLids(sessionId, limit)
+  }
+
+  /**
+   * Leading edge at once, then at most one more per window carrying the state at its end. The window
+   * starts when an update has gone out, so slow reads (big lists) cannot bunch two updates together.
+   */
+  function viewersChanged (statusId: number, sessionId: string): void {
+    if (closed) return
+    const state = cooling.get(statusId)
+    if (state !== undefined) { state.dirty = true; return }
+    const entry: Cooling = { timer: null, dirty: false }
+    cooling.set(statusId, entry)
+    // after the commit's acks and status-viewers-added have gone: reading a long list takes a while
+    setImmediate(() => { void emitThenCool(statusId, sessionId, entry) })
+  }
+
+  async function emitThenCool (statusId: number, sessionId: string, entry: Cooling): Promise<void> {
+    await emitViewers(statusId, sessionId)
+    if (closed) return
+    entry.timer = setTimeout(() => {
+      entry.timer = null
+      if (!entry.dirty || closed) { cooling.delete(statusId); return }
+      entry.dirty = false
+      void emitThenCool(statusId, sessionId, entry)
+    }, VIEWERS_UPDATE_MS)
+  }
+
+  async function emitViewers (statusId: number, sessionId: string): Promise<void> {
+    if (closed) return
+    try {
+      const rows = await writer.list(statusId)
+      // an empty list means the status was deleted meanwhile (its viewers went with it)
+      if (rows.length === 0 || closed) return
+      events.emit('status-viewers-update', { sessionId, statusId: String(statusId), viewers: rows.map(toViewer) })
+    } catch (err) {
+      log.warn({ err, statusId }, 'could not read viewers for status-viewers-update')
+    }
+  }
+
+  /** Stops timers; later receipts are refused (so never acknowledged) and delivered again after a restart. */
+  function stop (): void {
+    closed = true
+    for (const { timer } of cooling.values()) if (timer !== null) clearTimeout(timer)
+    cooling.clear()
+    counts.clear()
+  }
+
+  const sink: ReceiptSink = { commit, lidsMapped, unmappedLids }
+  return {
+    ...sink,
+    sink,
+    stats: (): Readonly<typeof stats> => ({ ...stats }),
+    stop
+  }
+}
+
+export type ViewerIngest = ReturnType<typeof createViewerIngest>
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** the receipt sink the platform commits status views through, and its counters */
+    viewerIngest: ViewerIngest
+  }
+}
+
+// Registered before the platform, which is created with its sink.
+export default fp(async (app) => {
+  const ingest = createViewerIngest({
+    db: app.db,
+    events: app.domainEvents,
+    log: app.log.child({ plugin: 'viewer-ingest' }),
+    // optional: a harness may build the service without the metrics plugin
+    ...(app.hasDecorator('metrics') ? { metrics: app.metrics } : {})
+  })
+  app.decorate('viewerIngest', ingest)
+  // onClose runs before the database plugin's (reverse order), after the platform ended its sockets (preClose)
+  app.addHook('onClose', async () => { ingest.stop() })
+}, { name: 'viewer-ingest', dependencies: ['db', 'domain-events'] })

@@ -1,0 +1,295 @@
+import { randomBytes } from 'node:crypto'
+import { isIP } from 'node:net'
+import type { FastifyBaseLogger } from 'fastify'
+import type { Config } from '../../src/config.js'
+import type { DbHandle } from '../../src/db/connection.js'
+import type { DeliveryStatus, WebhookDeliveryRow, WebhookRow } from '../../src/db/database.js'
+import {
+  deleteWebhook, findDelivery, findWebhook, insertWebhook, listDeliveries, listWebhooks, updateWebhook, webhookOutboxFor, type NewDelivery, type Subscriber as StoredSubscriber
+} from '../../src/db/repositories/webhooks.js'
+import { BadRequest, DeliveryInFlight, DeliveryNotFound, WebhookNotFound } from '../../src/errors.js'
+import type { EventName, EventPayloads } from '../../schemas/events.js'
+import type { CreateWebhookBody, DeliveryView, UpdateWebhookBody, WebhookView, WebhookWithSecret } from '../../schemas/webhook.js'
+import { APP_VERSION } from '../../src/version.js'
+import { isNonPublicAddress, resolveAll, urlProblem } from '../../src/webhooks/address-guard.js'
+import { claimTtlMs, createDeliveryWorker, type WorkerDeps } from './worker.js'
+import { settle } from '../../src/db/maybe-async.js'
+
+/** Delivery rows are kept this long, whatever their state (except while being sent). */
+export const DELIVERY_RETENTION_MS = 7 * 24 * 3_600_000
+
+export interface WebhookDeps {
+  db: DbHandle
+  config: Config
+  log: FastifyBaseLogger
+  /** tests swap the HTTP client */
+  send?: WorkerDeps['send']
+}
+
+interface Subscriber { id: string, events: Set<string> | null, sessionId: string | null }
+
+const iso = (ms: number | null): string | null => ms === null ? null : new Date(ms).toISOString()
+
+/** `whsec_` + base64 of 24 random bytes: the Standard Webhooks secret format. */
+export function newSecret (): string {
+  return `whsec_${randomBytes(24).toString('base64')}`
+}
+
+function toView (row: WebhookRow): WebhookView {
+  return {
+    id: row.id,
+    url: row.url,
+    events: row.events === null ? null : JSON.parse(row.events) as string[],
+    sessionId: row.session_id,
+    description: row.description,
+    enabled: row.enabled === 1,
+    disabledReason: row.disabled_reason,
+    createdAt: new Date(row.created_at).toISOString(),
+    updatedAt: new Date(row.updated_at).toISOString()
+  }
+}
+
+function toDeliveryView (row: WebhookDeliveryRow): DeliveryView {
+  return {
+    id: String(row.id),
+    messageId: row.message_id,
+    eventType: row.event_type,
+    sessionId: row.session_id,
+    status: row.status,
+    attempts: row.attempts,
+    lastStatusCode: row.last_status_code,
+    lastError: row.last_error,
+    nextAttemptAt: row.status === 'pending' ? iso(row.next_attempt_at) : null,
+    lastAttemptAt: iso(row.last_attempt_at),
+    createdAt: new Date(row.created_at).toISOString(),
+    completedAt: iso(row.completed_at)
+  }
+}
+
+/**
+ * Deliveries with the same key reach an endpoint one after another: one status's events, or else one
+ * session's other events (connection changes, codes).
+ */
+function orderKeyOf (payload: { sessionId: string, statusId?: string }): string {
+  return typeof payload.statusId === 'string' && payload.statusId !== ''
+    ? `status:${payload.sessionId}:${payload.statusId}`
+    : `session:${payload.sessionId}`
+}
+
+/** PostgreSQL: how often the enabled endpoints are read again (another node may have changed them). */
+const SUBSCRIBERS_RELOAD_MS = 5000
+
+/**
+ * Webhook endpoints, the outbox their deliveries go through, and the worker that sends them.
+ * `enqueue` is the broadcaster's second sink beside socket.io.
+ */
+export function createWebhookService (deps: WebhookDeps) {
+  const { db: handle, config, log } = deps
+  const db = handle.db
+  const outbox = webhookOutboxFor(handle, { nodeId: config.cluster.nodeId, ttlMs: claimTtlMs(config.webhooks.timeoutMs) })
+  let subscribers: Subscriber[] = []
+  let closed = false
+
+  /** reads the enabled endpoints (PostgreSQL: in the background; resolves when they are in place) */
+  function reload (): Promise<void> {
+    return new Promise((resolve) => {
+      settle(() => outbox.subscribers(), (rows: StoredSubscriber[]) => {
+        subscribers = rows.map((s) => ({
+          id: s.id,
+          events: s.events === null ? null : new Set(JSON.parse(s.events) as string[]),
+          sessionId: s.session_id
+        }))
+        resolve()
+      }, (err) => { log.error({ err }, 'reading webhook endpoints failed'); resolve() })
+    })
+  }
+
+  const worker = createDeliveryWorker({
+    outbox,
+    config: { ...config.webhooks, allowPrivate: config.allowPrivateUrls },
+    log,
+    userAgent: `StatusTracker-Webhooks/${APP_VERSION}`,
+    onDisabled: reload,
+    ...(deps.send !== undefined ? { send: deps.send } : {})
+  })
+
+  /**
+   * Writes one delivery row per matching enabled endpoint, committed (better-sqlite3 is synchronous)
+   * before this returns, so before socket.io hears of the event. Called from the broadcaster only.
+   *
+   * The row is not written in the same transaction as the change the event reports: services commit
+   * their change, then emit. A process killed between that commit and this insert loses the event's
+   * deliveries. For most events that window is a few microtasks; for status-viewers-update it is up
+   * to the 200 ms throttle plus one read, and the next update for the same status carries the whole
+   * viewer list again. When a caller emits while it holds a transaction open, the rows join it (a
+   * savepoint) and commit or roll back with the change.
+   */
+  function enqueue<K extends EventName> (event: K, payload: EventPayloads[K]): void {
+    if (closed || subscribers.length === 0) return
+    const sessionId = payload.sessionId
+    const targets = subscribers.filter((s) => (s.events === null || s.events.has(event)) && (s.sessionId === null || s.sessionId === sessionId))
+    if (targets.length === 0) return
+    const at = Date.now()
+    const body = JSON.stringify({ type: event, timestamp: new Date(at).toISOString(), data: payload })
+    // one message id per event: the same on every attempt, and to every endpoint
+    const messageId = `msg_${randomBytes(15).toString('base64url')}`
+    const orderKey = orderKeyOf(payload as { sessionId: string, statusId?: string })
+    const rows: NewDelivery[] = targets.map((s) => ({ webhookId: s.id, messageId, eventType: event, sessionId, orderKey, body, at }))
+    // SQLite: committed before this returns; PostgreSQL: committed in the background (stop waits for it),
+    // then the worker looks
+    let done = (): void => {}
+    const tracked = new Promise<void>((resolve) => { done = resolve })
+    inserting.add(tracked)
+    const over = (): void => { inserting.delete(tracked); done() }
+    settle(() => outbox.insert(rows), () => { over(); worker.kick() }, (err) => {
+      over()
+      log.error({ err, event, endpoints: rows.length }, 'writing webhook deliveries failed; this event is not delivered')
+    })
+  }
+
+  /** Normalised URL, or a 400 naming the field. Names are resolved now too (and again at every send). */
+  async function checkTarget (raw: string, field = 'body.url'): Promise<string> {
+    let url: URL
+    try { url = new URL(raw.trim()) } catch { throw new BadRequest(`${field} is not a valid URL`) }
+    const problem = urlProblem(url, config.allowPrivateUrls)
+    if (problem !== null) throw new BadRequest(`${field} ${problem}`)
+    const host = url.hostname.replace(/^\[|\]$/g, '')
+    if (!config.allowPrivateUrls && isIP(host) === 0) {
+      // a name that does not resolve yet is accepted; each attempt checks again where it connects
+      const bad = (await resolveAll(host)).find((a) => isNonPublicAddress(a.address))
+      if (bad !== undefined) throw new BadRequest(`${field} resolves to a private or loopback address (${bad.address}); set ALLOW_PRIVATE_URLS=true for development`)
+    }
+    return url.href
+  }
+
+  async function require (id: string): Promise<WebhookRow> {
+    const row = await findWebhook(db, id)
+    if (row === undefined) throw new WebhookNotFound()
+    return row
+  }
+
+  async function create (input: CreateWebhookBody): Promise<WebhookWithSecret> {
+    const url = await checkTarget(input.url)
+    const now = Date.now()
+    const row: WebhookRow = {
+      id: `wh_${randomBytes(12).toString('base64url')}`,
+      url,
+      events: input.events === undefined || input.events === null ? null : JSON.stringify(input.events),
+      session_id: input.sessionId ?? null,
+      description: input.description ?? null,
+      secret: newSecret(),
+      enabled: 1,
+      disabled_reason: null,
+      created_at: now,
+      updated_at: now
+    }
+    await insertWebhook(db, row)
+    await reload()
+    return { ...toView(row), secret: row.secret }
+  }
+
+  async function update (id: string, patch: UpdateWebhookBody): Promise<WebhookView> {
+    await require(id)
+    const url = patch.url === undefined ? undefined : await checkTarget(patch.url)
+    const row = await updateWebhook(db, id, {
+      updated_at: Date.now(),
+      ...(url !== undefined ? { url } : {}),
+      ...(patch.events !== undefined ? { events: patch.events === null ? null : JSON.stringify(patch.events) } : {}),
+      ...(patch.description !== undefined ? { description: patch.description } : {}),
+      ...(patch.enabled !== undefined ? { enabled: patch.enabled ? 1 : 0, disabled_reason: null } : {})
+    })
+    if (row === undefined) throw new WebhookNotFound()
+    await reload()
+    // re-enabled: what waited is due again
+    if (patch.enabled === true) worker.kick()
+    return toView(row)
+  }
+
+  async function remove (id: string): Promise<void> {
+    // its deliveries go with it (foreign key cascade); one being sent finishes without a row to update
+    if (!await deleteWebhook(db, id)) throw new WebhookNotFound()
+    await reload()
+  }
+
+  async function rotateSecret (id: string): Promise<WebhookWithSecret> {
+    await require(id)
+    const secret = newSecret()
+    const row = await updateWebhook(db, id, { secret, updated_at: Date.now() })
+    if (row === undefined) throw new WebhookNotFound()
+    return { ...toView(row), secret }
+  }
+
+  async function deliveries (id: string, q: { status?: DeliveryStatus, limit?: number, cursor?: string }): Promise<{ deliveries: DeliveryView[], nextCursor: string | null }> {
+    await require(id)
+    const limit = q.limit ?? 50
+    const rows = await listDeliveries(db, id, { limit: limit + 1, ...(q.status !== undefined ? { status: q.status } : {}), ...(q.cursor !== undefined ? { before: Number(q.cursor) } : {}) })
+    const page = rows.slice(0, limit)
+    return { deliveries: page.map(toDeliveryView), nextCursor: rows.length > limit ? String(page[page.length - 1].id) : null }
+  }
+
+  /** Sends a delivery again now, with a fresh retry schedule: a failed one, or a succeeded one (replay). */
+  async function retry (id: string, deliveryId: string): Promise<DeliveryView> {
+    await require(id)
+    const n = Number(deliveryId)
+    const existing = await findDelivery(db, id, n)
+    if (existing === undefined) throw new DeliveryNotFound()
+    if (!await outbox.requeue(id, n, Date.now())) throw new DeliveryInFlight()
+    worker.kick()
+    const row = await findDelivery(db, id, n)
+    if (row === undefined) throw new DeliveryNotFound()
+    return toDeliveryView(row)
+  }
+
+  /** Removes delivery rows older than DELIVERY_RETENTION_MS. */
+  function prune (now = Date.now()): number | Promise<number> {
+    return outbox.prune(now - DELIVERY_RETENTION_MS)
+  }
+
+  let pruneTimer: NodeJS.Timeout | null = null
+  /** PostgreSQL: delivery inserts still on their way */
+  const inserting = new Set<Promise<void>>()
+  let reloadTimer: NodeJS.Timeout | null = null
+
+  return {
+    enqueue,
+    create,
+    list: async (): Promise<WebhookView[]> => (await listWebhooks(db)).map(toView),
+    get: async (id: string): Promise<WebhookView> => toView(await require(id)),
+    update,
+    remove,
+    rotateSecret,
+    deliveries,
+    retry,
+    prune,
+    /**
+     * For health and metrics: deliveries waiting (pending or being sent), endpoints failing (retrying, or
+     * disabled by a 410), deliveries in flight, and attempt results since the start.
+     */
+    stats: () => ({ pending: outbox.pendingCount(), failing: outbox.failingCount(), inFlight: worker.inFlight(), attempts: { ...worker.counters } }),
+    /** synchronous on SQLite; on PostgreSQL the returned promise resolves once the endpoints are read */
+    start (): void | Promise<void> {
+      const loaded = reload()
+      worker.start()
+      const pruned = (removed: number): void => { if (removed > 0) log.info({ removed }, 'old webhook deliveries removed') }
+      const pruneFailed = (err: unknown): void => { log.error({ err }, 'removing old webhook deliveries failed') }
+      settle(() => prune(), pruned, pruneFailed)
+      pruneTimer = setInterval(() => { settle(() => prune(), () => {}, pruneFailed) }, config.cleanupIntervalMs)
+      pruneTimer.unref()
+      if (handle.dialect === 'sqlite') return
+      // other nodes change endpoints too: read them again now and then
+      reloadTimer = setInterval(() => { void reload() }, SUBSCRIBERS_RELOAD_MS)
+      reloadTimer.unref()
+      return loaded
+    },
+    /** stops taking events, aborts attempts in flight (they stay pending for the next start) */
+    async stop (): Promise<void> {
+      closed = true
+      if (pruneTimer !== null) { clearInterval(pruneTimer); pruneTimer = null }
+      if (reloadTimer !== null) { clearInterval(reloadTimer); reloadTimer = null }
+      await Promise.all([...inserting])
+      await worker.stop()
+    }
+  }
+}
+
+export type WebhookService = ReturnType<typeof createWebhookService>

@@ -1,0 +1,101 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { readdirSync, readFileSync, statSync } from 'node:fs'
+import { dirname, join, relative, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+// The design card's layout and the direction of its imports (DESIGN.md §2):
+// - src/ is the core and knows nothing of Fastify: only src/app.ts (the composition root) and src/server.ts
+//   may import fastify, fastify-plugin or an @fastify/* plugin, or anything under plugins/. @fastify/error is
+//   allowed: it is a standalone error factory (no dependency on fastify) that src/errors.ts makes every answer with.
+// - schemas/ holds TypeBox values only: it imports @sinclair/typebox and its own files, nothing else.
+// - plugins/ reach data through src/db: no runtime import of a database driver or of Kysely there (a type is fine).
+// - no file in src/, plugins/ or schemas/ is over 300 lines.
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
+const MAX_LINES = 300
+
+function tsFiles (dir: string): string[] {
+  const out: string[] = []
+  for (const entry of readdirSync(join(ROOT, dir))) {
+    const rel = join(dir, entry)
+    if (statSync(join(ROOT, rel)).isDirectory()) out.push(...tsFiles(rel))
+    else if (rel.endsWith('.ts')) out.push(rel)
+  }
+  return out
+}
+
+interface Import { spec: string, typeOnly: boolean, line: number }
+
+/** every static and dynamic import (and re-export) of a file, with whether it is type-only */
+export function importsOf (source: string): Import[] {
+  const found: Import[] = []
+  const lineAt = (index: number) => source.slice(0, index).split('\n').length
+  for (const m of source.matchAll(/^\s*(import|export)\s+(type\s+)?[^'";]*?\bfrom\s+['"]([^'"]+)['"]/gm)) {
+    found.push({ spec: m[3], typeOnly: m[2] !== undefined, line: lineAt(m.index) })
+  }
+  for (const m of source.matchAll(/^\s*import\s+['"]([^'"]+)['"]/gm)) found.push({ spec: m[1], typeOnly: false, line: lineAt(m.index) })
+  for (const m of source.matchAll(/\bimport\(\s*['"]([^'"]+)['"]\s*\)/g)) found.push({ spec: m[1], typeOnly: false, line: lineAt(m.index) })
+  return found
+}
+
+const isFastify = (spec: string) => spec === 'fastify' || spec === 'fastify-plugin' || (spec.startsWith('@fastify/') && spec !== '@fastify/error')
+const DRIVERS = new Set(['better-sqlite3', 'better-sqlite3-napi', 'pg', 'kysely'])
+
+/** the rule a file's import breaks, or null */
+export function violation (file: string, imp: Import): string | null {
+  const target = imp.spec.startsWith('.') ? relative(ROOT, resolve(ROOT, dirname(file), imp.spec)) : null
+  const top = file.split('/')[0]
+  if (top === 'src' && file !== 'src/app.ts' && file !== 'src/server.ts') {
+    if (isFastify(imp.spec)) return `src/ is Fastify-free: ${imp.spec}`
+    if (target?.startsWith('plugins/')) return `src/ does not import plugins/: ${imp.spec}`
+  }
+  if (top === 'schemas') {
+    if (target !== null ? !target.startsWith('schemas/') : imp.spec !== '@sinclair/typebox') return `schemas/ imports only TypeBox: ${imp.spec}`
+  }
+  if (top === 'plugins' && !imp.typeOnly && DRIVERS.has(imp.spec)) return `plugins/ reach data through src/db: ${imp.spec}`
+  return null
+}
+
+test('the tree has the design card\'s top level', () => {
+  for (const entry of ['package.json', 'tsconfig.json', 'src', 'plugins', 'schemas', 'test', 'data', 'uploads']) {
+    assert.ok(statSync(join(ROOT, entry)), `${entry} at the top level`)
+  }
+  assert.ok(statSync(join(ROOT, 'src/app.ts')).isFile())
+  assert.ok(statSync(join(ROOT, 'src/server.ts')).isFile())
+})
+
+test('imports follow the layout\'s direction', () => {
+  const broken: string[] = []
+  for (const file of [...tsFiles('src'), ...tsFiles('plugins'), ...tsFiles('schemas')]) {
+    for (const imp of importsOf(readFileSync(join(ROOT, file), 'utf8'))) {
+      const why = violation(file, imp)
+      if (why !== null) broken.push(`${file}:${imp.line} ${why}`)
+    }
+  }
+  assert.deepEqual(broken, [])
+})
+
+test('the rule catches each kind of violation (so the test above can fail)', () => {
+  const check = (file: string, source: string) => importsOf(source).map((imp) => violation(file, imp)).filter((v) => v !== null)
+  assert.equal(check('src/platform/x.ts', "import type { FastifyInstance } from 'fastify'\n").length, 1)
+  assert.equal(check('src/db/x.ts', "import fp from 'fastify-plugin'\n").length, 1)
+  assert.equal(check('src/media/x.ts', "import { a } from '../../plugins/core/db.js'\n").length, 1)
+  assert.equal(check('src/media/x.ts', "const m = await import('../../plugins/core/db.js')\n").length, 1)
+  assert.equal(check('schemas/x.ts', "import { a } from '../src/config.js'\n").length, 1)
+  assert.equal(check('schemas/x.ts', "import { z } from 'zod'\n").length, 1)
+  assert.equal(check('plugins/x/y.ts', "import pg from 'pg'\n").length, 1)
+  // allowed
+  assert.equal(check('src/app.ts', "import Fastify from 'fastify'\nimport a from '../plugins/core/db.js'\n").length, 0)
+  assert.equal(check('src/errors.ts', "import createError from '@fastify/error'\n").length, 0)
+  assert.equal(check('schemas/x.ts', "import { Type } from '@sinclair/typebox'\nimport { b } from './common.js'\n").length, 0)
+  assert.equal(check('plugins/x/y.ts', "import type { Kysely } from 'kysely'\n").length, 0)
+})
+
+test(`no file in src/, plugins/ or schemas/ is over ${MAX_LINES} lines`, () => {
+  const long = [...tsFiles('src'), ...tsFiles('plugins'), ...tsFiles('schemas')]
+    .map((file) => ({ file, lines: readFileSync(join(ROOT, file), 'utf8').split('\n').length - 1 }))
+    .filter((f) => f.lines > MAX_LINES)
+    .map((f) => `${f.file}: ${f.lines}`)
+  assert.deepEqual(long, [])
+})
