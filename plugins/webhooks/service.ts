@@ -3,7 +3,7 @@ import { isIP } from 'node:net'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../../src/config.js'
 import type { DbHandle } from '../../src/db/connection.js'
-import type { DeliveryStatus, WebhookDeliveryRow, WebhookRow } from '../../src/db/database.js'
+import type { DeliveryStatus, WebhookRow } from '../../src/db/database.js'
 import {
   deleteWebhook, findDelivery, findWebhook, insertWebhook, listDeliveries, listWebhooks, updateWebhook, webhookOutboxFor, type NewDelivery, type Subscriber as StoredSubscriber
 } from '../../src/db/repositories/webhooks.js'
@@ -15,6 +15,7 @@ import { APP_VERSION } from '../../src/version.js'
 import { isNonPublicAddress, resolveAll, urlProblem } from '../../src/webhooks/address-guard.js'
 import { claimTtlMs, createDeliveryWorker, type WorkerDeps } from './worker.js'
 import { settle } from '../../src/db/maybe-async.js'
+import { toDeliveryView, toView } from './views.js'
 
 /** Delivery rows are kept this long, whatever their state (except while being sent). */
 export const DELIVERY_RETENTION_MS = 7 * 24 * 3_600_000
@@ -31,42 +32,9 @@ export interface WebhookDeps {
 
 interface Subscriber { id: string, events: Set<string> | null, sessionId: string | null, keyId: string | null }
 
-const iso = (ms: number | null): string | null => ms === null ? null : new Date(ms).toISOString()
-
 /** `whsec_` + base64 of 24 random bytes: the Standard Webhooks secret format. */
 export function newSecret (): string {
   return `whsec_${randomBytes(24).toString('base64')}`
-}
-
-function toView (row: WebhookRow): WebhookView {
-  return {
-    id: row.id,
-    url: row.url,
-    events: row.events === null ? null : JSON.parse(row.events) as string[],
-    sessionId: row.session_id,
-    description: row.description,
-    enabled: row.enabled === 1,
-    disabledReason: row.disabled_reason,
-    createdAt: new Date(row.created_at).toISOString(),
-    updatedAt: new Date(row.updated_at).toISOString()
-  }
-}
-
-function toDeliveryView (row: WebhookDeliveryRow): DeliveryView {
-  return {
-    id: String(row.id),
-    messageId: row.message_id,
-    eventType: row.event_type,
-    sessionId: row.session_id,
-    status: row.status,
-    attempts: row.attempts,
-    lastStatusCode: row.last_status_code,
-    lastError: row.last_error,
-    nextAttemptAt: row.status === 'pending' ? iso(row.next_attempt_at) : null,
-    lastAttemptAt: iso(row.last_attempt_at),
-    createdAt: new Date(row.created_at).toISOString(),
-    completedAt: iso(row.completed_at)
-  }
 }
 
 /**
