@@ -2,8 +2,9 @@ import { hash, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
 import type { DbHandle } from '../../src/db/connection.js'
 import type { ApiKeyRow } from '../../src/db/database.js'
-import { addKeySession, deleteKey, findKey, insertKey, listKeys, removeSessionFromKeys } from '../../src/db/repositories/keys.js'
+import { addKeySession, deleteKey, findKey, insertKey, listKeys, removeSessionFromKeys, setUploadOwner, uploadOwner } from '../../src/db/repositories/keys.js'
 import { SCOPES, type CreateKeyBody, type KeyView, type Scope } from '../../schemas/keys.js'
+import { UploadNotFound } from '../../src/errors.js'
 
 /** Who a request or a socket speaks for: the admin key (API_KEY), or a scoped key. */
 export interface Principal {
@@ -183,6 +184,16 @@ export function createKeyStore (deps: { handle: DbHandle, adminKey: string, log:
           cache.set(id, { ...entry, principal: { ...entry.principal, sessions: new Set([...s].filter((x) => x !== sessionId)) } })
         }
       }
+    },
+    /** an upload made with a scoped key is that key's */
+    async uploaded (filename: string, by: Principal | null): Promise<void> {
+      if (by?.id !== null && by?.id !== undefined) await setUploadOwner(db, filename, by.id)
+    },
+    /** a scoped key posts only its own uploads (another key's answers as unknown); the admin key any */
+    async checkUpload (by: Principal | null, body: { type: string, content: string }): Promise<void> {
+      if (by === null || by.admin || (body.type !== 'image' && body.type !== 'video')) return
+      const owner = await uploadOwner(db, body.content)
+      if (owner !== by.id) throw new UploadNotFound()
     },
     on<K extends keyof KeyListeners> (event: K, listener: KeyListeners[K]): void {
       (listeners[event] as Array<KeyListeners[K]>).push(listener)

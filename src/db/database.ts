@@ -199,6 +199,12 @@ export interface ApiKeyTable {
   created_at: Millis
 }
 
+/** An upload made with a scoped key (uploads made with the admin key have no row). */
+export interface UploadOwnerTable {
+  filename: string
+  key_id: string
+}
+
 export interface Database {
   sessions: SessionTable
   auth_creds: AuthCredsTable
@@ -214,6 +220,7 @@ export interface Database {
   nodes: NodeTable
   session_leases: SessionLeaseTable
   api_keys: ApiKeyTable
+  upload_owners: UploadOwnerTable
 }
 
 export type SessionRow = Selectable<SessionTable>

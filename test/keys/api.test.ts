@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { io as connect, type Socket } from 'socket.io-client'
 import { build, sqliteOf, TEST_API_KEY, waitFor, type TestApp } from '../helper.js'
+import { form, png } from '../uploads/fixtures.js'
 
 // Scoped keys on the REST API and socket.io, without the platform: sessions are rows, events come from
 // the domain event bus the services use. End to end through real Baileys: e2e.test.ts.
@@ -140,6 +141,26 @@ test('webhooks made with a scoped key: only its sessions, only its endpoints', a
   await s.api({ method: 'DELETE', url: `/api/keys/${ka.id}` })
   s.app.domainEvents.emit('statuses-updated', { sessionId: 'a', action: 'cleanup' })
   assert.deepEqual(sqliteOf(s.app.db).prepare('select count(*) as n from webhook_deliveries').get(), { n: 2 })
+})
+
+test('an upload made with a scoped key is posted by that key only', async (t) => {
+  const s = await build(t)
+  await addSessions(s, 'a', 'b')
+  const ka = await createKey(s, { name: 'A', sessions: ['a'], scopes: ['send'] })
+  const kb = await createKey(s, { name: 'B', sessions: ['b'], scopes: ['send'] })
+  const body = form({ field: 'image', filename: 'private.png', type: 'image/png', data: png() })
+  const up = await s.app.inject({ method: 'POST', url: '/api/upload-image', payload: body.payload, headers: { ...body.headers, ...as(ka.key) } })
+  assert.equal(up.statusCode, 200, up.body)
+  const { filename } = up.json<{ filename: string }>()
+  const send = async (key: string, sessionId: string) => await s.app.inject({ method: 'POST', url: `/api/sessions/${sessionId}/send-status`, headers: as(key), payload: { type: 'image', content: filename } })
+  const other = await send(kb.key, 'b')
+  assert.equal(other.statusCode, 400)
+  assert.deepEqual(other.json(), { success: false, error: 'Uploaded file not found' })
+  // its own key and the admin key get past the check (to the platform: the session is not connected)
+  for (const key of [ka.key, TEST_API_KEY]) {
+    const own = await send(key, 'a')
+    assert.equal(own.json<{ error: string }>().error, 'WhatsApp is not connected', own.body)
+  }
 })
 
 test('rate limits count per key as well as per address; TRUST_PROXY makes the address the forwarded client', async (t) => {

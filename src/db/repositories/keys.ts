@@ -52,3 +52,14 @@ export async function removeSessionFromKeys (db: Db, sessionId: string): Promise
       .where('id', '=', row.id).where('sessions', '=', row.sessions).execute()
   }
 }
+
+/** Marks an upload as made with a scoped key. */
+export async function setUploadOwner (db: Db, filename: string, keyId: string): Promise<void> {
+  await db.insertInto('upload_owners').values({ filename, key_id: keyId }).onConflict((oc) => oc.column('filename').doNothing()).execute()
+}
+
+/** The scoped key an upload was made with; null: the admin key's (or no such upload). */
+export async function uploadOwner (db: Db, filename: string): Promise<string | null> {
+  const row = await db.selectFrom('upload_owners').select('key_id').where('filename', '=', filename).executeTakeFirst()
+  return row?.key_id ?? null
+}
