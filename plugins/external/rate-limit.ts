@@ -35,10 +35,11 @@ export default fp(async (app) => {
     errorResponseBuilder: (_req, ctx) => tooMany(ctx.ttl)
   })
 
-  // Per key as well: one key spread over many addresses gets the same budget as one address.
+  // Per scoped key as well: one key spread over many addresses gets the budget of one address. The admin
+  // key is the operator's own (every integration of a single-tenant install shares it): per address only.
   const perKey = app.createRateLimit({
     keyGenerator: (req) => `key:${req.principal?.id ?? 'admin'}`,
-    allowList: forwarded
+    allowList: async (req) => req.principal?.id === null || req.principal?.id === undefined || await forwarded(req)
   })
   app.decorate('limitPerKey', async (req: FastifyRequest) => {
     const result = await perKey(req)

@@ -163,13 +163,17 @@ test('an upload made with a scoped key is posted by that key only', async (t) =>
   }
 })
 
-test('rate limits count per key as well as per address; TRUST_PROXY makes the address the forwarded client', async (t) => {
+test('rate limits count per scoped key as well as per address; TRUST_PROXY makes the address the forwarded client', async (t) => {
   const direct = await build(t, { RATE_LIMIT_MAX: '3', RATE_LIMIT_WINDOW_MS: '60000' })
   const k = await createKey(direct, { name: 'k', sessions: '*', scopes: ['read'] })
   // one key from four addresses: the fourth request is over the key's budget although no address is
   const codes: number[] = []
   for (let i = 1; i <= 4; i++) codes.push((await direct.app.inject({ url: '/api/health', headers: as(k.key), remoteAddress: `10.0.0.${i}` })).statusCode)
   assert.deepEqual(codes, [200, 200, 200, 429])
+  // the admin key is counted per address only
+  const admin: number[] = []
+  for (let i = 1; i <= 4; i++) admin.push((await direct.app.inject({ url: '/api/health', headers: as(TEST_API_KEY), remoteAddress: `10.0.1.${i}` })).statusCode)
+  assert.deepEqual(admin, [200, 200, 200, 200])
   // without TRUST_PROXY, X-Forwarded-For is ignored: everyone behind one address shares its budget
   for (let i = 0; i < 3; i++) await direct.app.inject({ url: '/api/health', remoteAddress: '10.9.9.9', headers: { 'x-forwarded-for': `203.0.113.${i}` } })
   assert.equal((await direct.app.inject({ url: '/api/health', remoteAddress: '10.9.9.9', headers: { 'x-forwarded-for': '203.0.113.99' } })).statusCode, 429)
