@@ -3,6 +3,7 @@ import { test } from 'node:test'
 import { io as connect, type Socket } from 'socket.io-client'
 import { build, sqliteOf, TEST_API_KEY, waitFor, type TestApp } from '../helper.js'
 import { form, png } from '../uploads/fixtures.js'
+import { dialectEnv, dialectTest } from '../support/db-matrix.js'
 
 // Scoped keys on the REST API and socket.io, without the platform: sessions are rows, events come from
 // the domain event bus the services use. End to end through real Baileys: e2e.test.ts.
@@ -55,8 +56,8 @@ test('the admin creates scoped keys: the key is answered once, only its hash is 
   assert.equal(admin.json<{ data: { admin: boolean } }>().data.admin, true)
 })
 
-test('a scoped key sees only its sessions: lists filtered, another session 404, scopes enforced with 403', async (t) => {
-  const s = await build(t)
+dialectTest('a scoped key sees only its sessions: lists filtered, another session 404, scopes enforced with 403', async (t, dialect) => {
+  const s = await build(t, await dialectEnv(dialect))
   await addSessions(s, 'a', 'b')
   const reader = await createKey(s, { name: 'reader', sessions: ['a'], scopes: ['read'] })
   const manager = await createKey(s, { name: 'manager', sessions: ['b'], scopes: ['read', 'manage'] })
@@ -66,7 +67,7 @@ test('a scoped key sees only its sessions: lists filtered, another session 404, 
     assert.equal(list.statusCode, 200, list.body)
     assert.deepEqual(list.json<{ data: Array<{ sessionId: string }> }>().data.map((x) => x.sessionId), ['a'])
   }
-  assert.equal((await s.app.inject({ url: '/api/sessions/a/connection-status', headers: as(reader.key) })).statusCode, 200)
+  assert.equal((await s.app.inject({ url: '/api/sessions/a/sent-statuses', headers: as(reader.key) })).statusCode, 200)
   // another tenant's session and a session that does not exist answer alike
   for (const url of ['/api/sessions/b/connection-status', '/api/sessions/nope/connection-status', '/api/sessions/b/sent-statuses', '/api/sessions/b/status-viewers/1']) {
     const res = await s.app.inject({ url, headers: as(reader.key) })
