@@ -5,7 +5,7 @@ import { createAdapter } from '@socket.io/redis-adapter'
 import { Redis } from 'ioredis'
 import type { Server, ServerOptions } from 'socket.io'
 import { apiKeyFrom } from '../keys/auth.js'
-import type { Principal } from '../keys/store.js'
+import { canSee, type Principal } from '../keys/store.js'
 import { applyRooms, followKeys, handleSubscriptions, parseSubscription, type SocketData } from './socket-subscriptions.js'
 
 declare module 'fastify' {
@@ -84,7 +84,8 @@ export default fp(async (app) => {
     resolveFirst(app, candidates).then((principal) => {
       if (principal === null) { next(new Error('Unauthorized')); return }
       // a recovered connection keeps what it had subscribed to, within what its key sees now
-      const previous = socket.recovered ? (socket.data as Partial<SocketData>).subscription : undefined
+      const kept = socket.recovered ? (socket.data as Partial<SocketData>).subscription : undefined
+      const previous = Array.isArray(kept) ? kept.filter((id) => canSee(principal, id)) : kept
       const parsed = parseSubscription(previous ?? auth?.sessionIds, principal, 'auth.sessionIds')
       if ('error' in parsed) { next(new Error(parsed.error)); return }
       socket.data = { principal, subscription: parsed.ok } satisfies SocketData

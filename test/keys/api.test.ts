@@ -266,3 +266,28 @@ test('socket.io: clients hear the sessions they subscribed to (default: all thei
   assert.equal(await closed, 'io server disconnect')
   assert.equal(await connected(open({ apiKey: ka.key })), 'Unauthorized')
 })
+
+test('socket.io: a recovered connection keeps what it subscribed to', async (t) => {
+  const s = await build(t)
+  const url = await s.listen()
+  const socket = connect(url, { auth: { apiKey: TEST_API_KEY, sessionIds: ['a'] }, transports: ['websocket'], reconnection: false, forceNew: true })
+  t.after(() => { socket.close() })
+  const got: string[] = []
+  socket.on('statuses-updated', (p: { sessionId: string }) => { got.push(p.sessionId) })
+  assert.equal(await connected(socket), 'connected')
+  assert.deepEqual(await socket.timeout(5000).emitWithAck('subscribe', ['b']), { success: true, data: { sessionIds: ['a', 'b'] } })
+  // recovery resumes from the last event received
+  s.app.domainEvents.emit('statuses-updated', { sessionId: 'b' })
+  await waitFor(() => got.length === 1, 5000, 'a first event')
+  got.length = 0
+  socket.io.engine.close()
+  await waitFor(() => s.app.io.of('/').sockets.size === 0, 5000, 'the server to see the disconnect')
+  socket.connect()
+  assert.equal(await connected(socket), 'connected')
+  assert.equal(socket.recovered, true)
+  for (const id of ['c', 'b', 'a']) s.app.domainEvents.emit('statuses-updated', { sessionId: id })
+  await waitFor(() => got.length >= 2, 5000, 'the subscribed events')
+  s.app.domainEvents.emit('statuses-updated', { sessionId: 'a' })
+  await waitFor(() => got.length >= 3, 5000, 'the last event')
+  assert.deepEqual(got, ['b', 'a', 'a'])
+})
