@@ -19,7 +19,8 @@ test('logs: scoped keys leave no trace in the log; TRUST_PROXY logs the forwarde
   const { id, key } = (await made.json() as { data: { id: string, key: string } }).data
   const secret = key.split('_').at(-1) ?? ''
   const wrong = `stk_${id}_${'A'.repeat(43)}`
-  for (const headers of [{ 'x-api-key': key }, { authorization: `Bearer ${key}` }, { authorization: `bearer ${wrong}` }, { 'x-api-key': wrong }]) {
+  const tries: Array<Record<string, string>> = [{ 'x-api-key': key }, { authorization: `Bearer ${key}` }, { authorization: `bearer ${wrong}` }, { 'x-api-key': wrong }]
+  for (const headers of tries) {
     await fetch(`${svc.base}/api/sessions`, { headers })
   }
   for (const apiKey of [key, wrong]) {
