@@ -25,7 +25,7 @@ test('logs: scoped keys leave no trace in the log; TRUST_PROXY logs the forwarde
   }
   for (const apiKey of [key, wrong]) {
     const socket = connect(svc.base, { auth: { apiKey }, transports: ['websocket'], reconnection: false, forceNew: true })
-    await new Promise((resolve) => { socket.once('connect', resolve); socket.once('connect_error', resolve) })
+    await new Promise<void>((resolve) => { socket.once('connect', () => { resolve() }); socket.once('connect_error', () => { resolve() }) })
     socket.close()
   }
   await fetch(`${svc.base}/api/keys/${id}`, { method: 'DELETE', headers: { 'x-api-key': KEY } })
