@@ -16,7 +16,8 @@ export default fp(async (app) => {
         version: APP_VERSION,
         description: 'Link messaging accounts by QR or pairing code, publish 24-hour statuses and see who viewed them. ' +
           'Every response is `{ success, data }` or `{ success: false, error }`. Real-time events are served by socket.io at `/socket.io/`; ' +
-          'their payloads are the `Event*` schemas below.'
+          'their payloads are the `Event*` schemas below. Every /api call needs a key: the admin key (API_KEY) or a scoped key ' +
+          '(`/api/keys`) that sees only its sessions; each operation names the scope it needs (`x-scopes`).'
       },
       servers: [{ url: '/' }],
       tags: [

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { failures, Ok } from '../../schemas/envelope.js'
 import { CreateKeyBodySchema, KeyDeletedSchema, KeyParamsSchema, KeySchema, KeyWithSecretSchema, WhoAmISchema } from '../../schemas/keys.js'
-import { KeyNotFound, Unauthorized } from '../../src/errors.js'
+import { BadRequest, KeyNotFound, Unauthorized } from '../../src/errors.js'
 
 const tags = ['keys']
 
@@ -16,7 +16,10 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       body: CreateKeyBodySchema,
       response: { 200: Ok(KeyWithSecretSchema), ...failures(400) }
     }
-  }, async (req) => ({ success: true as const, data: await app.keys.create(req.body) }))
+  }, async (req) => {
+    if (req.body.name.trim() === '') throw new BadRequest('body.name must not be blank')
+    return { success: true as const, data: await app.keys.create(req.body) }
+  })
 
   app.get('/keys', {
     schema: { tags, operationId: 'listKeys', summary: 'List the scoped keys (never their secrets)', response: { 200: Ok(Type.Array(KeySchema)), ...failures() } }

@@ -43,6 +43,8 @@ test('the admin creates scoped keys: the key is answered once, only its hash is 
   const bad = await s.api({ method: 'POST', url: '/api/keys', payload: { name: 'x', sessions: ['a'], scopes: ['write'] } })
   assert.equal(bad.statusCode, 400)
   assert.match(bad.json<{ error: string }>().error, /scopes/)
+  const blank = await s.api({ method: 'POST', url: '/api/keys', payload: { name: '  ', sessions: '*', scopes: ['read'] } })
+  assert.deepEqual([blank.statusCode, blank.json<{ error: string }>().error], [400, 'body.name must not be blank'])
   // a scoped key may not manage keys, even with every scope
   const all = await createKey(s, { name: 'everything', sessions: '*', scopes: ['read', 'send', 'manage'] })
   for (const [method, url] of [['GET', '/api/keys'], ['POST', '/api/keys'], ['DELETE', `/api/keys/${k.id}`], ['GET', '/api/storage'], ['GET', '/api/cluster'], ['GET', '/metrics']] as const) {
