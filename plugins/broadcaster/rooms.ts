@@ -11,7 +11,17 @@ export function sessionRoom (sessionId: string): string {
   return `session:${sessionId}`
 }
 
+type Audience = ReturnType<Server['to']>
+
+/**
+ * The clients that listen to a session, from `io` or from a narrower operator (`io.local`, `io.except(…)`),
+ * to emit on: `sessionAudience(app.io.local, id).except(room).emit(event, payload)`.
+ */
+export function sessionAudience (target: Pick<Server, 'to'> | Pick<Audience, 'to'>, sessionId: string): Audience {
+  return (target as Pick<Audience, 'to'>).to([ROOM_ALL, sessionRoom(sessionId)])
+}
+
 /** Sends an event to the clients that listen to its session. */
 export function emitToSession (io: Server, event: string, payload: { sessionId: string }): void {
-  io.to([ROOM_ALL, sessionRoom(payload.sessionId)]).emit(event, payload)
+  sessionAudience(io, payload.sessionId).emit(event, payload)
 }

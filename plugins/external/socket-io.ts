@@ -6,7 +6,7 @@ import { Redis } from 'ioredis'
 import type { Server, ServerOptions } from 'socket.io'
 import { apiKeyFrom } from '../keys/auth.js'
 import { canSee, type Principal } from '../keys/store.js'
-import { applyRooms, followKeys, handleSubscriptions, parseSubscription, type SocketData } from './socket-subscriptions.js'
+import { applyRooms, followKeys, handleSubscriptions, heardSessions, parseSubscription, type SocketData } from './socket-subscriptions.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -88,7 +88,7 @@ export default fp(async (app) => {
       const previous = Array.isArray(kept) ? kept.filter((id) => canSee(principal, id)) : kept
       const parsed = parseSubscription(previous ?? auth?.sessionIds, principal, 'auth.sessionIds')
       if ('error' in parsed) { next(new Error(parsed.error)); return }
-      socket.data = { principal, subscription: parsed.ok } satisfies SocketData
+      socket.data = { principal, subscription: parsed.ok, sessionIds: heardSessions(principal, parsed.ok) } satisfies SocketData
       next()
     }, (err: unknown) => { app.log.error({ err }, 'socket.io key look-up failed'); next(new Error('Internal server error')) })
   })

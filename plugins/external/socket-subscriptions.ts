@@ -19,7 +19,18 @@ const ROOM_LISTED = '@listed'
 /** '*': every session the key may see; else the chosen ones */
 export type Subscription = '*' | string[]
 
-export interface SocketData { principal: Principal, subscription: Subscription }
+export interface SocketData {
+  principal: Principal
+  subscription: Subscription
+  /** the sessions the socket hears (null: every session), kept in step with its rooms, for readers of socket.data (event catch-up) */
+  sessionIds: readonly string[] | null
+}
+
+/** What a socket with this key and subscription hears; null: every session. */
+export function heardSessions (p: Principal, subscription: Subscription): readonly string[] | null {
+  if (subscription !== '*') return subscription
+  return p.sessions === '*' ? null : [...p.sessions]
+}
 
 const SESSION_ID = new RegExp(SESSION_ID_PATTERN)
 
@@ -37,7 +48,9 @@ export function parseSubscription (value: unknown, p: Principal, field: string):
 
 /** Puts the socket in exactly the rooms its key and subscription call for. */
 export function applyRooms (socket: Socket): void {
-  const { principal: p, subscription } = socket.data as SocketData
+  const data = socket.data as SocketData
+  const { principal: p, subscription } = data
+  data.sessionIds = heardSessions(p, subscription)
   const want = new Set<string>([socket.id])
   if (p.id !== null) want.add(keyRoom(p.id))
   if (p.sessions !== '*') want.add(ROOM_LISTED)

@@ -22,6 +22,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** who the request speaks for; set by authenticate (every /api route) */
     principal: Principal | null
+    /** the sessions the key may see; null: every session (the admin key, a `"*"` key). Set with `principal` */
+    keySessionIds: readonly string[] | null
   }
 }
 
@@ -31,10 +33,15 @@ export default fp(async (app) => {
   app.addHook('onClose', async () => { keys.stop() })
   app.decorate('keys', keys)
   app.decorateRequest('principal', null)
+  app.decorateRequest('keySessionIds', null)
 
   const resolveInto = (key: string, req: FastifyRequest): boolean | Promise<boolean> => {
     const found = keys.resolve(key)
-    const set = (p: Principal | null): boolean => { req.principal = p; return p !== null }
+    const set = (p: Principal | null): boolean => {
+      req.principal = p
+      req.keySessionIds = p === null || p.sessions === '*' ? null : [...p.sessions]
+      return p !== null
+    }
     return found instanceof Promise ? found.then(set) : set(found)
   }
 

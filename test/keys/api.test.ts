@@ -278,6 +278,8 @@ test('socket.io: a recovered connection keeps what it subscribed to', async (t) 
   socket.on('statuses-updated', (p: { sessionId: string }) => { got.push(p.sessionId) })
   assert.equal(await connected(socket), 'connected')
   assert.deepEqual(await socket.timeout(5000).emitWithAck('subscribe', ['b']), { success: true, data: { sessionIds: ['a', 'b'] } })
+  // what the socket hears, for readers of socket.data (the event log's catch-up)
+  assert.deepEqual([...s.app.io.of('/').sockets.values()].map((x) => (x.data as { sessionIds: unknown }).sessionIds), [['a', 'b']])
   // recovery resumes from the last event received
   s.app.domainEvents.emit('statuses-updated', { sessionId: 'b' })
   await waitFor(() => got.length === 1, 5000, 'a first event')
