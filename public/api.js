@@ -118,6 +118,10 @@ export function createApi (getKey, onUnauthorized) {
     rotateWebhookSecret: (id) => call('POST', `/webhooks/${enc(id)}/rotate-secret`),
     webhookDeliveries: (id, limit = 10) => call('GET', `/webhooks/${enc(id)}/deliveries?limit=${limit}`),
     retryWebhookDelivery: (id, deliveryId) => call('POST', `/webhooks/${enc(id)}/deliveries/${enc(deliveryId)}/retry`),
+    whoami: () => call('GET', '/keys/me'),
+    keys: () => call('GET', '/keys'),
+    createKey: (body) => call('POST', '/keys', body),
+    revokeKey: (id) => call('DELETE', `/keys/${enc(id)}`),
     upload
   }
 }

@@ -3,6 +3,7 @@
 import { createApi, ApiError } from './api.js'
 import { h, setText, show, phone, formatDateTime, formatWhen, formatAgo, formatBytes, formatDuration, plural } from './dom.js'
 import { createWebhooksPanel } from './webhooks.js'
+import { createKeysPanel } from './keys.js'
 import { applyReaction, applyReply, renderAnswers, renderReachLine, viewsChart } from './reach.js'
 
 const KEY_STORAGE = 'statusTracker.apiKey'
@@ -121,6 +122,8 @@ function lockOut (message) {
   state.statuses.clear()
   sessionsLoaded = false
   webhooks.reset()
+  keys.reset()
+  me = null
   showKeyScreen(message)
 }
 
@@ -171,7 +174,11 @@ function connectSocket () {
     if (connectedBefore) void refreshAll()
     connectedBefore = true
   })
-  socket.on('disconnect', () => { setLive('connecting') })
+  socket.on('disconnect', (reason) => {
+    setLive('connecting')
+    // the server closed it (a revoked key, for one): try again; a refused key then locks the page
+    if (reason === 'io server disconnect') socket?.connect()
+  })
   // every event may have queued webhook deliveries
   socket.onAny(() => { webhooks.onEvent() })
   socket.on('connect_error', (err) => {
@@ -271,7 +278,9 @@ async function loadOverview ({ health = true, storage = true } = {}) {
   if (health && storage) window.clearTimeout(overviewTimer)
   lastStatsAt = Date.now()
   const skip = Promise.resolve(null)
-  const results = await Promise.allSettled([health ? api.health() : skip, api.stats(), storage ? api.storage() : skip])
+  // storage spans every session: the admin key's only
+  const withStorage = storage && (me === null || me.admin === true)
+  const results = await Promise.allSettled([health ? api.health() : skip, api.stats(), withStorage ? api.storage() : skip])
   const failed = results.find((r) => r.status === 'rejected')
   setText($('overview-error'), failed === undefined ? '' : describe(failed.reason))
   const [h, st, sto] = results.map((r) => r.status === 'fulfilled' ? r.value : null)
@@ -287,6 +296,10 @@ async function loadOverview ({ health = true, storage = true } = {}) {
     setText($('ov-statuses-sub'), st.lastStatusSent ? `last ${formatAgo(st.lastStatusSent)}` : 'none sent yet')
     setText($('ov-viewers'), String(st.totalViewers))
     setText($('ov-answers'), `other people's views · ♥ ${st.totalReactions ?? 0} · ↩ ${st.totalReplies ?? 0}`)
+  }
+  if (!withStorage && storage) {
+    setText($('ov-storage'), '–')
+    setText($('ov-storage-sub'), 'admin key only')
   }
   if (sto !== null) {
     const db = (sto.database?.bytes ?? 0) + (sto.database?.walBytes ?? 0)
@@ -975,10 +988,30 @@ for (const btn of document.querySelectorAll('[data-close]')) btn.addEventListene
 const webhooks = createWebhooksPanel({ api, describe, busy, confirmAction, toast })
 
 // ---------------------------------------------------------------------------------------------------
+// Keys (public/keys.js): the admin key manages scoped keys; a scoped key sees only its own sessions,
+// which the API already filters, and no storage figures (they span every session)
+
+const keys = createKeysPanel({ api, describe, busy, confirmAction, toast })
+/** GET /api/keys/me: who the key is */
+let me = null
+
+async function loadMe () {
+  try {
+    me = await api.whoami()
+  } catch {
+    me = null
+  }
+  const admin = me === null || me.admin === true
+  keys.setAdmin(me !== null && admin)
+  setText($('key-who'), me === null || admin ? '' : `Scoped key “${me.name}” · ${me.scopes.join(', ')}`)
+}
+
+// ---------------------------------------------------------------------------------------------------
 // Start
 
 async function refreshAll () {
-  await Promise.all([loadOverview(), loadSessions(), webhooks.load()])
+  await loadMe()
+  await Promise.all([loadOverview(), loadSessions(), webhooks.load(), keys.load()])
   if (state.selectedId !== null) await loadStatuses()
 }
 

@@ -33,6 +33,11 @@ export const EnvSchema = Type.Object({
     pattern: '^(\\*|https?://[^/\\s,]+(\\s*,\\s*https?://[^/\\s,]+)*)$',
     description: 'Origins allowed to call the API from a browser: `*` or a comma-separated list (unset: no CORS headers)'
   })),
+  TRUST_PROXY: Type.Optional(Type.String({
+    pattern: '^(true|false|[0-9]{1,2}|[0-9A-Fa-f:.]+(/[0-9]{1,3})?(\\s*,\\s*[0-9A-Fa-f:.]+(/[0-9]{1,3})?)*)$',
+    description: 'Behind a reverse proxy: `true` (trust every hop), a hop count (1–99), or the proxies\' addresses / CIDRs, comma-separated. ' +
+      'The rate limit and the logs then use the client address from X-Forwarded-For. Default false: the socket\'s address'
+  })),
   HEALTH_DISCONNECTED_MS: Int(120_000, 100, 86_400_000, 'A linked session disconnected longer than this makes /api/health report degraded'),
   SEND_RECONNECT_WAIT_MS: Int(60_000, 100, 3_600_000, 'How long a send interrupted by a dropped link (or by a restart) waits for its session to reconnect before it ends partial'),
   SEND_WAIT_MAX_RECIPIENTS: Int(1000, 0, 1_000_000, 'Longest recipient list a send-status request waits for (200); longer lists answer 202 at once and go out in the background'),

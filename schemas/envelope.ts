@@ -12,13 +12,14 @@ export const ErrorRef = Type.Unsafe<ErrorEnvelope>(Type.Ref(ErrorEnvelopeSchema)
 /** `{ success: true, data }` around a payload schema. */
 export const Ok = <T extends TSchema>(data: T) => Type.Object({ success: Type.Literal(true), data })
 
-type ErrorCode = 400 | 401 | 404 | 409 | 413 | 429 | 500 | 503
+type ErrorCode = 400 | 401 | 403 | 404 | 409 | 413 | 429 | 500 | 503
 /**
- * Response map entries for the failure codes a route can send; 401, 429 and 500 apply to every /api route,
+ * Response map entries for the failure codes a route can send; 401, 403 (a scoped key without the route's
+ * scope), 429 and 500 apply to every /api route,
  * and `4xx` covers what the framework itself may answer (414 long path parameter, 415 content type, …).
  */
 export function failures (...codes: ErrorCode[]): Record<number | '4xx', typeof ErrorRef> {
   const out: Record<number | '4xx', typeof ErrorRef> = { '4xx': ErrorRef }
-  for (const code of new Set<ErrorCode>([...codes, 401, 429, 500])) out[code] = ErrorRef
+  for (const code of new Set<ErrorCode>([...codes, 401, 403, 429, 500])) out[code] = ErrorRef
   return out
 }

@@ -40,30 +40,29 @@ import sessionRoutes from '../plugins/sessions/routes.js'
 import uploadRoutes from '../plugins/uploads/routes.js'
 import statusRoutes from '../plugins/statuses/routes.js'
 import webhookRoutes from '../plugins/webhooks/routes.js'
+import keyRoutes from '../plugins/keys/routes.js'
 
 export interface AppOptions {
   config: Config
 }
 
-/** Route plugins mounted under /api, each encapsulated; the API key hook covers all of them. */
+/** Route plugins mounted under /api, each encapsulated; the key hook covers all of them. */
 const apiRoutes: FastifyPluginAsync = async (api) => {
   // preParsing, not onRequest: the per-route rate-limit hook (onRequest) must count unauthenticated
-  // requests too, and no body is parsed before the key is checked
-  // callback style: a synchronous check needs no promise per request
-  api.addHook('preParsing', (req, _reply, payload, done) => {
-    try {
-      api.requireApiKey(req)
-    } catch (err) {
-      done(err as Error)
-      return
-    }
-    done(null, payload)
+  // requests too, and no body is parsed before the key is checked. The key (admin or scoped, keys/auth.ts)
+  // is counted too, then it must see the route's session and hold its scope (keys/scopes.ts).
+  api.addHook('preParsing', async (req, reply, payload) => {
+    await api.authenticate(req, reply)
+    api.authorize(req)
+    await api.limitPerKey(req)
+    return payload
   })
   await api.register(systemRoutes)
   await api.register(sessionRoutes)
   await api.register(uploadRoutes)
   await api.register(statusRoutes)
   await api.register(webhookRoutes)
+  await api.register(keyRoutes)
 }
 
 /** The whole service as one plugin. */
@@ -141,6 +140,11 @@ function validationMessage (err: FastifyError): string {
   return `${where} ${first.message ?? 'is invalid'}`
 }
 
+/** A hop count as Fastify applies it (proxy-addr: the n closest addresses are proxies). */
+function hops (n: number): (address: string, hop: number) => boolean {
+  return (_address, hop) => hop < n
+}
+
 export async function buildApp (config: Config, fastifyOptions: FastifyServerOptions = {}): Promise<FastifyInstance> {
   // route schemas compile after the server listens (validation.ts)
   const compiles = deferredCompiles()
@@ -157,6 +161,8 @@ export async function buildApp (config: Config, fastifyOptions: FastifyServerOpt
     // one line per request in and out only at debug (request-log.ts)
     logController: new QuietRequestLog(),
     bodyLimit: 2 * 1024 * 1024,
+    // TRUST_PROXY: req.ip (rate limit, logs) is the client X-Forwarded-For names, as Fastify's trustProxy defines it
+    trustProxy: typeof config.trustProxy === 'number' ? hops(config.trustProxy) : config.trustProxy,
     // reject unknown fields instead of silently dropping them (a typo must not change what is sent)
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false } },
     // query strings and params are converted to their schema's types, JSON bodies never (see validation.ts)

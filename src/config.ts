@@ -21,6 +21,8 @@ export interface Config {
   maxUploadBytes: number
   maxUploadMb: number
   rateLimit: { max: number, windowMs: number }
+  /** Fastify's trustProxy (TRUST_PROXY): false, true, a hop count, or the trusted proxies' addresses */
+  trustProxy: boolean | number | string
   logLevel: Env['LOG_LEVEL']
   wa: {
     websocketUrl: string
@@ -113,6 +115,7 @@ function configFromEnv (env: Env): Config {
     maxUploadBytes: env.MAX_UPLOAD_MB * 1024 * 1024,
     maxUploadMb: env.MAX_UPLOAD_MB,
     rateLimit: { max: env.RATE_LIMIT_MAX, windowMs: env.RATE_LIMIT_WINDOW_MS },
+    trustProxy: trustProxyOf(env.TRUST_PROXY),
     logLevel: env.LOG_LEVEL,
     wa: {
       websocketUrl: env.WA_WEBSOCKET_URL,
@@ -193,4 +196,12 @@ export function parseEnvFile (text: string): Record<string, string> {
   const out: Record<string, string> = {}
   for (const [key, value] of Object.entries(parseEnv(text))) if (value !== undefined) out[key] = value
   return out
+}
+
+/** TRUST_PROXY as Fastify takes it: unset or `false` trusts nobody; `true` every hop; a number that many hops; else the list. */
+function trustProxyOf (value: string | undefined): boolean | number | string {
+  if (value === undefined || value === 'false') return false
+  if (value === 'true') return true
+  if (/^[0-9]+$/.test(value)) return Number(value)
+  return value.split(',').map((s) => s.trim()).join(',')
 }

@@ -5,6 +5,9 @@ import { PlatformError, type PlatformErrorCode } from './platform/errors.js'
 // app.ts turns any error into `{ success: false, error }` with its statusCode.
 
 export const Unauthorized = createError('ST_UNAUTHORIZED', 'Unauthorized', 401)
+/** a scoped key without the scope the route needs, or a route for the admin key only */
+export const Forbidden = createError<[string]>('ST_FORBIDDEN', '%s', 403)
+export const KeyNotFound = createError('ST_KEY_NOT_FOUND', 'Key not found', 404)
 export const RouteNotFound = createError('ST_ROUTE_NOT_FOUND', 'Route not found', 404)
 export const BadRequest = createError<[string]>('ST_BAD_REQUEST', '%s', 400)
 

@@ -1,17 +1,18 @@
 import fp from 'fastify-plugin'
 import type { EventName, EventPayloads } from '../../schemas/events.js'
 import { DOMAIN_EVENT_NAMES } from './domain-events.js'
+import { emitToSession } from './rooms.js'
 
 /**
  * The one place events leave the service: every domain event and every platform event clients see,
- * mapped to its payload in schemas/events.ts, goes to the webhook outbox and to socket.io (every
- * client receives every session's events).
+ * mapped to its payload in schemas/events.ts, goes to the webhook outbox and to socket.io (to the clients
+ * that listen to its session: rooms.ts).
  */
 export default fp(async (app) => {
   const toClients = <K extends EventName>(event: K, payload: EventPayloads[K]): void => {
     // the outbox first: its rows are committed before any socket.io client hears of the event
     app.webhooks.enqueue(event, payload)
-    app.io.emit(event, payload)
+    emitToSession(app.io, event, payload)
   }
 
   // domain events go out under their own name with their payload as is

@@ -1,27 +1,49 @@
 import fp from 'fastify-plugin'
 import rateLimit from '@fastify/rate-limit'
+import type { FastifyRequest } from 'fastify'
 import { apiKeyFrom } from '../keys/auth.js'
 import { FORWARDED_HEADER } from '../cluster/forward.js'
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** the second count, per key (after authenticate): throws 429 when the key is over the limit */
+    limitPerKey: (req: FastifyRequest) => Promise<void>
+  }
+}
+
 export default fp(async (app) => {
   // the auth plugin's check, decorated after this plugin registers (called per request, by then present)
-  const validKey = (key: string | undefined): boolean => key !== undefined && app.checkApiKey(key)
+  const validKey = async (key: string | undefined): Promise<boolean> => key !== undefined && await app.checkApiKey(key)
+  // a request another node of the cluster passed on was counted there already; only with the right key,
+  // so the header cannot help anyone guess keys
+  const forwarded = async (req: FastifyRequest): Promise<boolean> => typeof req.headers[FORWARDED_HEADER] === 'string' && await validKey(apiKeyFrom(req.headers))
+  const tooMany = (ttl: number): Error => {
+    const seconds = Math.max(1, Math.ceil(ttl / 1000))
+    const err = new Error(`Too many requests, retry in ${seconds} seconds`) as Error & { statusCode: number }
+    err.statusCode = 429
+    return err
+  }
   await app.register(rateLimit, {
     global: true,
     max: app.config.rateLimit.max,
     timeWindow: app.config.rateLimit.windowMs,
+    // per client address: req.ip, which is the X-Forwarded-For client with TRUST_PROXY set
     // the docs and the dashboard's static files are not API calls (socket.io never reaches Fastify's routes).
     // Decided by the route the router matched, after percent-decoding (`/%61pi/stats` is /api/stats), never
     // by the raw URL; requests that match no route (the 404 handler) always count.
-    // A request another node of the cluster passed on was counted there already; only with the right key,
-    // so the header cannot help anyone guess keys.
-    allowList: (req) => isOutsideApi(req.routeOptions.url) || (typeof req.headers[FORWARDED_HEADER] === 'string' && validKey(apiKeyFrom(req.headers))),
-    errorResponseBuilder: (_req, ctx) => {
-      const seconds = Math.max(1, Math.ceil(ctx.ttl / 1000))
-      const err = new Error(`Too many requests, retry in ${seconds} seconds`) as Error & { statusCode: number }
-      err.statusCode = 429
-      return err
-    }
+    allowList: async (req) => isOutsideApi(req.routeOptions.url) || await forwarded(req),
+    errorResponseBuilder: (_req, ctx) => tooMany(ctx.ttl)
+  })
+
+  // Per scoped key as well: one key spread over many addresses gets the budget of one address. The admin
+  // key is the operator's own (every integration of a single-tenant install shares it): per address only.
+  const perKey = app.createRateLimit({
+    keyGenerator: (req) => `key:${req.principal?.id ?? 'admin'}`,
+    allowList: async (req) => req.principal?.id === null || req.principal?.id === undefined || await forwarded(req)
+  })
+  app.decorate('limitPerKey', async (req: FastifyRequest) => {
+    const result = await perKey(req)
+    if (!result.isAllowed && result.isExceeded) throw tooMany(result.ttl)
   })
 }, { name: 'rate-limit', dependencies: ['config'] })
 

@@ -5,6 +5,7 @@ import { EventSchemas } from '../../schemas/events.js'
 import { WebhookBodySchema } from '../../schemas/webhook.js'
 import { APP_VERSION } from '../../src/version.js'
 import { CONTENT_SECURITY_POLICY } from './static.js'
+import { scopeLine, scopeOf } from '../keys/scopes.js'
 
 export default fp(async (app) => {
   await app.register(swagger, {
@@ -15,7 +16,8 @@ export default fp(async (app) => {
         version: APP_VERSION,
         description: 'Link messaging accounts by QR or pairing code, publish 24-hour statuses and see who viewed them. ' +
           'Every response is `{ success, data }` or `{ success: false, error }`. Real-time events are served by socket.io at `/socket.io/`; ' +
-          'their payloads are the `Event*` schemas below.'
+          'their payloads are the `Event*` schemas below. Every /api call needs a key: the admin key (API_KEY) or a scoped key ' +
+          '(`/api/keys`) that sees only its sessions; each operation names the scope it needs (`x-scopes`).'
       },
       servers: [{ url: '/' }],
       tags: [
@@ -23,12 +25,13 @@ export default fp(async (app) => {
         { name: 'statuses', description: 'Publishing statuses and reading viewers' },
         { name: 'uploads', description: 'Media for image and video statuses' },
         { name: 'system', description: 'Health, statistics and storage' },
-        { name: 'webhooks', description: 'Signed HTTP deliveries of the socket.io events (Standard Webhooks), durable and retried' }
+        { name: 'webhooks', description: 'Signed HTTP deliveries of the socket.io events (Standard Webhooks), durable and retried' },
+        { name: 'keys', description: 'Scoped API keys: each sees only its sessions, with the scopes read, send and manage (the admin key is API_KEY)' }
       ],
       components: {
         securitySchemes: {
-          apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
-          bearer: { type: 'http', scheme: 'bearer' }
+          apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'The admin key (API_KEY) or a scoped key (stk_…); each operation says the scope it needs (`x-scopes`)' },
+          bearer: { type: 'http', scheme: 'bearer', description: 'The same keys as `Authorization: Bearer <key>`' }
         },
         schemas: {
           ...Object.fromEntries(Object.entries(EventSchemas).map(([name, schema]) => [
@@ -42,13 +45,17 @@ export default fp(async (app) => {
       security: [{ apiKey: [] }, { bearer: [] }]
     },
     // every operation gets a stable operationId (getSessionsQrCode, postSessionsSendStatus, …) for client generators,
-    // unless its route names one itself
+    // unless its route names one itself; every /api operation names the scope it needs (`x-scopes`, and a line of
+    // its description): keys/scopes.ts, the table the service enforces
     transform: ({ schema, url, route }) => {
       const path = url.replace(/^\/api/, '').split('/').filter((p) => p !== '' && !p.startsWith(':'))
       const method = (Array.isArray(route.method) ? route.method[0] : route.method).toLowerCase()
       const own = (schema as { operationId?: unknown } | undefined)?.operationId
       const operationId = typeof own === 'string' ? own : method + path.map((p) => p.split('-').map((w) => w[0].toUpperCase() + w.slice(1)).join('')).join('')
-      return { schema: { ...schema, operationId } as typeof schema, url }
+      if (!url.startsWith('/api/')) return { schema: { ...schema, operationId } as typeof schema, url }
+      const scope = scopeOf(method, url)
+      const description = [(schema as { description?: string } | undefined)?.description, scopeLine(scope)].filter((d) => d !== undefined).join('\n\n')
+      return { schema: { ...schema, operationId, description, 'x-scopes': scope === 'any' ? [] : [scope] } as typeof schema, url }
     },
     refResolver: {
       // shared schemas appear under their $id (e.g. ErrorEnvelope) instead of def-N

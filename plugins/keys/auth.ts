@@ -1,34 +1,89 @@
-import { hash, timingSafeEqual } from 'node:crypto'
 import type { IncomingHttpHeaders } from 'node:http'
 import fp from 'fastify-plugin'
-import type { FastifyRequest } from 'fastify'
-import { Unauthorized } from '../../src/errors.js'
+import bearerAuth from '@fastify/bearer-auth'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { Forbidden, SessionNotFound, Unauthorized } from '../../src/errors.js'
+import { canSee, createKeyStore, hasScope, type KeyStore, type Principal } from './store.js'
+import { scopeOf } from './scopes.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** constant-time comparison with the configured API key */
-    checkApiKey: (candidate: string) => boolean
-    /** throws Unauthorized unless the request carries the key; the /api scope runs it before parsing any body */
-    requireApiKey: (req: FastifyRequest) => void
+    /** the admin key and the scoped keys */
+    keys: KeyStore
+    /** whether the value is a valid key (admin or scoped), in constant time */
+    checkApiKey: (candidate: string) => boolean | Promise<boolean>
+    /** sets `req.principal` from `x-api-key` or `Authorization: Bearer`, or throws Unauthorized */
+    authenticate: (req: FastifyRequest, reply: FastifyReply) => Promise<void>
+    /** after authenticate: 404 for a session the key may not see, 403 without the route's scope */
+    authorize: (req: FastifyRequest) => void
+    /** throws unless the request carries the admin key (for /metrics) */
+    requireAdmin: (req: FastifyRequest, reply: FastifyReply) => Promise<void>
+  }
+  interface FastifyRequest {
+    /** who the request speaks for; set by authenticate (every /api route) */
+    principal: Principal | null
+    /** the sessions the key may see; null: every session (the admin key, a `"*"` key). Set with `principal` */
+    keySessionIds: readonly string[] | null
   }
 }
 
 export default fp(async (app) => {
-  // Hash both sides so the comparison is constant-time whatever the lengths; the configured key's hash
-  // once, here, and each candidate's with the one-shot `crypto.hash` (no Hash object per request).
-  const expected = digest(app.config.apiKey)
-  const checkApiKey = (candidate: string): boolean => timingSafeEqual(digest(candidate), expected)
+  const keys = createKeyStore({ handle: app.db, adminKey: app.config.apiKey, log: app.log.child({ plugin: 'keys' }) })
+  await keys.start()
+  app.addHook('onClose', async () => { keys.stop() })
+  app.decorate('keys', keys)
+  app.decorateRequest('principal', null)
+  app.decorateRequest('keySessionIds', null)
 
-  app.decorate('checkApiKey', checkApiKey)
-  app.decorate('requireApiKey', (req: FastifyRequest) => {
-    const key = apiKeyFrom(req.headers)
-    if (key === undefined || !checkApiKey(key)) throw new Unauthorized()
+  const resolveInto = (key: string, req: FastifyRequest): boolean | Promise<boolean> => {
+    const found = keys.resolve(key)
+    const set = (p: Principal | null): boolean => {
+      req.principal = p
+      req.keySessionIds = p === null || p.sessions === '*' ? null : [...p.sessions]
+      return p !== null
+    }
+    return found instanceof Promise ? found.then(set) : set(found)
+  }
+
+  // Authorization: Bearer through @fastify/bearer-auth, its look-up being the key store's; `x-api-key`
+  // (the spec's other form) through the same look-up
+  await app.register(bearerAuth, { keys: [], addHook: false, specCompliance: 'rfc6749', verifyErrorLogLevel: 'debug', auth: resolveInto })
+  const verifyBearer = (req: FastifyRequest, reply: FastifyReply): Promise<void> => new Promise((resolve, reject) => {
+    app.verifyBearerAuth?.(req, reply, (err?: Error) => { if (err === undefined || err === null) resolve(); else reject(new Unauthorized()) })
   })
-}, { name: 'auth', dependencies: ['config'] })
 
-function digest (value: string): Buffer {
-  return hash('sha256', value, 'buffer')
-}
+  const authenticate = async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    const header = req.headers['x-api-key']
+    if (typeof header === 'string' && header !== '') {
+      if (!await resolveInto(header, req)) throw new Unauthorized()
+      return
+    }
+    await verifyBearer(req, reply)
+    // bearer-auth answered 401 on the reply it was given; the error handler sets the code again
+    if (req.principal === null) throw new Unauthorized()
+  }
+
+  app.decorate('checkApiKey', (candidate: string) => {
+    const found = keys.resolve(candidate)
+    return found instanceof Promise ? found.then((p) => p !== null) : found !== null
+  })
+  app.decorate('authenticate', authenticate)
+  app.decorate('authorize', (req: FastifyRequest) => {
+    const p = req.principal
+    if (p === null) throw new Unauthorized()
+    if (p.admin) return
+    const sessionId = (req.params as { sessionId?: unknown } | undefined)?.sessionId
+    if (typeof sessionId === 'string' && !canSee(p, sessionId)) throw new SessionNotFound()
+    const scope = scopeOf(req.method, req.routeOptions.url ?? '')
+    if (scope === 'any') return
+    if (scope === 'admin') throw new Forbidden('This route needs the admin key')
+    if (!hasScope(p, scope)) throw new Forbidden(`This key lacks the ${scope} scope`)
+  })
+  app.decorate('requireAdmin', async (req: FastifyRequest, reply: FastifyReply) => {
+    await authenticate(req, reply)
+    if (req.principal?.admin !== true) throw new Forbidden('This route needs the admin key')
+  })
+}, { name: 'auth', dependencies: ['config', 'db'] })
 
 /** The API key a request's (or socket.io handshake's) headers carry: `x-api-key`, else `Authorization: Bearer`. */
 export function apiKeyFrom (headers: IncomingHttpHeaders): string | undefined {

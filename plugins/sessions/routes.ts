@@ -16,6 +16,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     schema: {
       tags,
       summary: 'Create a session and start linking it (pairing code by default, or QR)',
+      description: 'Created with a scoped key (scope `manage`) that lists its sessions, the new session joins that list.',
       body: CreateSessionBodySchema,
       response: { 200: Ok(CreatedSessionSchema), ...failures(400, 409, 503) }
     }
@@ -27,7 +28,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     if (authMethod === 'pairing' && req.body.phoneNumber === undefined) throw new BadRequest("body.phoneNumber is required when authMethod is 'pairing'")
     if (authMethod === 'qrcode' && req.body.phoneNumber !== undefined) throw new BadRequest("body.phoneNumber is only used when authMethod is 'pairing'")
     const phoneNumber = authMethod === 'pairing' ? req.body.phoneNumber ?? null : null
-    await app.sessions.create({ sessionId, sessionName, authMethod, phoneNumber })
+    await app.sessions.create({ sessionId, sessionName, authMethod, phoneNumber }, req.principal)
     const message = authMethod === 'pairing'
       ? 'Session created. Enter the pairing code (event pairing-code, or GET …/pairing-code) in Linked devices → Link with phone number.'
       : 'Session created. Scan the QR code (event qr-code, or GET …/qr-code) in Linked devices → Link a device.'
@@ -35,8 +36,8 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.get('/sessions', {
-    schema: { tags, summary: 'List sessions with their live connection state', response: { 200: Ok(Type.Array(SessionSchema)), ...failures() } }
-  }, async () => ({ success: true as const, data: await app.sessions.list() }))
+    schema: { tags, summary: 'List sessions with their live connection state (a scoped key: its own sessions)', response: { 200: Ok(Type.Array(SessionSchema)), ...failures() } }
+  }, async (req) => ({ success: true as const, data: await app.sessions.list(req.principal?.admin === false ? req.principal : null) }))
 
   app.delete('/sessions/:sessionId', {
     preHandler: app.cluster.toOwner,

@@ -8,6 +8,7 @@ import type { AuthMethod, SessionSnapshot } from '../../src/platform/types.js'
 import type { SessionView } from '../../schemas/session.js'
 import type { DomainEvents } from '../broadcaster/domain-events.js'
 import { sessionView } from './view.js'
+import { canSee, type KeyStore, type Principal } from '../keys/store.js'
 
 /** What the session service uses of the other decorators. */
 export interface SessionDeps {
@@ -17,6 +18,8 @@ export interface SessionDeps {
   events: Pick<DomainEvents, 'emit'>
   /** cluster mode: new sessions are stored with their lease; others' statuses come from their owners' reports */
   cluster?: Pick<FastifyInstance['cluster'], 'enabled' | 'createOwned' | 'reported'>
+  /** scoped keys: a session a key creates joins its list; a deleted one leaves every list */
+  keys?: Pick<KeyStore, 'sessionCreated' | 'sessionDeleted'>
 }
 
 export interface NewSession {
@@ -34,7 +37,7 @@ function remoteSnapshot (row: SessionRow, status: string | null | undefined): Se
 
 /** Sessions: their rows, their platform connection and the events that tell clients about them. */
 export function createSessionService (deps: SessionDeps) {
-  const { platform, mediaStore, events, cluster } = deps
+  const { platform, mediaStore, events, cluster, keys } = deps
   const db = deps.db.db
 
   async function requireRow (sessionId: string): Promise<SessionRow> {
@@ -43,25 +46,29 @@ export function createSessionService (deps: SessionDeps) {
     return row
   }
 
-  /** Stores the session, announces it and starts linking it. */
-  async function create (session: NewSession): Promise<void> {
+  /** Stores the session, announces it and starts linking it. `creator`: the key that asked (a scoped one gets it on its list). */
+  async function create (session: NewSession, creator: Principal | null = null): Promise<void> {
     const { sessionId, sessionName, authMethod, phoneNumber } = session
     const createdAt = Date.now()
     const row = { id: sessionId, name: sessionName, auth_method: authMethod, phone_number: phoneNumber, own_number: null, own_lid: null, created_at: createdAt }
     if (cluster?.enabled === true) {
       // stored with this node's lease in one transaction, started by the lease keeper
       if (!await cluster.createOwned(row)) throw new SessionExists()
+      await keys?.sessionCreated(sessionId, creator)
       events.emit('session-created', { sessionId, sessionName, phoneNumber, authMethod, createdAt: new Date(createdAt).toISOString() })
       return
     }
     const inserted = await insertSession(db, row)
     if (!inserted) throw new SessionExists()
+    await keys?.sessionCreated(sessionId, creator)
     events.emit('session-created', { sessionId, sessionName, phoneNumber, authMethod, createdAt: new Date(createdAt).toISOString() })
     await platform.startSession({ sessionId, authMethod, phoneNumber })
   }
 
-  async function list (): Promise<SessionView[]> {
-    const rows = await listSessions(db)
+  /** Every session, or those `viewer` (a scoped key) may see. */
+  async function list (viewer: Principal | null = null): Promise<SessionView[]> {
+    const all = await listSessions(db)
+    const rows = viewer === null ? all : all.filter((r) => canSee(viewer, r.id))
     // sessions on other nodes: the status their owner last reported (the codes stay with the owner)
     const reported = cluster?.enabled === true ? await cluster.reported() : new Map<string, string | null>()
     return rows.map((row) => sessionView(row, platform.snapshot(row.id) ?? remoteSnapshot(row, reported.get(row.id))))
@@ -77,6 +84,7 @@ export function createSessionService (deps: SessionDeps) {
     await platform.removeSession(sessionId)
     const media = await sessionMediaFiles(db, sessionId)
     await deleteSession(db, sessionId)
+    await keys?.sessionDeleted(sessionId)
     for (const file of media) {
       if (!await mediaInUse(db, file)) await mediaStore.remove(file)
     }

@@ -24,6 +24,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 200: Ok(SendStatusResultSchema), 202: Ok(SendStatusAcceptedSchema), ...failures(400, 404, 503) }
     }
   }, async (req, reply) => {
+    await app.keys.checkUpload(req.principal, req.body)
     const data = await app.statuses.submit(req.params.sessionId, req.body)
     if (data.state === 'sending') return await reply.code(202).send({ success: true as const, data })
     return { success: true as const, data }

@@ -33,13 +33,15 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.get('/stats', {
-    schema: { tags: ['system'], summary: 'Aggregate statistics over all sessions', response: { 200: Ok(StatsSchema), ...failures() } }
-  }, async () => {
-    const sessions = await app.sessions.list()
+    schema: { tags: ['system'], summary: 'Aggregate statistics over all sessions (a scoped key: over its own sessions)', response: { 200: Ok(StatsSchema), ...failures() } }
+  }, async (req) => {
+    const scoped = req.principal?.admin === false ? req.principal : null
+    const sessions = await app.sessions.list(scoped)
+    const only = scoped === null || scoped.sessions === '*' ? undefined : sessions.map((s) => s.sessionId)
     // the statuses sent-statuses lists: not expired yet, whatever their state
     const since = Date.now() - app.config.statusTtlMs
-    const totals = await statusTotals(app.db.db, since)
-    const answers = await interactionTotals(app.db.db, since)
+    const totals = await statusTotals(app.db.db, since, only)
+    const answers = await interactionTotals(app.db.db, since, only)
     return {
       success: true as const,
       data: {
@@ -58,7 +60,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/cluster', {
     schema: {
       tags: ['system'],
-      summary: 'The nodes sharing the database and the sessions each owns (single-node mode: this node alone)',
+      summary: 'The nodes sharing the database and the sessions each owns (single-node mode: this node alone); admin key only',
       response: { 200: Ok(ClusterSchema), ...failures() }
     }
   }, async () => {
@@ -67,7 +69,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.get('/storage', {
-    schema: { tags: ['system'], summary: 'Database and media storage, per session', response: { 200: Ok(StorageSchema), ...failures() } }
+    schema: { tags: ['system'], summary: 'Database and media storage, per session (admin key only: it spans every session)', response: { 200: Ok(StorageSchema), ...failures() } }
   }, async () => {
     const handle = app.db
     const { db } = handle

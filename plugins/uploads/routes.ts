@@ -51,6 +51,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         throw new NoFileUploaded()
       }
       const saved = await app.mediaStore.save(file, kind)
+      await app.keys.uploaded(saved.filename, req.principal)
       return { success: true as const, filename: saved.filename, data: saved }
     })
   }

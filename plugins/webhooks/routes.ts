@@ -14,18 +14,19 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       tags,
       operationId: 'createWebhook',
       summary: 'Register a webhook endpoint; the answer carries its signing secret, shown only this once',
+      description: 'Made with a scoped key, the endpoint receives only the events of the sessions that key sees (as they are when each event happens), and only that key sees the endpoint.',
       body: CreateWebhookBodySchema,
       response: { 200: Ok(WebhookWithSecretSchema), ...failures(400) }
     }
-  }, async (req) => ({ success: true as const, data: await app.webhooks.create(req.body) }))
+  }, async (req) => ({ success: true as const, data: await app.webhooks.create(req.body, req.principal ?? undefined) }))
 
   app.get('/webhooks', {
-    schema: { tags, operationId: 'listWebhooks', summary: 'List webhook endpoints (without their secrets)', response: { 200: Ok(Type.Array(WebhookSchema)), ...failures() } }
-  }, async () => ({ success: true as const, data: await app.webhooks.list() }))
+    schema: { tags, operationId: 'listWebhooks', summary: 'List webhook endpoints (without their secrets); a scoped key sees those it created', response: { 200: Ok(Type.Array(WebhookSchema)), ...failures() } }
+  }, async (req) => ({ success: true as const, data: await app.webhooks.list(req.principal ?? undefined) }))
 
   app.get('/webhooks/:id', {
     schema: { tags, operationId: 'getWebhook', summary: 'One webhook endpoint (without its secret)', params: WebhookParamsSchema, response: { 200: Ok(WebhookSchema), ...failures(400, 404) } }
-  }, async (req) => ({ success: true as const, data: await app.webhooks.get(req.params.id) }))
+  }, async (req) => ({ success: true as const, data: await app.webhooks.get(req.params.id, req.principal ?? undefined) }))
 
   app.patch('/webhooks/:id', {
     schema: {
@@ -36,12 +37,12 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       body: UpdateWebhookBodySchema,
       response: { 200: Ok(WebhookSchema), ...failures(400, 404) }
     }
-  }, async (req) => ({ success: true as const, data: await app.webhooks.update(req.params.id, req.body) }))
+  }, async (req) => ({ success: true as const, data: await app.webhooks.update(req.params.id, req.body, req.principal ?? undefined) }))
 
   app.delete('/webhooks/:id', {
     schema: { tags, operationId: 'deleteWebhook', summary: 'Remove an endpoint and its deliveries', params: WebhookParamsSchema, response: { 200: Ok(WebhookDeletedSchema), ...failures(400, 404) } }
   }, async (req) => {
-    await app.webhooks.remove(req.params.id)
+    await app.webhooks.remove(req.params.id, req.principal ?? undefined)
     return { success: true as const, data: { id: req.params.id, message: 'Webhook deleted' } }
   })
 
@@ -53,7 +54,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       params: WebhookParamsSchema,
       response: { 200: Ok(WebhookWithSecretSchema), ...failures(400, 404) }
     }
-  }, async (req) => ({ success: true as const, data: await app.webhooks.rotateSecret(req.params.id) }))
+  }, async (req) => ({ success: true as const, data: await app.webhooks.rotateSecret(req.params.id, req.principal ?? undefined) }))
 
   app.get('/webhooks/:id/deliveries', {
     schema: {
@@ -64,7 +65,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       querystring: DeliveriesQuerySchema,
       response: { 200: Ok(DeliveryPageSchema), ...failures(400, 404) }
     }
-  }, async (req) => ({ success: true as const, data: await app.webhooks.deliveries(req.params.id, req.query) }))
+  }, async (req) => ({ success: true as const, data: await app.webhooks.deliveries(req.params.id, req.query, req.principal ?? undefined) }))
 
   app.post('/webhooks/:id/deliveries/:deliveryId/retry', {
     schema: {
@@ -74,7 +75,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       params: DeliveryParamsSchema,
       response: { 200: Ok(DeliverySchema), ...failures(400, 404, 409) }
     }
-  }, async (req) => ({ success: true as const, data: await app.webhooks.retry(req.params.id, req.params.deliveryId) }))
+  }, async (req) => ({ success: true as const, data: await app.webhooks.retry(req.params.id, req.params.deliveryId, req.principal ?? undefined) }))
 }
 
 export default routes

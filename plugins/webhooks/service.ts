@@ -3,17 +3,19 @@ import { isIP } from 'node:net'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../../src/config.js'
 import type { DbHandle } from '../../src/db/connection.js'
-import type { DeliveryStatus, WebhookDeliveryRow, WebhookRow } from '../../src/db/database.js'
+import type { DeliveryStatus, WebhookRow } from '../../src/db/database.js'
 import {
   deleteWebhook, findDelivery, findWebhook, insertWebhook, listDeliveries, listWebhooks, updateWebhook, webhookOutboxFor, type NewDelivery, type Subscriber as StoredSubscriber
 } from '../../src/db/repositories/webhooks.js'
-import { BadRequest, DeliveryInFlight, DeliveryNotFound, WebhookNotFound } from '../../src/errors.js'
+import { BadRequest, DeliveryInFlight, DeliveryNotFound, SessionNotFound, WebhookNotFound } from '../../src/errors.js'
+import { ADMIN, canSee, type Principal } from '../keys/store.js'
 import type { EventName, EventPayloads } from '../../schemas/events.js'
 import type { CreateWebhookBody, DeliveryView, UpdateWebhookBody, WebhookView, WebhookWithSecret } from '../../schemas/webhook.js'
 import { APP_VERSION } from '../../src/version.js'
 import { isNonPublicAddress, resolveAll, urlProblem } from '../../src/webhooks/address-guard.js'
 import { claimTtlMs, createDeliveryWorker, type WorkerDeps } from './worker.js'
 import { settle } from '../../src/db/maybe-async.js'
+import { toDeliveryView, toView } from './views.js'
 
 /** Delivery rows are kept this long, whatever their state (except while being sent). */
 export const DELIVERY_RETENTION_MS = 7 * 24 * 3_600_000
@@ -24,46 +26,15 @@ export interface WebhookDeps {
   log: FastifyBaseLogger
   /** tests swap the HTTP client */
   send?: WorkerDeps['send']
+  /** whether scoped key `keyId` (still) sees the session: a webhook made with it receives only those events */
+  keySees?: (keyId: string, sessionId: string) => boolean
 }
 
-interface Subscriber { id: string, events: Set<string> | null, sessionId: string | null }
-
-const iso = (ms: number | null): string | null => ms === null ? null : new Date(ms).toISOString()
+interface Subscriber { id: string, events: Set<string> | null, sessionId: string | null, keyId: string | null }
 
 /** `whsec_` + base64 of 24 random bytes: the Standard Webhooks secret format. */
 export function newSecret (): string {
   return `whsec_${randomBytes(24).toString('base64')}`
-}
-
-function toView (row: WebhookRow): WebhookView {
-  return {
-    id: row.id,
-    url: row.url,
-    events: row.events === null ? null : JSON.parse(row.events) as string[],
-    sessionId: row.session_id,
-    description: row.description,
-    enabled: row.enabled === 1,
-    disabledReason: row.disabled_reason,
-    createdAt: new Date(row.created_at).toISOString(),
-    updatedAt: new Date(row.updated_at).toISOString()
-  }
-}
-
-function toDeliveryView (row: WebhookDeliveryRow): DeliveryView {
-  return {
-    id: String(row.id),
-    messageId: row.message_id,
-    eventType: row.event_type,
-    sessionId: row.session_id,
-    status: row.status,
-    attempts: row.attempts,
-    lastStatusCode: row.last_status_code,
-    lastError: row.last_error,
-    nextAttemptAt: row.status === 'pending' ? iso(row.next_attempt_at) : null,
-    lastAttemptAt: iso(row.last_attempt_at),
-    createdAt: new Date(row.created_at).toISOString(),
-    completedAt: iso(row.completed_at)
-  }
 }
 
 /**
@@ -85,6 +56,7 @@ const SUBSCRIBERS_RELOAD_MS = 5000
  */
 export function createWebhookService (deps: WebhookDeps) {
   const { db: handle, config, log } = deps
+  const keySees = deps.keySees ?? (() => false)
   const db = handle.db
   const outbox = webhookOutboxFor(handle, { nodeId: config.cluster.nodeId, ttlMs: claimTtlMs(config.webhooks.timeoutMs) })
   let subscribers: Subscriber[] = []
@@ -97,7 +69,8 @@ export function createWebhookService (deps: WebhookDeps) {
         subscribers = rows.map((s) => ({
           id: s.id,
           events: s.events === null ? null : new Set(JSON.parse(s.events) as string[]),
-          sessionId: s.session_id
+          sessionId: s.session_id,
+          keyId: s.key_id
         }))
         resolve()
       }, (err) => { log.error({ err }, 'reading webhook endpoints failed'); resolve() })
@@ -127,7 +100,8 @@ export function createWebhookService (deps: WebhookDeps) {
   function enqueue<K extends EventName> (event: K, payload: EventPayloads[K]): void {
     if (closed || subscribers.length === 0) return
     const sessionId = payload.sessionId
-    const targets = subscribers.filter((s) => (s.events === null || s.events.has(event)) && (s.sessionId === null || s.sessionId === sessionId))
+    const targets = subscribers.filter((s) => (s.events === null || s.events.has(event)) && (s.sessionId === null || s.sessionId === sessionId) &&
+      (s.keyId === null || keySees(s.keyId, sessionId)))
     if (targets.length === 0) return
     const at = Date.now()
     const body = JSON.stringify({ type: event, timestamp: new Date(at).toISOString(), data: payload })
@@ -162,13 +136,16 @@ export function createWebhookService (deps: WebhookDeps) {
     return url.href
   }
 
-  async function require (id: string): Promise<WebhookRow> {
+  /** the endpoint, if `owner` may see it: the admin key every one, a scoped key those it created */
+  async function require (id: string, owner: Principal = ADMIN): Promise<WebhookRow> {
     const row = await findWebhook(db, id)
-    if (row === undefined) throw new WebhookNotFound()
+    if (row === undefined || (!owner.admin && row.key_id !== owner.id)) throw new WebhookNotFound()
     return row
   }
 
-  async function create (input: CreateWebhookBody): Promise<WebhookWithSecret> {
+  async function create (input: CreateWebhookBody, owner: Principal = ADMIN): Promise<WebhookWithSecret> {
+    // a scoped key names only its own sessions (another one is unknown to it), and its endpoint hears only them
+    if (typeof input.sessionId === 'string' && !canSee(owner, input.sessionId)) throw new SessionNotFound()
     const url = await checkTarget(input.url)
     const now = Date.now()
     const row: WebhookRow = {
@@ -181,15 +158,16 @@ export function createWebhookService (deps: WebhookDeps) {
       enabled: 1,
       disabled_reason: null,
       created_at: now,
-      updated_at: now
+      updated_at: now,
+      key_id: owner.id
     }
     await insertWebhook(db, row)
     await reload()
     return { ...toView(row), secret: row.secret }
   }
 
-  async function update (id: string, patch: UpdateWebhookBody): Promise<WebhookView> {
-    await require(id)
+  async function update (id: string, patch: UpdateWebhookBody, owner: Principal = ADMIN): Promise<WebhookView> {
+    await require(id, owner)
     const url = patch.url === undefined ? undefined : await checkTarget(patch.url)
     const row = await updateWebhook(db, id, {
       updated_at: Date.now(),
@@ -205,22 +183,23 @@ export function createWebhookService (deps: WebhookDeps) {
     return toView(row)
   }
 
-  async function remove (id: string): Promise<void> {
+  async function remove (id: string, owner: Principal = ADMIN): Promise<void> {
+    await require(id, owner)
     // its deliveries go with it (foreign key cascade); one being sent finishes without a row to update
     if (!await deleteWebhook(db, id)) throw new WebhookNotFound()
     await reload()
   }
 
-  async function rotateSecret (id: string): Promise<WebhookWithSecret> {
-    await require(id)
+  async function rotateSecret (id: string, owner: Principal = ADMIN): Promise<WebhookWithSecret> {
+    await require(id, owner)
     const secret = newSecret()
     const row = await updateWebhook(db, id, { secret, updated_at: Date.now() })
     if (row === undefined) throw new WebhookNotFound()
     return { ...toView(row), secret }
   }
 
-  async function deliveries (id: string, q: { status?: DeliveryStatus, limit?: number, cursor?: string }): Promise<{ deliveries: DeliveryView[], nextCursor: string | null }> {
-    await require(id)
+  async function deliveries (id: string, q: { status?: DeliveryStatus, limit?: number, cursor?: string }, owner: Principal = ADMIN): Promise<{ deliveries: DeliveryView[], nextCursor: string | null }> {
+    await require(id, owner)
     const limit = q.limit ?? 50
     const rows = await listDeliveries(db, id, { limit: limit + 1, ...(q.status !== undefined ? { status: q.status } : {}), ...(q.cursor !== undefined ? { before: Number(q.cursor) } : {}) })
     const page = rows.slice(0, limit)
@@ -228,8 +207,8 @@ export function createWebhookService (deps: WebhookDeps) {
   }
 
   /** Sends a delivery again now, with a fresh retry schedule: a failed one, or a succeeded one (replay). */
-  async function retry (id: string, deliveryId: string): Promise<DeliveryView> {
-    await require(id)
+  async function retry (id: string, deliveryId: string, owner: Principal = ADMIN): Promise<DeliveryView> {
+    await require(id, owner)
     const n = Number(deliveryId)
     const existing = await findDelivery(db, id, n)
     if (existing === undefined) throw new DeliveryNotFound()
@@ -253,8 +232,8 @@ export function createWebhookService (deps: WebhookDeps) {
   return {
     enqueue,
     create,
-    list: async (): Promise<WebhookView[]> => (await listWebhooks(db)).map(toView),
-    get: async (id: string): Promise<WebhookView> => toView(await require(id)),
+    list: async (owner: Principal = ADMIN): Promise<WebhookView[]> => (await listWebhooks(db)).filter((r) => owner.admin || r.key_id === owner.id).map(toView),
+    get: async (id: string, owner: Principal = ADMIN): Promise<WebhookView> => toView(await require(id, owner)),
     update,
     remove,
     rotateSecret,

@@ -137,6 +137,8 @@ export interface WebhookTable {
   disabled_reason: string | null
   created_at: Millis
   updated_at: Millis
+  /** the scoped key that created it: it receives only that key's sessions' events; null: made with the admin key */
+  key_id: ColumnType<string | null, string | null | undefined, string | null>
 }
 
 export type DeliveryStatus = 'pending' | 'sending' | 'succeeded' | 'failed'
@@ -183,6 +185,26 @@ export interface SessionLeaseTable {
   status: string | null
 }
 
+/** A scoped API key (the admin key is API_KEY and is never stored). */
+export interface ApiKeyTable {
+  /** the `<id>` of `stk_<id>_<secret>` */
+  id: string
+  name: string
+  /** hex SHA-256 of the secret */
+  secret_hash: string
+  /** '*' or a JSON array of session ids */
+  sessions: string
+  /** JSON array of scopes */
+  scopes: string
+  created_at: Millis
+}
+
+/** An upload made with a scoped key (uploads made with the admin key have no row). */
+export interface UploadOwnerTable {
+  filename: string
+  key_id: string
+}
+
 export interface Database {
   sessions: SessionTable
   auth_creds: AuthCredsTable
@@ -197,6 +219,8 @@ export interface Database {
   webhook_deliveries: WebhookDeliveryTable
   nodes: NodeTable
   session_leases: SessionLeaseTable
+  api_keys: ApiKeyTable
+  upload_owners: UploadOwnerTable
 }
 
 export type SessionRow = Selectable<SessionTable>
@@ -209,3 +233,4 @@ export type StatusReplyRow = Selectable<StatusReplyTable>
 export type NewUploadRow = Insertable<UploadTable>
 export type WebhookRow = Selectable<WebhookTable>
 export type WebhookDeliveryRow = Selectable<WebhookDeliveryTable>
+export type ApiKeyRow = Selectable<ApiKeyTable>

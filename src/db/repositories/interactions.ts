@@ -75,11 +75,17 @@ export async function listReplies (db: Db, statusId: number): Promise<StatusRepl
 }
 
 /** Reactions (current) and replies to statuses created at or after `since`, over every session. */
-export async function interactionTotals (db: Db, since = 0): Promise<{ reactions: number, replies: number }> {
-  const reactions = await db.selectFrom('status_reactions as r').innerJoin('statuses as s', 's.id', 'r.status_id')
-    .select((eb) => eb.fn.countAll<number>().as('n')).where('r.emoji', '<>', '').where('s.created_at', '>=', since).executeTakeFirstOrThrow()
-  const replies = await db.selectFrom('status_replies as r').innerJoin('statuses as s', 's.id', 'r.status_id')
-    .select((eb) => eb.fn.countAll<number>().as('n')).where('s.created_at', '>=', since).executeTakeFirstOrThrow()
+/** `sessionIds`: only those sessions' statuses (a scoped key's view); absent: every session. */
+export async function interactionTotals (db: Db, since = 0, sessionIds?: readonly string[]): Promise<{ reactions: number, replies: number }> {
+  if (sessionIds?.length === 0) return { reactions: 0, replies: 0 }
+  let reacted = db.selectFrom('status_reactions as r').innerJoin('statuses as s', 's.id', 'r.status_id')
+    .select((eb) => eb.fn.countAll<number>().as('n')).where('r.emoji', '<>', '').where('s.created_at', '>=', since)
+  if (sessionIds !== undefined) reacted = reacted.where('s.session_id', 'in', sessionIds)
+  let replied = db.selectFrom('status_replies as r').innerJoin('statuses as s', 's.id', 'r.status_id')
+    .select((eb) => eb.fn.countAll<number>().as('n')).where('s.created_at', '>=', since)
+  if (sessionIds !== undefined) replied = replied.where('s.session_id', 'in', sessionIds)
+  const reactions = await reacted.executeTakeFirstOrThrow()
+  const replies = await replied.executeTakeFirstOrThrow()
   return { reactions: Number(reactions.n), replies: Number(replies.n) }
 }
 

@@ -16,12 +16,17 @@ export interface StatusTotals {
   realViewers: number
 }
 
-export async function statusTotals (db: Db, since = 0): Promise<StatusTotals> {
-  const totals = await db.selectFrom('statuses')
+/** `sessionIds`: only those sessions' statuses (a scoped key's view); absent: every session. */
+export async function statusTotals (db: Db, since = 0, sessionIds?: readonly string[]): Promise<StatusTotals> {
+  if (sessionIds?.length === 0) return { statuses: 0, lastCreatedAt: null, realViewers: 0 }
+  let statuses = db.selectFrom('statuses')
     .select((eb) => [eb.fn.countAll<number>().as('count'), eb.fn.max('created_at').as('last')])
     .where('created_at', '>=', since)
-    .executeTakeFirstOrThrow()
-  const viewers = await db.selectFrom('viewers').select((eb) => eb.fn.countAll<number>().as('count')).where('is_real', '=', 1).executeTakeFirstOrThrow()
+  if (sessionIds !== undefined) statuses = statuses.where('session_id', 'in', sessionIds)
+  const totals = await statuses.executeTakeFirstOrThrow()
+  let real = db.selectFrom('viewers').select((eb) => eb.fn.countAll<number>().as('count')).where('is_real', '=', 1)
+  if (sessionIds !== undefined) real = real.where('status_id', 'in', (eb) => eb.selectFrom('statuses').select('id').where('session_id', 'in', sessionIds))
+  const viewers = await real.executeTakeFirstOrThrow()
   return {
     statuses: Number(totals.count),
     lastCreatedAt: totals.last === null ? null : Number(totals.last),

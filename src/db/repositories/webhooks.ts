@@ -1,5 +1,5 @@
 import type SQLite from 'better-sqlite3'
-import type { Kysely, Updateable } from 'kysely'
+import type { Insertable, Kysely, Updateable } from 'kysely'
 import type { DbHandle } from '../connection.js'
 import { pgWebhookOutbox, type DeliveryClaim } from './webhooks-pg.js'
 import type { Database, DeliveryStatus, WebhookDeliveryRow, WebhookRow, WebhookTable } from '../database.js'
@@ -9,7 +9,7 @@ type Db = Kysely<Database>
 // Webhook endpoints (Kysely: rare writes) and their delivery outbox (prepared statements on the raw
 // connection: written synchronously while an event is emitted, and polled by the delivery worker).
 
-export async function insertWebhook (db: Db, row: WebhookRow): Promise<void> {
+export async function insertWebhook (db: Db, row: Insertable<WebhookTable>): Promise<void> {
   await db.insertInto('webhooks').values(row).execute()
 }
 
@@ -63,7 +63,7 @@ export interface NewDelivery {
 }
 
 /** An endpoint as the outbox sees it. */
-export interface Subscriber { id: string, events: string | null, session_id: string | null }
+export interface Subscriber { id: string, events: string | null, session_id: string | null, key_id: string | null }
 
 export interface AttemptOutcome {
   id: number
@@ -78,7 +78,7 @@ export interface AttemptOutcome {
  * being sent: so one status's events reach an endpoint in the order they happened.
  */
 export function webhookOutbox (sqlite: SQLite.Database) {
-  const subscribers = sqlite.prepare<[], Subscriber>('select id, events, session_id from webhooks where enabled = 1')
+  const subscribers = sqlite.prepare<[], Subscriber>('select id, events, session_id, key_id from webhooks where enabled = 1')
   const insert = sqlite.prepare<[string, string, string, string | null, string, string, number, number]>(
     'insert into webhook_deliveries (webhook_id, message_id, event_type, session_id, order_key, body, status, attempts, next_attempt_at, created_at) ' +
     "values (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?)"
