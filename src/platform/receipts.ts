@@ -6,7 +6,7 @@ import {
   type BinaryNode,
   type WASocket
 } from '@whiskeysockets/baileys'
-import { pnDigits } from './lid.js'
+import { pnDigits, storeLidMappings } from './lid.js'
 import { parseStatusReceipt, type ParsedView } from './receipt-parse.js'
 import { ackFrames, type HeldFrame } from './receipt-acks.js'
 import type { PlatformLogger as Logger } from './logger.js'
@@ -35,7 +35,9 @@ import type { ReceiptSeen, ReceiptSink, StatusView } from './types.js'
 // `message-receipt.update` (which the service does not use) before the ack, and its event buffer merges
 // every such update into the earlier ones of the same status with a linear search, quadratic in a burst
 // (in the receipt benchmark 23 % of the service's CPU once a turn's frames were handed over together).
-// Deliveries, retry receipts and anything unreadable still go to Baileys as they came.
+// A stanza with a view in it is held whole (a grouped one may mix views and deliveries of several
+// viewers; rc14 emits nothing for that form anyway, see receipt-parse.ts); one of deliveries only, retry
+// receipts and anything unreadable still go to Baileys as they came.
 //
 // Nor would `message-receipt.update` do as the source: it covers a subset of these forms (first `<list>`
 // only, never `<participants>` or own-number views, `played` reported as a read) and arrives after the ack.
@@ -65,6 +67,9 @@ export interface ReceiptIntakeOptions {
 
 interface Turn { views: StatusView[], frames: HeldFrame[] }
 
+/** a LID → number pair a receipt named (`participant_pn`), to be learned like a `lid-mapping.update` */
+interface Learned { lid: string, number: string }
+
 /** A session's status receipts: committed through the sink before the ack; LIDs mapped as they become known. */
 export class ReceiptIntake {
   /** mappings learned from `lid-mapping.update`, before Baileys has stored them */
@@ -73,6 +78,8 @@ export class ReceiptIntake {
   #lastLookup = 0
   /** the views and held frames of this event-loop turn, committed together at setImmediate */
   #turn: Turn | null = null
+  /** mappings receipts named (`participant_pn`) since the last commit, to be stored with the next one */
+  #toStore: Learned[] = []
 
   constructor (private readonly options: ReceiptIntakeOptions) {}
 
@@ -85,8 +92,7 @@ export class ReceiptIntake {
       const lidUser = lidUserOf(jidNormalizedUser(lid))
       const number = pnDigits(pn)
       if (lidUser === null || number === null || !this.options.live()) return
-      this.#learned.set(lidUser, number)
-      if (this.#learned.size > 10_000) this.#learned.delete(this.#learned.keys().next().value as string)
+      this.#remember(lidUser, number)
       this.#mapped([{ lid: `${lidUser}@lid`, number }])
     })
   }
@@ -97,8 +103,11 @@ export class ReceiptIntake {
     try {
       const parsed = parseStatusReceipt(frame)
       if (parsed.length === 0) return
-      if (parsed[0].type === 'delivery') { this.options.seen(parsed); return }
-      views = this.resolve(parsed as ParsedView[])
+      const deliveries = parsed.filter((p) => p.type === 'delivery')
+      if (deliveries.length > 0) this.options.seen(deliveries)
+      // deliveries alone: Baileys handles (and acks) the stanza as it came
+      if (deliveries.length === parsed.length) return
+      views = this.resolve(parsed.filter((p): p is ParsedView => p.type !== 'delivery'))
     } catch (err) {
       // a stanza we cannot read would fail the same way every time it came again: Baileys handles it
       this.options.logger.error({ err, id: frame.attrs.id }, 'could not read a status receipt')
@@ -120,6 +129,7 @@ export class ReceiptIntake {
     this.#turn = null
     // a removed session takes nothing more: its frames stay unacknowledged
     if (turn === null || !this.options.live()) return
+    this.#storeLearned(turn)
     let result: void | Promise<void>
     try {
       result = this.options.sink.commit(this.options.sessionId, turn.views)
@@ -156,26 +166,58 @@ export class ReceiptIntake {
     return this.#learned.get(lidUser) ?? this.options.numberForLid(lidUser)
   }
 
-  /** numbers for the viewers: phone-number JIDs directly, LIDs through the known mapping */
+  /**
+   * numbers for the viewers: phone-number JIDs directly; a LID by the `participant_pn` the receipt named
+   * beside it (learned as that LID's mapping, see #learnFromReceipt), else through the known mapping
+   */
   resolve (parsed: ParsedView[]): StatusView[] {
     const me = this.options.me()
     const ownNumber = pnDigits(me?.id)
     const ownLid = lidUserOf(me?.lid === undefined ? undefined : jidNormalizedUser(me.lid))
     const numbers = new Map<string, string | null>()
-    const numberOf = (jid: string): string | null => {
+    const numberOf = (jid: string, pn: string | null): string | null => {
       let number = numbers.get(jid)
-      if (number !== undefined) return number
+      if (number !== undefined && (pn === null || number === pn)) return number
       const lidUser = lidUserOf(jid)
       if (lidUser === null) number = pnDigits(jid)
       else if (lidUser === ownLid) number = ownNumber
+      else if (pn !== null) number = this.#learnFromReceipt(lidUser, pn)
       else number = this.#learned.get(lidUser) ?? this.options.numberForLid(lidUser)
       numbers.set(jid, number)
       return number
     }
-    return parsed.map((p) => {
-      const viewerNumber = numberOf(p.viewerJid)
+    return parsed.map(({ viewerPn, ...p }) => {
+      const viewerNumber = numberOf(p.viewerJid, viewerPn)
       return { ...p, viewerNumber, isOwn: viewerNumber !== null && viewerNumber === ownNumber }
     })
+  }
+
+  /** a receipt named the LID's number: known from now on, and stored with the next commit (#commitTurn) */
+  #learnFromReceipt (lidUser: string, number: string): string {
+    if (this.#learned.get(lidUser) === number) return number
+    this.#remember(lidUser, number)
+    this.#toStore.push({ lid: `${lidUser}@lid`, number })
+    return number
+  }
+
+  #remember (lidUser: string, number: string): void {
+    this.#learned.set(lidUser, number)
+    if (this.#learned.size > 10_000) this.#learned.delete(this.#learned.keys().next().value as string)
+  }
+
+  /**
+   * The mappings this turn's receipts named are stored the way a `lid-mapping.update` is: in Baileys'
+   * LID store (its `lid-mapping` keys, which Baileys writes itself for the update but knows nothing of
+   * here), and handed to the sink, so views stored earlier under the LID get the number. They are facts
+   * whatever becomes of the commit, so they are stored even when it fails.
+   */
+  #storeLearned (turn: Turn): void {
+    const learned = this.#toStore
+    if (learned.length === 0) return
+    this.#toStore = []
+    const sock = turn.frames[turn.frames.length - 1].sock
+    storeLidMappings(sock, learned).catch((err: unknown) => { this.options.logger.warn({ err }, 'could not store LID mappings a receipt named') })
+    this.#mapped(learned)
   }
 
   /** not committed: the frames are never acked, and the platform sends them again after a reconnect */
