@@ -1,4 +1,4 @@
-import { isPnUser, jidDecode, type WASocket } from '@whiskeysockets/baileys'
+import { isPnUser, jidDecode } from '@whiskeysockets/baileys'
 
 // Viewers may be named by phone-number JID or by LID. Baileys' LIDMappingStore (sock.signalRepository
 // .lidMapping) learns pairs from USync device queries (every status send asks with the <lid/> protocol),
@@ -12,12 +12,4 @@ export const pnJid = (digits: string): string => `${digits}@s.whatsapp.net`
 export function pnDigits (jid: string | null | undefined): string | null {
   if (jid === null || jid === undefined || !(isPnUser(jid) ?? false)) return null
   return jidDecode(jid)?.user ?? null
-}
-
-/**
- * Stores LID → number pairs in Baileys' LID store (`signalRepository.lidMapping`, its 'lid-mapping' keys),
- * as Baileys does itself for a `lid-mapping.update` (lib/Socket/chats.js): sends and later runs know them.
- */
-export async function storeLidMappings (sock: WASocket, pairs: Array<{ lid: string, number: string }>): Promise<void> {
-  await sock.signalRepository.lidMapping.storeLIDPNMappings(pairs.map(({ lid, number }) => ({ lid, pn: pnJid(number) })))
 }

@@ -6,7 +6,8 @@ import {
   type BinaryNode,
   type WASocket
 } from '@whiskeysockets/baileys'
-import { pnDigits, storeLidMappings } from './lid.js'
+import { holdFrame, onFrame, storeLidMappings } from './baileys/index.js'
+import { pnDigits } from './lid.js'
 import { parseStatusReceipt, type ParsedView } from './receipt-parse.js'
 import { ackFrames, type HeldFrame } from './receipt-acks.js'
 import type { PlatformLogger as Logger } from './logger.js'
@@ -18,7 +19,7 @@ import type { ReceiptSeen, ReceiptSink, StatusView } from './types.js'
 // first, synchronously, and only then `CB:receipt`, whose handler (messages-recv.js handleReceipt) acks
 // in its `finally` after some awaits. A 'frame' listener therefore runs before Baileys has even seen the
 // stanza: it reads every view in it, resolves the viewers and holds the frame: it is renamed
-// (HELD_TAG) before Baileys dispatches it (Baileys reads `frame.tag` after 'frame' returns), so no
+// (baileys/socket.ts, holdFrame) before Baileys dispatches it (Baileys reads `frame.tag` after 'frame' returns), so no
 // `CB:receipt` listener runs and nothing acks it yet.
 //
 // The views of every receipt frame that arrives in one turn of the event loop (all the frames of the
@@ -44,8 +45,6 @@ import type { ReceiptSeen, ReceiptSink, StatusView } from './types.js'
 
 /** committed frames acked per event-loop turn (see ReceiptIntake.#releaseInChunks) */
 const ACK_CHUNK = 128
-/** the tag a frame gets while Baileys must not handle it */
-export const HELD_TAG = 'receipt-held'
 
 const lidUserOf = (jid: string | null | undefined): string | null =>
   jid !== null && jid !== undefined && (isLidUser(jid) ?? false) ? jidDecode(jid)?.user ?? null : null
@@ -66,13 +65,12 @@ export interface ReceiptIntakeOptions {
 }
 
 interface Turn { views: StatusView[], frames: HeldFrame[] }
-
-/** a LID → number pair a receipt named (`participant_pn`), to be learned like a `lid-mapping.update` */
+/** a LID → number pair a receipt named (`participant_pn`), learned like a `lid-mapping.update` */
 interface Learned { lid: string, number: string }
 
 /** A session's status receipts: committed through the sink before the ack; LIDs mapped as they become known. */
 export class ReceiptIntake {
-  /** mappings learned from `lid-mapping.update`, before Baileys has stored them */
+  /** mappings learned from `lid-mapping.update` and receipts (`participant_pn`) in this run */
   readonly #learned = new Map<string, string>()
   #lookupTimer: NodeJS.Timeout | null = null
   #lastLookup = 0
@@ -84,8 +82,8 @@ export class ReceiptIntake {
   constructor (private readonly options: ReceiptIntakeOptions) {}
 
   listen (sock: WASocket): void {
-    sock.ws.on('frame', (frame: BinaryNode | Uint8Array) => {
-      if (frame instanceof Uint8Array || frame.tag !== 'receipt' || !this.options.live()) return
+    onFrame(sock, (frame) => {
+      if (frame.tag !== 'receipt' || !this.options.live()) return
       this.onReceipt(sock, frame)
     })
     sock.ev.on('lid-mapping.update', ({ lid, pn }) => {
@@ -113,7 +111,7 @@ export class ReceiptIntake {
       this.options.logger.error({ err, id: frame.attrs.id }, 'could not read a status receipt')
       return
     }
-    frame.tag = HELD_TAG
+    holdFrame(frame)
     let turn = this.#turn
     if (turn === null) {
       turn = this.#turn = { views: [], frames: [] }
@@ -192,7 +190,7 @@ export class ReceiptIntake {
     })
   }
 
-  /** a receipt named the LID's number: known from now on, and stored with the next commit (#commitTurn) */
+  /** a receipt named the LID's number: known from now on, stored with the next commit */
   #learnFromReceipt (lidUser: string, number: string): string {
     if (this.#learned.get(lidUser) === number) return number
     this.#remember(lidUser, number)
@@ -206,10 +204,8 @@ export class ReceiptIntake {
   }
 
   /**
-   * The mappings this turn's receipts named are stored the way a `lid-mapping.update` is: in Baileys'
-   * LID store (its `lid-mapping` keys, which Baileys writes itself for the update but knows nothing of
-   * here), and handed to the sink, so views stored earlier under the LID get the number. They are facts
-   * whatever becomes of the commit, so they are stored even when it fails.
+   * The mappings the turn's receipts named, stored as a `lid-mapping.update` is: in Baileys' LID store
+   * and through the sink (views stored under the LID get the number); facts even if the commit fails.
    */
   #storeLearned (turn: Turn): void {
     const learned = this.#toStore
