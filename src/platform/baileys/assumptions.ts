@@ -86,14 +86,15 @@ export const ASSUMPTIONS: readonly Assumption[] = [
     name: 'pending-queries-on-error',
     expects: "end() removes the 'close' listeners pending queries wait on, and those queries also settle on an 'error' event of sock.ws",
     source: '@whiskeysockets/baileys lib/Socket/socket.js (waitForMessage, end)',
-    guard: 'test/platform/platform.test.ts',
+    // nothing observable fails without it (closing just waits out Baileys' 60 s query timeouts): the check alone guards it
+    guard: 'test/platform/compat.test.ts',
     check: (l) => inOrder(l.source('lib/Socket/socket.js'), "ws.on('error', onErr)", 'const end = async', "ws.removeAllListeners('close')")
   },
   {
     name: 'signal-repository',
     expects: "the socket config's makeSignalRepository(auth, logger, pnToLid) builds a repository with decryptMessage({ jid, type, ciphertext }) and lidMapping.storeLIDPNMappings(pairs)",
     source: '@whiskeysockets/baileys lib/Defaults/index.js (DEFAULT_CONNECTION_CONFIG), lib/Signal/libsignal.js',
-    guard: 'test/platform/platform.test.ts, test/durability/replies-sigkill.test.ts',
+    guard: 'test/statuses/interactions-e2e.test.ts, test/platform/receipt-turns.test.ts',
     check: (l) => {
       const config = l.baileys.DEFAULT_CONNECTION_CONFIG as { makeSignalRepository?: unknown } | undefined
       const make = config?.makeSignalRepository
