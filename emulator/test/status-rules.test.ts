@@ -11,7 +11,10 @@ import {
   waitForMessageAck,
   waitForMessageError
 } from '../src/baileys-helpers.js'
+import { Account } from '../src/accounts.js'
+import { devicesVisible } from '../src/iq-handlers.js'
 import { startEmulator, testCertPaths, type ContactInfo, type Emulator, type StatusRecord } from '../src/index.js'
+import { kindFromStanza, kindRuleBroken, readStanza, stanzaRuleBroken } from '../src/status-rules.js'
 
 const STATUS = 'status@broadcast'
 const pn = (number: string) => `${number}@s.whatsapp.net`
@@ -64,6 +67,62 @@ async function postHandBuilt (sock: WASocket, post: HandBuilt): Promise<{ id: st
   })
   return { id, error: (await acked).error }
 }
+
+describe('status rules on hand-made stanzas', () => {
+  const migrated = new Account('15550000100', '100000000000100')
+  const legacy = new Account('15550000101', '100000000000101', true)
+  const enc: BinaryNode = { tag: 'enc', attrs: { v: '2', type: 'pkmsg' }, content: Buffer.alloc(1) }
+  const stanza = (attrs: Record<string, string>, to: BinaryNode[], meta?: string): BinaryNode => ({
+    tag: 'message',
+    attrs: { to: STATUS, id: 'X', type: 'text', ...attrs },
+    content: [
+      { tag: 'participants', attrs: {}, content: to },
+      { tag: 'enc', attrs: { v: '2', type: 'skmsg' }, content: Buffer.alloc(1) },
+      ...(meta === undefined ? [] : [{ tag: 'meta', attrs: { status_setting: meta } }])
+    ]
+  })
+
+  it('reads bare <to>s as the audience and <to>s with a device part or an <enc> as device-level', () => {
+    const shape = readStanza(stanza({}, [
+      { tag: 'to', attrs: { jid: '1@lid' } },
+      { tag: 'to', attrs: { jid: '2@lid' }, content: [enc] },
+      { tag: 'to', attrs: { jid: '2:3@lid' }, content: [enc] },
+      { tag: 'to', attrs: { jid: '4:0@lid' } }
+    ], 'contacts'))
+    assert.deepEqual(shape.bare.map((t) => t.jid), ['1@lid'])
+    assert.deepEqual(shape.devices.map((t) => [t.jid, t.device, t.enc !== undefined]), [['2@lid', 0, true], ['2:3@lid', 3, true], ['4:0@lid', 0, false]])
+    assert.equal(shape.statusSetting, 'contacts')
+  })
+
+  it('applies PN addressing and the missing meta to migrated accounts only, addressing_mode and meta on reactions/revokes to all', () => {
+    const pnPost = readStanza(stanza({}, [{ tag: 'to', attrs: { jid: '15550000001@s.whatsapp.net' }, content: [enc] }]))
+    assert.equal(stanzaRuleBroken(pnPost, migrated)?.rule, 'pn-participants')
+    assert.equal(stanzaRuleBroken(pnPost, legacy), undefined)
+    assert.equal(kindRuleBroken(pnPost, migrated, 'post')?.rule, 'missing-status-setting')
+    assert.equal(kindRuleBroken(pnPost, legacy, 'post'), undefined)
+    const withMode = readStanza(stanza({ addressing_mode: 'lid' }, [{ tag: 'to', attrs: { jid: '1@lid' } }], 'contacts'))
+    assert.equal(stanzaRuleBroken(withMode, migrated)?.rule, 'addressing-mode')
+    assert.equal(stanzaRuleBroken(withMode, legacy)?.rule, 'addressing-mode')
+    const reaction = readStanza(stanza({ type: 'reaction' }, [{ tag: 'to', attrs: { jid: '1@lid' } }], 'contacts'))
+    assert.equal(kindFromStanza(reaction), 'reaction')
+    assert.equal(kindRuleBroken(reaction, legacy, 'reaction')?.rule, 'status-setting-on-reaction')
+    const revoke = readStanza(stanza({ edit: '7' }, [{ tag: 'to', attrs: { jid: '1@lid' } }], 'contacts'))
+    assert.equal(kindFromStanza(revoke), 'revoke')
+    assert.equal(kindRuleBroken(revoke, migrated, 'revoke')?.rule, 'status-setting-on-revoke')
+    const post = readStanza(stanza({}, [{ tag: 'to', attrs: { jid: '1@lid' } }], 'denylist'))
+    assert.equal(kindFromStanza(post), undefined, 'a WA Web revoke looks like this too: the content decides')
+    assert.equal(stanzaRuleBroken(post, migrated) ?? kindRuleBroken(post, migrated, 'post'), undefined)
+  })
+
+  it('answers devices by number only for the asker itself and legacy parties', () => {
+    const other = new Account('15550000102', '100000000000102')
+    assert.equal(devicesVisible(other, 's.whatsapp.net', migrated), false)
+    assert.equal(devicesVisible(other, 'lid', migrated), true)
+    assert.equal(devicesVisible(migrated, 's.whatsapp.net', migrated), true)
+    assert.equal(devicesVisible(legacy, 's.whatsapp.net', migrated), true)
+    assert.equal(devicesVisible(undefined, 'lid', migrated), false)
+  })
+})
 
 describe('status rules: a LID-migrated account (the default)', () => {
   let emu: Emulator
