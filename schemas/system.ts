@@ -24,10 +24,24 @@ export const WebhooksCheckSchema = Type.Object({
   failing: Type.Integer({ description: 'Endpoints whose last attempt failed' })
 }, { title: 'WebhooksCheck' })
 
+export const BrokenAssumptionSchema = Type.Object({
+  name: Type.String({ description: 'The assumption, as UPGRADING.md and src/platform/baileys/assumptions.ts name it' }),
+  expects: Type.String({ description: 'What the service expects of the installed Baileys' }),
+  source: Type.String({ description: 'The file of the installed package it comes from' })
+}, { title: 'BrokenAssumption' })
+
+export const PlatformCheckSchema = Type.Object({
+  loaded: Type.Boolean({ description: 'The platform (Baileys) is loaded; it loads right after the server listens, and the other fields come with it' }),
+  baileys: Type.Optional(Type.String({ description: 'Version of the installed Baileys' })),
+  compatible: Type.Optional(Type.Boolean({ description: 'Every internal of Baileys the service relies on was found as expected at start; when false no session starts (their start answers 503) and the service is degraded' })),
+  assumptions: Type.Optional(Type.Integer({ description: 'How many assumptions were checked (UPGRADING.md lists them)' })),
+  broken: Type.Optional(Type.Array(BrokenAssumptionSchema, { description: 'The assumptions that do not hold; empty when compatible' }))
+}, { title: 'PlatformCheck' })
+
 export const HealthSchema = Type.Object({
   status: Type.Union([Type.Literal('healthy'), Type.Literal('degraded')], {
-    description: '`degraded` when the database check fails or a linked session has been disconnected longer than ' +
-      'HEALTH_DISCONNECTED_MS (see `checks`); the HTTP status stays 200 either way'
+    description: '`degraded` when the database check fails, a linked session has been disconnected longer than ' +
+      'HEALTH_DISCONNECTED_MS, or the installed Baileys breaks an assumption the service relies on (see `checks`); the HTTP status stays 200 either way'
   }),
   timestamp: IsoDateSchema,
   uptime: Type.Number({ description: 'Seconds since the process started' }),
@@ -35,6 +49,7 @@ export const HealthSchema = Type.Object({
   checks: Type.Object({
     database: Type.Union([DatabaseCheckSchema, CheckFailedSchema]),
     sessions: Type.Union([SessionsCheckSchema, CheckFailedSchema]),
+    platform: Type.Union([PlatformCheckSchema, CheckFailedSchema]),
     webhooks: Type.Optional(Type.Union([WebhooksCheckSchema, CheckFailedSchema], { description: 'Webhook deliveries waiting and endpoints failing (the service always reports it; a receiver that keeps failing never makes the service degraded)' }))
   })
 })

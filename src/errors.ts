@@ -38,11 +38,14 @@ export const WebhookNotFound = createError('ST_WEBHOOK_NOT_FOUND', 'Webhook not 
 export const DeliveryNotFound = createError('ST_DELIVERY_NOT_FOUND', 'Delivery not found', 404)
 export const DeliveryInFlight = createError('ST_DELIVERY_IN_FLIGHT', 'Delivery is being sent right now; try again when it finishes', 409)
 
+/** the installed Baileys breaks an assumption the service relies on (src/platform/baileys/assumptions.ts): no session starts */
+export const PlatformIncompatible = createError<[string]>('ST_PLATFORM_INCOMPATIBLE', '%s', 503)
+
 /** cluster mode: the session's socket is on another node that did not answer (or no node holds it this moment) */
 export const OwnerUnavailable = createError<[string]>('ST_OWNER_UNAVAILABLE', '%s', 503)
 
 /** Status codes whose messages are written for users and shown as-is even when 5xx. */
-export const EXPOSED_5XX_CODES = new Set(['ST_PAIRING_UNAVAILABLE', 'ST_NOT_CONNECTED', 'ST_SEND_FAILED', 'ST_URL_FETCH_FAILED', 'ST_OWNER_UNAVAILABLE'])
+export const EXPOSED_5XX_CODES = new Set(['ST_PAIRING_UNAVAILABLE', 'ST_NOT_CONNECTED', 'ST_SEND_FAILED', 'ST_URL_FETCH_FAILED', 'ST_OWNER_UNAVAILABLE', 'ST_PLATFORM_INCOMPATIBLE'])
 
 const FROM_PLATFORM: Record<PlatformErrorCode, (err: PlatformError) => FastifyError> = {
   SESSION_NOT_FOUND: () => new SessionNotFound(),
@@ -51,7 +54,8 @@ const FROM_PLATFORM: Record<PlatformErrorCode, (err: PlatformError) => FastifyEr
   PHONE_NOT_SET: () => new PhoneNotSet(),
   PAIRING_IN_PROGRESS: () => new PairingInProgress(),
   PAIRING_UNAVAILABLE: () => new PairingUnavailable(),
-  SEND_FAILED: (err) => new SendFailed(err.message)
+  SEND_FAILED: (err) => new SendFailed(err.message),
+  PLATFORM_INCOMPATIBLE: (err) => new PlatformIncompatible(err.message)
 }
 
 /** A platform error as the service answers it; any other error as it is. */

@@ -64,6 +64,8 @@ function lazyPlatform (app: FastifyInstance): { platform: Platform, load: () => 
     updatePhoneNumber: async (sessionId, phone) => { await (await load()).updatePhoneNumber(sessionId, phone) },
     requestPairingCode: async (sessionId) => await (await load()).requestPairingCode(sessionId),
     snapshot: (sessionId) => real?.snapshot(sessionId) ?? null,
+    // null until the platform is loaded (its start-up check runs then)
+    compatibility: () => real?.compatibility() ?? null,
     newMessageId: (sessionId) => {
       if (real === undefined) throw new PlatformError('SESSION_NOT_FOUND')
       return real.newMessageId(sessionId)

@@ -169,6 +169,20 @@ export function sessionsCheck (
   }
 }
 
+/**
+ * The start-up check of the Baileys internals the service relies on (src/platform/baileys/assumptions.ts,
+ * UPGRADING.md): degraded when one does not hold, since then no session starts. Before the platform has
+ * loaded (it loads right after the server listens) there is nothing to tell yet.
+ */
+export function platformCheck (platform: Pick<FastifyInstance['platform'], 'compatibility'>): HealthCheck {
+  return () => {
+    const found = platform.compatibility()
+    if (found === null) return { healthy: true, details: { loaded: false } }
+    const { baileys, compatible, assumptions, broken } = found
+    return { healthy: compatible, details: { loaded: true, baileys, compatible, assumptions, broken } }
+  }
+}
+
 type SessionLinkState = { id: string, linked: boolean }
 
 function defaultSessionReader (handle: FastifyInstance['db']): () => SessionLinkState[] | Promise<SessionLinkState[]> {
@@ -181,6 +195,7 @@ export default fp(async (app) => {
     const health = createHealth()
     health.register('database', databaseCheck(app.db))
     health.register('sessions', sessionsCheck(app, app.config.healthDisconnectedMs))
+    health.register('platform', platformCheck(app.platform))
     app.decorate('health', health)
     return
   }
@@ -189,5 +204,6 @@ export default fp(async (app) => {
   const health = createHealth(lightChangeStamp(app.db.sqlite))
   health.register('database', databaseCheck(app.db))
   health.register('sessions', sessionsCheck(app, app.config.healthDisconnectedMs, health.whileUnchanged(sessionLinkStatesStatement(app.db.sqlite))))
+  health.register('platform', platformCheck(app.platform))
   app.decorate('health', health)
 }, { name: 'health', dependencies: ['config', 'db', 'platform', 'cluster'] })

@@ -9,6 +9,7 @@ import {
   type SignalDataTypeMap,
   type SignalKeyStore
 } from '@whiskeysockets/baileys'
+import { lidReverseKey, LID_MAPPING_TYPE } from './baileys/index.js'
 
 // Baileys' auth state (creds + Signal keys) kept in the database instead of useMultiFileAuthState files.
 //
@@ -247,7 +248,7 @@ export function createAuthStore (backend: AuthBackend): AuthStore {
         },
         writesPending: () => backend.pending(sessionId),
         numberForLid (lidUser) {
-          const text = epoch.readOne('lid-mapping', `${lidUser}_reverse`)
+          const text = epoch.readOne(LID_MAPPING_TYPE, lidReverseKey(lidUser))
           if (text === null) return null
           const value: unknown = JSON.parse(text)
           return typeof value === 'string' && /^\d+$/.test(value) ? value : null

@@ -8,6 +8,8 @@ export type PlatformErrorCode =
   | 'PAIRING_IN_PROGRESS'
   | 'PAIRING_UNAVAILABLE'
   | 'SEND_FAILED'
+  /** the installed Baileys breaks an assumption of baileys/assumptions.ts: no session starts */
+  | 'PLATFORM_INCOMPATIBLE'
 
 // Worded for people: they reach pairing-code-error events and send failures as written.
 const MESSAGES: Record<PlatformErrorCode, string> = {
@@ -17,7 +19,8 @@ const MESSAGES: Record<PlatformErrorCode, string> = {
   PHONE_NOT_SET: 'Phone number not set for this session',
   PAIRING_IN_PROGRESS: 'Pairing code request already in progress',
   PAIRING_UNAVAILABLE: 'Cannot generate pairing code at this time',
-  SEND_FAILED: 'Failed to send status'
+  SEND_FAILED: 'Failed to send status',
+  PLATFORM_INCOMPATIBLE: 'Sessions cannot start: the installed Baileys is not compatible; see UPGRADING.md'
 }
 
 export class PlatformError extends Error {

@@ -1,5 +1,4 @@
 import {
-  DEFAULT_CONNECTION_CONFIG,
   DisconnectReason,
   getBinaryNodeChildren,
   isLidUser,
@@ -11,6 +10,7 @@ import {
   type SocketConfig,
   type WASocket
 } from '@whiskeysockets/baileys'
+import { committingSignalRepository, onFrame } from './baileys/index.js'
 import { pnDigits } from './lid.js'
 import type { PlatformLogger as Logger } from './logger.js'
 import type { InteractionSink, StatusInteraction } from './types.js'
@@ -21,13 +21,12 @@ import type { InteractionSink, StatusInteraction } from './types.js'
 // (sendReceipt) right after `await decrypt()`, and decrypt() (Utils/decode-wa-message.js) calls the
 // signal repository's decryptMessage for each <enc>, then unpads and decodes the plaintext itself. The
 // repository comes from the socket config (`makeSignalRepository`): ours is Baileys' own with
-// decryptMessage wrapped, so the plaintext is read, and a reaction or reply to a status committed, before
-// decrypt() returns, so before any receipt can go out.
+// decryptMessage wrapped (baileys/signal.ts, committingSignalRepository), so the plaintext is read, and a
+// reaction or reply to a status committed, before decrypt() returns, so before any receipt can go out.
 //
-// The wrap runs inside the key store's transaction for that sender (addTransactionCapability: nested
-// transactions join the outer one, mutations are written when the outermost ends). So the Signal session
-// advances only after our commit: a crash in between leaves a message that still decrypts when the
-// platform delivers it again (and the commit is idempotent). When the commit fails, the transaction is
+// The wrap runs inside the key store's transaction for that sender, so the Signal session advances only
+// after our commit: a crash in between leaves a message that still decrypts when the platform delivers
+// it again (and the commit is idempotent). When the commit fails, the transaction is
 // abandoned, the socket is ended (nothing more can be sent on it: Baileys' retry request and nack both
 // need an open socket) and the platform delivers the message again at the next login.
 //
@@ -89,23 +88,11 @@ export class InteractionIntake {
   constructor (private readonly options: InteractionIntakeOptions) {}
 
   /** Baileys' signal repository with decryptMessage committing what it decrypted first (see above). */
-  readonly makeSignalRepository: SocketConfig['makeSignalRepository'] = (auth, logger, pnToLid) => {
-    const repository = DEFAULT_CONNECTION_CONFIG.makeSignalRepository(auth, logger, pnToLid)
-    const decrypt = repository.decryptMessage.bind(repository)
-    const { keys } = auth
-    // the socket always hands over its store with transactions (socket.js: addTransactionCapability)
-    if (!('transaction' in keys)) throw new Error('the signal key store has no transactions')
-    repository.decryptMessage = async (opts) => await keys.transaction(async () => {
-      const plaintext = await decrypt(opts)
-      await this.#take(opts.ciphertext, plaintext)
-      return plaintext
-    }, opts.jid)
-    return repository
-  }
+  readonly makeSignalRepository: SocketConfig['makeSignalRepository'] = committingSignalRepository(async (ciphertext, plaintext) => { await this.#take(ciphertext, plaintext) })
 
   listen (sock: WASocket): void {
-    sock.ws.on('frame', (frame: BinaryNode | Uint8Array) => {
-      if (frame instanceof Uint8Array || frame.tag !== 'message' || !Array.isArray(frame.content)) return
+    onFrame(sock, (frame) => {
+      if (frame.tag !== 'message' || !Array.isArray(frame.content)) return
       for (const enc of getBinaryNodeChildren(frame, 'enc')) {
         if (enc.content instanceof Uint8Array) this.#seen.set(enc.content, { stanza: frame, sock })
       }

@@ -1,6 +1,7 @@
 import type { Config } from '../config.js'
 import type { DbHandle } from '../db/connection.js'
 import { createAuthStore } from './auth-state.js'
+import { checkCompatibility, describeBroken, type Compatibility } from './baileys/index.js'
 import { authBackendFor } from './auth-state-pg.js'
 import { TypedEmitter } from './emitter.js'
 import { PlatformError } from './errors.js'
@@ -11,6 +12,7 @@ import type { InteractionSink, PlatformEventMap, PlatformTiming, ReceiptSink, Se
 
 export type { PlatformLogger } from './logger.js'
 export type { InteractionSink, PlatformTiming, ReceiptSink, StatusInteraction, StatusView } from './types.js'
+export type { BrokenAssumption, Compatibility } from './baileys/index.js'
 
 export const DEFAULT_TIMING: PlatformTiming = {
   reconnectBaseMs: 1000,
@@ -70,7 +72,13 @@ export function createPlatform (options: PlatformOptions) {
   const { db, wa, links, receiptSink } = options
   const interactionSink = options.interactionSink ?? IGNORE_INTERACTIONS
   const logger = options.logger.child({ module: 'platform' })
-  if (wa.testTrustRoot !== null) applyTestTrustRoot(wa.testTrustRoot, logger)
+  // the internals of Baileys the service relies on (baileys/assumptions.ts): when one does not hold, no session starts
+  const compat: Compatibility = checkCompatibility()
+  for (const b of compat.broken) {
+    logger.error({ assumption: b.name, expects: b.expects, source: b.source, baileys: compat.baileys }, `Baileys assumption "${b.name}" does not hold: no session will start (see UPGRADING.md)`)
+  }
+  const assertCompatible = (): void => { if (!compat.compatible) throw new PlatformError('PLATFORM_INCOMPATIBLE', describeBroken(compat)) }
+  if (wa.testTrustRoot !== null && !compat.broken.some((b) => b.name === 'noise-trust-root')) applyTestTrustRoot(wa.testTrustRoot, logger)
   const timing: PlatformTiming = { ...DEFAULT_TIMING, ...options.timing }
   const events = new TypedEmitter<PlatformEventMap>(logger)
   const auth = createAuthStore(authBackendFor(db, (err, what) => { logger.error({ err }, what) }))
@@ -81,6 +89,7 @@ export function createPlatform (options: PlatformOptions) {
   const deps = { wa, logger, baileysLogger, events, links, receiptSink, interactionSink, timing }
 
   function runtime (sessionId: string): SessionRuntime {
+    assertCompatible()
     const rt = runtimes.get(sessionId)
     if (rt === undefined || closed) throw new PlatformError('SESSION_NOT_FOUND')
     return rt
@@ -113,6 +122,7 @@ export function createPlatform (options: PlatformOptions) {
 
   async function startSession (spec: SessionSpec): Promise<void> {
     if (closed) throw new Error('platform is closed')
+    assertCompatible()
     if (!runtimes.has(spec.sessionId)) await auth.prepare(spec.sessionId)
     await ensureRuntime(spec).start(spec)
   }
@@ -130,6 +140,14 @@ export function createPlatform (options: PlatformOptions) {
     /** Starts (or resumes) a session: a linked one reconnects, an unlinked one starts linking. */
     startSession,
 
+    /**
+     * What the start-up check found (baileys/compat.ts): whether sessions can start, and what broke
+     * (null only from a stand-in that has not loaded the platform yet).
+     */
+    compatibility (): Compatibility | null {
+      return { ...compat, broken: compat.broken.map((b) => ({ ...b })) }
+    },
+
     /** Tears the socket down and connects again; also starts a new link attempt after a link timeout. */
     async restartSession (sessionId: string): Promise<void> {
       await runtime(sessionId).restart()
@@ -138,6 +156,8 @@ export function createPlatform (options: PlatformOptions) {
     /** Logs the device out when linked, then deletes its auth rows. The caller deletes the sessions row. */
     async removeSession (sessionId: string): Promise<void> {
       if (closed) throw new PlatformError('SESSION_NOT_FOUND')
+      // nothing can log the device out through this Baileys: its auth rows go, the row after them
+      if (!compat.compatible) { await auth.clear(sessionId); return }
       let rt = runtimes.get(sessionId)
       if (rt === undefined) {
         const row = await links.get(sessionId)
@@ -201,6 +221,10 @@ export function createPlatform (options: PlatformOptions) {
      */
     async restoreAll (): Promise<number> {
       const specs = await links.list()
+      if (!compat.compatible) {
+        logger.error({ sessions: specs.length }, describeBroken(compat))
+        return 0
+      }
       let next = 0
       const worker = async (): Promise<void> => {
         while (next < specs.length && !closed) {

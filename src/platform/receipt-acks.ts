@@ -1,5 +1,6 @@
-import { Socket } from 'node:net'
+import type { Socket } from 'node:net'
 import type { BinaryNode, WASocket } from '@whiskeysockets/baileys'
+import { ackStanza, releaseFrame, socketOpen, tcpSocket } from './baileys/index.js'
 import type { PlatformLogger as Logger } from './logger.js'
 
 // How committed status receipts are acknowledged (receipts.ts holds them until their commit).
@@ -11,14 +12,13 @@ export interface HeldFrame { sock: WASocket, frame: BinaryNode }
  * with its own `write` (a system call each: 15 % of the service's CPU in a receipt burst); released
  * together, the acks are written in the microtasks that follow, so a cork lifted at the next
  * setImmediate sends them in one `writev`: the same WebSocket messages, in the same order, after the
- * commit. The TCP socket is `ws`'s `_socket` (no public accessor; ws has kept that name since its first
- * releases); without it nothing is corked and each ack goes out alone as before.
+ * commit. A socket not connected (no TCP socket yet) has nothing to cork.
  */
 function corkAcks (frames: HeldFrame[]): Socket[] {
   const corked: Socket[] = []
   for (const { sock } of frames) {
-    const tcp = (sock.ws as unknown as { socket?: { _socket?: unknown } | null }).socket?._socket
-    if (!(tcp instanceof Socket) || corked.includes(tcp) || tcp.destroyed) continue
+    const tcp = tcpSocket(sock)
+    if (tcp === null || corked.includes(tcp) || tcp.destroyed) continue
     tcp.cork()
     corked.push(tcp)
   }
@@ -35,10 +35,10 @@ export function ackFrames (frames: HeldFrame[], logger: Logger): void {
   Error.stackTraceLimit = 0
   try {
     for (const { sock, frame } of frames) {
-      frame.tag = 'receipt'
+      releaseFrame(frame, 'receipt')
       // a closed socket cannot ack: the platform sends the stanza again at the next login
-      if (!sock.ws.isOpen) continue
-      sock.sendMessageAck(frame).catch((err: unknown) => { logger.warn({ err, id: frame.attrs.id }, 'could not ack a status receipt; the platform sends it again') })
+      if (!socketOpen(sock)) continue
+      ackStanza(sock, frame).catch((err: unknown) => { logger.warn({ err, id: frame.attrs.id }, 'could not ack a status receipt; the platform sends it again') })
     }
   } finally {
     Error.stackTraceLimit = stackTraceLimit

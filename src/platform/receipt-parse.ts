@@ -1,46 +1,72 @@
 import { getBinaryNodeChildren, jidNormalizedUser, type BinaryNode } from '@whiskeysockets/baileys'
+import { pnDigits } from './lid.js'
 import type { ReceiptSeen, StatusView } from './types.js'
 
-// Reading the views out of a status receipt stanza (the forms are described where each is read below).
-// receipts.ts decides what to do with them: commit, then ack.
+// Reading the views out of a status receipt stanza. receipts.ts decides what to do with them: commit, then ack.
+//
+// Two forms reach us:
+// - simple: `<receipt from="status@broadcast" id=STATUS type? participant=VIEWER>` with optional `<list><item
+//   id=STATUS/>…</list>` naming more statuses; one type (none = delivery) for the whole stanza.
+// - grouped (since 2026-09, tulir/whatsmeow #1270, with a capture): `<receipt class="status"
+//   from="status@broadcast" id="SAGR…" t>` with no type, holding `<participants message_id=STATUS>` (the
+//   older aggregated form names it `key`) and one `<user jid t type participant_pn?>` per viewer. The stanza
+//   id is the receipt's own, not a status; the type is per user; viewers are LIDs, `participant_pn` their
+//   number when the server adds it (oxidezap/whatsapp-rust wacore/src/stanza/receipt.rs parse_participants
+//   reads the same attributes, and falls back to the stanza's type and `t` for a user without them).
 
 const STATUS_JID = 'status@broadcast'
 
-export type ParsedView = Omit<StatusView, 'viewerNumber' | 'isOwn'>
+export type ParsedView = Omit<StatusView, 'viewerNumber' | 'isOwn'> & {
+  /** digits of the viewer's `participant_pn` (a grouped receipt may name it beside the LID), else null */
+  viewerPn: string | null
+}
 export type ParsedReceipt = Omit<ParsedView, 'type'> & { type: ReceiptSeen['type'] }
 
-/** what a receipt type means for us; 'sender' (our own device echoing our send) is nothing at all */
+/** what a receipt type means for us; 'sender' (our own device echoing our send), 'retry' and others are nothing at all */
 function receiptKind (type: string | undefined): ReceiptSeen['type'] | null {
-  if (type === undefined) return 'delivery'
+  if (type === undefined || type === 'delivery') return 'delivery'
   if (type === 'read' || type === 'read-self') return 'read'
   if (type === 'played' || type === 'played-self') return 'played'
   return null
 }
 
+/** ms since epoch of a `t` attribute (unix seconds), else `fallback` */
+function timeOf (t: string | undefined, fallback: number): number {
+  const seconds = Number(t)
+  return Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : fallback
+}
+
+interface Viewer { jid: string, at: number, type: ReceiptSeen['type'], pn: string | null, ids: string[] }
+
 /**
- * Every (status, viewer) pair in a raw status receipt stanza: the `id` and the ids of every `<list>`
- * child, for the `participant` and every viewer of a `<participants>` child (own-device views included).
- * Deliveries come out as type 'delivery' (they are no views).
+ * Every (status, viewer) pair in a raw status receipt stanza, with its type: the simple form's `participant`
+ * for the stanza `id` and every `<list>` item, and every `<user>` of each `<participants>` child for that
+ * child's `message_id` (or `key`; without either, the stanza's ids). Own-device views included. Deliveries
+ * come out as type 'delivery' (they are no views); each (status, viewer, type) once.
  */
 export function parseStatusReceipt (node: BinaryNode): ParsedReceipt[] {
   const { attrs } = node
-  const type = receiptKind(attrs.type)
-  if (node.tag !== 'receipt' || attrs.from !== STATUS_JID || type === null || attrs.id === undefined) return []
-  const seconds = Number(attrs.t)
-  const at = Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : Date.now()
+  if (node.tag !== 'receipt' || attrs.from !== STATUS_JID || attrs.id === undefined) return []
+  const stanzaType = receiptKind(attrs.type)
+  if (stanzaType === null) return []
+  const at = timeOf(attrs.t, Date.now())
   const children = Array.isArray(node.content) ? node.content : []
 
-  const ids = [attrs.id]
+  const stanzaIds = [attrs.id]
   for (const list of children.filter((c) => c.tag === 'list')) {
-    for (const item of getBinaryNodeChildren(list, 'item')) if (item.attrs.id !== undefined) ids.push(item.attrs.id)
+    for (const item of getBinaryNodeChildren(list, 'item')) if (item.attrs.id !== undefined) stanzaIds.push(item.attrs.id)
   }
-  const viewers: Array<{ jid: string, at: number }> = []
-  if (attrs.participant !== undefined) viewers.push({ jid: jidNormalizedUser(attrs.participant), at })
+  const viewers: Viewer[] = []
+  if (attrs.participant !== undefined) viewers.push({ jid: jidNormalizedUser(attrs.participant), at, type: stanzaType, pn: null, ids: stanzaIds })
   for (const group of children.filter((c) => c.tag === 'participants')) {
-    for (const user of Array.isArray(group.content) ? group.content : []) {
-      if (user.attrs.jid === undefined) continue
-      const t = Number(user.attrs.t)
-      viewers.push({ jid: jidNormalizedUser(user.attrs.jid), at: Number.isFinite(t) && t > 0 ? t * 1000 : at })
+    const groupId = group.attrs.message_id ?? group.attrs.key
+    const ids = groupId === undefined || groupId === '' ? stanzaIds : [groupId]
+    for (const user of getBinaryNodeChildren(group, 'user')) {
+      const { jid, t, type, participant_pn: pn } = user.attrs
+      if (jid === undefined) continue
+      const kind = type === undefined ? stanzaType : receiptKind(type)
+      if (kind === null) continue
+      viewers.push({ jid: jidNormalizedUser(jid), at: timeOf(t, at), type: kind, pn: pnDigits(pn === undefined ? undefined : jidNormalizedUser(pn)), ids })
     }
   }
 
@@ -48,11 +74,11 @@ export function parseStatusReceipt (node: BinaryNode): ParsedReceipt[] {
   const seen = new Set<string>()
   for (const viewer of viewers) {
     if (viewer.jid === '') continue
-    for (const messageId of ids) {
-      const key = `${messageId}\n${viewer.jid}`
+    for (const messageId of viewer.ids) {
+      const key = `${messageId}\n${viewer.jid}\n${viewer.type}`
       if (seen.has(key)) continue
       seen.add(key)
-      out.push({ messageId, viewerJid: viewer.jid, type, at: viewer.at })
+      out.push({ messageId, viewerJid: viewer.jid, type: viewer.type, at: viewer.at, viewerPn: viewer.pn })
     }
   }
   return out

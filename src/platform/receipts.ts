@@ -6,6 +6,7 @@ import {
   type BinaryNode,
   type WASocket
 } from '@whiskeysockets/baileys'
+import { holdFrame, onFrame, storeLidMappings } from './baileys/index.js'
 import { pnDigits } from './lid.js'
 import { parseStatusReceipt, type ParsedView } from './receipt-parse.js'
 import { ackFrames, type HeldFrame } from './receipt-acks.js'
@@ -18,7 +19,7 @@ import type { ReceiptSeen, ReceiptSink, StatusView } from './types.js'
 // first, synchronously, and only then `CB:receipt`, whose handler (messages-recv.js handleReceipt) acks
 // in its `finally` after some awaits. A 'frame' listener therefore runs before Baileys has even seen the
 // stanza: it reads every view in it, resolves the viewers and holds the frame: it is renamed
-// (HELD_TAG) before Baileys dispatches it (Baileys reads `frame.tag` after 'frame' returns), so no
+// (baileys/socket.ts, holdFrame) before Baileys dispatches it (Baileys reads `frame.tag` after 'frame' returns), so no
 // `CB:receipt` listener runs and nothing acks it yet.
 //
 // The views of every receipt frame that arrives in one turn of the event loop (all the frames of the
@@ -35,15 +36,15 @@ import type { ReceiptSeen, ReceiptSink, StatusView } from './types.js'
 // `message-receipt.update` (which the service does not use) before the ack, and its event buffer merges
 // every such update into the earlier ones of the same status with a linear search, quadratic in a burst
 // (in the receipt benchmark 23 % of the service's CPU once a turn's frames were handed over together).
-// Deliveries, retry receipts and anything unreadable still go to Baileys as they came.
+// A stanza with a view in it is held whole (a grouped one may mix views and deliveries of several
+// viewers; rc14 emits nothing for that form anyway, see receipt-parse.ts); one of deliveries only, retry
+// receipts and anything unreadable still go to Baileys as they came.
 //
 // Nor would `message-receipt.update` do as the source: it covers a subset of these forms (first `<list>`
 // only, never `<participants>` or own-number views, `played` reported as a read) and arrives after the ack.
 
 /** committed frames acked per event-loop turn (see ReceiptIntake.#releaseInChunks) */
 const ACK_CHUNK = 128
-/** the tag a frame gets while Baileys must not handle it */
-export const HELD_TAG = 'receipt-held'
 
 const lidUserOf = (jid: string | null | undefined): string | null =>
   jid !== null && jid !== undefined && (isLidUser(jid) ?? false) ? jidDecode(jid)?.user ?? null : null
@@ -64,29 +65,32 @@ export interface ReceiptIntakeOptions {
 }
 
 interface Turn { views: StatusView[], frames: HeldFrame[] }
+/** a LID → number pair a receipt named (`participant_pn`), learned like a `lid-mapping.update` */
+interface Learned { lid: string, number: string }
 
 /** A session's status receipts: committed through the sink before the ack; LIDs mapped as they become known. */
 export class ReceiptIntake {
-  /** mappings learned from `lid-mapping.update`, before Baileys has stored them */
+  /** mappings learned from `lid-mapping.update` and receipts (`participant_pn`) in this run */
   readonly #learned = new Map<string, string>()
   #lookupTimer: NodeJS.Timeout | null = null
   #lastLookup = 0
   /** the views and held frames of this event-loop turn, committed together at setImmediate */
   #turn: Turn | null = null
+  /** mappings receipts named (`participant_pn`) since the last commit, to be stored with the next one */
+  #toStore: Learned[] = []
 
   constructor (private readonly options: ReceiptIntakeOptions) {}
 
   listen (sock: WASocket): void {
-    sock.ws.on('frame', (frame: BinaryNode | Uint8Array) => {
-      if (frame instanceof Uint8Array || frame.tag !== 'receipt' || !this.options.live()) return
+    onFrame(sock, (frame) => {
+      if (frame.tag !== 'receipt' || !this.options.live()) return
       this.onReceipt(sock, frame)
     })
     sock.ev.on('lid-mapping.update', ({ lid, pn }) => {
       const lidUser = lidUserOf(jidNormalizedUser(lid))
       const number = pnDigits(pn)
       if (lidUser === null || number === null || !this.options.live()) return
-      this.#learned.set(lidUser, number)
-      if (this.#learned.size > 10_000) this.#learned.delete(this.#learned.keys().next().value as string)
+      this.#remember(lidUser, number)
       this.#mapped([{ lid: `${lidUser}@lid`, number }])
     })
   }
@@ -97,14 +101,17 @@ export class ReceiptIntake {
     try {
       const parsed = parseStatusReceipt(frame)
       if (parsed.length === 0) return
-      if (parsed[0].type === 'delivery') { this.options.seen(parsed); return }
-      views = this.resolve(parsed as ParsedView[])
+      const deliveries = parsed.filter((p) => p.type === 'delivery')
+      if (deliveries.length > 0) this.options.seen(deliveries)
+      // deliveries alone: Baileys handles (and acks) the stanza as it came
+      if (deliveries.length === parsed.length) return
+      views = this.resolve(parsed.filter((p): p is ParsedView => p.type !== 'delivery'))
     } catch (err) {
       // a stanza we cannot read would fail the same way every time it came again: Baileys handles it
       this.options.logger.error({ err, id: frame.attrs.id }, 'could not read a status receipt')
       return
     }
-    frame.tag = HELD_TAG
+    holdFrame(frame)
     let turn = this.#turn
     if (turn === null) {
       turn = this.#turn = { views: [], frames: [] }
@@ -120,6 +127,7 @@ export class ReceiptIntake {
     this.#turn = null
     // a removed session takes nothing more: its frames stay unacknowledged
     if (turn === null || !this.options.live()) return
+    this.#storeLearned(turn)
     let result: void | Promise<void>
     try {
       result = this.options.sink.commit(this.options.sessionId, turn.views)
@@ -156,26 +164,56 @@ export class ReceiptIntake {
     return this.#learned.get(lidUser) ?? this.options.numberForLid(lidUser)
   }
 
-  /** numbers for the viewers: phone-number JIDs directly, LIDs through the known mapping */
+  /**
+   * numbers for the viewers: phone-number JIDs directly; a LID by the `participant_pn` the receipt named
+   * beside it (learned as that LID's mapping, see #learnFromReceipt), else through the known mapping
+   */
   resolve (parsed: ParsedView[]): StatusView[] {
     const me = this.options.me()
     const ownNumber = pnDigits(me?.id)
     const ownLid = lidUserOf(me?.lid === undefined ? undefined : jidNormalizedUser(me.lid))
     const numbers = new Map<string, string | null>()
-    const numberOf = (jid: string): string | null => {
+    const numberOf = (jid: string, pn: string | null): string | null => {
       let number = numbers.get(jid)
-      if (number !== undefined) return number
+      if (number !== undefined && (pn === null || number === pn)) return number
       const lidUser = lidUserOf(jid)
       if (lidUser === null) number = pnDigits(jid)
       else if (lidUser === ownLid) number = ownNumber
+      else if (pn !== null) number = this.#learnFromReceipt(lidUser, pn)
       else number = this.#learned.get(lidUser) ?? this.options.numberForLid(lidUser)
       numbers.set(jid, number)
       return number
     }
-    return parsed.map((p) => {
-      const viewerNumber = numberOf(p.viewerJid)
+    return parsed.map(({ viewerPn, ...p }) => {
+      const viewerNumber = numberOf(p.viewerJid, viewerPn)
       return { ...p, viewerNumber, isOwn: viewerNumber !== null && viewerNumber === ownNumber }
     })
+  }
+
+  /** a receipt named the LID's number: known from now on, stored with the next commit */
+  #learnFromReceipt (lidUser: string, number: string): string {
+    if (this.#learned.get(lidUser) === number) return number
+    this.#remember(lidUser, number)
+    this.#toStore.push({ lid: `${lidUser}@lid`, number })
+    return number
+  }
+
+  #remember (lidUser: string, number: string): void {
+    this.#learned.set(lidUser, number)
+    if (this.#learned.size > 10_000) this.#learned.delete(this.#learned.keys().next().value as string)
+  }
+
+  /**
+   * The mappings the turn's receipts named, stored as a `lid-mapping.update` is: in Baileys' LID store
+   * and through the sink (views stored under the LID get the number); facts even if the commit fails.
+   */
+  #storeLearned (turn: Turn): void {
+    const learned = this.#toStore
+    if (learned.length === 0) return
+    this.#toStore = []
+    const sock = turn.frames[turn.frames.length - 1].sock
+    storeLidMappings(sock, learned).catch((err: unknown) => { this.options.logger.warn({ err }, 'could not store LID mappings a receipt named') })
+    this.#mapped(learned)
   }
 
   /** not committed: the frames are never acked, and the platform sends them again after a reconnect */

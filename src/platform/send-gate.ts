@@ -1,4 +1,5 @@
 import type { WASocket } from '@whiskeysockets/baileys'
+import { rawSocket } from './baileys/index.js'
 
 // Baileys does not wait for its `creds.update` listeners: it answers pair-success, and uploads pre-keys
 // under the new ids, right after emitting the new creds. With SQLite the creds are committed inside the
@@ -7,12 +8,6 @@ import type { WASocket } from '@whiskeysockets/baileys'
 // The gate makes every frame of the socket wait, in order, for the session's auth writes handed over
 // before it. When one of them failed, nothing more is written: the connection is dropped and the session
 // reconnects from what the database holds. With nothing pending a frame goes out at once, as before.
-
-/** The part of `ws`'s WebSocket the gate wraps (Baileys' WebSocketClient calls `socket.send(data, cb)`). */
-interface RawSocket {
-  send: (data: unknown, ...rest: unknown[]) => void
-  terminate: () => void
-}
 
 export interface SendGateOptions {
   /** the session's auth writes not yet settled: resolves false when one failed (AuthBackend.pending) */
@@ -23,9 +18,8 @@ export interface SendGateOptions {
 
 /** Installs the gate on a socket made by createSocket, before any frame is sent. */
 export function gateSends (sock: WASocket, opts: SendGateOptions): void {
-  // `socket` is the `ws` WebSocket Baileys' WebSocketClient creates in connect(), which makeWASocket calls
-  const raw = (sock.ws as unknown as { socket?: RawSocket | null }).socket
-  if (raw === null || raw === undefined) return
+  // the `ws` WebSocket every frame goes through (Baileys' WebSocketClient calls `socket.send(data, cb)`)
+  const raw = rawSocket(sock)
   const send = raw.send.bind(raw)
   /** frames waiting, in order; null when none is */
   let tail: Promise<void> | null = null

@@ -34,7 +34,7 @@ test('health keeps its fields and adds checks: database (a real query, with late
   assert.ok(!Number.isNaN(Date.parse(h.timestamp)))
   assert.equal(typeof h.uptime, 'number')
   assert.match(h.version, /^\d+\.\d+\.\d+/)
-  assert.deepEqual(Object.keys(h.checks), ['database', 'sessions', 'webhooks'])
+  assert.deepEqual(Object.keys(h.checks), ['database', 'sessions', 'platform', 'webhooks'])
   assert.deepEqual(h.checks.webhooks, { pending: 0, failing: 0 })
   assert.equal(h.checks.database.ok, true)
   assert.equal(typeof h.checks.database.latencyMs, 'number')

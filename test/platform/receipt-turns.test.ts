@@ -4,7 +4,8 @@ import { startEmulator, testCertPaths, type Emulator } from '@status-tracker/emu
 import { insertSession, startPlatform, tempDb, waConfig, type PlatformUnderTest, type TempDb } from './harness.js'
 
 // Receipts that arrive together are committed together, and none of them is acknowledged before that
-// commit: real Baileys against the emulator, whose ack ledger says which stanzas were acked.
+// commit: real Baileys against the emulator, whose ack ledger says which stanzas were acked. The same
+// holds for the grouped form (tulir/whatsmeow #1270: several viewers per stanza, a type each).
 
 const OWN = '15550003001'
 const SID = 'turns'
@@ -85,5 +86,52 @@ describe('status receipts committed per event-loop turn', () => {
     await waitUntil(() => viewersSince(since).size === 50 && emu.unackedCount(OWN) === 0, 15_000, 'the redelivered stanzas committed and acked')
     assert.equal(acked() - ackedBefore, 50, 'each stanza acked once, after a commit')
     assert.ok(p.sink.views(SID, since).every((v) => v.type === 'played'))
+  })
+
+  it('grouped receipts: views under the status id with their own types, held until their commit; deliveries are no views; participant_pn is learned', async () => {
+    const [d, r, pl, anon, onlyDelivered] = emu.addContacts(5, { prefix: '4476' })
+    let release = (): void => undefined
+    p.sink.holdWith = new Promise<void>((resolve) => { release = resolve })
+    const since = p.sink.commits.length
+    const mark = p.events.mark()
+    const ackedBefore = acked()
+
+    // two mixed stanzas, and one of deliveries only (Baileys handles and acks that one as it came)
+    const mixed = await emu.sendGroupedReceipts(statusId, {
+      viewers: [{ viewer: d.number, type: 'delivery' }, { viewer: r.number, type: 'read', participantPn: true }, { viewer: pl.number, type: 'played' }, { viewer: anon.number, type: 'read' }],
+      perStanza: 2,
+      force: true
+    })
+    assert.equal(mixed.ids.length, 2)
+    await emu.sendGroupedReceipts(statusId, { viewers: [onlyDelivered.number], type: 'delivery', force: true })
+    await waitUntil(() => p.sink.views(SID, since).length === 3, 15_000, 'the grouped views handed to the sink')
+    await waitUntil(() => acked() - ackedBefore === 1, 15_000, 'the deliveries-only stanza acked by Baileys')
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    assert.equal(emu.unackedCount(OWN), 2, 'the stanzas with views wait for their commit')
+
+    const views = p.sink.views(SID, since).map((v) => [v.messageId, v.viewerJid, v.viewerNumber, v.type])
+    assert.deepEqual(views.sort((a, b) => String(a[1]).localeCompare(String(b[1]))), [
+      [statusId, `${r.lid}@lid`, r.number, 'read'],
+      [statusId, `${pl.lid}@lid`, null, 'played'],
+      [statusId, `${anon.lid}@lid`, null, 'read']
+    ].sort((a, b) => String(a[1]).localeCompare(String(b[1]))), 'no SAGR id, no delivery; the number from participant_pn')
+    const seen = p.events.all('status-receipts', (e) => e.sessionId === SID, mark).flatMap((e) => e.receipts)
+    assert.deepEqual(seen.filter((x) => x.type === 'delivery').map((x) => x.viewerJid).sort(), [`${d.lid}@lid`, `${onlyDelivered.lid}@lid`].sort())
+
+    p.sink.holdWith = null
+    release()
+    await waitUntil(() => emu.unackedCount(OWN) === 0, 15_000, 'the held stanzas acked after their commit')
+    assert.equal(acked() - ackedBefore, 3, 'each stanza acked once')
+
+    // the mapping participant_pn gave is learned: the sink heard it, Baileys' LID store keeps it
+    await waitUntil(() => p.sink.mapped.some((m) => m.lid === `${r.lid}@lid` && m.number === r.number), 15_000, 'the mapping handed to the sink')
+    const stored = tmp.db.sqlite.prepare<[string, string], { value: string }>("SELECT value FROM auth_keys WHERE session_id = ? AND type = 'lid-mapping' AND key_id = ?")
+    await waitUntil(() => stored.get(SID, `${r.lid}_reverse`) !== undefined, 15_000, 'the mapping in Baileys\' LID store')
+    assert.match(stored.get(SID, `${r.lid}_reverse`)?.value ?? '', new RegExp(r.number))
+    // a later simple-form view by that LID alone gets the number
+    const later = p.sink.commits.length
+    await emu.sendViews(statusId, { viewers: [r.number], type: 'played', via: 'lid', force: true })
+    await waitUntil(() => p.sink.views(SID, later).length === 1, 15_000, 'the later view')
+    assert.equal(p.sink.views(SID, later)[0].viewerNumber, r.number)
   })
 })

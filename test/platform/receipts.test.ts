@@ -13,7 +13,7 @@ const pairs = (node: BinaryNode): string[] => parseStatusReceipt(node).map((v) =
 
 test('a read or played by PN or LID, device suffix dropped; the receipt time is kept', () => {
   assert.deepEqual(parseStatusReceipt(receipt({ participant: '15551110000:3@s.whatsapp.net', type: 'read' })),
-    [{ messageId: 'S1', viewerJid: '15551110000@s.whatsapp.net', type: 'read', at: 1_700_000_000_000 }])
+    [{ messageId: 'S1', viewerJid: '15551110000@s.whatsapp.net', type: 'read', at: 1_700_000_000_000, viewerPn: null }])
   assert.deepEqual(pairs(receipt({ participant: '200@lid', type: 'played' })), ['S1 200@lid played'])
   assert.deepEqual(pairs(receipt({ participant: '200@lid', type: 'played-self' })), ['S1 200@lid played'])
   assert.deepEqual(pairs(receipt({ participant: '15550000000:2@s.whatsapp.net', type: 'read-self' })), ['S1 15550000000@s.whatsapp.net read'], 'own device')
@@ -42,4 +42,50 @@ test('deliveries come out as such (no views); sender echoes, retries, other chat
 test('a receipt without a usable time gets the arrival time', () => {
   const [view] = parseStatusReceipt(receipt({ participant: '200@lid', type: 'read', t: 'x' }))
   assert.ok(Math.abs(view.at - Date.now()) < 5000)
+})
+
+// the grouped form (tulir/whatsmeow #1270): no stanza type, the status id on <participants>, a type per <user>
+const grouped = (participants: Record<string, string>, users: Array<Record<string, string>>, attrs: Record<string, string> = {}): BinaryNode =>
+  receipt({ class: 'status', id: 'SAGR0011AA', ...attrs }, [{ tag: 'participants', attrs: participants, content: users.map((u) => ({ tag: 'user', attrs: u })) }])
+
+test('grouped: the status is message_id (not the stanza id), each viewer has its own type and time', () => {
+  const parsed = parseStatusReceipt(grouped({ message_id: '3EB0AA' }, [
+    { jid: '300@lid', t: '1700000005', type: 'delivery' },
+    { jid: '301@lid', t: '1700000006', type: 'read' },
+    { jid: '302:4@lid', type: 'played' },
+    { jid: '303@lid', t: '1700000007', type: 'read-self' }
+  ]))
+  assert.deepEqual(parsed, [
+    { messageId: '3EB0AA', viewerJid: '300@lid', type: 'delivery', at: 1_700_000_005_000, viewerPn: null },
+    { messageId: '3EB0AA', viewerJid: '301@lid', type: 'read', at: 1_700_000_006_000, viewerPn: null },
+    { messageId: '3EB0AA', viewerJid: '302@lid', type: 'played', at: 1_700_000_000_000, viewerPn: null },
+    { messageId: '3EB0AA', viewerJid: '303@lid', type: 'read', at: 1_700_000_007_000, viewerPn: null }
+  ])
+  assert.ok(parsed.every((p) => p.messageId !== 'SAGR0011AA'), 'the receipt id names no status')
+})
+
+test('grouped: participant_pn is the viewer number beside the LID; key when there is no message_id', () => {
+  assert.deepEqual(parseStatusReceipt(grouped({ key: '3EB0BB' }, [
+    { jid: '400@lid', t: '1700000010', type: 'read', participant_pn: '15554440000:2@s.whatsapp.net' },
+    { jid: '401@lid', t: '1700000011', type: 'read', participant_pn: 'not-a-number@lid' }
+  ])).map((p) => [p.messageId, p.viewerJid, p.viewerPn]), [['3EB0BB', '400@lid', '15554440000'], ['3EB0BB', '401@lid', null]])
+  // message_id wins over key; a user without a type takes the stanza's (none: a delivery)
+  assert.deepEqual(pairs(grouped({ message_id: '3EB0CC', key: '3EB0DD' }, [{ jid: '402@lid' }])), ['3EB0CC 402@lid delivery'])
+  assert.deepEqual(pairs(grouped({ message_id: '3EB0CC' }, [{ jid: '402@lid' }], { type: 'read' })), ['3EB0CC 402@lid read'])
+})
+
+test('grouped: a viewer both delivered and read is both; repeats once; unknown types and users without jid skipped', () => {
+  assert.deepEqual(pairs(grouped({ message_id: '3EB0EE' }, [
+    { jid: '500@lid', type: 'delivery' },
+    { jid: '500@lid', type: 'read' },
+    { jid: '500:1@lid', type: 'read' },
+    { jid: '501@lid', type: 'sender' },
+    { type: 'read' }
+  ])), ['3EB0EE 500@lid delivery', '3EB0EE 500@lid read'])
+  // several <participants>, each its own status
+  const two = receipt({ class: 'status', id: 'SAGR2' }, [
+    { tag: 'participants', attrs: { message_id: 'A1' }, content: [{ tag: 'user', attrs: { jid: '600@lid', type: 'read' } }] },
+    { tag: 'participants', attrs: { message_id: 'A2' }, content: [{ tag: 'user', attrs: { jid: '600@lid', type: 'played' } }] }
+  ])
+  assert.deepEqual(pairs(two), ['A1 600@lid read', 'A2 600@lid played'])
 })

@@ -16,6 +16,7 @@ import { ReceiptIntake } from '../receipts.js'
 import type { InteractionSink, PlatformTiming, ReceiptSeen, ReceiptSink } from '../types.js'
 import { forgetHalfLink } from './linking.js'
 import { gateSends } from '../send-gate.js'
+import { releasePendingQueries } from '../baileys/index.js'
 
 /** One socket's life: `ready` once the server sent pair-device (a pairing code can be asked for). */
 export interface Attempt {
@@ -54,15 +55,6 @@ export function createSocket ({ auth, wa, logger, getMessage, makeSignalReposito
   })
   sock.ev.on('connection.update', (update) => { if (update.connection === 'close') setImmediate(() => { releasePendingQueries(sock) }) })
   return sock
-}
-
-/**
- * rc14's end() removes the ws 'close' listeners its pending queries wait on (lib/Socket/socket.js, end)
- * before closing, so each query then waits out its 60 s timeout, keeping timers (and the process) alive.
- * They also listen for 'error' on the same client: raising one after the close settles them at once.
- */
-function releasePendingQueries (sock: WASocket): void {
-  if (sock.ws.listenerCount('error') > 0) sock.ws.emit('error', new Error('connection closed'))
 }
 
 /** What a session does after its socket closed. */

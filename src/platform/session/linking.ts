@@ -1,6 +1,7 @@
 import type { ConnectionState, WASocket } from '@whiskeysockets/baileys'
 import QRCode from 'qrcode'
 import { withTimeout } from '../async.js'
+import { onStanza } from '../baileys/index.js'
 import type { SessionAuth } from '../auth-state.js'
 import { isPlatformError, PlatformError } from '../errors.js'
 import type { AuthMethod, PlatformEventMap } from '../types.js'
@@ -141,17 +142,17 @@ export class Linking {
 
   /** The server's answer to companion_hello, an iq result holding `link_code_companion_reg`. */
   private confirmation (sock: WASocket): { promise: Promise<void>, cancel: () => void } {
-    const event = 'CB:iq,type:result,link_code_companion_reg'
     let onResult = (): void => undefined
+    let stopListening = (): void => undefined
     let onUpdate = (_u: Partial<ConnectionState>): void => undefined
     const answered = new Promise<void>((resolve, reject) => {
       onResult = () => { resolve() }
       onUpdate = (u) => { if (u.connection === 'close') reject(new Error('the connection closed before the platform confirmed the code')) }
-      sock.ws.on(event, onResult)
+      stopListening = onStanza(sock, 'iq,type:result,link_code_companion_reg', onResult)
       sock.ev.on('connection.update', onUpdate)
     })
     const cancel = (): void => {
-      sock.ws.off(event, onResult)
+      stopListening()
       sock.ev.off('connection.update', onUpdate)
     }
     const promise = withTimeout(answered, this.confirmTimeoutMs, 'the platform did not confirm the pairing code request')

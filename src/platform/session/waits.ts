@@ -1,4 +1,5 @@
 import type { WASocket } from '@whiskeysockets/baileys'
+import { socketOpen } from '../baileys/index.js'
 import { isPlatformError, PlatformError } from '../errors.js'
 import type { Attempt, Connection } from './connection.js'
 import type { SessionStateMachine } from './state.js'
@@ -26,7 +27,7 @@ export async function openSocket (state: SessionStateMachine, connection: Connec
   return await state.waiters.until(() => {
     if (!state.wantsSocket()) throw new PlatformError('NOT_CONNECTED', `WhatsApp is not connected (session ${state.current})`)
     const sock = state.is('open') ? connection.attempt?.sock : undefined
-    return sock === lost && sock?.ws.isOpen !== true ? undefined : sock
+    return sock === lost && (sock === undefined || !socketOpen(sock)) ? undefined : sock
   }, waitMs, 'the session to be connected').catch((err: unknown) => {
     throw isPlatformError(err, 'NOT_CONNECTED') ? err : new PlatformError('NOT_CONNECTED', `WhatsApp is not connected (no reconnect within ${Math.round(waitMs / 1000)} s)`)
   })

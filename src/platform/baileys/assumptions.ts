@@ -1,0 +1,143 @@
+import type { Loaded } from './compat.js'
+
+// THE REGISTRY of what the service assumes about Baileys' (and ws', libsignal's) internals. Each entry: a
+// name, what it expects, the file it comes from, the test that guards the behaviour built on it, and a
+// check run at start against the installed copies (compat.ts). To rely on one more internal: add an entry
+// here (and a breaker in test/platform/compat.test.ts, and a row in UPGRADING.md); the code using it
+// lives in this folder behind a named function.
+
+export interface Assumption {
+  /** short, stable: what the log and /api/health name */
+  name: string
+  /** what must hold, in one sentence */
+  expects: string
+  /** where it comes from in the installed package */
+  source: string
+  /** the test that fails when the behaviour built on it breaks */
+  guard: string
+  /** true when it holds in `loaded` */
+  check: (loaded: Loaded) => boolean
+}
+
+type Fn = (...args: unknown[]) => unknown
+
+const isFunction = (value: unknown): value is Fn => typeof value === 'function'
+const method = (cls: unknown, name: string): Fn | undefined => {
+  const proto = isFunction(cls) ? (cls.prototype as Record<string, unknown> | undefined) : undefined
+  const value = proto?.[name]
+  return isFunction(value) ? value : undefined
+}
+const getter = (cls: unknown, name: string): boolean =>
+  isFunction(cls) && isFunction(Object.getOwnPropertyDescriptor(cls.prototype as object, name)?.get)
+/** every needle in the text, each after the one before */
+function inOrder (text: string, ...needles: string[]): boolean {
+  let at = 0
+  for (const needle of needles) {
+    const found = text.indexOf(needle, at)
+    if (found === -1) return false
+    at = found + needle.length
+  }
+  return true
+}
+
+export const ASSUMPTIONS: readonly Assumption[] = [
+  {
+    name: 'frame-event-first',
+    expects: "every decoded stanza is emitted on sock.ws as 'frame' before any CB: event, and its tag is read only after the 'frame' listeners returned",
+    source: '@whiskeysockets/baileys lib/Socket/socket.js (onMessageReceived)',
+    guard: 'test/platform/receipt-turns.test.ts',
+    check: (l) => inOrder(l.source('lib/Socket/socket.js'), "ws.emit('frame', frame)", 'const l0 = frame.tag', '${DEF_CALLBACK_PREFIX}${l0}')
+  },
+  {
+    name: 'callback-event-prefix',
+    expects: "stanzas are dispatched on sock.ws as 'CB:<tag>,<attr>:<value>,<child>' events (DEF_CALLBACK_PREFIX is 'CB:')",
+    source: '@whiskeysockets/baileys lib/Defaults/index.js (DEF_CALLBACK_PREFIX), lib/Socket/socket.js',
+    guard: 'test/platform/link-attempts.test.ts',
+    check: (l) => l.baileys.DEF_CALLBACK_PREFIX === 'CB:'
+  },
+  {
+    name: 'receipt-ack',
+    expects: "the socket's sendMessageAck(node) sends the <ack> rc14's handleReceipt sends in its finally, which is the only ack of a receipt",
+    source: '@whiskeysockets/baileys lib/Socket/messages-recv.js (sendMessageAck, handleReceipt)',
+    guard: 'test/platform/receipt-turns.test.ts, test/durability/receipts-sigkill.test.ts',
+    check: (l) => inOrder(l.source('lib/Socket/messages-recv.js'), 'const sendMessageAck = async (node', 'const handleReceipt = async', 'finally', 'await sendMessageAck(node)', 'sendMessageAck,')
+  },
+  {
+    name: 'ws-client-socket',
+    expects: "Baileys' WebSocketClient creates a ws WebSocket as `this.socket` in connect() and writes every frame with `this.socket.send(data, cb)`; `isOpen` is a getter",
+    source: '@whiskeysockets/baileys lib/Socket/Client/websocket.js (WebSocketClient)',
+    guard: 'test/db/postgres-send-gate.test.ts',
+    check: (l) => {
+      const connect = method(l.WebSocketClient, 'connect')
+      const send = method(l.WebSocketClient, 'send')
+      return connect !== undefined && send !== undefined && getter(l.WebSocketClient, 'isOpen') &&
+        connect.toString().includes('this.socket = new WebSocket(') && send.toString().includes('this.socket?.send(')
+    }
+  },
+  {
+    name: 'ws-raw-socket',
+    expects: 'the ws WebSocket Baileys loads has send(data, cb) and terminate(), and keeps its TCP socket as `_socket`',
+    source: 'ws lib/websocket.js (WebSocket.setSocket), loaded by @whiskeysockets/baileys',
+    guard: 'test/db/postgres-send-gate.test.ts, test/platform/receipt-turns.test.ts',
+    check: (l) => method(l.WebSocket, 'send') !== undefined && method(l.WebSocket, 'terminate') !== undefined &&
+      (method(l.WebSocket, 'setSocket')?.toString().includes('this._socket = socket') ?? false)
+  },
+  {
+    name: 'pending-queries-on-error',
+    expects: "end() removes the 'close' listeners pending queries wait on, and those queries also settle on an 'error' event of sock.ws",
+    source: '@whiskeysockets/baileys lib/Socket/socket.js (waitForMessage, end)',
+    // nothing observable fails without it (closing just waits out Baileys' 60 s query timeouts): the check alone guards it
+    guard: 'test/platform/compat.test.ts',
+    check: (l) => inOrder(l.source('lib/Socket/socket.js'), "ws.on('error', onErr)", 'const end = async', "ws.removeAllListeners('close')")
+  },
+  {
+    name: 'signal-repository',
+    expects: "the socket config's makeSignalRepository(auth, logger, pnToLid) builds a repository with decryptMessage({ jid, type, ciphertext }) and lidMapping.storeLIDPNMappings(pairs)",
+    source: '@whiskeysockets/baileys lib/Defaults/index.js (DEFAULT_CONNECTION_CONFIG), lib/Signal/libsignal.js',
+    guard: 'test/statuses/interactions-e2e.test.ts, test/platform/receipt-turns.test.ts',
+    check: (l) => {
+      const config = l.baileys.DEFAULT_CONNECTION_CONFIG as { makeSignalRepository?: unknown } | undefined
+      const make = config?.makeSignalRepository
+      if (!isFunction(make) || !isFunction(l.baileys.initAuthCreds)) return false
+      const keys = { get: async () => ({}), set: async () => {}, transaction: async (work: () => Promise<unknown>) => await work(), isInTransaction: () => false }
+      const silent = { level: 'silent', child: () => silent, trace () {}, debug () {}, info () {}, warn () {}, error () {} }
+      const repo = make({ creds: l.baileys.initAuthCreds(), keys }, silent, async () => []) as { decryptMessage?: unknown, lidMapping?: { storeLIDPNMappings?: unknown } }
+      return isFunction(repo.decryptMessage) && isFunction(repo.lidMapping?.storeLIDPNMappings)
+    }
+  },
+  {
+    name: 'decrypt-in-key-transaction',
+    expects: "the socket hands makeSignalRepository a key store with transaction(work, key) (addTransactionCapability), and a message's delivery receipt goes out only after decrypt() awaited decryptMessage and unpadded the plaintext",
+    source: '@whiskeysockets/baileys lib/Socket/socket.js (addTransactionCapability), lib/Utils/decode-wa-message.js, lib/Socket/messages-recv.js (handleMessage)',
+    guard: 'test/durability/replies-sigkill.test.ts',
+    check: (l) => isFunction(l.baileys.addTransactionCapability) && isFunction(l.baileys.unpadRandomMax16) &&
+      inOrder(l.source('lib/Socket/socket.js'), 'addTransactionCapability(authState.keys', 'makeSignalRepository({ creds, keys }') &&
+      inOrder(l.source('lib/Utils/decode-wa-message.js'), 'await repository.decryptMessage({', 'unpadRandomMax16(msgBuffer)') &&
+      inOrder(l.source('lib/Socket/messages-recv.js'), 'const handleMessage = async', 'await decrypt()', 'sendReceipt')
+  },
+  {
+    name: 'lid-mapping-keys',
+    expects: "LID ↔ number pairs are stored in the 'lid-mapping' key type: '<pn user>' → LID user and '<lid user>_reverse' → pn user",
+    source: '@whiskeysockets/baileys lib/Signal/lid-mapping.js (LIDMappingStore.storeLIDPNMappings)',
+    guard: 'test/db/auth-state.test.ts, test/platform/receipt-turns.test.ts',
+    check: (l) => inOrder(l.source('lib/Signal/lid-mapping.js'), 'batchData[pnUser] = lidUser', 'batchData[`${lidUser}_reverse`] = pnUser', "'lid-mapping': batchData")
+  },
+  {
+    name: 'noise-trust-root',
+    expects: "the platform's Noise certificate root is the mutable 32-byte buffer WA_CERT_DETAILS.PUBLIC_KEY (overwritten only by WA_TEST_TRUST_ROOT, in tests)",
+    source: '@whiskeysockets/baileys lib/Defaults/index.js (WA_CERT_DETAILS)',
+    guard: 'test/platform/platform.test.ts',
+    check: (l) => {
+      const details = l.baileys.WA_CERT_DETAILS as { PUBLIC_KEY?: unknown } | undefined
+      return details?.PUBLIC_KEY instanceof Uint8Array && details.PUBLIC_KEY.length === 32 && !Object.isFrozen(details.PUBLIC_KEY)
+    }
+  },
+  {
+    name: 'libsignal-curve',
+    expects: "Baileys does its Curve25519 work through libsignal's src/curve.js (the file patches/libsignal+6.0.0.patch changes), which exports generateKeyPair, calculateAgreement, calculateSignature and verifySignature",
+    source: '@whiskeysockets/baileys lib/Utils/crypto.js (import of libsignal/src/curve.js); libsignal src/curve.js',
+    guard: 'test/platform/libsignal-patch.test.ts',
+    check: (l) => l.source('lib/Utils/crypto.js').includes("from 'libsignal/src/curve.js'") &&
+      ['generateKeyPair', 'calculateAgreement', 'calculateSignature', 'verifySignature'].every((name) => isFunction(l.curve[name]))
+  }
+]
