@@ -183,6 +183,22 @@ export interface SessionLeaseTable {
   status: string | null
 }
 
+/** One event of the log (migration 008): its id is the event's eventId. */
+export interface EventLogTable {
+  id: Generated<number>
+  type: string
+  session_id: string | null
+  created_at: Millis
+  /** the payload as JSON, without its eventId */
+  data: string
+}
+
+/** How far a consumer of the event log has got (`webhooks`). */
+export interface EventCursorTable {
+  name: string
+  last_id: number
+}
+
 export interface Database {
   sessions: SessionTable
   auth_creds: AuthCredsTable
@@ -197,6 +213,8 @@ export interface Database {
   webhook_deliveries: WebhookDeliveryTable
   nodes: NodeTable
   session_leases: SessionLeaseTable
+  event_log: EventLogTable
+  event_cursors: EventCursorTable
 }
 
 export type SessionRow = Selectable<SessionTable>
@@ -209,3 +227,4 @@ export type StatusReplyRow = Selectable<StatusReplyTable>
 export type NewUploadRow = Insertable<UploadTable>
 export type WebhookRow = Selectable<WebhookTable>
 export type WebhookDeliveryRow = Selectable<WebhookDeliveryTable>
+export type EventLogRow = Selectable<EventLogTable>
