@@ -72,6 +72,8 @@ export function createEventLog (deps: EventLogDeps) {
   let waiting = false
   let poll: NodeJS.Timeout | null = null
   let prune: NodeJS.Timeout | null = null
+  /** appends on their own, queued (PostgreSQL, or SQLite while another transaction is open) */
+  let appends: Promise<void> = Promise.resolve()
 
   function deliver (rows: EventLogRow[]): void {
     for (const row of rows) {
@@ -119,7 +121,10 @@ export function createEventLog (deps: EventLogDeps) {
       feed()
       return
     }
-    return db.transaction().execute(async (trx) => { await appendEvents(trx, handle.dialect, [row]) }).then(() => { feed() })
+    // one after another, in the order asked: two emits in a row get ids in that order
+    const mine = appends.then(async () => { await db.transaction().execute(async (trx) => { await appendEvents(trx, handle.dialect, [row]) }) })
+    appends = mine.catch(() => {})
+    return mine.then(() => { feed() })
   }
 
   /**
