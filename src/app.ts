@@ -40,6 +40,7 @@ import sessionRoutes from '../plugins/sessions/routes.js'
 import uploadRoutes from '../plugins/uploads/routes.js'
 import statusRoutes from '../plugins/statuses/routes.js'
 import webhookRoutes from '../plugins/webhooks/routes.js'
+import eventRoutes from '../plugins/events/routes.js'
 
 export interface AppOptions {
   config: Config
@@ -64,6 +65,7 @@ const apiRoutes: FastifyPluginAsync = async (api) => {
   await api.register(uploadRoutes)
   await api.register(statusRoutes)
   await api.register(webhookRoutes)
+  await api.register(eventRoutes)
 }
 
 /** The whole service as one plugin. */

@@ -15,7 +15,7 @@ export default fp(async (app) => {
         version: APP_VERSION,
         description: 'Link messaging accounts by QR or pairing code, publish 24-hour statuses and see who viewed them. ' +
           'Every response is `{ success, data }` or `{ success: false, error }`. Real-time events are served by socket.io at `/socket.io/`; ' +
-          'their payloads are the `Event*` schemas below.'
+          'their payloads are the `Event*` schemas below, plus `eventId` on every event but QR and pairing codes (GET /api/events, docs/events-log.md).'
       },
       servers: [{ url: '/' }],
       tags: [
@@ -23,7 +23,8 @@ export default fp(async (app) => {
         { name: 'statuses', description: 'Publishing statuses and reading viewers' },
         { name: 'uploads', description: 'Media for image and video statuses' },
         { name: 'system', description: 'Health, statistics and storage' },
-        { name: 'webhooks', description: 'Signed HTTP deliveries of the socket.io events (Standard Webhooks), durable and retried' }
+        { name: 'webhooks', description: 'Signed HTTP deliveries of the socket.io events (Standard Webhooks), durable and retried' },
+        { name: 'events', description: 'The event log: catch up on missed events by eventId' }
       ],
       components: {
         securitySchemes: {
