@@ -119,3 +119,15 @@ test('two nodes on one PostgreSQL database: one sequence with no id skipped by a
   assert.deepEqual(got.map((g) => g.payload.eventId), after.map((e) => e.eventId))
   assert.equal(after.length, 10)
 })
+
+test('events older than EVENTS_RETENTION_HOURS are removed once their webhook deliveries are made; 0 is refused', async (t) => {
+  // 0.0002 h = 0.72 s, looked at every 100 ms
+  const s = await build(t, { EVENTS_RETENTION_HOURS: '0.0002', CLEANUP_INTERVAL_MS: '100' })
+  s.app.domainEvents.emit('session-deleted', { sessionId: 'old' })
+  assert.equal((await allAfter(s, 0)).length, 1)
+  await waitFor(async () => (await allAfter(s, 0)).length === 0 ? true : undefined, 10_000, 'the old event removed')
+  // ids go on from where they were
+  s.app.domainEvents.emit('session-deleted', { sessionId: 'new' })
+  assert.deepEqual((await allAfter(s, 0)).map((e) => e.eventId), [2])
+  await assert.rejects(build(t, { EVENTS_RETENTION_HOURS: '0' }), /EVENTS_RETENTION_HOURS/)
+})
