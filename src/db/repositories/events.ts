@@ -95,10 +95,12 @@ export type SqliteEventLog = ReturnType<typeof sqliteEventLog>
  */
 export async function pgAppendEvents (client: { query: (text: string, values?: unknown[]) => Promise<unknown> }, events: NewEvent[]): Promise<void> {
   if (events.length === 0) return
-  await client.query('select pg_advisory_xact_lock($1)', [EVENT_LOG_LOCK])
+  // one round trip: no joined row (so no id) exists before the lock's row, i.e. before the lock is held
   await client.query(
     `insert into event_log (type, session_id, created_at, data)
-     select t.type, t.session_id, t.at, t.data from unnest($1::text[], $2::text[], $3::bigint[], $4::text[]) with ordinality as t(type, session_id, at, data, n)
+     select t.type, t.session_id, t.at, t.data
+     from (select pg_advisory_xact_lock($5)) as lock,
+       unnest($1::text[], $2::text[], $3::bigint[], $4::text[]) with ordinality as t(type, session_id, at, data, n)
      order by t.n`,
-    [events.map((e) => e.type), events.map((e) => e.sessionId), events.map((e) => e.at), events.map((e) => e.data)])
+    [events.map((e) => e.type), events.map((e) => e.sessionId), events.map((e) => e.at), events.map((e) => e.data), EVENT_LOG_LOCK])
 }
