@@ -28,6 +28,7 @@ export const EnvSchema = Type.Object({
   WEBHOOK_MAX_DELAY_MS: Int(43_200_000, 1, 604_800_000, 'Longest delay between two attempts (the last one)'),
   WEBHOOK_TIMEOUT_MS: Int(10_000, 100, 300_000, 'Time a webhook receiver has to answer (connecting included)'),
   WEBHOOK_CONCURRENCY: Int(8, 1, 256, 'Webhook deliveries in flight at once'),
+  EVENTS_RETENTION_HOURS: Type.Number({ default: 24, exclusiveMinimum: 0, maximum: 8760, description: 'How long the event log keeps events for catch-up (GET /api/events, socket.io auth.after)' }),
   METRICS_PUBLIC: Type.Boolean({ default: false, description: 'Serve /metrics without the API key (and without the rate limit)' }),
   CORS_ORIGIN: Type.Optional(Type.String({
     pattern: '^(\\*|https?://[^/\\s,]+(\\s*,\\s*https?://[^/\\s,]+)*)$',

@@ -94,5 +94,6 @@ export const WebhookDeletedSchema = Type.Object({ id: Type.String(), message: Ty
 export const WebhookBodySchema = Type.Object({
   type: Type.String({ description: 'The socket.io event name' }),
   timestamp: IsoDateSchema,
-  data: Type.Object({}, { additionalProperties: true, description: 'The socket.io payload (components Event…)' })
+  eventId: Type.Optional(Type.Integer({ description: 'The event log id (also in data); absent on QR and pairing code events, which are not logged' })),
+  data: Type.Object({}, { additionalProperties: true, description: 'The socket.io payload (components Event…), with eventId for logged events' })
 })

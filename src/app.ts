@@ -41,6 +41,7 @@ import uploadRoutes from '../plugins/uploads/routes.js'
 import statusRoutes from '../plugins/statuses/routes.js'
 import webhookRoutes from '../plugins/webhooks/routes.js'
 import keyRoutes from '../plugins/keys/routes.js'
+import eventRoutes from '../plugins/events/routes.js'
 
 export interface AppOptions {
   config: Config
@@ -63,6 +64,7 @@ const apiRoutes: FastifyPluginAsync = async (api) => {
   await api.register(statusRoutes)
   await api.register(webhookRoutes)
   await api.register(keyRoutes)
+  await api.register(eventRoutes)
 }
 
 /** The whole service as one plugin. */

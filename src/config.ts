@@ -33,6 +33,8 @@ export interface Config {
   }
   statusTtlMs: number
   cleanupIntervalMs: number
+  /** how long the event log keeps events for catch-up */
+  eventsRetentionMs: number
   /** /metrics without the API key */
   metricsPublic: boolean
   /** null: no CORS headers; '*': any origin; else the allowed origins */
@@ -126,6 +128,7 @@ function configFromEnv (env: Env): Config {
     },
     statusTtlMs: Math.round(env.STATUS_TTL_HOURS * 3_600_000),
     cleanupIntervalMs: env.CLEANUP_INTERVAL_MS,
+    eventsRetentionMs: Math.round(env.EVENTS_RETENTION_HOURS * 3_600_000),
     sendReconnectWaitMs: env.SEND_RECONNECT_WAIT_MS,
     sendWaitMaxRecipients: env.SEND_WAIT_MAX_RECIPIENTS,
     allowPrivateUrls: env.ALLOW_PRIVATE_URLS,

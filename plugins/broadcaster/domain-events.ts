@@ -1,9 +1,12 @@
 import { EventEmitter } from 'node:events'
 import fp from 'fastify-plugin'
 import type { FastifyBaseLogger } from 'fastify'
+import type { Kysely } from 'kysely'
+import type { Database } from '../../src/db/database.js'
 import type { EventPayloads } from '../../schemas/events.js'
+import { createEventLog, type Emit, type EventLog } from '../events/log.js'
 
-/** What the services announce; the broadcaster forwards each one to socket.io under the same name. */
+/** What the services announce; each goes through the event log, then to socket.io and webhooks. */
 export type DomainEventMap = Pick<EventPayloads,
   'session-created' | 'session-deleted' | 'status-sent' | 'status-send-progress' | 'status-viewers-update' | 'status-viewers-added' | 'status-reaction' | 'status-reply' | 'status-deleted' | 'statuses-updated'>
 export type DomainEventName = keyof DomainEventMap
@@ -11,22 +14,42 @@ export type DomainEventName = keyof DomainEventMap
 export const DOMAIN_EVENT_NAMES: readonly DomainEventName[] = [
   'session-created', 'session-deleted', 'status-sent', 'status-send-progress', 'status-viewers-update', 'status-viewers-added', 'status-reaction', 'status-reply', 'status-deleted', 'statuses-updated'
 ]
+const DOMAIN = new Set<string>(DOMAIN_EVENT_NAMES)
 
 type Listener<K extends DomainEventName> = (payload: DomainEventMap[K]) => void
 
-/** A synchronous typed event bus; a listener that throws is logged and cannot break the service that emitted. */
-export function createDomainEvents (log: FastifyBaseLogger) {
+/**
+ * The services' typed events, durable: `within` runs a change and appends its events in the same
+ * transaction; `emit` appends one on its own (for what is not a database change of its own, or is read
+ * after one: status-viewers-update). Listeners hear each event once it is committed, in log order (on
+ * SQLite before emit / within returns), with the payload as emitted. A listener that throws is logged.
+ */
+export function createDomainEvents (log: FastifyBaseLogger, eventLog: EventLog) {
   const ee = new EventEmitter()
   ee.setMaxListeners(0)
-  return {
-    emit<K extends DomainEventName> (event: K, payload: DomainEventMap[K]): void {
-      for (const listener of ee.listeners(event) as Array<Listener<K>>) {
-        try {
-          listener(payload)
-        } catch (err) {
-          log.error({ err, event }, 'domain event listener threw')
-        }
+  eventLog.onEvent((entry) => {
+    if (!DOMAIN.has(entry.type)) return
+    for (const listener of ee.listeners(entry.type) as Array<(payload: unknown) => void>) {
+      try {
+        listener(entry.data)
+      } catch (err) {
+        log.error({ err, event: entry.type }, 'domain event listener threw')
       }
+    }
+  })
+  return {
+    /** appends the event in a transaction of its own; an event that cannot be written is logged (and lost) */
+    emit<K extends DomainEventName> (event: K, payload: DomainEventMap[K]): void {
+      try {
+        const written = eventLog.append<K>(event, payload as EventPayloads[K])
+        if (written instanceof Promise) written.catch((err: unknown) => { log.error({ err, event }, 'writing an event to the event log failed') })
+      } catch (err) {
+        log.error({ err, event }, 'writing an event to the event log failed')
+      }
+    },
+    /** runs the change and appends the events it emits in one transaction */
+    async within<T> (work: (trx: Kysely<Database>, emit: Emit) => Promise<T>): Promise<T> {
+      return await eventLog.within(work)
     },
     on<K extends DomainEventName> (event: K, listener: Listener<K>): void {
       ee.on(event, listener)
@@ -43,9 +66,20 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** the services' typed domain events */
     domainEvents: DomainEvents
+    /** the event log every event reporting a change goes through (docs/events-log.md) */
+    eventLog: EventLog
   }
 }
 
 export default fp(async (app) => {
-  app.decorate('domainEvents', createDomainEvents(app.log))
-}, { name: 'domain-events' })
+  const eventLog = createEventLog({
+    db: app.db,
+    log: app.log.child({ plugin: 'event-log' }),
+    retentionMs: app.config.eventsRetentionMs,
+    pruneIntervalMs: app.config.cleanupIntervalMs
+  })
+  await eventLog.start()
+  app.decorate('eventLog', eventLog)
+  app.decorate('domainEvents', createDomainEvents(app.log, eventLog))
+  app.addHook('onClose', async () => { eventLog.stop() })
+}, { name: 'domain-events', dependencies: ['config', 'db'] })

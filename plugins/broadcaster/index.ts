@@ -1,32 +1,49 @@
 import fp from 'fastify-plugin'
-import type { EventName, EventPayloads } from '../../schemas/events.js'
-import { DOMAIN_EVENT_NAMES } from './domain-events.js'
-import { emitToSession } from './rooms.js'
+import type { EventPayloads } from '../../schemas/events.js'
+import type { EphemeralEventName, LogEntry } from '../events/log.js'
+import { attachReplay, payloadOf, REPLAYING_ROOM } from '../events/replay.js'
+import { emitToSession, ROOM_ALL, sessionAudience } from './rooms.js'
 
 /**
- * The one place events leave the service: every domain event and every platform event clients see,
- * mapped to its payload in schemas/events.ts, goes to the webhook outbox and to socket.io (to the clients
- * that listen to its session: rooms.ts).
+ * The one place events leave the service. Events that report a change are in the event log
+ * (docs/events-log.md): they reach socket.io from the log's feed after their commit, with their eventId
+ * (webhook deliveries are made from the log by the webhook dispatcher). Codes (QR, pairing) are not logged:
+ * they go to socket.io and webhooks as they come. socket.io sends each event to the clients that listen to
+ * its session (rooms.ts).
  */
 export default fp(async (app) => {
-  const toClients = <K extends EventName>(event: K, payload: EventPayloads[K]): void => {
-    // the outbox first: its rows are committed before any socket.io client hears of the event
+  // PostgreSQL: every node's feed sees every node's events and gives them to its own clients; SQLite: one
+  // writer, whose emits reach other instances' clients through the adapter (Redis)
+  const shared = app.db.dialect === 'postgres'
+  /** every logged event goes to socket.io here, `{ ...payload, eventId }` (sockets catching up get it from the log) */
+  const emitLogged = (entry: LogEntry): void => {
+    const from = shared ? app.io.local : app.io
+    const audience = entry.sessionId === null ? from.to(ROOM_ALL) : sessionAudience(from, entry.sessionId)
+    audience.except(REPLAYING_ROOM).emit(entry.type, payloadOf(entry))
+  }
+  app.eventLog.onEvent(emitLogged)
+  attachReplay(app.io, app.eventLog, app.log.child({ plugin: 'event-replay' }))
+
+  const ephemeral = <K extends EphemeralEventName>(event: K, payload: EventPayloads[K]): void => {
     app.webhooks.enqueue(event, payload)
     emitToSession(app.io, event, payload)
   }
 
-  // domain events go out under their own name with their payload as is
-  for (const event of DOMAIN_EVENT_NAMES) app.domainEvents.on(event, (payload) => { toClients(event, payload) })
-
   const { platform } = app
   platform.on('connection-status', (e) => {
-    toClients('connection-status', { sessionId: e.sessionId, connected: e.connected, status: e.status, ownNumber: e.ownNumber, ...(e.reason !== undefined ? { reason: e.reason } : {}) })
+    const payload = { sessionId: e.sessionId, connected: e.connected, status: e.status, ownNumber: e.ownNumber, ...(e.reason !== undefined ? { reason: e.reason } : {}) }
+    try {
+      const written = app.eventLog.append('connection-status', payload)
+      if (written instanceof Promise) written.catch((err: unknown) => { app.log.error({ err }, 'writing connection-status to the event log failed') })
+    } catch (err) {
+      app.log.error({ err }, 'writing connection-status to the event log failed')
+    }
   })
   platform.on('pairing-code', (e) => {
-    toClients('pairing-code', { sessionId: e.sessionId, pairingCode: e.pairingCode, phoneNumber: e.phoneNumber, authMethod: 'pairing' })
+    ephemeral('pairing-code', { sessionId: e.sessionId, pairingCode: e.pairingCode, phoneNumber: e.phoneNumber, authMethod: 'pairing' })
   })
-  platform.on('pairing-code-error', (e) => { toClients('pairing-code-error', e) })
+  platform.on('pairing-code-error', (e) => { ephemeral('pairing-code-error', e) })
   // the platform offers QR codes to QR sessions only; pairing sessions get codes
-  platform.on('qr-code', (e) => { toClients('qr-code', { sessionId: e.sessionId, qrCode: e.qrCode, authMethod: 'qrcode' }) })
-  platform.on('qr-code-error', (e) => { toClients('qr-code-error', e) })
+  platform.on('qr-code', (e) => { ephemeral('qr-code', { sessionId: e.sessionId, qrCode: e.qrCode, authMethod: 'qrcode' }) })
+  platform.on('qr-code-error', (e) => { ephemeral('qr-code-error', e) })
 }, { name: 'broadcaster', dependencies: ['socket-io', 'platform', 'domain-events', 'webhooks'] })

@@ -16,7 +16,8 @@ export default fp(async (app) => {
         version: APP_VERSION,
         description: 'Link messaging accounts by QR or pairing code, publish 24-hour statuses and see who viewed them. ' +
           'Every response is `{ success, data }` or `{ success: false, error }`. Real-time events are served by socket.io at `/socket.io/`; ' +
-          'their payloads are the `Event*` schemas below. Every /api call needs a key: the admin key (API_KEY) or a scoped key ' +
+          'their payloads are the `Event*` schemas below, plus `eventId` on every event but QR and pairing codes (GET /api/events, docs/events-log.md). ' +
+          'Every /api call needs a key: the admin key (API_KEY) or a scoped key ' +
           '(`/api/keys`) that sees only its sessions; each operation names the scope it needs (`x-scopes`).'
       },
       servers: [{ url: '/' }],
@@ -26,7 +27,8 @@ export default fp(async (app) => {
         { name: 'uploads', description: 'Media for image and video statuses' },
         { name: 'system', description: 'Health, statistics and storage' },
         { name: 'webhooks', description: 'Signed HTTP deliveries of the socket.io events (Standard Webhooks), durable and retried' },
-        { name: 'keys', description: 'Scoped API keys: each sees only its sessions, with the scopes read, send and manage (the admin key is API_KEY)' }
+        { name: 'keys', description: 'Scoped API keys: each sees only its sessions, with the scopes read, send and manage (the admin key is API_KEY)' },
+        { name: 'events', description: 'The event log: catch up on missed events by eventId' }
       ],
       components: {
         securitySchemes: {

@@ -15,7 +15,7 @@ export interface SessionDeps {
   db: DbHandle
   platform: Pick<FastifyInstance['platform'], 'snapshot' | 'startSession' | 'removeSession' | 'restartSession' | 'updatePhoneNumber' | 'requestPairingCode'>
   mediaStore: Pick<FastifyInstance['mediaStore'], 'remove'>
-  events: Pick<DomainEvents, 'emit'>
+  events: Pick<DomainEvents, 'emit' | 'within'>
   /** cluster mode: new sessions are stored with their lease; others' statuses come from their owners' reports */
   cluster?: Pick<FastifyInstance['cluster'], 'enabled' | 'createOwned' | 'reported'>
   /** scoped keys: a session a key creates joins its list; a deleted one leaves every list */
@@ -58,10 +58,13 @@ export function createSessionService (deps: SessionDeps) {
       events.emit('session-created', { sessionId, sessionName, phoneNumber, authMethod, createdAt: new Date(createdAt).toISOString() })
       return
     }
-    const inserted = await insertSession(db, row)
+    const inserted = await events.within(async (trx, emit) => {
+      if (!await insertSession(trx, row)) return false
+      emit('session-created', { sessionId, sessionName, phoneNumber, authMethod, createdAt: new Date(createdAt).toISOString() })
+      return true
+    })
     if (!inserted) throw new SessionExists()
     await keys?.sessionCreated(sessionId, creator)
-    events.emit('session-created', { sessionId, sessionName, phoneNumber, authMethod, createdAt: new Date(createdAt).toISOString() })
     await platform.startSession({ sessionId, authMethod, phoneNumber })
   }
 
@@ -83,12 +86,14 @@ export function createSessionService (deps: SessionDeps) {
     await requireRow(sessionId)
     await platform.removeSession(sessionId)
     const media = await sessionMediaFiles(db, sessionId)
-    await deleteSession(db, sessionId)
+    await events.within(async (trx, emit) => {
+      await deleteSession(trx, sessionId)
+      emit('session-deleted', { sessionId })
+    })
     await keys?.sessionDeleted(sessionId)
     for (const file of media) {
       if (!await mediaInUse(db, file)) await mediaStore.remove(file)
     }
-    events.emit('session-deleted', { sessionId })
   }
 
   async function restart (sessionId: string): Promise<void> {

@@ -13,18 +13,22 @@ export function createCleanup (deps: Pick<StatusDeps, 'db' | 'config' | 'events'
 
   async function run (): Promise<CleanupResult> {
     const before = Date.now() - config.statusTtlMs
-    const expired = await deleteStatusesBefore(db, before)
+    // the rows and one statuses-updated per affected session in one transaction
+    const expired = await events.within(async (trx, emit) => {
+      const gone = await deleteStatusesBefore(trx, before)
+      const perSession = new Map<string, number>()
+      for (const s of gone) perSession.set(s.session_id, (perSession.get(s.session_id) ?? 0) + 1)
+      for (const [sessionId, n] of perSession) {
+        emit('statuses-updated', { sessionId, action: 'cleanup', message: `${n} expired status${n === 1 ? '' : 'es'} removed` })
+      }
+      return gone
+    })
     let uploads = 0
     for (const file of new Set(expired.map((s) => s.media_file))) {
       if (await releaseMedia(file)) uploads++
     }
     for (const file of await unusedUploadsBefore(db, before)) {
       if (await releaseMedia(file)) uploads++
-    }
-    const perSession = new Map<string, number>()
-    for (const s of expired) perSession.set(s.session_id, (perSession.get(s.session_id) ?? 0) + 1)
-    for (const [sessionId, n] of perSession) {
-      events.emit('statuses-updated', { sessionId, action: 'cleanup', message: `${n} expired status${n === 1 ? '' : 'es'} removed` })
     }
     if (expired.length > 0 || uploads > 0) log.info({ statuses: expired.length, uploads }, 'expired statuses and uploads removed')
     return { statuses: expired.length, uploads }

@@ -12,7 +12,6 @@ import type { StatusDeps } from './service.js'
  */
 export function createInteractionIngest (deps: Pick<StatusDeps, 'db' | 'events' | 'log'>) {
   const { db: handle, events, log } = deps
-  const db = handle.db
   const lids = interactionLidWriterFor(handle)
   let closed = false
   const stats = { reactions: 0, replies: 0, ignored: 0 }
@@ -20,17 +19,23 @@ export function createInteractionIngest (deps: Pick<StatusDeps, 'db' | 'events' 
   async function commit (sessionId: string, i: StatusInteraction): Promise<void> {
     if (closed) throw new Error('interaction ingest is closed')
     const from = { number: i.fromNumber, jid: i.fromNumber === null ? i.fromJid : `${i.fromNumber}@s.whatsapp.net` }
+    // the row and its event in one transaction (the event log)
     if (i.kind === 'reaction') {
-      const row = await recordReaction(db, sessionId, { ...from, statusMessageId: i.statusMessageId, messageId: i.messageId, emoji: i.emoji, at: i.at })
-      if (row === undefined) { stats.ignored++; return }
-      stats.reactions++
-      const statusId = String(row.status_id)
-      events.emit('status-reaction', { sessionId, statusId, reaction: toReaction(row), ...(row.emoji === '' ? { removed: true as const } : {}) })
+      const row = await events.within(async (trx, emit) => {
+        const r = await recordReaction(trx, sessionId, { ...from, statusMessageId: i.statusMessageId, messageId: i.messageId, emoji: i.emoji, at: i.at })
+        if (r !== undefined) emit('status-reaction', { sessionId, statusId: String(r.status_id), reaction: toReaction(r), ...(r.emoji === '' ? { removed: true as const } : {}) })
+        return r
+      })
+      if (row === undefined) stats.ignored++
+      else stats.reactions++
     } else {
-      const row = await recordReply(db, sessionId, { ...from, statusMessageId: i.statusMessageId, messageId: i.messageId, text: i.text, at: i.at })
-      if (row === undefined) { stats.ignored++; return }
-      stats.replies++
-      events.emit('status-reply', { sessionId, statusId: String(row.status_id), reply: toReply(row) })
+      const row = await events.within(async (trx, emit) => {
+        const r = await recordReply(trx, sessionId, { ...from, statusMessageId: i.statusMessageId, messageId: i.messageId, text: i.text, at: i.at })
+        if (r !== undefined) emit('status-reply', { sessionId, statusId: String(r.status_id), reply: toReply(r) })
+        return r
+      })
+      if (row === undefined) stats.ignored++
+      else stats.replies++
     }
   }
 

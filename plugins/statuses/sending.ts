@@ -155,18 +155,23 @@ export function createSending (deps: StatusDeps) {
     // recipients are committed already, so only the count and any JID no chunk reported are written here
     await writable()
     await progress.commit(d.statusId, result.recipientJids.filter((jid) => !committed.has(jid)), d.contactCount)
-    if (!await finishSend(db, d.statusId, { state: 'sent', sentCount: d.contactCount })) throw new SendFailed(new StatusGone().message)
-    events.emit('status-sent', {
-      sessionId: d.sessionId,
-      statusId: id,
-      id,
-      type: d.shown.type,
-      content: d.shown.content,
-      caption: d.shown.caption,
-      timestamp: iso(d.shown.createdAt),
-      platformMessageId: result.messageId,
-      contactCount: d.contactCount
+    // the row's end and its status-sent in one transaction (the event log)
+    const finished = await events.within(async (trx, emit) => {
+      if (!await finishSend(trx, d.statusId, { state: 'sent', sentCount: d.contactCount })) return false
+      emit('status-sent', {
+        sessionId: d.sessionId,
+        statusId: id,
+        id,
+        type: d.shown.type,
+        content: d.shown.content,
+        caption: d.shown.caption,
+        timestamp: iso(d.shown.createdAt),
+        platformMessageId: result.messageId,
+        contactCount: d.contactCount
+      })
+      return true
     })
+    if (!finished) throw new SendFailed(new StatusGone().message)
     const plural = d.contactCount === 1 ? '' : 's'
     return { statusId: id, message: `Status sent to ${d.contactCount} contact${plural}`, platformMessageId: result.messageId, contactCount: d.contactCount, state: 'sent', sentCount: d.contactCount }
   }
@@ -182,9 +187,9 @@ export function createSending (deps: StatusDeps) {
     const err = fromPlatform(caught)
     const { sentCount } = got
     if (got.have + got.maybe === 0) {
-      if (await deleteStatus(db, d.statusId)) {
-        events.emit('statuses-updated', { sessionId: d.sessionId, statusId: id, action: 'send-failed', message: `Status ${id} was not sent: ${reason}` })
-      }
+      await events.within(async (trx, emit) => {
+        if (await deleteStatus(trx, d.statusId)) emit('statuses-updated', { sessionId: d.sessionId, statusId: id, action: 'send-failed', message: `Status ${id} was not sent: ${reason}` })
+      })
       if (isCode(err, 'ST_NOT_CONNECTED')) throw err
       log.warn({ err: caught, sessionId: d.sessionId, statusId: d.statusId }, 'sending status failed')
       // the platform's own SendFailed already reads "Failed to send status: …"
@@ -193,10 +198,13 @@ export function createSending (deps: StatusDeps) {
     const plural = d.contactCount === 1 ? '' : 's'
     const unsure = got.maybe > 0 ? ` (${got.maybe} more may have it: the link closed before the platform confirmed them; a revoke includes them)` : ''
     const message = `Status sent to ${sentCount} of ${d.contactCount} contact${plural}; sending stopped: ${reason}${unsure}`
-    const kept = await finishSend(db, d.statusId, { state: 'partial', sentCount, error: `Sending stopped after ${sentCount} of ${d.contactCount}: ${reason}${unsure}` })
+    const kept = await events.within(async (trx, emit) => {
+      if (!await finishSend(trx, d.statusId, { state: 'partial', sentCount, error: `Sending stopped after ${sentCount} of ${d.contactCount}: ${reason}${unsure}` })) return false
+      emit('statuses-updated', { sessionId: d.sessionId, statusId: id, action: 'partial', message: `Status ${id}: ${message}` })
+      return true
+    })
     if (!kept) throw isCode(err, 'ST_SEND_FAILED') || isCode(err, 'ST_NOT_CONNECTED') ? err : new SendFailed(reason)
     log.warn({ err: caught, sessionId: d.sessionId, statusId: d.statusId, sentCount, unconfirmed: got.maybe, contactCount: d.contactCount }, 'status send stopped part-way; kept as partial')
-    events.emit('statuses-updated', { sessionId: d.sessionId, statusId: id, action: 'partial', message: `Status ${id}: ${message}` })
     return { statusId: id, message, platformMessageId: d.messageId, contactCount: d.contactCount, state: 'partial', sentCount }
   }
 
@@ -204,17 +212,21 @@ export function createSending (deps: StatusDeps) {
   async function abandon (row: StatusRow, have: number, why: string): Promise<void> {
     const id = String(row.id)
     if (have === 0) {
-      if (await deleteStatus(db, row.id)) {
-        log.warn({ sessionId: row.session_id, statusId: row.id, why }, 'interrupted send had reached nobody; removed')
-        events.emit('statuses-updated', { sessionId: row.session_id, statusId: id, action: 'send-failed', message: `Status ${id} was not sent: ${why}` })
-      }
+      const removed = await events.within(async (trx, emit) => {
+        if (!await deleteStatus(trx, row.id)) return false
+        emit('statuses-updated', { sessionId: row.session_id, statusId: id, action: 'send-failed', message: `Status ${id} was not sent: ${why}` })
+        return true
+      })
+      if (removed) log.warn({ sessionId: row.session_id, statusId: row.id, why }, 'interrupted send had reached nobody; removed')
       return
     }
     const message = `Status sent to ${row.sent_count} of ${row.contact_count}; not resumed: ${why}`
-    if (await finishSend(db, row.id, { state: 'partial', sentCount: row.sent_count, error: `Sending stopped after ${row.sent_count} of ${row.contact_count}: ${why}` })) {
-      log.warn({ sessionId: row.session_id, statusId: row.id, sentCount: row.sent_count, why }, 'interrupted send not resumed; kept as partial')
-      events.emit('statuses-updated', { sessionId: row.session_id, statusId: id, action: 'partial', message: `Status ${id}: ${message}` })
-    }
+    const kept = await events.within(async (trx, emit) => {
+      if (!await finishSend(trx, row.id, { state: 'partial', sentCount: row.sent_count, error: `Sending stopped after ${row.sent_count} of ${row.contact_count}: ${why}` })) return false
+      emit('statuses-updated', { sessionId: row.session_id, statusId: id, action: 'partial', message: `Status ${id}: ${message}` })
+      return true
+    })
+    if (kept) log.warn({ sessionId: row.session_id, statusId: row.id, sentCount: row.sent_count, why }, 'interrupted send not resumed; kept as partial')
   }
 
   async function resume (row: StatusRow): Promise<void> {

@@ -20,7 +20,7 @@ export interface StatusDeps {
   platform: Pick<FastifyInstance['platform'], 'snapshot' | 'newMessageId' | 'sendStatus' | 'revokeStatus' | 'on' | 'off'>
   mediaStore: Pick<FastifyInstance['mediaStore'], 'resolve' | 'remove'>
   remoteMedia: Pick<FastifyInstance['remoteMedia'], 'check' | 'fetch'>
-  events: Pick<DomainEvents, 'emit'>
+  events: Pick<DomainEvents, 'emit' | 'within'>
   log: FastifyBaseLogger
   /** optional: the viewer ingest observes receipt-to-commit latency there */
   metrics?: Pick<FastifyInstance['metrics'], 'receiptCommitLatency'>
@@ -130,21 +130,27 @@ export function createStatusService (deps: StatusDeps) {
         }
       }
     }
-    const deletedFromDatabase = await deleteStatus(db, status.id)
+    const deletedFromDatabase = await events.within(async (trx, emit) => {
+      if (!await deleteStatus(trx, status.id)) return false
+      emit('status-deleted', { sessionId, statusId: id })
+      return true
+    })
     const deletedImageFile = await releaseMedia(status.media_file)
-    if (deletedFromDatabase) events.emit('status-deleted', { sessionId, statusId: id })
     return { statusId: id, message: 'Status deleted', deletedFromPlatform, deletedFromDatabase, deletedImageFile, note }
   }
 
   /** Records a rejection the platform reported after the status was written (status-error). */
   async function recordRejection ({ sessionId, messageId, error }: PlatformEventMap['status-error']): Promise<void> {
-    const statusId = await setStatusError(db, sessionId, messageId, error)
+    const statusId = await events.within(async (trx, emit) => {
+      const found = await setStatusError(trx, sessionId, messageId, error)
+      if (found !== undefined) emit('statuses-updated', { sessionId, statusId: String(found), action: 'failed', message: `Status ${found} was rejected by the platform: ${error}` })
+      return found
+    })
     if (statusId === undefined) {
       log.debug({ sessionId, messageId, error }, 'rejection for an unknown status')
       return
     }
     log.warn({ sessionId, statusId, error }, 'the platform rejected a status')
-    events.emit('statuses-updated', { sessionId, statusId: String(statusId), action: 'failed', message: `Status ${statusId} was rejected by the platform: ${error}` })
   }
 
   return { send, submit, recover: sending.recover, drain: sending.drain, list, viewers, reactions, replies, remove, releaseMedia, recordRejection }

@@ -1,6 +1,9 @@
 import fp from 'fastify-plugin'
-import type { StatusChange, ViewToRecord } from '../../src/db/repositories/viewers.js'
-import { viewerWriterFor } from '../../src/db/repositories/viewers-pg.js'
+import type { StatusChange, ViewToRecord, viewerWriter } from '../../src/db/repositories/viewers.js'
+import { viewerWriterFor, type pgViewerWriter } from '../../src/db/repositories/viewers-pg.js'
+import { pgAppendEvents, sqliteEventLog, type NewEvent } from '../../src/db/repositories/events.js'
+import type { EventPayloads } from '../../schemas/events.js'
+import { toLogRow, type EventLog } from '../events/log.js'
 import type { ReceiptSink, StatusView } from '../../src/platform/types.js'
 import { iso, toViewer } from './api-shapes.js'
 import type { StatusDeps } from './service.js'
@@ -20,14 +23,16 @@ interface Cooling { timer: NodeJS.Timeout | null, dirty: boolean }
  * before Baileys acks them, and they are committed here in one transaction, synchronously. Views by a LID
  * without a known number are stored under the LID and get the number when the platform learns it.
  *
- * Right after each commit, in the same synchronous step (so coalesced per turn, never delayed), every
- * status with new viewers gets a `status-viewers-added` with only those; every change also goes out as
- * the throttled `status-viewers-update` carrying the full list.
+ * In the same transaction (so one per turn, never delayed), every status with new viewers gets a
+ * `status-viewers-added` with only those, in the event log (docs/events-log.md); every change also goes
+ * out as the throttled `status-viewers-update` carrying the full list (logged when it is read).
  */
-export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'events' | 'log' | 'metrics'>) {
-  const { db: handle, events, log, metrics } = deps
+export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'events' | 'log' | 'metrics'> & { eventLog: Pick<EventLog, 'committed'> }) {
+  const { db: handle, events, log, metrics, eventLog } = deps
   const sqlite = handle.dialect === 'sqlite' ? handle.sqlite : null
   const writer = viewerWriterFor(handle)
+  const sqliteWriter = handle.dialect === 'sqlite' ? writer as ReturnType<typeof viewerWriter> : null
+  const sqliteLog = handle.dialect === 'sqlite' ? sqliteEventLog(handle.sqlite) : null
   let closed = false
   /** per status: the cool-down after an update, and whether another change came in during it */
   const cooling = new Map<number, Cooling>()
@@ -48,11 +53,64 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'events' | 'lo
     isReal: !v.isOwn
   })
 
+  /** status-viewers-added of each status with new viewers, counted inside the commit (`count`: the table's answer) */
+  function addedEvents (changes: Map<number, StatusChange>, count: (statusId: number) => number): NewEvent[] {
+    const rows: NewEvent[] = []
+    const at = Date.now()
+    for (const [statusId, change] of changes) {
+      if (change.added.length === 0) continue
+      const cached = counts.get(statusId)
+      counts.delete(statusId) // re-inserted last: the most recently used stay
+      let n: number
+      if (cached !== undefined && cached.messageId === change.messageId) {
+        n = cached.n
+        for (const v of change.added) if (v.isReal) n++
+      } else {
+        n = count(statusId)
+      }
+      counts.set(statusId, { messageId: change.messageId, n })
+      if (counts.size > COUNTS_KEPT) counts.delete(counts.keys().next().value as number)
+      rows.push(toLogRow('status-viewers-added', addedPayload(statusId, change, n), at))
+    }
+    return rows
+  }
+
+  function addedPayload (statusId: number, change: StatusChange, n: number): EventPayloads['status-viewers-added'] {
+    const viewers = change.added
+      .map((v) => ({ jid: v.jid, number: v.number, viewedAt: iso(v.viewedAt), isReal: v.isReal, at: v.viewedAt, key: v.number ?? v.jid }))
+      .sort((a, b) => a.at - b.at || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+      .map(({ jid, number, viewedAt, isReal }) => ({ jid, number, viewedAt, isReal }))
+    return { sessionId: change.sessionId, statusId: String(statusId), viewers, viewerCount: n }
+  }
+
+  /**
+   * The views and their status-viewers-added events in one transaction: one commit per event-loop turn,
+   * one event row per status with new viewers (not per viewer). The events reach clients from the log.
+   */
   function write (sessionId: string, views: StatusView[], arrivedAt: number): void | Promise<void> {
-    const changes = writer.record(views.map((v) => toRecord(sessionId, v)))
-    // PostgreSQL: the platform holds the stanzas' acks until this resolves (the commit)
-    if (changes instanceof Promise) return changes.then((c) => { written(views, arrivedAt, c) })
-    written(views, arrivedAt, changes)
+    const records = views.map((v) => toRecord(sessionId, v))
+    try {
+      if (sqliteWriter !== null && sqliteLog !== null) {
+        const changes = sqliteWriter.record(records, (c) => { sqliteLog.append(addedEvents(c, sqliteWriter.realViewerCount)) })
+        written(views, arrivedAt, changes)
+        return
+      }
+      const pgWriter = writer as ReturnType<typeof pgViewerWriter>
+      return pgWriter.record(records, async (c, client) => {
+        const need = [...c].filter(([id, ch]) => ch.added.length > 0 && counts.get(id)?.messageId !== ch.messageId).map(([id]) => id)
+        const counted = new Map<number, number>()
+        if (need.length > 0) {
+          const r = await client.query<{ status_id: number, n: number }>(
+            'select status_id, count(*)::int as n from viewers where status_id = any($1::bigint[]) and is_real = 1 group by status_id', [need])
+          for (const row of r.rows) counted.set(Number(row.status_id), row.n)
+        }
+        await pgAppendEvents(client, addedEvents(c, (id) => counted.get(id) ?? 0))
+      }).then((c) => { written(views, arrivedAt, c) }, (err: unknown) => { counts.clear(); throw err })
+    } catch (err) {
+      // rolled back: the counts kept may have counted viewers that are not stored
+      counts.clear()
+      throw err
+    }
   }
 
   function written (views: StatusView[], arrivedAt: number, changes: Map<number, StatusChange>): void {
@@ -62,39 +120,10 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'events' | 'lo
       const seconds = (Date.now() - arrivedAt) / 1000
       for (let i = 0; i < views.length; i++) metrics.receiptCommitLatency.observe(seconds)
     }
-    for (const [statusId, change] of changes) {
-      if (change.added.length > 0) announceAdded(statusId, change)
-      viewersChanged(statusId, change.sessionId)
-    }
-  }
-
-  function announceAdded (statusId: number, change: StatusChange): void {
-    const count = counts.get(statusId)
-    counts.delete(statusId) // re-inserted last: the most recently used stay
-    if (count !== undefined && count.messageId === change.messageId) {
-      for (const v of change.added) if (v.isReal) count.n++
-      emitAdded(statusId, change, count)
-      return
-    }
-    // counted after the commit: includes this one's viewers (PostgreSQL: one more round trip)
-    const counted = (n: number): void => { emitAdded(statusId, change, { messageId: change.messageId, n }) }
-    const failed = (err: unknown): void => { log.warn({ err, statusId }, 'could not announce new viewers (status-viewers-added)') }
-    try {
-      const n = writer.realViewerCount(statusId)
-      if (n instanceof Promise) n.then(counted).catch(failed)
-      else counted(n)
-    } catch (err) { failed(err) }
-  }
-
-  function emitAdded (statusId: number, change: StatusChange, count: { messageId: string, n: number }): void {
-    if (closed) return
-    counts.set(statusId, count)
-    if (counts.size > COUNTS_KEPT) counts.delete(counts.keys().next().value as number)
-    const viewers = change.added
-      .map((v) => ({ jid: v.jid, number: v.number, viewedAt: iso(v.viewedAt), isReal: v.isReal, at: v.viewedAt, key: v.number ?? v.jid }))
-      .sort((a, b) => a.at - b.at || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
-      .map(({ jid, number, viewedAt, isReal }) => ({ jid, number, viewedAt, isReal }))
-    events.emit('status-viewers-added', { sessionId: change.sessionId, statusId: String(statusId), viewers, viewerCount: count.n })
+    if (changes.size === 0) return
+    // status-viewers-added is committed: the log's feed hands it out (SQLite: now)
+    eventLog.committed()
+    for (const [statusId, change] of changes) viewersChanged(statusId, change.sessionId)
   }
 
   /**
@@ -211,6 +240,7 @@ export default fp(async (app) => {
   const ingest = createViewerIngest({
     db: app.db,
     events: app.domainEvents,
+    eventLog: app.eventLog,
     log: app.log.child({ plugin: 'viewer-ingest' }),
     // optional: a harness may build the service without the metrics plugin
     ...(app.hasDecorator('metrics') ? { metrics: app.metrics } : {})

@@ -16,6 +16,7 @@ import { isNonPublicAddress, resolveAll, urlProblem } from '../../src/webhooks/a
 import { claimTtlMs, createDeliveryWorker, type WorkerDeps } from './worker.js'
 import { settle } from '../../src/db/maybe-async.js'
 import { toDeliveryView, toView } from './views.js'
+import { createLogDispatcher, orderKeyOf } from './dispatch.js'
 
 /** Delivery rows are kept this long, whatever their state (except while being sent). */
 export const DELIVERY_RETENTION_MS = 7 * 24 * 3_600_000
@@ -28,6 +29,8 @@ export interface WebhookDeps {
   send?: WorkerDeps['send']
   /** whether scoped key `keyId` (still) sees the session: a webhook made with it receives only those events */
   keySees?: (keyId: string, sessionId: string) => boolean
+  /** the event log's feed: each committed event wakes the dispatcher */
+  eventLog?: { onEvent: (listener: () => void) => void }
 }
 
 interface Subscriber { id: string, events: Set<string> | null, sessionId: string | null, keyId: string | null }
@@ -35,16 +38,6 @@ interface Subscriber { id: string, events: Set<string> | null, sessionId: string
 /** `whsec_` + base64 of 24 random bytes: the Standard Webhooks secret format. */
 export function newSecret (): string {
   return `whsec_${randomBytes(24).toString('base64')}`
-}
-
-/**
- * Deliveries with the same key reach an endpoint one after another: one status's events, or else one
- * session's other events (connection changes, codes).
- */
-function orderKeyOf (payload: { sessionId: string, statusId?: string }): string {
-  return typeof payload.statusId === 'string' && payload.statusId !== ''
-    ? `status:${payload.sessionId}:${payload.statusId}`
-    : `session:${payload.sessionId}`
 }
 
 /** PostgreSQL: how often the enabled endpoints are read again (another node may have changed them). */
@@ -86,29 +79,38 @@ export function createWebhookService (deps: WebhookDeps) {
     ...(deps.send !== undefined ? { send: deps.send } : {})
   })
 
+  // a webhook made with a scoped key hears only the sessions that key (still) sees
+  const targets = (event: string, sessionId: string | null): string[] => subscribers
+    .filter((s) => (s.events === null || s.events.has(event)) && (s.sessionId === null || s.sessionId === sessionId) &&
+      (s.keyId === null || (sessionId !== null && keySees(s.keyId, sessionId))))
+    .map((s) => s.id)
+
+  // every event that reports a change: deliveries made from the event log after its commit (dispatch.ts)
+  const dispatcher = createLogDispatcher({
+    outbox,
+    sqlite: handle.dialect === 'sqlite' ? handle.sqlite : null,
+    log,
+    targets,
+    written: () => { worker.kick() }
+  })
+  deps.eventLog?.onEvent(() => { dispatcher.kick() })
+
   /**
-   * Writes one delivery row per matching enabled endpoint, committed (better-sqlite3 is synchronous)
-   * before this returns, so before socket.io hears of the event. Called from the broadcaster only.
-   *
-   * The row is not written in the same transaction as the change the event reports: services commit
-   * their change, then emit. A process killed between that commit and this insert loses the event's
-   * deliveries. For most events that window is a few microtasks; for status-viewers-update it is up
-   * to the 200 ms throttle plus one read, and the next update for the same status carries the whole
-   * viewer list again. When a caller emits while it holds a transaction open, the rows join it (a
-   * savepoint) and commit or roll back with the change.
+   * The events that are not logged (QR and pairing codes and their errors: docs/events-log.md): one
+   * delivery row per matching enabled endpoint, written as the code comes (SQLite: committed before this
+   * returns). A code lost to a crash is stale anyway. Called from the broadcaster only.
    */
   function enqueue<K extends EventName> (event: K, payload: EventPayloads[K]): void {
     if (closed || subscribers.length === 0) return
     const sessionId = payload.sessionId
-    const targets = subscribers.filter((s) => (s.events === null || s.events.has(event)) && (s.sessionId === null || s.sessionId === sessionId) &&
-      (s.keyId === null || keySees(s.keyId, sessionId)))
-    if (targets.length === 0) return
+    const ids = targets(event, sessionId)
+    if (ids.length === 0) return
     const at = Date.now()
     const body = JSON.stringify({ type: event, timestamp: new Date(at).toISOString(), data: payload })
     // one message id per event: the same on every attempt, and to every endpoint
     const messageId = `msg_${randomBytes(15).toString('base64url')}`
     const orderKey = orderKeyOf(payload as { sessionId: string, statusId?: string })
-    const rows: NewDelivery[] = targets.map((s) => ({ webhookId: s.id, messageId, eventType: event, sessionId, orderKey, body, at }))
+    const rows: NewDelivery[] = ids.map((webhookId) => ({ webhookId, messageId, eventType: event, sessionId, orderKey, body, at }))
     // SQLite: committed before this returns; PostgreSQL: committed in the background (stop waits for it),
     // then the worker looks
     let done = (): void => {}
@@ -249,6 +251,8 @@ export function createWebhookService (deps: WebhookDeps) {
     start (): void | Promise<void> {
       const loaded = reload()
       worker.start()
+      // events a crash left past the cursor first, once the endpoints are read
+      void loaded.then(() => { dispatcher.start({ backstop: handle.dialect === 'postgres' }) })
       const pruned = (removed: number): void => { if (removed > 0) log.info({ removed }, 'old webhook deliveries removed') }
       const pruneFailed = (err: unknown): void => { log.error({ err }, 'removing old webhook deliveries failed') }
       settle(() => prune(), pruned, pruneFailed)
@@ -265,6 +269,7 @@ export function createWebhookService (deps: WebhookDeps) {
       closed = true
       if (pruneTimer !== null) { clearInterval(pruneTimer); pruneTimer = null }
       if (reloadTimer !== null) { clearInterval(reloadTimer); reloadTimer = null }
+      await dispatcher.stop()
       await Promise.all([...inserting])
       await worker.stop()
     }

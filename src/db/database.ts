@@ -205,6 +205,22 @@ export interface UploadOwnerTable {
   key_id: string
 }
 
+/** One event of the log (migration 008): its id is the event's eventId. */
+export interface EventLogTable {
+  id: Generated<number>
+  type: string
+  session_id: string | null
+  created_at: Millis
+  /** the payload as JSON, without its eventId */
+  data: string
+}
+
+/** How far a consumer of the event log has got (`webhooks`). */
+export interface EventCursorTable {
+  name: string
+  last_id: number
+}
+
 export interface Database {
   sessions: SessionTable
   auth_creds: AuthCredsTable
@@ -221,6 +237,8 @@ export interface Database {
   session_leases: SessionLeaseTable
   api_keys: ApiKeyTable
   upload_owners: UploadOwnerTable
+  event_log: EventLogTable
+  event_cursors: EventCursorTable
 }
 
 export type SessionRow = Selectable<SessionTable>
@@ -234,3 +252,4 @@ export type NewUploadRow = Insertable<UploadTable>
 export type WebhookRow = Selectable<WebhookTable>
 export type WebhookDeliveryRow = Selectable<WebhookDeliveryTable>
 export type ApiKeyRow = Selectable<ApiKeyTable>
+export type EventLogRow = Selectable<EventLogTable>

@@ -20,7 +20,7 @@ test('with REDIS_URL, a client connected to one node hears the events another no
   // a domain event on instance one goes out through its broadcaster (outbox, then io.emit)
   one.app.domainEvents.emit('session-deleted', { sessionId: 'far-away' })
   await waitFor(() => heard.length > 0, 5000, 'the event on the other instance')
-  assert.deepEqual(heard, [{ sessionId: 'far-away' }])
+  assert.deepEqual(heard, [{ sessionId: 'far-away', eventId: 1 }])
 })
 
 test('an unreachable REDIS_URL stops the start with a clear message', async (t) => {

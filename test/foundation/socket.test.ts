@@ -29,7 +29,7 @@ test('socket.io accepts the key in auth or headers and refuses others with Unaut
   }
 })
 
-test('the broadcaster reaches every connected client', async (t) => {
+test('the broadcaster reaches every connected client, with the event log\'s eventId', async (t) => {
   const { listen, app } = await build(t)
   const url = await listen()
   const clients = [0, 1].map(() => connect(url, { auth: { apiKey: TEST_API_KEY }, reconnection: false, forceNew: true }))
@@ -37,5 +37,6 @@ test('the broadcaster reaches every connected client', async (t) => {
   await Promise.all(clients.map(outcome))
   const received = clients.map((c) => new Promise((resolve) => c.once('session-deleted', resolve)))
   app.domainEvents.emit('session-deleted', { sessionId: 'abc' })
-  assert.deepEqual(await Promise.all(received), [{ sessionId: 'abc' }, { sessionId: 'abc' }])
+  // the first event of a fresh log
+  assert.deepEqual(await Promise.all(received), [{ sessionId: 'abc', eventId: 1 }, { sessionId: 'abc', eventId: 1 }])
 })

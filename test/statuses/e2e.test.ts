@@ -132,7 +132,11 @@ test('statuses end to end: real Baileys against the emulator', { timeout: 90_000
     assert.equal(s.emu.mediaUploads().length - uploadsBefore, 1)
     const progress = s.events.all('status-send-progress', (p) => p.statusId === big.statusId)
     assert.equal(progress.length, r.chunks)
-    assert.deepEqual(progress.at(-1), { sessionId: SID, statusId: big.statusId, sent: 1001, total: 1001 })
+    // socket.io payloads carry the event log's id (docs/events-log.md)
+    const { eventId, ...last } = progress.at(-1) as typeof progress[number] & { eventId: number }
+    assert.ok(Number.isInteger(eventId))
+    assert.deepEqual(last, { sessionId: SID, statusId: big.statusId, sent: 1001, total: 1001 })
+    assert.deepEqual(progress.map((p) => (p as { eventId?: number }).eventId), progress.map((p) => (p as { eventId?: number }).eventId).sort((a, b) => (a ?? 0) - (b ?? 0)), 'in eventId order')
   })
 
   await t.test('views by PN and LID, delivery not counted, own number isReal false; pushed as status-viewers-update', async () => {

@@ -6,6 +6,7 @@ import * as m004 from './004-webhooks.js'
 import * as m005 from './005-reactions.js'
 import * as m006 from './006-cluster.js'
 import * as m007 from './007-delivery-claims.js'
+import * as m008 from './008-event-log.js'
 import * as m009 from './009-keys.js'
 
 // A static index instead of a file-system provider: src (tsx) and dist (tsc) resolve the same migrations.
@@ -17,6 +18,7 @@ const migrations: Record<string, Migration> = {
   '005-reactions': m005,
   '006-cluster': m006,
   '007-delivery-claims': m007,
+  '008-event-log': m008,
   '009-keys': m009
 }
 

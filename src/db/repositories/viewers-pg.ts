@@ -10,9 +10,22 @@ import { viewerWriter, type StatusChange, type ViewToRecord } from './viewers.js
  * so one transaction: committed when the promise resolves.
  */
 export function pgViewerWriter (pool: pg.Pool) {
-  async function record (views: ViewToRecord[]): Promise<Map<number, StatusChange>> {
+  /**
+   * `during` runs in the same transaction once the views are in, when any status changed (the event
+   * log's append); without it the views are one autocommit statement.
+   */
+  async function record (views: ViewToRecord[], during?: (changes: Map<number, StatusChange>, client: pg.PoolClient) => Promise<void>): Promise<Map<number, StatusChange>> {
+    if (views.length === 0) return new Map()
+    if (during === undefined) return await recordOn(pool, views)
+    return await inTransaction(pool, async (client) => {
+      const changes = await recordOn(client, views)
+      if (changes.size > 0) await during(changes, client)
+      return changes
+    })
+  }
+
+  async function recordOn (db: pg.Pool | pg.PoolClient, views: ViewToRecord[]): Promise<Map<number, StatusChange>> {
     const changes = new Map<number, StatusChange>()
-    if (views.length === 0) return changes
     // one row per (session, status, viewer), the earliest view: a statement may not upsert a row twice
     const unique = new Map<string, ViewToRecord>()
     const keyOf = (sessionId: string, messageId: string, viewer: string): string => `${sessionId}\n${messageId}\n${viewer}`
@@ -23,7 +36,7 @@ export function pgViewerWriter (pool: pg.Pool) {
     }
     const rows = [...unique.values()]
     // xmax = 0: the row was inserted by this statement (an update of an earlier view sets it)
-    const result = await pool.query<{ status_id: number, viewer: string, inserted: boolean, session_id: string, message_id: string }>(
+    const result = await db.query<{ status_id: number, viewer: string, inserted: boolean, session_id: string, message_id: string }>(
       `with done as (
          insert into viewers (status_id, viewer, number, jid, viewed_at, is_real)
          select s.id, v.viewer, v.number, v.jid, v.viewed_at, v.is_real

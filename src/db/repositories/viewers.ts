@@ -79,19 +79,21 @@ export function viewerWriter (sqlite: SQLite.Database) {
     if (inserted.length > 0) { changeOf(changes, inserted[0], v).added.push(v); return }
     for (const statusId of earlierView.all(v.viewedAt, key, v.viewedAt, v.sessionId, v.messageId)) changeOf(changes, statusId, v)
   }
-  const many = sqlite.transaction((views: ViewToRecord[], changes: Map<number, StatusChange>): void => {
+  const many = sqlite.transaction((views: ViewToRecord[], changes: Map<number, StatusChange>, during?: (changes: Map<number, StatusChange>) => void): void => {
     for (const v of views) one(v, changes)
+    if (during !== undefined && changes.size > 0) during(changes)
   })
 
   /**
-   * Commits the views in one transaction (a single view is a single autocommit statement, the cheapest
-   * transaction there is). Views of statuses that do not exist are skipped. Returns the statuses whose
-   * viewer list changed, with the viewers that are new in each.
+   * Commits the views in one transaction (a single view without `during` is a single autocommit
+   * statement, the cheapest transaction there is). Views of statuses that do not exist are skipped.
+   * `during` runs inside the transaction once the views are in, when any status changed (the event log's
+   * append). Returns the statuses whose viewer list changed, with the viewers that are new in each.
    */
-  function record (views: ViewToRecord[]): Map<number, StatusChange> {
+  function record (views: ViewToRecord[], during?: (changes: Map<number, StatusChange>) => void): Map<number, StatusChange> {
     const changes = new Map<number, StatusChange>()
-    if (views.length === 1) one(views[0], changes)
-    else if (views.length > 1) many(views, changes)
+    if (views.length === 1 && during === undefined) one(views[0], changes)
+    else if (views.length > 0) many(views, changes, during)
     return changes
   }
 

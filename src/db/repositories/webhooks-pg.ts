@@ -1,6 +1,7 @@
 import type pg from 'pg'
-import type { WebhookDeliveryRow } from '../database.js'
-import type { AttemptOutcome, NewDelivery, Subscriber } from './webhooks.js'
+import type { EventLogRow, WebhookDeliveryRow } from '../database.js'
+import { inTransaction } from './pg-tx.js'
+import type { AttemptOutcome, DeliveriesOf, NewDelivery, Subscriber } from './webhooks.js'
 
 type Claimed = WebhookDeliveryRow & { url: string, secret: string }
 
@@ -46,8 +47,8 @@ export function pgWebhookOutbox (pool: pg.Pool, claim: DeliveryClaim) {
   refreshCounts()
 
   let inserts: Promise<void> = Promise.resolve()
-  async function write (rows: NewDelivery[]): Promise<void> {
-    await pool.query(
+  async function write (rows: NewDelivery[], db: pg.Pool | pg.PoolClient = pool): Promise<void> {
+    await db.query(
       `insert into webhook_deliveries (webhook_id, message_id, event_type, session_id, order_key, body, status, attempts, next_attempt_at, created_at)
        select t.webhook_id, t.message_id, t.event_type, t.session_id, t.order_key, t.body, 'pending', 0, t.at, t.at
        from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[])
@@ -64,6 +65,21 @@ export function pgWebhookOutbox (pool: pg.Pool, claim: DeliveryClaim) {
      * they were asked for, so ids follow the order the events happened in (an order key goes out in id
      * order); statements on several pooled connections at once would not keep it.
      */
+    /**
+     * The deliveries of up to `limit` logged events past the `webhooks` cursor, and the cursor moved, in
+     * one transaction; the cursor row is locked (SKIP LOCKED: -1 when another node is at it), so one
+     * node at a time makes deliveries, in event order.
+     */
+    fromLog: async (limit: number, build: DeliveriesOf): Promise<number> => await inTransaction(pool, async (client) => {
+      const cursor = await client.query<{ last_id: number }>("select last_id from event_cursors where name = 'webhooks' for update skip locked")
+      if (cursor.rows.length === 0) return -1
+      const events = (await client.query<EventLogRow>('select * from event_log where id > $1 order by id limit $2', [cursor.rows[0].last_id, limit])).rows
+      if (events.length === 0) return 0
+      const rows = build(events)
+      if (rows.length > 0) await write(rows, client)
+      await client.query("update event_cursors set last_id = $1 where name = 'webhooks'", [events[events.length - 1].id])
+      return events.length
+    }),
     insert: async (rows: NewDelivery[]): Promise<void> => {
       if (rows.length === 0) return
       const mine = inserts.then(async () => { await write(rows) })

@@ -2,7 +2,7 @@ import type SQLite from 'better-sqlite3'
 import type { Insertable, Kysely, Updateable } from 'kysely'
 import type { DbHandle } from '../connection.js'
 import { pgWebhookOutbox, type DeliveryClaim } from './webhooks-pg.js'
-import type { Database, DeliveryStatus, WebhookDeliveryRow, WebhookRow, WebhookTable } from '../database.js'
+import type { Database, DeliveryStatus, EventLogRow, WebhookDeliveryRow, WebhookRow, WebhookTable } from '../database.js'
 
 type Db = Kysely<Database>
 
@@ -62,6 +62,9 @@ export interface NewDelivery {
   at: number
 }
 
+/** The deliveries (one per matching endpoint) of logged events, in the events' order. */
+export type DeliveriesOf = (events: EventLogRow[]) => NewDelivery[]
+
 /** An endpoint as the outbox sees it. */
 export interface Subscriber { id: string, events: string | null, session_id: string | null, key_id: string | null }
 
@@ -117,11 +120,26 @@ export function webhookOutbox (sqlite: SQLite.Database) {
   const insertAll = sqlite.transaction((rows: NewDelivery[]) => {
     for (const r of rows) insert.run(r.webhookId, r.messageId, r.eventType, r.sessionId, r.orderKey, r.body, r.at, r.at)
   })
+  const cursor = sqlite.prepare<[], number>("select last_id from event_cursors where name = 'webhooks'").pluck()
+  const moveCursor = sqlite.prepare<[number]>("update event_cursors set last_id = ? where name = 'webhooks'")
+  const logAfter = sqlite.prepare<[number, number], EventLogRow>('select * from event_log where id > ? order by id limit ?')
+  const fromLog = sqlite.transaction((limit: number, build: DeliveriesOf): number => {
+    const events = logAfter.all(cursor.get() ?? 0, limit)
+    if (events.length === 0) return 0
+    for (const r of build(events)) insert.run(r.webhookId, r.messageId, r.eventType, r.sessionId, r.orderKey, r.body, r.at, r.at)
+    moveCursor.run(events[events.length - 1].id)
+    return events.length
+  })
 
   return {
     subscribers: () => subscribers.all(),
     /** commits every row before it returns (or joins the transaction the caller has open) */
     insert: (rows: NewDelivery[]): void => { if (rows.length > 0) insertAll(rows) },
+    /**
+     * The deliveries of up to `limit` logged events past the `webhooks` cursor, and the cursor moved past
+     * them, in one transaction. Returns how many events it took (0: none left; -1: another node is at it).
+     */
+    fromLog: (limit: number, build: DeliveriesOf): number => fromLog(limit, build),
     /** marks up to `limit` due deliveries as sending and returns them with their endpoint's URL and secret */
     claimDue (now: number, limit: number): Array<WebhookDeliveryRow & { url: string, secret: string }> {
       if (limit <= 0) return []
