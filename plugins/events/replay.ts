@@ -8,8 +8,8 @@ export const REPLAYING_ROOM = 'event-log:replaying'
 const REPLAY_PAGE = 500
 
 /**
- * The sessions a socket may hear of (null: all). The scoped-keys work sets `socket.data.sessionIds` in the
- * handshake; until then every socket hears every session, as live events do.
+ * The sessions a socket may hear of (null: all): `socket.data.sessionIds`, which the handshake sets from the
+ * key and `auth.sessionIds` (plugins/external/socket-subscriptions.ts).
  */
 export function socketSessions (socket: Socket): readonly string[] | null {
   const ids = (socket.data as { sessionIds?: unknown } | undefined)?.sessionIds

@@ -5,13 +5,9 @@ import { EventPageSchema, EventsQuerySchema } from '../../schemas/event-log.js'
 import { SessionNotFound } from '../../src/errors.js'
 import { payloadOf } from './replay.js'
 
-/**
- * The sessions the request's key may see (null: all). HOOK for scoped keys: the key check sets
- * `request.keySessionIds` for a scoped key; the admin key leaves it unset.
- */
+/** The sessions the request's key may see (null: all): set by the key check (plugins/keys/auth.ts). */
 export function keySessions (req: FastifyRequest): readonly string[] | null {
-  const ids = (req as FastifyRequest & { keySessionIds?: readonly string[] | null }).keySessionIds
-  return Array.isArray(ids) ? ids : null
+  return req.keySessionIds
 }
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
