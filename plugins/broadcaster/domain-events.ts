@@ -5,11 +5,13 @@ import type { EventPayloads } from '../../schemas/events.js'
 
 /** What the services announce; the broadcaster forwards each one to socket.io under the same name. */
 export type DomainEventMap = Pick<EventPayloads,
-  'session-created' | 'session-deleted' | 'status-sent' | 'status-send-progress' | 'status-viewers-update' | 'status-viewers-added' | 'status-reaction' | 'status-reply' | 'status-deleted' | 'statuses-updated'>
+  'session-created' | 'session-deleted' | 'status-sent' | 'status-send-progress' | 'status-viewers-update' | 'status-viewers-added' | 'status-reaction' | 'status-reply' | 'status-deleted' | 'statuses-updated' |
+  'scheduled-status-fired' | 'scheduled-status-failed'>
 export type DomainEventName = keyof DomainEventMap
 
 export const DOMAIN_EVENT_NAMES: readonly DomainEventName[] = [
-  'session-created', 'session-deleted', 'status-sent', 'status-send-progress', 'status-viewers-update', 'status-viewers-added', 'status-reaction', 'status-reply', 'status-deleted', 'statuses-updated'
+  'session-created', 'session-deleted', 'status-sent', 'status-send-progress', 'status-viewers-update', 'status-viewers-added', 'status-reaction', 'status-reply', 'status-deleted', 'statuses-updated',
+  'scheduled-status-fired', 'scheduled-status-failed'
 ]
 
 type Listener<K extends DomainEventName> = (payload: DomainEventMap[K]) => void
