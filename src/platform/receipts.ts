@@ -10,7 +10,7 @@ import { pnDigits } from './lid.js'
 import { parseStatusReceipt, type ParsedView } from './receipt-parse.js'
 import { ackFrames, type HeldFrame } from './receipt-acks.js'
 import type { PlatformLogger as Logger } from './logger.js'
-import type { ReceiptSeen, ReceiptSink, StatusView } from './types.js'
+import type { ReceiptSeen, ReceiptSink, StatusDelivery, StatusView } from './types.js'
 
 // Status receipts have one way in (how a stanza's views are read: receipt-parse.ts): the raw stanza, committed before it is acknowledged.
 //
@@ -63,7 +63,7 @@ export interface ReceiptIntakeOptions {
   logger: Logger
 }
 
-interface Turn { views: StatusView[], frames: HeldFrame[] }
+interface Turn { views: StatusView[], deliveries: StatusDelivery[], frames: HeldFrame[] }
 
 /** A session's status receipts: committed through the sink before the ack; LIDs mapped as they become known. */
 export class ReceiptIntake {
@@ -94,11 +94,18 @@ export class ReceiptIntake {
   /** from the raw listener: runs before Baileys has seen the stanza */
   onReceipt (sock: WASocket, frame: BinaryNode): void {
     let views: StatusView[]
+    let deliveries: StatusDelivery[] = []
     try {
       const parsed = parseStatusReceipt(frame)
       if (parsed.length === 0) return
-      if (parsed[0].type === 'delivery') { this.options.seen(parsed); return }
-      views = this.resolve(parsed as ParsedView[])
+      if (parsed[0].type === 'delivery') {
+        // a sink that stores deliveries takes them like views (committed, then acked); else Baileys does
+        if (this.options.sink.commitDeliveries === undefined) { this.options.seen(parsed); return }
+        deliveries = this.resolve(parsed.map((p) => ({ ...p, type: 'read' as const }))).map(({ type: _type, ...d }) => d)
+        views = []
+      } else {
+        views = this.resolve(parsed as ParsedView[])
+      }
     } catch (err) {
       // a stanza we cannot read would fail the same way every time it came again: Baileys handles it
       this.options.logger.error({ err, id: frame.attrs.id }, 'could not read a status receipt')
@@ -107,10 +114,11 @@ export class ReceiptIntake {
     frame.tag = HELD_TAG
     let turn = this.#turn
     if (turn === null) {
-      turn = this.#turn = { views: [], frames: [] }
+      turn = this.#turn = { views: [], deliveries: [], frames: [] }
       setImmediate(() => { this.#commitTurn() })
     }
     for (const v of views) turn.views.push(v)
+    for (const d of deliveries) turn.deliveries.push(d)
     turn.frames.push({ sock, frame })
   }
 
@@ -122,7 +130,10 @@ export class ReceiptIntake {
     if (turn === null || !this.options.live()) return
     let result: void | Promise<void>
     try {
-      result = this.options.sink.commit(this.options.sessionId, turn.views)
+      const { sink, sessionId } = this.options
+      const views = turn.views.length > 0 || turn.deliveries.length === 0 ? sink.commit(sessionId, turn.views) : undefined
+      const deliveries = turn.deliveries.length > 0 ? sink.commitDeliveries?.(sessionId, turn.deliveries) : undefined
+      result = views instanceof Promise || deliveries instanceof Promise ? Promise.all([views, deliveries]).then(() => {}) : undefined
     } catch (err) {
       this.#refuse(turn, err)
       return
@@ -130,6 +141,7 @@ export class ReceiptIntake {
     if (result instanceof Promise) result.then(() => { this.#releaseInChunks(turn) }, (err: unknown) => { this.#refuse(turn, err) })
     else this.#releaseInChunks(turn)
     if (turn.views.some((v) => v.viewerNumber === null)) this.scheduleLookup()
+    if (turn.deliveries.length > 0) this.options.seen(turn.deliveries.map((d) => ({ messageId: d.messageId, viewerJid: d.viewerJid, type: 'delivery' as const })))
   }
 
   /**

@@ -30,6 +30,9 @@ export interface StatusView {
   at: number
 }
 
+/** One delivery receipt of one of the session's statuses: a recipient's device has it (not a view). */
+export type StatusDelivery = Omit<StatusView, 'type'>
+
 /** One (status, viewer) pair of a receipt stanza, whatever its kind. */
 export interface ReceiptSeen {
   messageId: string
@@ -57,6 +60,11 @@ export interface ReceiptSink {
   lidsMapped: (sessionId: string, mappings: Array<{ lid: string, number: string }>) => void | Promise<void>
   /** LIDs (`<lid>@lid`) of the session's stored views that have no number yet, at most `limit` */
   unmappedLids: (sessionId: string, limit: number) => string[] | Promise<string[]>
+  /**
+   * Optional: the delivery receipts of the turn, under the same contract as `commit` (the turn's frames are
+   * acked once both are committed). Without it delivery receipts go to Baileys as they came.
+   */
+  commitDeliveries?: (sessionId: string, deliveries: StatusDelivery[]) => void | Promise<void>
 }
 
 /**

@@ -41,7 +41,6 @@ export function writtenOffset (iso: string): number | null {
 /** Whether the IANA zone name is known to this runtime. */
 export function isTimeZone (name: string): boolean {
   try {
-    // eslint-disable-next-line no-new
     new Intl.DateTimeFormat('en-US', { timeZone: name })
     return true
   } catch {

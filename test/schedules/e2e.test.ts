@@ -29,7 +29,7 @@ async function get (s: Stack, id: string): Promise<Schedule> {
 const inMs = (ms: number): string => new Date(Date.now() + ms).toISOString()
 
 test('scheduled statuses through real Baileys and the emulator', { timeout: 120_000 }, async (t) => {
-  const s = await startStack(t, { SCHEDULE_ALLOW_SECONDS: 'true' })
+  const s = await startStack(t, { SCHEDULE_ALLOW_SECONDS: 'true', RATE_LIMIT_MAX: '1000000' })
   await s.link(SID, OWN)
   s.emu.addContact({ number: A })
   s.emu.addContact({ number: B })

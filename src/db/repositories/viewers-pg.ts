@@ -2,7 +2,7 @@ import type pg from 'pg'
 import { inTransaction } from './pg-tx.js'
 import type { DbHandle } from '../connection.js'
 import type { ViewerRow } from '../database.js'
-import { viewerWriter, type StatusChange, type ViewToRecord } from './viewers.js'
+import { viewerWriter, type DeliveryToRecord, type StatusChange, type ViewToRecord } from './viewers.js'
 
 /**
  * viewerWriter's PostgreSQL twin (same rows, same rules: one row per (status, viewer), the earliest view
@@ -85,7 +85,20 @@ export function pgViewerWriter (pool: pg.Pool) {
     return result.rows.map((r) => r.viewer)
   }
 
-  return { record, mapLids, unmappedLids, realViewerCount, list }
+  /** Delivery receipts in one statement (the first per status and recipient is kept). */
+  async function recordDeliveries (list: DeliveryToRecord[]): Promise<void> {
+    if (list.length === 0) return
+    await pool.query(
+      `insert into status_deliveries (status_id, recipient, number, jid, delivered_at)
+       select s.id, d.recipient, d.number, d.jid, d.delivered_at
+       from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[]) as d(session_id, recipient, number, jid, delivered_at, message_id)
+       join statuses s on s.session_id = d.session_id and s.message_id = d.message_id
+       on conflict (status_id, recipient) do nothing`,
+      [list.map((d) => d.sessionId), list.map((d) => d.number ?? d.jid), list.map((d) => d.number), list.map((d) => d.jid),
+        list.map((d) => d.deliveredAt), list.map((d) => d.messageId)])
+  }
+
+  return { record, recordDeliveries, mapLids, unmappedLids, realViewerCount, list }
 }
 
 /** The dialect's viewer writer (SQLite: synchronous; PostgreSQL: promises). */

@@ -26,6 +26,15 @@ export interface ViewToRecord {
   isReal: boolean
 }
 
+/** A delivery receipt to record: the first per (status, recipient) is kept; own devices are not recorded. */
+export interface DeliveryToRecord {
+  sessionId: string
+  messageId: string
+  number: string | null
+  jid: string
+  deliveredAt: number
+}
+
 /** What one commit changed in one status: its new viewers (in commit order), if any. */
 export interface StatusChange {
   sessionId: string
@@ -65,6 +74,15 @@ export function viewerWriter (sqlite: SQLite.Database) {
   const realViewers = sqlite.prepare<[number], number>('select count(*) from viewers where status_id = ? and is_real = 1').pluck()
   // listViewers' query on the raw connection: the full list of a busy status is read every 200 ms
   const allViewers = sqlite.prepare<[number], ViewerRow>('select * from viewers where status_id = ? order by viewed_at, viewer')
+
+  // deliveries (issue 24): one insert-select per receipt, a redelivery or a second device is a no-op
+  const insertDelivery = sqlite.prepare<[string, string | null, string, number, string, string]>(
+    'insert into status_deliveries (status_id, recipient, number, jid, delivered_at) ' +
+    'select id, ?, ?, ?, ? from statuses where session_id = ? and message_id = ? ' +
+    'on conflict (status_id, recipient) do nothing'
+  )
+  const oneDelivery = (d: DeliveryToRecord): void => { insertDelivery.run(d.number ?? d.jid, d.number, d.jid, d.deliveredAt, d.sessionId, d.messageId) }
+  const manyDeliveries = sqlite.transaction((list: DeliveryToRecord[]): void => { for (const d of list) oneDelivery(d) })
 
   const changeOf = (changes: Map<number, StatusChange>, statusId: number, v: ViewToRecord): StatusChange => {
     let change = changes.get(statusId)
@@ -113,6 +131,8 @@ export function viewerWriter (sqlite: SQLite.Database) {
 
   return {
     record,
+    /** Commits delivery receipts (one transaction); those of unknown statuses are skipped. */
+    recordDeliveries: (list: DeliveryToRecord[]): void => { if (list.length === 1) oneDelivery(list[0]); else if (list.length > 1) manyDeliveries(list) },
     mapLids,
     /** LIDs of the session's views that have no number yet */
     unmappedLids: (sessionId: string, limit: number): string[] => unmapped.all(sessionId, limit),
