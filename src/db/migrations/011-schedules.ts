@@ -7,7 +7,7 @@ import { autoId, int, withoutRowid } from './dialect.js'
 // recorded once (unique per schedule and due time). A node takes a run by moving `next_run_at` on from the
 // value it read (compare-and-set in one UPDATE): on one database only one node can, so a run fires once.
 // Status deliveries: the platform's delivery receipts for statuses (one row per status and recipient, the
-// first delivery kept), committed before the receipt is acknowledged, like views.
+// earliest delivery kept), committed before the receipt is acknowledged, like views.
 export async function up (db: Kysely<unknown>): Promise<void> {
   const integer = int(db)
   await db.schema.createTable('schedules')
