@@ -45,13 +45,10 @@ test('report and pacing through real Baileys and the emulator', { timeout: 120_0
     await s.emu.react(msgId, { from: A, emoji: '🔥' })
     await s.emu.reply(msgId, { from: A, text: 'nice, "really"' })
     const url = `/api/sessions/${SID}/statuses/${statusId}/report`
-    let last = ''
-    t.after(() => { if (process.env.DEBUG_REPORT !== undefined) console.log(last) })
     const report = await waitFor(async () => {
       const res = await s.api({ method: 'GET', url })
       assert.equal(res.statusCode, 200, res.body)
       const r = res.json<{ data: Report }>().data
-      last = res.body
       return r.totals.delivered === 2 && r.totals.viewed === 1 && r.totals.reacted === 1 && r.totals.replied === 1 ? r : null
     }, 20_000, 'the report to show every answer')
     assert.deepEqual(report.totals, { recipients: 3, delivered: 2, viewed: 1, reacted: 1, replied: 1 })
