@@ -2,6 +2,7 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import type { Config } from '../../src/config.js'
 import type { DbHandle } from '../../src/db/connection.js'
 import type { ScheduleRow } from '../../src/db/database.js'
+import { findStatus } from '../../src/db/repositories/statuses.js'
 import { dueSchedules, finishRun, interruptedRuns, runOfStatus, takeRun, updateSchedule, type RunToRecord } from '../../src/db/repositories/schedules.js'
 import { runAfter } from '../../src/schedules/recurrence.js'
 import type { DomainEvents } from '../broadcaster/domain-events.js'
@@ -91,6 +92,8 @@ export function createScheduler (deps: SchedulerDeps) {
     try {
       const started = await statuses.submit(s.session_id, { ...body, wait: false })
       await finishRun(db, runId, { state: 'fired', statusId: Number(started.statusId) })
+      // a send that reached nobody before the run was recorded (its status is gone already): onUpdated missed it
+      if (await findStatus(db, s.session_id, Number(started.statusId)) === undefined) throw new Error('The send reached nobody; the status was not kept')
       log.info({ sessionId: s.session_id, scheduleId: s.id, statusId: started.statusId, late }, 'scheduled status fired')
       events.emit('scheduled-status-fired', { sessionId: s.session_id, scheduleId: s.id, statusId: started.statusId, at: iso(at), firedAt: iso(t), late })
     } catch (err) {
