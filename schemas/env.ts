@@ -42,6 +42,10 @@ export const EnvSchema = Type.Object({
   HEALTH_DISCONNECTED_MS: Int(120_000, 100, 86_400_000, 'A linked session disconnected longer than this makes /api/health report degraded'),
   SEND_RECONNECT_WAIT_MS: Int(60_000, 100, 3_600_000, 'How long a send interrupted by a dropped link (or by a restart) waits for its session to reconnect before it ends partial'),
   SEND_WAIT_MAX_RECIPIENTS: Int(1000, 0, 1_000_000, 'Longest recipient list a send-status request waits for (200); longer lists answer 202 at once and go out in the background'),
+  SCHEDULE_GRACE_MS: Int(900_000, 0, 604_800_000, 'A scheduled run due this long ago or less still fires after a restart or failover (flagged late); an older one is recorded missed'),
+  SCHEDULE_ALLOW_SECONDS: Type.Boolean({ default: false, description: 'TESTS ONLY: accept `repeat.unit: seconds` in scheduled statuses' }),
+  SEND_MAX_STATUSES_PER_DAY: Int(0, 0, 1_000_000, 'Posts per session in any 24 hours; over it send-status answers 429 with Retry-After and scheduled runs wait (0: no limit)'),
+  SEND_MAX_RECIPIENTS_PER_DAY: Int(0, 0, 100_000_000, 'Recipients per session in any 24 hours, summed over its posts (0: no limit)'),
   // several nodes (cluster mode: DATABASE_URL is PostgreSQL)
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://', description: 'Redis for socket.io across nodes (@socket.io/redis-adapter): every client hears every session' })),
   NODE_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$', description: 'Address other nodes use to reach this one (cluster mode); default http://<hostname>:<PORT>' })),

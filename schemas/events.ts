@@ -32,6 +32,22 @@ export const EventSchemas = {
   'status-reply': Type.Object({ sessionId: SessionId, statusId: Type.String(), reply: ReplySchema }),
   'status-deleted': Type.Object({ sessionId: SessionId, statusId: Type.String() }),
   'statuses-updated': Type.Object({ sessionId: SessionId, message: Type.Optional(Type.String()), action: Type.Optional(Type.String({ description: "'cleanup' after expiry; 'failed' when the platform rejected a status; 'partial' when a send stopped part-way (the status is kept as partial); 'send-failed' when a send stopped before anyone had it (the status is removed)" })), statusId: Type.Optional(Type.String()) }),
+  'scheduled-status-fired': Type.Object({
+    sessionId: SessionId,
+    scheduleId: Type.String(),
+    statusId: Type.String({ description: 'The status the run posted (its own events follow: status-send-progress, status-sent)' }),
+    at: Type.String({ description: 'The run\'s due time (ISO 8601)' }),
+    firedAt: Type.String(),
+    late: Type.Boolean({ description: 'Fired more than 5 seconds after its time (restart, failover, deferral), within SCHEDULE_GRACE_MS' })
+  }),
+  'scheduled-status-failed': Type.Object({
+    sessionId: SessionId,
+    scheduleId: Type.String(),
+    at: Type.String({ description: 'The run\'s due time (ISO 8601)' }),
+    state: Type.Union([Type.Literal('failed'), Type.Literal('missed')], { description: "'failed': its send failed; 'missed': due more than SCHEDULE_GRACE_MS ago while no node could fire it" }),
+    statusId: Type.Optional(Type.String({ description: 'When the status was recorded before its send failed' })),
+    error: Type.String()
+  }),
   'session-created': Type.Object({ sessionId: SessionId, sessionName: Type.String(), phoneNumber: Nullable(Type.String()), authMethod: AuthMethodSchema, createdAt: Type.String() }),
   'session-deleted': Type.Object({ sessionId: SessionId })
 } as const

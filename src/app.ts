@@ -17,6 +17,10 @@ import webhooksPlugin from '../plugins/webhooks/index.js'
 import clusterPlugin from '../plugins/cluster/index.js'
 import sessionsPlugin from '../plugins/sessions/index.js'
 import statusesPlugin from '../plugins/statuses/index.js'
+import pacingPlugin from '../plugins/pacing/index.js'
+import schedulesPlugin from '../plugins/schedules/index.js'
+import scheduleRoutes from '../plugins/schedules/routes.js'
+import reportRoutes from '../plugins/statuses/report-routes.js'
 import swaggerPlugin from '../plugins/external/swagger.js'
 import rateLimitPlugin from '../plugins/external/rate-limit.js'
 import multipartPlugin from '../plugins/external/multipart.js'
@@ -65,6 +69,8 @@ const apiRoutes: FastifyPluginAsync = async (api) => {
   await api.register(webhookRoutes)
   await api.register(keyRoutes)
   await api.register(eventRoutes)
+  await api.register(scheduleRoutes)
+  await api.register(reportRoutes)
 }
 
 /** The whole service as one plugin. */
@@ -94,7 +100,9 @@ export const serviceApp: FastifyPluginAsync<AppOptions> = async (app, opts) => {
   await app.register(broadcasterPlugin)
   await app.register(clusterPlugin)
   await app.register(sessionsPlugin)
+  await app.register(pacingPlugin)
   await app.register(statusesPlugin)
+  await app.register(schedulesPlugin)
   await app.register(healthPlugin)
   await app.register(telemetryPlugin)
   await app.register(staticPlugin)
@@ -111,6 +119,9 @@ export const serviceApp: FastifyPluginAsync<AppOptions> = async (app, opts) => {
     } else if (status >= 500) {
       req.log.warn({ err }, err.message)
     }
+    // an error may name headers of its own (pacing's Retry-After)
+    const headers = (err as { headers?: Record<string, string> }).headers
+    if (headers !== undefined && status < 500) void reply.headers(headers)
     void reply.code(status).send({ success: false, error: message })
   })
 

@@ -47,6 +47,10 @@ export interface Config {
   /** url statuses may fetch from loopback / private addresses (development and tests only) */
   allowPrivateUrls: boolean
   redisUrl: string | null
+  /** scheduled statuses */
+  schedules: { graceMs: number, allowSeconds: boolean }
+  /** per session and 24 hours; 0: no limit */
+  pacing: { maxStatusesPerDay: number, maxRecipientsPerDay: number }
   cluster: ClusterConfig
   webhooks: {
     maxAttempts: number
@@ -136,6 +140,8 @@ function configFromEnv (env: Env): Config {
     corsOrigin: corsOrigins(env.CORS_ORIGIN),
     healthDisconnectedMs: env.HEALTH_DISCONNECTED_MS,
     redisUrl: env.REDIS_URL ?? null,
+    schedules: { graceMs: env.SCHEDULE_GRACE_MS, allowSeconds: env.SCHEDULE_ALLOW_SECONDS },
+    pacing: { maxStatusesPerDay: env.SEND_MAX_STATUSES_PER_DAY, maxRecipientsPerDay: env.SEND_MAX_RECIPIENTS_PER_DAY },
     cluster: clusterConfig(env, dataDir),
     webhooks: {
       maxAttempts: env.WEBHOOK_MAX_ATTEMPTS,

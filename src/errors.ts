@@ -40,6 +40,9 @@ export const DeliveryInFlight = createError('ST_DELIVERY_IN_FLIGHT', 'Delivery i
 
 /** the installed Baileys breaks an assumption the service relies on (src/platform/baileys/assumptions.ts): no session starts */
 export const PlatformIncompatible = createError<[string]>('ST_PLATFORM_INCOMPATIBLE', '%s', 503)
+export const ScheduleNotFound = createError('ST_SCHEDULE_NOT_FOUND', 'Schedule not found', 404)
+/** pacing (SEND_MAX_STATUSES_PER_DAY, SEND_MAX_RECIPIENTS_PER_DAY, platform back-off); `headers` carries Retry-After */
+export const PacingLimit = createError<[string]>('ST_PACING_LIMIT', '%s', 429)
 
 /** cluster mode: the session's socket is on another node that did not answer (or no node holds it this moment) */
 export const OwnerUnavailable = createError<[string]>('ST_OWNER_UNAVAILABLE', '%s', 503)

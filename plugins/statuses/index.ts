@@ -32,6 +32,8 @@ export function createStatuses (deps: StatusDeps) {
     reactions: service.reactions,
     replies: service.replies,
     remove: service.remove,
+    /** removes a media file once no status and no schedule refers to it */
+    releaseMedia: service.releaseMedia,
     cleanup: expiry.cleanup,
     /** moves on every database write; equal stamps mean no status, view or session changed in between */
     changeStamp: changeStampFor(deps.db),
@@ -65,7 +67,8 @@ export default fp(async (app) => {
     events: app.domainEvents,
     log: app.log.child({ plugin: 'statuses' }),
     // optional: a harness may build the service without the metrics plugin
-    ...(app.hasDecorator('metrics') ? { metrics: app.metrics } : {})
+    ...(app.hasDecorator('metrics') ? { metrics: app.metrics } : {}),
+    ...(app.hasDecorator('pacing') ? { admit: app.pacing.admit } : {})
   })
   app.decorate('statuses', service)
   service.start()

@@ -66,6 +66,7 @@ export function createSending (deps: StatusDeps) {
 
     const recipients = requested.filter((n) => n !== ownNumber)
     const contactCount = Math.max(1, recipients.length)
+    await deps.admit?.(sessionId, contactCount)
     const messageId = platform.newMessageId(sessionId)
     const createdAt = Date.now()
     // The row exists before the first stanza goes out, so receipts that race the send find it.

@@ -24,6 +24,8 @@ export interface StatusDeps {
   log: FastifyBaseLogger
   /** optional: the viewer ingest observes receipt-to-commit latency there */
   metrics?: Pick<FastifyInstance['metrics'], 'receiptCommitLatency'>
+  /** optional: pacing (plugins/pacing) refuses a post over the session's limits before it is recorded */
+  admit?: (sessionId: string, recipients: number) => Promise<void>
 }
 
 export type SendStatusAnswer = Static<typeof SendStatusResultSchema>

@@ -4,7 +4,7 @@ import { viewerWriterFor, type pgViewerWriter } from '../../src/db/repositories/
 import { pgAppendEvents, sqliteEventLog, type NewEvent } from '../../src/db/repositories/events.js'
 import type { EventPayloads } from '../../schemas/events.js'
 import { toLogRow, type EventLog } from '../events/log.js'
-import type { ReceiptSink, StatusView } from '../../src/platform/types.js'
+import type { ReceiptSink, StatusDelivery, StatusView } from '../../src/platform/types.js'
 import { iso, toViewer } from './api-shapes.js'
 import type { StatusDeps } from './service.js'
 
@@ -152,6 +152,27 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'events' | 'lo
     await write(sessionId, views, arrivedAt)
   }
 
+  /**
+   * Delivery receipts (the per-status report's deliveredAt), under commit's contract: synchronous on SQLite,
+   * the commit's promise on PostgreSQL; the own account's devices are not recorded.
+   */
+  function commitDeliveries (sessionId: string, deliveries: StatusDelivery[]): void | Promise<void> {
+    if (closed) throw new Error('viewer ingest is closed')
+    const rows = deliveries.filter((d) => !d.isOwn).map((d) => ({
+      sessionId, messageId: d.messageId, number: d.viewerNumber, jid: d.viewerNumber === null ? d.viewerJid : `${d.viewerNumber}@s.whatsapp.net`, deliveredAt: d.at
+    }))
+    if (rows.length === 0) return
+    if (sqlite?.inTransaction !== true) return writer.recordDeliveries(rows)
+    return (async () => {
+      const deadline = Date.now() + BUSY_WAIT_MAX_MS
+      while (sqlite?.inTransaction === true) {
+        if (closed || Date.now() > deadline) throw new Error('the database stayed in another transaction')
+        await new Promise((resolve) => setTimeout(resolve, BUSY_RETRY_MS))
+      }
+      await writer.recordDeliveries(rows)
+    })()
+  }
+
   function lidsMapped (sessionId: string, mappings: Array<{ lid: string, number: string }>): void | Promise<void> {
     if (closed) return
     const changed = writer.mapLids(sessionId, mappings)
@@ -217,7 +238,7 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'events' | 'lo
     counts.clear()
   }
 
-  const sink: ReceiptSink = { commit, lidsMapped, unmappedLids }
+  const sink: ReceiptSink = { commit, commitDeliveries, lidsMapped, unmappedLids }
   return {
     ...sink,
     sink,

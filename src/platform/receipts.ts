@@ -11,7 +11,7 @@ import { pnDigits } from './lid.js'
 import { parseStatusReceipt, type ParsedView } from './receipt-parse.js'
 import { ackFrames, type HeldFrame } from './receipt-acks.js'
 import type { PlatformLogger as Logger } from './logger.js'
-import type { ReceiptSeen, ReceiptSink, StatusView } from './types.js'
+import type { ReceiptIntakeOptions, StatusDelivery, StatusView } from './types.js'
 
 // Status receipts have one way in (how a stanza's views are read: receipt-parse.ts): the raw stanza, committed before it is acknowledged.
 //
@@ -49,22 +49,8 @@ const ACK_CHUNK = 128
 const lidUserOf = (jid: string | null | undefined): string | null =>
   jid !== null && jid !== undefined && (isLidUser(jid) ?? false) ? jidDecode(jid)?.user ?? null : null
 
-export interface ReceiptIntakeOptions {
-  sessionId: string
-  sink: ReceiptSink
-  /** receipts as they arrive (views after their commit), for counting */
-  seen: (receipts: ReceiptSeen[]) => void
-  /** the stored LID → number mapping (Baileys' `lid-mapping` keys), read synchronously */
-  numberForLid: (lidUser: string) => string | null
-  /** the linked account: its number and LID (`creds.me`) */
-  me: () => { id?: string, lid?: string } | undefined
-  /** false once the session is gone: nothing is taken any more */
-  live: () => boolean
-  lookupIntervalMs: number
-  logger: Logger
-}
 
-interface Turn { views: StatusView[], frames: HeldFrame[] }
+interface Turn { views: StatusView[], deliveries: StatusDelivery[], frames: HeldFrame[] }
 /** a LID → number pair a receipt named (`participant_pn`), learned like a `lid-mapping.update` */
 interface Learned { lid: string, number: string }
 
@@ -98,14 +84,22 @@ export class ReceiptIntake {
   /** from the raw listener: runs before Baileys has seen the stanza */
   onReceipt (sock: WASocket, frame: BinaryNode): void {
     let views: StatusView[]
+    let deliveries: StatusDelivery[] = []
     try {
       const parsed = parseStatusReceipt(frame)
       if (parsed.length === 0) return
-      const deliveries = parsed.filter((p) => p.type === 'delivery')
-      if (deliveries.length > 0) this.options.seen(deliveries)
-      // deliveries alone: Baileys handles (and acks) the stanza as it came
-      if (deliveries.length === parsed.length) return
-      views = this.resolve(parsed.filter((p): p is ParsedView => p.type !== 'delivery'))
+      const delivered = parsed.filter((p) => p.type === 'delivery')
+      const viewed = parsed.filter((p): p is ParsedView => p.type !== 'delivery')
+      if (delivered.length > 0 && this.options.sink.commitDeliveries === undefined) {
+        // a sink that does not store deliveries: they are only counted, and a stanza of deliveries alone
+        // goes to Baileys, which acks it as it came
+        this.options.seen(delivered)
+        if (viewed.length === 0) return
+      } else if (delivered.length > 0) {
+        // a sink that stores deliveries takes them like views: committed, then acked
+        deliveries = this.resolve(delivered.map((p) => ({ ...p, type: 'read' as const }))).map(({ type: _type, ...d }) => d)
+      }
+      views = this.resolve(viewed)
     } catch (err) {
       // a stanza we cannot read would fail the same way every time it came again: Baileys handles it
       this.options.logger.error({ err, id: frame.attrs.id }, 'could not read a status receipt')
@@ -114,10 +108,11 @@ export class ReceiptIntake {
     holdFrame(frame)
     let turn = this.#turn
     if (turn === null) {
-      turn = this.#turn = { views: [], frames: [] }
+      turn = this.#turn = { views: [], deliveries: [], frames: [] }
       setImmediate(() => { this.#commitTurn() })
     }
     for (const v of views) turn.views.push(v)
+    for (const d of deliveries) turn.deliveries.push(d)
     turn.frames.push({ sock, frame })
   }
 
@@ -130,7 +125,10 @@ export class ReceiptIntake {
     this.#storeLearned(turn)
     let result: void | Promise<void>
     try {
-      result = this.options.sink.commit(this.options.sessionId, turn.views)
+      const { sink, sessionId } = this.options
+      const views = turn.views.length > 0 || turn.deliveries.length === 0 ? sink.commit(sessionId, turn.views) : undefined
+      const deliveries = turn.deliveries.length > 0 ? sink.commitDeliveries?.(sessionId, turn.deliveries) : undefined
+      result = views instanceof Promise || deliveries instanceof Promise ? Promise.all([views, deliveries]).then(() => {}) : undefined
     } catch (err) {
       this.#refuse(turn, err)
       return
@@ -138,6 +136,7 @@ export class ReceiptIntake {
     if (result instanceof Promise) result.then(() => { this.#releaseInChunks(turn) }, (err: unknown) => { this.#refuse(turn, err) })
     else this.#releaseInChunks(turn)
     if (turn.views.some((v) => v.viewerNumber === null)) this.scheduleLookup()
+    if (turn.deliveries.length > 0) this.options.seen(turn.deliveries.map((d) => ({ messageId: d.messageId, viewerJid: d.viewerJid, type: 'delivery' as const })))
   }
 
   /**

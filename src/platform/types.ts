@@ -1,3 +1,4 @@
+import type { PlatformLogger } from './logger.js'
 // The platform's public face. Route plugins, the broadcaster and the status service depend on these
 // types only, never on Baileys'. Everything that imports Baileys lives under src/platform/.
 
@@ -30,6 +31,9 @@ export interface StatusView {
   at: number
 }
 
+/** One delivery receipt of one of the session's statuses: a recipient's device has it (not a view). */
+export type StatusDelivery = Omit<StatusView, 'type'>
+
 /** One (status, viewer) pair of a receipt stanza, whatever its kind. */
 export interface ReceiptSeen {
   messageId: string
@@ -57,6 +61,11 @@ export interface ReceiptSink {
   lidsMapped: (sessionId: string, mappings: Array<{ lid: string, number: string }>) => void | Promise<void>
   /** LIDs (`<lid>@lid`) of the session's stored views that have no number yet, at most `limit` */
   unmappedLids: (sessionId: string, limit: number) => string[] | Promise<string[]>
+  /**
+   * Optional: the delivery receipts of the turn, under the same contract as `commit` (the turn's frames are
+   * acked once both are committed). Without it delivery receipts go to Baileys as they came.
+   */
+  commitDeliveries?: (sessionId: string, deliveries: StatusDelivery[]) => void | Promise<void>
 }
 
 /**
@@ -190,4 +199,20 @@ export interface PlatformTiming {
   socketEndTimeoutMs: number
   /** at most one look-up of the LIDs still unmapped (in the stored LID → number mappings) per this long */
   lidLookupIntervalMs: number
+}
+
+/** What a session's receipt intake (receipts.ts) needs. */
+export interface ReceiptIntakeOptions {
+  sessionId: string
+  sink: ReceiptSink
+  /** receipts as they arrive (views after their commit), for counting */
+  seen: (receipts: ReceiptSeen[]) => void
+  /** the stored LID → number mapping (Baileys' `lid-mapping` keys), read synchronously */
+  numberForLid: (lidUser: string) => string | null
+  /** the linked account: its number and LID (`creds.me`) */
+  me: () => { id?: string, lid?: string } | undefined
+  /** false once the session is gone: nothing is taken any more */
+  live: () => boolean
+  lookupIntervalMs: number
+  logger: PlatformLogger
 }

@@ -125,10 +125,13 @@ export async function listSent (db: Db, sessionId: string, since: number): Promi
   return rows.map((r) => ({ ...r, viewer_count: Number(r.viewer_count ?? 0), reaction_count: Number(r.reaction_count ?? 0), reply_count: Number(r.reply_count ?? 0) }))
 }
 
-/** Whether any status (of any session) still refers to the media file. */
+/** Whether any status (of any session) or any schedule still refers to the media file. */
 export async function mediaInUse (db: Db, filename: string): Promise<boolean> {
   const row = await db.selectFrom('statuses').select('id').where('media_file', '=', filename).limit(1).executeTakeFirst()
-  return row !== undefined
+  if (row !== undefined) return true
+  // a scheduled status names it: kept while the schedule exists (issue 24)
+  const scheduled = await db.selectFrom('schedules').select('id').where('media_file', '=', filename).limit(1).executeTakeFirst()
+  return scheduled !== undefined
 }
 
 export interface ExpiredStatus {

@@ -55,13 +55,17 @@ export async function findUpload (db: Db, filename: string): Promise<{ kind: 'im
   return await db.selectFrom('uploads').select(['kind', 'mime_type']).where('filename', '=', filename).executeTakeFirst()
 }
 
-/** Uploads created before `before` that no status refers to. */
+/** Uploads created before `before` that no status and no schedule refers to. */
 export async function unusedUploadsBefore (db: Db, before: number): Promise<string[]> {
   const rows = await db.selectFrom('uploads as u')
     .select('u.filename')
     .where('u.created_at', '<', before)
     .where(({ not, exists, selectFrom }) => not(exists(
       selectFrom('statuses as s').select(sql`1`.as('one')).whereRef('s.media_file', '=', 'u.filename')
+    )))
+    // nor any schedule (issue 24)
+    .where(({ not, exists, selectFrom }) => not(exists(
+      selectFrom('schedules as sc').select(sql`1`.as('one')).whereRef('sc.media_file', '=', 'u.filename')
     )))
     .execute()
   return rows.map((r) => r.filename)

@@ -2,7 +2,7 @@ import type pg from 'pg'
 import { inTransaction } from './pg-tx.js'
 import type { DbHandle } from '../connection.js'
 import type { ViewerRow } from '../database.js'
-import { viewerWriter, type StatusChange, type ViewToRecord } from './viewers.js'
+import { viewerWriter, type DeliveryToRecord, type StatusChange, type ViewToRecord } from './viewers.js'
 
 /**
  * viewerWriter's PostgreSQL twin (same rows, same rules: one row per (status, viewer), the earliest view
@@ -86,6 +86,13 @@ export function pgViewerWriter (pool: pg.Pool) {
             [row.status_id, number, `${number}@s.whatsapp.net`, row.viewed_at, row.is_real])
           changed.add(row.status_id)
         }
+        // deliveries stored under the LID move to the number too (the earlier one wins)
+        await client.query(
+          `with moved as (delete from status_deliveries d using statuses s
+             where s.id = d.status_id and d.recipient = $1 and d.number is null and s.session_id = $2 returning d.status_id, d.delivered_at)
+           insert into status_deliveries (status_id, recipient, number, jid, delivered_at) select status_id, $3, $3, $4, delivered_at from moved
+           on conflict (status_id, recipient) do update set delivered_at = excluded.delivered_at where excluded.delivered_at < status_deliveries.delivered_at`,
+          [lid, sessionId, number, `${number}@s.whatsapp.net`])
       }
       return changed
     })
@@ -98,7 +105,28 @@ export function pgViewerWriter (pool: pg.Pool) {
     return result.rows.map((r) => r.viewer)
   }
 
-  return { record, mapLids, unmappedLids, realViewerCount, list }
+  /** Delivery receipts in one statement (the earliest per status and recipient is kept). */
+  async function recordDeliveries (all: DeliveryToRecord[]): Promise<void> {
+    // a statement may not upsert a row twice: one per (session, status, recipient), the earliest
+    const unique = new Map<string, DeliveryToRecord>()
+    for (const d of all) {
+      const key = `${d.sessionId}\n${d.messageId}\n${d.number ?? d.jid}`
+      const seen = unique.get(key)
+      if (seen === undefined || d.deliveredAt < seen.deliveredAt) unique.set(key, d)
+    }
+    const list = [...unique.values()]
+    if (list.length === 0) return
+    await pool.query(
+      `insert into status_deliveries (status_id, recipient, number, jid, delivered_at)
+       select s.id, d.recipient, d.number, d.jid, d.delivered_at
+       from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[]) as d(session_id, recipient, number, jid, delivered_at, message_id)
+       join statuses s on s.session_id = d.session_id and s.message_id = d.message_id
+       on conflict (status_id, recipient) do update set delivered_at = excluded.delivered_at where excluded.delivered_at < status_deliveries.delivered_at`,
+      [list.map((d) => d.sessionId), list.map((d) => d.number ?? d.jid), list.map((d) => d.number), list.map((d) => d.jid),
+        list.map((d) => d.deliveredAt), list.map((d) => d.messageId)])
+  }
+
+  return { record, recordDeliveries, mapLids, unmappedLids, realViewerCount, list }
 }
 
 /** The dialect's viewer writer (SQLite: synchronous; PostgreSQL: promises). */

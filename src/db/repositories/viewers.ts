@@ -26,6 +26,15 @@ export interface ViewToRecord {
   isReal: boolean
 }
 
+/** A delivery receipt to record: the earliest per (status, recipient) is kept; own devices are not recorded. */
+export interface DeliveryToRecord {
+  sessionId: string
+  messageId: string
+  number: string | null
+  jid: string
+  deliveredAt: number
+}
+
 /** What one commit changed in one status: its new viewers (in commit order), if any. */
 export interface StatusChange {
   sessionId: string
@@ -65,6 +74,25 @@ export function viewerWriter (sqlite: SQLite.Database) {
   const realViewers = sqlite.prepare<[number], number>('select count(*) from viewers where status_id = ? and is_real = 1').pluck()
   // listViewers' query on the raw connection: the full list of a busy status is read every 200 ms
   const allViewers = sqlite.prepare<[number], ViewerRow>('select * from viewers where status_id = ? order by viewed_at, viewer')
+
+  // deliveries (issue 24): one insert-select per receipt; a redelivery or another device only moves the time earlier
+  const insertDelivery = sqlite.prepare<[string, string | null, string, number, string, string]>(
+    'insert into status_deliveries (status_id, recipient, number, jid, delivered_at) ' +
+    'select id, ?, ?, ?, ? from statuses where session_id = ? and message_id = ? ' +
+    'on conflict (status_id, recipient) do update set delivered_at = excluded.delivered_at where excluded.delivered_at < status_deliveries.delivered_at'
+  )
+  const oneDelivery = (d: DeliveryToRecord): void => { insertDelivery.run(d.number ?? d.jid, d.number, d.jid, d.deliveredAt, d.sessionId, d.messageId) }
+  // a delivery stored under a LID moves to the number (the earlier delivery wins)
+  const moveDeliveries = sqlite.prepare<[string, string, string, string, string]>(
+    'insert into status_deliveries (status_id, recipient, number, jid, delivered_at) ' +
+    'select d.status_id, ?, ?, ?, d.delivered_at from status_deliveries d join statuses s on s.id = d.status_id ' +
+    'where d.recipient = ? and d.number is null and s.session_id = ? ' +
+    'on conflict (status_id, recipient) do update set delivered_at = excluded.delivered_at where excluded.delivered_at < status_deliveries.delivered_at'
+  )
+  const dropLidDeliveries = sqlite.prepare<[string, string]>(
+    'delete from status_deliveries where recipient = ? and number is null and status_id in (select id from statuses where session_id = ?)'
+  )
+  const manyDeliveries = sqlite.transaction((list: DeliveryToRecord[]): void => { for (const d of list) oneDelivery(d) })
 
   const changeOf = (changes: Map<number, StatusChange>, statusId: number, v: ViewToRecord): StatusChange => {
     let change = changes.get(statusId)
@@ -109,12 +137,16 @@ export function viewerWriter (sqlite: SQLite.Database) {
         upsert.run(row.status_id, number, number, `${number}@s.whatsapp.net`, row.viewed_at, row.is_real)
         changed.add(row.status_id)
       }
+      moveDeliveries.run(number, number, `${number}@s.whatsapp.net`, lid, sessionId)
+      dropLidDeliveries.run(lid, sessionId)
     }
     return changed
   })
 
   return {
     record,
+    /** Commits delivery receipts (one transaction); those of unknown statuses are skipped. */
+    recordDeliveries: (list: DeliveryToRecord[]): void => { if (list.length === 1) oneDelivery(list[0]); else if (list.length > 1) manyDeliveries(list) },
     mapLids,
     /** LIDs of the session's views that have no number yet */
     unmappedLids: (sessionId: string, limit: number): string[] => unmapped.all(sessionId, limit),

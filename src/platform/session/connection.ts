@@ -149,6 +149,8 @@ export class Connection {
       // LIDs the platform maps later reach viewers, reactions and replies alike
       sink: {
         commit: (sessionId, seen) => views.commit(sessionId, seen),
+        // only when the service stores deliveries (else Baileys handles delivery receipts as before)
+        ...(views.commitDeliveries !== undefined ? { commitDeliveries: views.commitDeliveries.bind(views) } : {}),
         lidsMapped: (sessionId, mappings) => {
           const a = views.lidsMapped(sessionId, mappings)
           const b = answers.lidsMapped(sessionId, mappings)

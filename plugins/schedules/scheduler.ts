@@ -1,0 +1,162 @@
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
+import type { Config } from '../../src/config.js'
+import type { DbHandle } from '../../src/db/connection.js'
+import type { ScheduleRow } from '../../src/db/database.js'
+import { findStatus } from '../../src/db/repositories/statuses.js'
+import { dueSchedules, finishRun, interruptedRuns, runOfStatus, takeRun, updateSchedule, type RunToRecord } from '../../src/db/repositories/schedules.js'
+import { runAfter } from '../../src/schedules/recurrence.js'
+import type { DomainEvents } from '../broadcaster/domain-events.js'
+import type { Pacing } from '../pacing/index.js'
+import type { StatusService } from '../statuses/index.js'
+import { parseTargetNumbers } from '../statuses/parse.js'
+import { bodyOf, ruleOf } from './service.js'
+
+// The scheduler (issue 24). Every POLL_MS each node reads the active schedules that are due and, for the
+// sessions whose socket is open here (in a cluster: the sessions it owns), takes the run in the database
+// (takeRun: the schedule moves on from the due time it read, compare-and-set, with the run recorded in the
+// same transaction) and posts it through the status service. Only one node's UPDATE matches, so a run fires
+// once; a node that stops after taking a run never posts it a second time (its run is recorded `failed`).
+// A run due more than SCHEDULE_GRACE_MS ago (the service was down, no node had the session) is recorded
+// `missed` by whichever node sees it first. Pacing holds a due run back (deferred) instead of failing it.
+
+export const POLL_MS = 1000
+/** a run fired later than this after its time is flagged `late` */
+export const LATE_MS = 5000
+/** missed runs recorded one by one per pass at most (a long outage of a frequent schedule) */
+const MISSED_PER_PASS = 50
+
+export interface SchedulerDeps {
+  db: DbHandle
+  config: Pick<Config, 'schedules' | 'cluster'>
+  platform: Pick<FastifyInstance['platform'], 'snapshot'>
+  statuses: Pick<StatusService, 'submit'>
+  pacing?: Pick<Pacing, 'check'>
+  events: Pick<DomainEvents, 'emit' | 'on' | 'off'>
+  log: FastifyBaseLogger
+  /** the clock (tests may inject one) */
+  now?: () => number
+}
+
+export function createScheduler (deps: SchedulerDeps) {
+  const { config, platform, statuses, pacing, events, log } = deps
+  const db = deps.db.db
+  const now = deps.now ?? Date.now
+  const nodeId = config.cluster.nodeId
+  let timer: NodeJS.Timeout | null = null
+  let running: Promise<void> | null = null
+  let stopped = false
+
+  const iso = (ms: number): string => new Date(ms).toISOString()
+  const record = (state: RunToRecord['state'], t: number, late: boolean, error: string | null): RunToRecord =>
+    ({ state, firedAt: state === 'firing' ? t : null, late, error, nodeId })
+
+  /** The run after `at`, or null when the rule has no more (until passed, count reached). */
+  function nextAfter (s: ScheduleRow, at: number): number | null {
+    const rule = ruleOf(s)
+    if (rule === null || (rule.count !== undefined && s.run_count + 1 >= rule.count)) return null
+    return runAfter(s.first_at, rule, at)
+  }
+
+  async function missed (s: ScheduleRow, t: number): Promise<void> {
+    let row = s
+    for (let i = 0; i < MISSED_PER_PASS && row.next_run_at !== null; i++) {
+      const at = row.next_run_at
+      if (t - Math.max(at, row.deferred_until ?? 0) <= config.schedules.graceMs) return
+      const next = nextAfter(row, at)
+      const error = `Missed: due ${iso(at)}, more than SCHEDULE_GRACE_MS (${config.schedules.graceMs} ms) ago, while no node could post it`
+      const runId = await takeRun(db, row.id, at, next, record('missed', t, false, error), t)
+      if (runId === null) return // another node recorded it
+      log.warn({ sessionId: row.session_id, scheduleId: row.id, at: iso(at) }, 'scheduled run missed')
+      events.emit('scheduled-status-failed', { sessionId: row.session_id, scheduleId: row.id, at: iso(at), state: 'missed', error })
+      row = { ...row, next_run_at: next, run_count: row.run_count + 1, deferred_until: null }
+    }
+  }
+
+  async function fire (s: ScheduleRow, t: number): Promise<void> {
+    const at = s.next_run_at as number
+    const body = bodyOf(s)
+    const own = platform.snapshot(s.session_id)?.ownNumber ?? null
+    if (pacing !== undefined) {
+      let recipients = 1
+      try { recipients = Math.max(1, parseTargetNumbers(body.targetNumbers).filter((n) => n !== own).length) } catch { /* the send says why */ }
+      const verdict = await pacing.check(s.session_id, recipients)
+      if (!verdict.ok) {
+        await updateSchedule(db, s.id, { deferred_until: t + verdict.retryAfterMs }, t)
+        log.info({ sessionId: s.session_id, scheduleId: s.id, retryAfterMs: verdict.retryAfterMs, reason: verdict.reason }, 'scheduled run deferred by pacing')
+        return
+      }
+    }
+    const late = t - at > LATE_MS
+    const runId = await takeRun(db, s.id, at, nextAfter(s, at), record('firing', t, late, null), t)
+    if (runId === null) return // another node took it
+    try {
+      const started = await statuses.submit(s.session_id, { ...body, wait: false })
+      await finishRun(db, runId, { state: 'fired', statusId: Number(started.statusId) })
+      // a send that reached nobody before the run was recorded (its status is gone already): onUpdated missed it
+      if (await findStatus(db, s.session_id, Number(started.statusId)) === undefined) throw new Error('The send reached nobody; the status was not kept')
+      log.info({ sessionId: s.session_id, scheduleId: s.id, statusId: started.statusId, late }, 'scheduled status fired')
+      events.emit('scheduled-status-fired', { sessionId: s.session_id, scheduleId: s.id, statusId: started.statusId, at: iso(at), firedAt: iso(t), late })
+    } catch (err) {
+      const error = err instanceof Error ? err.message : String(err)
+      await finishRun(db, runId, { state: 'failed', error })
+      log.warn({ err, sessionId: s.session_id, scheduleId: s.id }, 'scheduled status failed')
+      events.emit('scheduled-status-failed', { sessionId: s.session_id, scheduleId: s.id, at: iso(at), state: 'failed', error })
+    }
+  }
+
+  /** One pass over the due schedules. */
+  async function tick (): Promise<void> {
+    const t = now()
+    for (const s of await dueSchedules(db, t)) {
+      if (stopped) return
+      const at = s.next_run_at as number
+      try {
+        if (t - Math.max(at, s.deferred_until ?? 0) > config.schedules.graceMs) await missed(s, t)
+        else if (platform.snapshot(s.session_id)?.connected === true) await fire(s, t)
+        // else: not connected here (or owned by another node): its owner fires it, or it is missed after the grace
+      } catch (err) {
+        log.error({ err, scheduleId: s.id }, 'scheduler: could not run a schedule')
+      }
+    }
+  }
+
+  /** A send that ended with nobody having the status fails its run too. */
+  const onUpdated = (e: { sessionId: string, action?: string, statusId?: string, message?: string }): void => {
+    if (e.action !== 'send-failed' || e.statusId === undefined) return
+    const statusId = Number(e.statusId)
+    void (async () => {
+      const run = await runOfStatus(db, statusId)
+      if (run === undefined) return
+      const error = e.message ?? 'the send failed'
+      await finishRun(db, run.id, { state: 'failed', error })
+      events.emit('scheduled-status-failed', { sessionId: run.session_id, scheduleId: run.schedule_id, at: iso(run.at), state: 'failed', statusId: e.statusId as string, error })
+    })().catch((err: unknown) => { log.warn({ err, statusId }, 'scheduler: could not record a failed run') })
+  }
+
+  function loop (): void {
+    if (stopped) return
+    timer = setTimeout(() => {
+      running = tick().catch((err: unknown) => { log.error({ err }, 'scheduler pass failed') }).finally(() => { running = null; loop() })
+    }, POLL_MS)
+  }
+
+  return {
+    tick,
+    /** Runs this node left `firing` (it stopped between taking a run and recording its status) are failed; then polls. */
+    async start (): Promise<void> {
+      stopped = false
+      for (const run of await interruptedRuns(db, nodeId)) {
+        await finishRun(db, run.id, { state: 'failed', error: 'The service stopped while the run was starting; not posted again (a run fires at most once)' })
+      }
+      events.on('statuses-updated', onUpdated)
+      loop()
+    },
+    async stop (): Promise<void> {
+      stopped = true
+      if (timer !== null) clearTimeout(timer)
+      timer = null
+      events.off('statuses-updated', onUpdated)
+      await running
+    }
+  }
+}

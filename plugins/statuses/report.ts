@@ -1,0 +1,84 @@
+import { findSession } from '../../src/db/repositories/sessions.js'
+import { findStatus } from '../../src/db/repositories/statuses.js'
+import { listDeliveries } from '../../src/db/repositories/deliveries.js'
+import { listReactions, listReplies } from '../../src/db/repositories/interactions.js'
+import { listViewers } from '../../src/db/repositories/viewers.js'
+import { SessionNotFound, StatusNotFound } from '../../src/errors.js'
+import type { StatusReport } from '../../schemas/schedule.js'
+import { iso } from './api-shapes.js'
+import type { StatusDeps } from './service.js'
+
+// The per-status report (issue 24): for everyone the status was meant for, and anyone else who viewed or
+// answered it, when it was delivered, viewed, their reaction and their first reply. A view implies the
+// status arrived: without a stored delivery receipt, deliveredAt is the view time.
+
+interface Line { number: string, deliveredAt: number | null, viewedAt: number | null, reaction: string | null, repliedAt: number | null }
+
+export function createReports (deps: Pick<StatusDeps, 'db'>) {
+  const db = deps.db.db
+
+  async function report (sessionId: string, statusId: string | number): Promise<StatusReport> {
+    const session = await findSession(db, sessionId)
+    if (session === undefined) throw new SessionNotFound()
+    const status = await findStatus(db, sessionId, Number(statusId))
+    if (status === undefined) throw new StatusNotFound()
+    const own = session.own_number
+    const lines = new Map<string, Line>()
+    const line = (key: string): Line => {
+      let l = lines.get(key)
+      if (l === undefined) lines.set(key, l = { number: key, deliveredAt: null, viewedAt: null, reaction: null, repliedAt: null })
+      return l
+    }
+    for (const n of status.target_numbers.split(',')) if (n !== '' && n !== own) line(n)
+    const [deliveries, viewers, reactions, replies] = await Promise.all([
+      listDeliveries(db, status.id), listViewers(db, status.id), listReactions(db, status.id), listReplies(db, status.id)
+    ])
+    const keyOf = (r: { number: string | null, jid: string }): string | null => (r.number ?? r.jid) === own ? null : r.number ?? r.jid
+    for (const d of deliveries) { const k = keyOf(d); if (k !== null) line(k).deliveredAt = d.delivered_at }
+    for (const v of viewers) {
+      const k = v.is_real === 1 ? keyOf(v) : null
+      if (k === null) continue
+      const l = line(k)
+      l.viewedAt = v.viewed_at
+      l.deliveredAt ??= v.viewed_at
+    }
+    for (const r of reactions) { const k = keyOf(r); if (k !== null && r.emoji !== '') line(k).reaction = r.emoji }
+    for (const r of replies) {
+      const k = keyOf(r)
+      if (k === null) continue
+      const l = line(k)
+      if (l.repliedAt === null || r.replied_at < l.repliedAt) l.repliedAt = r.replied_at
+    }
+    const recipients = [...lines.values()].map((l) => ({
+      number: l.number,
+      deliveredAt: l.deliveredAt === null ? null : iso(l.deliveredAt),
+      viewedAt: l.viewedAt === null ? null : iso(l.viewedAt),
+      reaction: l.reaction,
+      repliedAt: l.repliedAt === null ? null : iso(l.repliedAt)
+    }))
+    const count = (f: keyof Line): number => recipients.filter((r) => r[f] !== null).length
+    return {
+      statusId: String(status.id),
+      recipients,
+      totals: { recipients: recipients.length, delivered: count('deliveredAt'), viewed: count('viewedAt'), reacted: count('reaction'), replied: count('repliedAt') }
+    }
+  }
+
+  return { report }
+}
+
+export const CSV_COLUMNS = ['number', 'deliveredAt', 'viewedAt', 'reaction', 'repliedAt'] as const
+
+/** One CSV field (RFC 4180): quoted when it holds a comma, quote or line break; a leading =, +, -, @ is defused for spreadsheets. */
+export function csvField (value: string | null): string {
+  if (value === null) return ''
+  const safe = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value
+  return /[",\r\n]/.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe
+}
+
+/** The report as CSV: one header row, then a row per recipient (CRLF line ends). */
+export function reportCsv (report: StatusReport): string {
+  const rows = [CSV_COLUMNS.join(',')]
+  for (const r of report.recipients) rows.push(CSV_COLUMNS.map((c) => csvField(r[c])).join(','))
+  return rows.join('\r\n') + '\r\n'
+}
