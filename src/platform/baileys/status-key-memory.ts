@@ -36,8 +36,14 @@ export async function rememberDevices (sock: WASocket, devices: string[]): Promi
  * change, src/handlers/notification/device.rs, "for forward secrecy").
  */
 export async function rotateStatusSenderKey (sock: WASocket, meLid: string): Promise<void> {
-  const name = `${STATUS_JID}::${sock.signalRepository.jidToSignalProtocolAddress(meLid)}`
-  await sock.authState.keys.set({ 'sender-key': { [name]: null }, 'sender-key-memory': { [STATUS_JID]: {} } })
+  await sock.authState.keys.set({ 'sender-key': { [statusSenderKeyName(sock, meLid)]: null }, 'sender-key-memory': { [STATUS_JID]: {} } })
+}
+
+/** libsignal's SenderKeyName serialisation (Baileys Signal/Group/sender-key-name.js): `group::<address id>::<device>`. */
+export function statusSenderKeyName (sock: WASocket, meLid: string): string {
+  const address = sock.signalRepository.jidToSignalProtocolAddress(meLid)
+  const dot = address.lastIndexOf('.')
+  return `${STATUS_JID}::${address.slice(0, dot)}::${address.slice(dot + 1)}`
 }
 
 /** The user of an identity-change notification: `<notification type="encrypt" from=USER><identity/></notification>`. */
