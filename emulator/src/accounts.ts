@@ -85,7 +85,9 @@ export class Account {
 
   constructor (
     readonly number: string,
-    readonly lid: string
+    readonly lid: string,
+    /** not LID-migrated (PN-addressed): see `Party.legacy` */
+    readonly legacy = false
   ) {}
 
   allocateDeviceId (): number {
@@ -109,7 +111,9 @@ export class Contact {
   constructor (
     readonly number: string,
     readonly lid: string,
-    deviceCount: number
+    deviceCount: number,
+    /** not LID-migrated (PN-addressed): see `Party.legacy` */
+    readonly legacy = false
   ) {
     // companions of a contact get ids 1..n-1; key-index mirrors the id (Baileys only needs it non-zero)
     this.devices = Array.from({ length: deviceCount }, (_, i) => new SimulatedDevice(i, i))
@@ -120,7 +124,22 @@ export class Contact {
   }
 }
 
+/**
+ * `legacy` parties are not LID-migrated: their number is still their address, the platform as
+ * Baileys rc14 assumes it. Phone-number device queries answer their devices (iq-handlers.ts), a legacy
+ * account may post PN-addressed without `<meta status_setting>` (status-rules.ts), and it is not told
+ * its LID at pairing or login (Baileys' `creds.me.lid` stays unset; Baileys #2794 describes migrated
+ * accounts as the ones with `sock.user.lid` populated). The usync `lid` protocol still maps their
+ * number to a LID: rc14 opens Signal sessions only with LID jids (Socket/messages-send.js
+ * assertSessions drops a PN it cannot map), so without one it could send to nobody.
+ * Everyone else is LID-migrated (the default).
+ */
 export type Party = Account | Contact
+
+/** The Signal address a party's devices are known under on the recipients' side (LID since the migration). */
+export function signalNameOf (party: Party): { user: string, server: 'lid' | 's.whatsapp.net' } {
+  return party.legacy ? { user: party.number, server: 's.whatsapp.net' } : { user: party.lid, server: 'lid' }
+}
 
 export interface ResolvedDevice {
   party: Party
@@ -147,19 +166,19 @@ export class Directory {
     return lid
   }
 
-  createAccount (rawNumber: unknown): Account {
+  createAccount (rawNumber: unknown, legacy = false): Account {
     const number = normalizeNumber(rawNumber)
     const existing = this.byNumber.get(number)
     if (existing) {
       throw new EmulatorError(409, `${number} already exists as ${existing.kind === 'account' ? 'an account' : 'a contact'}`)
     }
-    const account = new Account(number, this.allocateLid())
+    const account = new Account(number, this.allocateLid(), legacy === true)
     this.byNumber.set(number, account)
     this.byLid.set(account.lid, account)
     return account
   }
 
-  createContact (rawNumber: unknown, devices = 1): Contact {
+  createContact (rawNumber: unknown, devices = 1, legacy = false): Contact {
     const number = normalizeNumber(rawNumber)
     if (!Number.isInteger(devices) || devices < 1 || devices > 16) {
       throw new EmulatorError(400, 'devices must be an integer between 1 and 16')
@@ -168,14 +187,14 @@ export class Directory {
     if (existing) {
       throw new EmulatorError(409, `${number} already exists as ${existing.kind === 'account' ? 'an account' : 'a contact'}`)
     }
-    const contact = new Contact(number, this.allocateLid(), devices)
+    const contact = new Contact(number, this.allocateLid(), devices, legacy === true)
     this.byNumber.set(number, contact)
     this.byLid.set(contact.lid, contact)
     return contact
   }
 
   /** `count` new contacts with generated numbers (prefix + 7-digit counter, skipping taken numbers). */
-  createContacts (count: number, devices = 1, prefix = '4470'): Contact[] {
+  createContacts (count: number, devices = 1, prefix = '4470', legacy = false): Contact[] {
     if (!Number.isInteger(count) || count < 1 || count > 100_000) {
       throw new EmulatorError(400, 'count must be an integer between 1 and 100000')
     }
@@ -186,7 +205,7 @@ export class Directory {
     for (let attempts = 0; created.length < count && attempts < count + 10_000_000; attempts++) {
       const number = `${prefix}${String(this.bulkCounter++ % 10_000_000).padStart(7, '0')}`
       if (!this.byNumber.has(number)) {
-        created.push(this.createContact(number, devices))
+        created.push(this.createContact(number, devices, legacy))
       }
     }
     if (created.length < count) {
@@ -223,7 +242,7 @@ export class Directory {
 
   /** Look a user up by the user part of a PN or LID jid. */
   resolveUser (user: string, server: string): Party | undefined {
-    if (server === 'lid' || server === 'hosted.lid') return this.byLid.get(user)
+    if (server === 'lid' || server === 'hosted.lid') return this.getByLid(user)
     if (server === 's.whatsapp.net' || server === 'c.us' || server === 'hosted') return this.byNumber.get(user)
     return undefined
   }

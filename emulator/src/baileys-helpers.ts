@@ -5,12 +5,15 @@
  */
 import {
   DisconnectReason,
+  generateWAMessage,
   initAuthCreds,
   makeWASocket,
   UPLOAD_TIMEOUT,
   WA_CERT_DETAILS,
+  type AnyMessageContent,
   type AuthenticationState,
   type BaileysEventMap,
+  type BinaryNode,
   type SignalDataSet,
   type SignalDataTypeMap,
   type SignalKeyStore,
@@ -163,6 +166,65 @@ export function waitForMessageError (sock: WASocket, id: () => string, timeoutMs
     sock.ev.on('messages.update', onUpdate)
     sock.ev.on('messages.upsert', onUpsert)
   })
+}
+
+/**
+ * The next `<ack class="message" id=…>` the server sends for message `id` (with `error` when it was
+ * NACKed): listens on the raw stanza (Baileys' `CB:ack,class:message`), so it works whatever Baileys
+ * makes of the ack. Start waiting before sending.
+ */
+export function waitForMessageAck (sock: WASocket, id: () => string, timeoutMs = 10_000): Promise<{ id: string, error?: string, attrs: Record<string, string> }> {
+  return new Promise((resolve, reject) => {
+    const onAck = (node: BinaryNode) => {
+      if (node.attrs.id !== id()) return
+      clearTimeout(timer)
+      sock.ws.off('CB:ack,class:message', onAck)
+      resolve({ id: node.attrs.id, error: node.attrs.error, attrs: { ...node.attrs } })
+    }
+    const timer = setTimeout(() => {
+      sock.ws.off('CB:ack,class:message', onAck)
+      reject(new Error(`no ack for message ${id()} within ${timeoutMs} ms`))
+    }, timeoutMs)
+    sock.ws.on('CB:ack,class:message', onAck)
+  })
+}
+
+export interface RelayStatusOptions {
+  /** the audience, as Baileys' `statusJidList` (LID jids for a LID-migrated account, numbers for a legacy one) */
+  statusJidList: string[]
+  /** `<meta status_setting=…>` to add (default `contacts`); null: no `<meta>` */
+  statusSetting?: string | null
+  messageId?: string
+  /** extra `<message>` attributes (e.g. `addressing_mode`, to break a rule on purpose) */
+  additionalAttributes?: Record<string, string>
+  /** text statuses: background colour (`#rrggbb`) and font, as `sendMessage` takes them */
+  backgroundColor?: string
+  font?: number
+}
+
+/**
+ * Post to status@broadcast through Baileys' own `relayMessage` (rc14's stanza builder: device-level
+ * `<to>` entries with an SKDM each, one skmsg) with a `<meta status_setting>` and the audience given
+ * as is: with LID jids that is the LID-addressed post the emulator accepts from a migrated account.
+ * Unlike `sendMessage` it emits no own `messages.upsert`, and a revoke (`{ delete: key }`) goes out
+ * without rc14's `edit="7"`, as WA Web sends it. Resolves with the message id once the stanza is sent.
+ */
+export async function relayStatus (sock: WASocket, content: AnyMessageContent, options: RelayStatusOptions): Promise<string> {
+  const message = await generateWAMessage('status@broadcast', content, {
+    userJid: sock.user!.id,
+    upload: sock.waUploadToServer,
+    messageId: options.messageId,
+    backgroundColor: options.backgroundColor,
+    font: options.font
+  })
+  const setting = options.statusSetting === undefined ? 'contacts' : options.statusSetting
+  await sock.relayMessage('status@broadcast', message.message!, {
+    messageId: message.key.id!,
+    statusJidList: options.statusJidList,
+    additionalAttributes: options.additionalAttributes,
+    additionalNodes: setting === null ? [] : [{ tag: 'meta', attrs: { status_setting: setting } }]
+  })
+  return message.key.id!
 }
 
 export interface ConnectOptions {

@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Emulator } from './emulator.js'
 import { EmulatorError } from './errors.js'
 import { readBody } from './media-server.js'
-import type { BulkViewOptions, FaultKind, InteractionOptions } from './types.js'
+import type { BulkViewOptions, FaultKind, GroupedReceiptOptions, InteractionOptions } from './types.js'
 
 const MAX_BODY = 16 * 1024 * 1024
 
@@ -27,7 +27,7 @@ const routes: Route[] = [
       { ok: true, wsUrl: emulator.wsUrl, controlUrl: emulator.controlUrl, mediaUrl: emulator.mediaUrl, rootPublicKey: emulator.rootPublicKey, caFile: emulator.caFile }
     ]
   },
-  { method: 'POST', pattern: /^\/accounts$/, handler: (e, _, body) => [201, e.createAccount(body.number as string)] },
+  { method: 'POST', pattern: /^\/accounts$/, handler: (e, _, body) => [201, e.createAccount(body.number as string, { legacy: optionalBoolean(body, 'legacy') })] },
   { method: 'GET', pattern: new RegExp(`^/accounts/${SEGMENT}$`), handler: (e, [number]) => [200, e.getAccount(number)] },
   { method: 'GET', pattern: new RegExp(`^/accounts/${SEGMENT}/unacked$`), handler: (e, [number]) => [200, { count: e.unackedCount(number) }] },
   { method: 'GET', pattern: new RegExp(`^/accounts/${SEGMENT}/acks$`), handler: (e, [number]) => [200, e.ackStats(number)] },
@@ -52,7 +52,7 @@ const routes: Route[] = [
   {
     method: 'POST',
     pattern: /^\/contacts$/,
-    handler: (e, _, body) => [201, e.addContact({ number: body.number as string, devices: optionalNumber(body, 'devices') })]
+    handler: (e, _, body) => [201, e.addContact({ number: body.number as string, devices: optionalNumber(body, 'devices'), legacy: optionalBoolean(body, 'legacy') })]
   },
   {
     method: 'POST',
@@ -61,7 +61,7 @@ const routes: Route[] = [
       const count = optionalNumber(body, 'count')
       if (count === undefined) throw new EmulatorError(400, 'count is required')
       const prefix = body.prefix === undefined ? undefined : requireString(body, 'prefix')
-      return [201, e.addContacts(count, { devices: optionalNumber(body, 'devices'), prefix })]
+      return [201, e.addContacts(count, { devices: optionalNumber(body, 'devices'), prefix, legacy: optionalBoolean(body, 'legacy') })]
     }
   },
   { method: 'GET', pattern: new RegExp(`^/contacts/${SEGMENT}$`), handler: (e, [number]) => [200, e.getContact(number)] },
@@ -88,6 +88,11 @@ const routes: Route[] = [
       }
       return [200, await e.sendViews(id, options)]
     }
+  },
+  {
+    method: 'POST',
+    pattern: new RegExp(`^/statuses/${SEGMENT}/grouped-receipts$`),
+    handler: async (e, [id], body) => [200, await e.sendGroupedReceipts(id, body as unknown as GroupedReceiptOptions)]
   },
   {
     method: 'POST',
@@ -123,6 +128,13 @@ function optionalNumber (body: Json, key: string): number | undefined {
   const value = body[key]
   if (value === undefined) return undefined
   if (typeof value !== 'number') throw new EmulatorError(400, `${key} must be a number`)
+  return value
+}
+
+function optionalBoolean (body: Json, key: string): boolean | undefined {
+  const value = body[key]
+  if (value === undefined) return undefined
+  if (typeof value !== 'boolean') throw new EmulatorError(400, `${key} must be a boolean`)
   return value
 }
 

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net'
 import { getBinaryNodeChildBuffer, jidDecode, proto, type BinaryNode } from '@whiskeysockets/baileys'
 import { pino, type Logger } from 'pino'
 import { WebSocketServer, type WebSocket } from 'ws'
-import { type Account, CompanionDevice, Directory, normalizeNumber } from './accounts.js'
+import { type Account, CompanionDevice, type Contact, Directory, normalizeNumber } from './accounts.js'
 import { newAckCounters, publicAckStats } from './acks.js'
 import { buildCertChain, defaultRootKeyPair, ensureTlsFiles, temporaryTlsFiles } from './certs.js'
 import type { ConnectionHandler, LinkCodeAttempt } from './connection.js'
@@ -29,12 +29,16 @@ import { MediaServer, type MediaUploadInfo } from './media-server.js'
 import type { HandshakeResult } from './noise.js'
 import { encryptInteraction, prepareInteraction, type InteractionKind } from './interactions.js'
 import { decodeQrDataUrl, isPngDataUrl } from './qr-image.js'
+import { groupedReceiptNodes } from './grouped-receipts.js'
+import { RULE_ERROR } from './status-rules.js'
 import { StatusCenter } from './statuses.js'
 import type {
   AccountInfo,
   AccountRef,
   BulkViewOptions,
   ConnectionAckStats,
+  GroupedReceiptOptions,
+  GroupedReceiptsResult,
   ContactInfo,
   EmulatorOptions,
   FaultKind,
@@ -57,6 +61,13 @@ const DEFAULT_WAIT_MS = 10_000
 
 const unixNow = () => String(Math.floor(Date.now() / 1000))
 
+function legacyFlag (value: unknown): boolean {
+  if (value !== undefined && typeof value !== 'boolean') throw new EmulatorError(400, 'legacy must be a boolean')
+  return value === true
+}
+
+const contactInfo = (c: Contact): ContactInfo => ({ number: c.number, lid: c.lid, devices: c.devices.length, legacy: c.legacy })
+
 /** The library API; the control API mirrors it over HTTP. */
 export interface Emulator {
   readonly wsUrl: string
@@ -66,17 +77,24 @@ export interface Emulator {
   readonly rootPublicKey: string
   /** path of the media server's self-signed certificate (PEM); trust it with NODE_EXTRA_CA_CERTS */
   readonly caFile: string
-  createAccount(number: string): AccountRef
+  /** `legacy: true`: an account that is not LID-migrated (PN-addressed); see "Rules the emulator enforces" */
+  createAccount(number: string, options?: { legacy?: boolean }): AccountRef
   getAccount(number: string): AccountInfo
   scan(number: string, qr: string): Promise<LinkResult>
   enterCode(number: string, code: string): Promise<LinkResult>
-  addContact(spec: { number: string, devices?: number }): ContactInfo
-  addContacts(count: number, options?: { devices?: number, prefix?: string }): ContactInfo[]
+  addContact(spec: { number: string, devices?: number, legacy?: boolean }): ContactInfo
+  addContacts(count: number, options?: { devices?: number, prefix?: string, legacy?: boolean }): ContactInfo[]
   getContact(number: string): ContactInfo
   statuses(): StatusRecord[]
   status(id: string): StatusRecord
   sendView(statusId: string, options: ViewOptions): Promise<SendViewsResult>
   sendViews(statusId: string, options: BulkViewOptions): Promise<SendViewsResult>
+  /**
+   * View receipts in the grouped form the platform sends since 2026-09 (tulir/whatsmeow #1270):
+   * `<receipt class="status" from="status@broadcast" id="SAGR…" t><participants message_id=…><user jid t type
+   * [participant_pn]/>…</participants></receipt>`, several viewers per stanza, a type per viewer.
+   */
+  sendGroupedReceipts(statusId: string, options: GroupedReceiptOptions): Promise<GroupedReceiptsResult>
   /** The contact reacts to the status (an empty emoji takes the reaction back); see interactions.ts. */
   react(statusId: string, options: InteractionOptions): Promise<InteractionResult>
   /** The contact replies to the status. */
@@ -392,7 +410,7 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
       buildPairSuccess({
         iqId,
         number: account.number,
-        lid: account.lid,
+        lid: account.legacy ? undefined : account.lid,
         deviceId,
         keyIndex: deviceId,
         accountKey: account.accountKey,
@@ -482,7 +500,8 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
         abprops: '1',
         location: 'emulator',
         creation: String(Math.floor(device.linkedAt.getTime() / 1000)),
-        lid: `${party.lid}:${device.id}@lid`
+        // a legacy (not LID-migrated) account is not told a LID, so Baileys' creds.me.lid stays unset
+        ...(party.legacy ? {} : { lid: `${party.lid}:${device.id}@lid` })
       }
     })
     conn.acks = newAckCounters(conn.id, device.id)
@@ -640,9 +659,9 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
 
   // ---------------------------------------------------------------- accounts & contacts
 
-  createAccount (number: string): AccountRef {
-    const account = this.directory.createAccount(number)
-    return { number: account.number, lid: account.lid }
+  createAccount (number: string, options: { legacy?: boolean } = {}): AccountRef {
+    const account = this.directory.createAccount(number, legacyFlag(options?.legacy))
+    return { number: account.number, lid: account.lid, legacy: account.legacy }
   }
 
   getAccount (number: string): AccountInfo {
@@ -651,6 +670,7 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
     return {
       number: account.number,
       lid: account.lid,
+      legacy: account.legacy,
       connected: live.length > 0,
       linkedDevices: account.activeCompanions().map((d) => ({
         device: d.id,
@@ -665,20 +685,16 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
     }
   }
 
-  addContact (spec: { number: string, devices?: number }): ContactInfo {
-    const contact = this.directory.createContact(spec?.number, spec?.devices ?? 1)
-    return { number: contact.number, lid: contact.lid, devices: contact.devices.length }
+  addContact (spec: { number: string, devices?: number, legacy?: boolean }): ContactInfo {
+    return contactInfo(this.directory.createContact(spec?.number, spec?.devices ?? 1, legacyFlag(spec?.legacy)))
   }
 
-  addContacts (count: number, options: { devices?: number, prefix?: string } = {}): ContactInfo[] {
-    return this.directory
-      .createContacts(count, options.devices ?? 1, options.prefix)
-      .map((c) => ({ number: c.number, lid: c.lid, devices: c.devices.length }))
+  addContacts (count: number, options: { devices?: number, prefix?: string, legacy?: boolean } = {}): ContactInfo[] {
+    return this.directory.createContacts(count, options.devices ?? 1, options.prefix, legacyFlag(options.legacy)).map(contactInfo)
   }
 
   getContact (number: string): ContactInfo {
-    const contact = this.directory.contact(number)
-    return { number: contact.number, lid: contact.lid, devices: contact.devices.length }
+    return contactInfo(this.directory.contact(number))
   }
 
   // ---------------------------------------------------------------- statuses & receipts
@@ -696,10 +712,14 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
       this.logger.info({ id, number: account.number }, 'status rejected with 479 (fault)')
       return
     }
-    conn.send({ tag: 'ack', attrs: { class: 'message', id, from: to, t: unixNow() } })
     if (to === STATUS_JID) {
-      this.statusCenter.enqueue(account, device.id, node, new Date())
+      // acked (or NACKed 479) once the rules are checked: status-rules.ts
+      this.statusCenter.enqueue(account, device.id, node, new Date(), (broken) => {
+        if (!conn.isOpen) return
+        conn.send({ tag: 'ack', attrs: { class: 'message', id, from: to, t: unixNow(), ...(broken ? { error: String(RULE_ERROR) } : {}) } })
+      })
     } else {
+      conn.send({ tag: 'ack', attrs: { class: 'message', id, from: to, t: unixNow() } })
       this.logger.debug({ id, to }, 'non-status message acked, not recorded')
     }
   }
@@ -735,7 +755,7 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
   }
 
   rejectedMessages (): RejectedMessage[] {
-    return this.rejected.map((r) => ({ ...r }))
+    return [...this.rejected, ...this.statusCenter.rejected].sort((a, b) => a.at.localeCompare(b.at)).map((r) => ({ ...r }))
   }
 
   unackedCount (number: string): number {
@@ -798,6 +818,13 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
       }
     }
     return this.deliverToAccount(author, nodes)
+  }
+
+  async sendGroupedReceipts (statusId: string, options: GroupedReceiptOptions): Promise<GroupedReceiptsResult> {
+    const status = this.statusCenter.get(statusId)
+    const author = this.directory.account(status.from)
+    const { nodes, ids } = groupedReceiptNodes(this.directory, status, options)
+    return { ...this.deliverToAccount(author, nodes), ids }
   }
 
   async react (statusId: string, options: InteractionOptions): Promise<InteractionResult> {

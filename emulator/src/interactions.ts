@@ -12,7 +12,7 @@
 import { randomBytes } from 'node:crypto'
 import { encodeWAMessage, jidEncode, type BinaryNode, type proto } from '@whiskeysockets/baileys'
 import type { Account, Contact, Directory } from './accounts.js'
-import { normalizeNumber } from './accounts.js'
+import { normalizeNumber, signalNameOf } from './accounts.js'
 import { EmulatorError } from './errors.js'
 import { signalSenderFor, type SignalBundle, type SimulatedDevice } from './signal-party.js'
 import type { InteractionOptions, ReceiptVia, StatusRecord } from './types.js'
@@ -98,7 +98,8 @@ export async function encryptInteraction (
     const out: Array<{ deviceId: number, node: BinaryNode }> = []
     for (const target of targets) {
       // the address the statuses it received came from (statuses.ts decrypts them as the account's LID)
-      const enc = await device.encrypt(signalSenderFor(poster.lid, 'lid', target.deviceId), target.bundle, padded)
+      const name = signalNameOf(poster)
+      const enc = await device.encrypt(signalSenderFor(name.user, name.server, target.deviceId), target.bundle, padded)
       out.push({
         deviceId: target.deviceId,
         node: {

@@ -201,6 +201,20 @@ function devicesNode (party: Party | undefined): BinaryNode {
   }
 }
 
+/**
+ * Whether a device query keyed as `server` answers the party's devices. After the LID migration the
+ * LID is the identity: a phone-number-keyed device query for a migrated third party answers an empty
+ * `<device-list/>` (WhiskeySockets/Baileys #2794, the reporter's usync capture, confirmed from whatsmeow
+ * in a comment there), while the `lid` protocol still maps the number to its LID. The asker's own
+ * number still answers (oxidezap/whatsapp-rust PR #568: own devices are fetched by PN because "LID
+ * usync is unreliable for own JID"). Legacy parties (not migrated) answer by number.
+ */
+export function devicesVisible (party: Party | undefined, server: string, asker: Party | undefined): boolean {
+  if (!party) return false
+  if (server !== 's.whatsapp.net' && server !== 'c.us') return true
+  return party.legacy || party === asker
+}
+
 function answerUsync (host: IqHost, conn: WaConnection, usync: BinaryNode | undefined): BinaryNode {
   if (!usync || usync.tag !== 'usync') throw new IqError(400, 'bad-request: expected <usync>')
   const protocols = new Set(
@@ -219,11 +233,12 @@ function answerUsync (host: IqHost, conn: WaConnection, usync: BinaryNode | unde
     const decoded = jid ? jidDecode(jid) : undefined
     let party = decoded ? host.directory.resolveUser(decoded.user, decoded.server) : undefined
     if (!party && decoded && decoded.server === 's.whatsapp.net' && host.autoCreateContacts && /^[1-9]\d{5,14}$/.test(decoded.user)) {
-      party = host.directory.createContact(decoded.user)
+      // a legacy (not LID-migrated) account's unknown numbers become legacy contacts, a migrated account's migrated ones
+      party = host.directory.createContact(decoded.user, 1, conn.account?.legacy === true)
       host.logger.debug({ number: decoded.user, lid: party.lid }, 'auto-created contact from usync')
     }
     const content: BinaryNode[] = []
-    if (protocols.has('devices')) content.push(devicesNode(party))
+    if (protocols.has('devices')) content.push(devicesNode(devicesVisible(party, decoded?.server ?? '', conn.account) ? party : undefined))
     if (protocols.has('lid') && party && decoded?.server === 's.whatsapp.net') {
       content.push({ tag: 'lid', attrs: { val: `${party.lid}@lid` } })
     }

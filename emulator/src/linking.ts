@@ -49,7 +49,8 @@ export function parseQr (raw: string): ParsedQr {
 export interface PairSuccessInput {
   iqId: string
   number: string
-  lid: string
+  /** absent for a legacy (not LID-migrated) account */
+  lid?: string
   deviceId: number
   keyIndex: number
   accountKey: SigningKeyPair
@@ -90,7 +91,10 @@ export function buildPairSuccess (input: PairSuccessInput): BinaryNode {
           { tag: 'platform', attrs: { name: input.platform ?? 'smba' } },
           {
             tag: 'device',
-            attrs: { jid: `${input.number}:${input.deviceId}@s.whatsapp.net`, lid: `${input.lid}:${input.deviceId}@lid` }
+            attrs: {
+              jid: `${input.number}:${input.deviceId}@s.whatsapp.net`,
+              ...(input.lid ? { lid: `${input.lid}:${input.deviceId}@lid` } : {})
+            }
           }
         ]
       }

@@ -5,20 +5,21 @@
  */
 import { createHash } from 'node:crypto'
 import {
-  getBinaryNodeChild,
-  getBinaryNodeChildren,
   jidDecode,
+  jidEncode,
   normalizeMessageContent,
   proto,
   type BinaryNode,
+  type JidServer,
   type MediaType
 } from '@whiskeysockets/baileys'
 import type { Logger } from 'pino'
-import type { Account, Directory } from './accounts.js'
+import { signalNameOf, type Account, type Directory, type Party } from './accounts.js'
 import { EmulatorError } from './errors.js'
 import { MediaServer } from './media-server.js'
-import { decryptSenderKeyMessage, signalSenderFor, type SignalSender } from './signal-party.js'
-import type { StatusDelivery, StatusMedia, StatusRecord, StatusType } from './types.js'
+import { decryptSenderKeyMessage, signalSenderFor, type SignalSender, type SimulatedDevice } from './signal-party.js'
+import { kindFromStanza, kindOfContent, kindRuleBroken, readStanza, RULE_ERROR, stanzaRuleBroken, type RuleBreak, type StanzaShape, type StanzaTarget } from './status-rules.js'
+import type { RejectedMessage, StatusDelivery, StatusKind, StatusMedia, StatusRecord, StatusStanza, StatusType } from './types.js'
 
 const STATUS_JID = 'status@broadcast'
 /** Yield to the event loop every this many device decryptions so acks/receipts keep flowing. */
@@ -29,7 +30,18 @@ interface StatusState {
   /** `${number}:${device}` addressed so far, to spot devices that got the status twice */
   addressed: Set<string>
   recipients: Set<string>
+  audience: Set<string>
   contentDigest?: string
+}
+
+/** The server's answer to one stanza: undefined = accepted, else the rule it broke (NACK 479). */
+export type Verdict = (broken: RuleBreak | undefined) => void
+
+interface FanoutTarget {
+  jid: string
+  deviceId: number
+  enc?: BinaryNode
+  party?: Party
 }
 
 interface RevokeState {
@@ -56,6 +68,10 @@ function copy (record: StatusRecord): StatusRecord {
     deliveries: record.deliveries.map((d) => ({ ...d })),
     duplicateRecipients: [...record.duplicateRecipients],
     errors: [...record.errors],
+    stanzas: record.stanzas.map((st) => ({ ...st, attrs: { ...st.attrs }, audience: [...st.audience], devices: [...st.devices], skdmDevices: [...st.skdmDevices] })),
+    audience: [...record.audience],
+    skdmDevices: [...record.skdmDevices],
+    rejected: record.rejected ? { ...record.rejected } : undefined,
     revokedFor: record.revokedFor ? [...record.revokedFor] : undefined
   }
 }
@@ -67,6 +83,8 @@ export class StatusCenter {
   private pending = 0
   private readonly waiters = new Set<Waiter>()
   private readonly idleWaiters = new Set<() => void>()
+  /** stanzas NACKed under the rules (status-rules.ts) */
+  readonly rejected: RejectedMessage[] = []
 
   constructor (
     private readonly directory: Directory,
@@ -74,15 +92,26 @@ export class StatusCenter {
     private readonly logger: Logger
   ) {}
 
-  /** Queue decryption of a status stanza; the caller has acked it already. */
-  enqueue (account: Account, deviceId: number, node: BinaryNode, arrivedAt: Date): void {
+  /**
+   * Queue a status stanza: the rules are checked (status-rules.ts) and `verdict` is called exactly once,
+   * as soon as the answer is known (at once for rules the stanza shows, else after the first device
+   * decrypted what it carries); then every audience device decrypts it.
+   */
+  enqueue (account: Account, deviceId: number, node: BinaryNode, arrivedAt: Date, verdict: Verdict): void {
     this.pending++
+    let answered = false
+    const once: Verdict = (broken) => {
+      if (answered) return
+      answered = true
+      verdict(broken)
+    }
     this.queue = this.queue.then(async () => {
       try {
-        await this.process(account, deviceId, node, arrivedAt)
+        await this.process(account, deviceId, node, arrivedAt, once)
       } catch (error) {
         this.logger.error({ id: node.attrs.id, err: (error as Error).message }, 'status processing failed')
       } finally {
+        once(undefined)
         this.pending--
         if (this.pending === 0) {
           for (const resolve of this.idleWaiters) resolve()
@@ -161,25 +190,79 @@ export class StatusCenter {
     }
   }
 
-  private async process (account: Account, deviceId: number, node: BinaryNode, arrivedAt: Date): Promise<void> {
+  private async process (account: Account, deviceId: number, node: BinaryNode, arrivedAt: Date, verdict: Verdict): Promise<void> {
     const id = node.attrs.id
-    const sender = signalSenderFor(account.lid, 'lid', deviceId)
-    const skmsg = getBinaryNodeChildren(node, 'enc').find((e) => e.attrs.type === 'skmsg')
-    const targets = getBinaryNodeChildren(getBinaryNodeChild(node, 'participants'), 'to')
+    const name = signalNameOf(account)
+    const sender = signalSenderFor(name.user, name.server, deviceId)
+    const shape = readStanza(node)
     const existing = this.states.get(id)
     const chunk = (existing?.record.chunks ?? 0) + 1
+    const stanza: StatusStanza = {
+      chunk,
+      receivedAt: arrivedAt.toISOString(),
+      attrs: shape.attrs,
+      audience: shape.bare.map((t) => t.jid),
+      devices: shape.devices.map((t) => t.jid),
+      skdmDevices: shape.devices.filter((t) => t.enc).map((t) => t.jid),
+      statusSetting: shape.statusSetting,
+      deviceIdentity: shape.deviceIdentity,
+      accepted: false
+    }
+    let kind = kindFromStanza(shape)
+    let broken = stanzaRuleBroken(shape, account) ?? (kind ? kindRuleBroken(shape, account, kind) : undefined)
+    let decided = broken !== undefined || kind !== undefined
+    if (decided) verdict(broken)
+
     const deliveries: StatusDelivery[] = []
     const messages: proto.Message[] = []
     const errors: string[] = []
-
-    let count = 0
-    for (const target of targets) {
-      if (++count % YIELD_EVERY === 0) await new Promise((resolve) => setImmediate(resolve))
-      const delivery = await this.decryptFor(target, sender, skmsg, chunk)
-      deliveries.push(delivery.delivery)
-      if (delivery.message) messages.push(delivery.message)
+    /** sender keys learnt from this stanza: kept by the devices only if the server accepted it */
+    const learnt: { device: SimulatedDevice, skdm: Uint8Array }[] = []
+    if (!broken) {
+      const fanout = this.fanout(account, deviceId, shape)
+      let count = 0
+      for (const target of fanout) {
+        if (++count % YIELD_EVERY === 0) await new Promise((resolve) => setImmediate(resolve))
+        const result = await this.decryptFor(target, sender, shape.skmsg, chunk)
+        deliveries.push(result.delivery)
+        if (result.skdm) learnt.push(result.skdm)
+        if (!result.message) continue
+        messages.push(result.message)
+        if (!decided) {
+          // the content tells a post from a revoke (WA Web's revoke stanza looks like a post: see kindFromStanza)
+          kind = kindOfContent(normalizeMessageContent(result.message))
+          broken = kindRuleBroken(shape, account, kind)
+          decided = true
+          verdict(broken)
+          if (broken) break
+        }
+      }
+      if (!fanout.length) errors.push(`chunk ${chunk}: no audience (no <to> in <participants>)`)
     }
-    if (!targets.length) errors.push(`chunk ${chunk}: no <participants>`)
+    if (!decided) {
+      // nobody could read it: what the stanza shows decides (a post unless it says otherwise)
+      kind = 'post'
+      broken = kindRuleBroken(shape, account, kind)
+      verdict(broken)
+    }
+    kind ??= 'post'
+
+    if (broken) {
+      stanza.error = RULE_ERROR
+      stanza.rule = broken.rule
+      stanza.detail = broken.detail
+      this.rejected.push({ id, from: account.number, to: STATUS_JID, error: RULE_ERROR, at: arrivedAt.toISOString(), rule: broken.rule, detail: broken.detail, kind })
+      this.logger.info({ id, number: account.number, rule: broken.rule }, 'status stanza NACKed 479')
+      if (kind === 'revoke') return
+      const state = existing ?? this.newState(id, account, deviceId, kind, arrivedAt)
+      state.record.chunks = chunk
+      state.record.stanzas.push(stanza)
+      state.record.rejected ??= { error: RULE_ERROR, rule: broken.rule, detail: broken.detail, chunk }
+      this.notify(state.record)
+      return
+    }
+    stanza.accepted = true
+    for (const { device, skdm } of learnt) device.rememberSenderKey(STATUS_JID, sender, skdm)
 
     const content = normalizeMessageContent(messages[0])
     // messageContextInfo (messageSecret…) is per generated message; chunks re-sent under one id may differ there
@@ -194,30 +277,22 @@ export class StatusCenter {
       return
     }
 
-    let state = existing
-    if (!state) {
-      state = {
-        record: {
-          id,
-          from: account.number,
-          fromDevice: deviceId,
-          type: 'other',
-          recipients: [],
-          deliveries: [],
-          receivedAt: arrivedAt.toISOString(),
-          chunks: 0,
-          duplicateRecipients: [],
-          decrypted: false,
-          errors: []
-        },
-        addressed: new Set(),
-        recipients: new Set()
-      }
-      this.states.set(id, state)
-    }
+    const state = existing ?? this.newState(id, account, deviceId, kind, arrivedAt)
     const { record } = state
     record.chunks = chunk
+    record.stanzas.push(stanza)
     record.errors.push(...errors)
+    if (!record.statusSetting && stanza.statusSetting) record.statusSetting = stanza.statusSetting
+    for (const jid of stanza.skdmDevices) {
+      if (!record.skdmDevices.includes(jid)) record.skdmDevices.push(jid)
+    }
+    for (const t of [...shape.bare, ...shape.devices]) {
+      const user = `${t.user}@${t.server}`
+      if (!state.audience.has(user)) {
+        state.audience.add(user)
+        record.audience.push(user)
+      }
+    }
     for (const delivery of deliveries) {
       record.deliveries.push(delivery)
       if (delivery.error) record.errors.push(`${delivery.jid}: ${delivery.error}`)
@@ -247,27 +322,89 @@ export class StatusCenter {
     if (pendingRevoke) this.markRevoked(record, pendingRevoke)
   }
 
+  private newState (id: string, account: Account, deviceId: number, kind: StatusKind, arrivedAt: Date): StatusState {
+    const state: StatusState = {
+      record: {
+        id,
+        from: account.number,
+        fromDevice: deviceId,
+        kind: kind === 'reaction' ? 'reaction' : 'post',
+        type: 'other',
+        recipients: [],
+        deliveries: [],
+        receivedAt: arrivedAt.toISOString(),
+        chunks: 0,
+        duplicateRecipients: [],
+        decrypted: false,
+        errors: [],
+        stanzas: [],
+        audience: [],
+        skdmDevices: []
+      },
+      addressed: new Set(),
+      recipients: new Set(),
+      audience: new Set()
+    }
+    this.states.set(id, state)
+    return state
+  }
+
+  /**
+   * Every device the server delivers the skmsg to: all devices of every audience user (bare `<to>`
+   * users plus users of device-level `<to>`s), the poster's own other devices included (its phone
+   * shows the post under "My status"), except the device that sent it. Device-level `<to>`s of
+   * devices that do not exist are listed too (as errors). Order: as the users first appear.
+   */
+  private fanout (poster: Account, sendingDevice: number, shape: StanzaShape): FanoutTarget[] {
+    const targets: FanoutTarget[] = []
+    const seen = new Set<string>()
+    const addressed = new Map<string, StanzaTarget>()
+    for (const t of shape.devices) addressed.set(`${t.user}@${t.server}:${t.device ?? 0}`, t)
+    for (const t of [...shape.bare, ...shape.devices]) {
+      const userKey = `${t.user}@${t.server}`
+      if (seen.has(userKey)) continue
+      seen.add(userKey)
+      const party = this.directory.resolveUser(t.user, t.server)
+      if (!party) {
+        for (const d of shape.devices.filter((x) => `${x.user}@${x.server}` === userKey)) targets.push({ jid: d.jid, deviceId: d.device ?? 0, enc: d.enc })
+        if (!shape.devices.some((x) => `${x.user}@${x.server}` === userKey)) targets.push({ jid: t.jid, deviceId: 0 })
+        continue
+      }
+      const ids = party.deviceList().map((d) => d.id).filter((d) => !(party === poster && d === sendingDevice))
+      for (const deviceId of ids) {
+        const to = addressed.get(`${userKey}:${deviceId}`)
+        targets.push({ jid: to?.jid ?? jidEncode(t.user, t.server as JidServer, deviceId), deviceId, enc: to?.enc, party })
+      }
+      // device-level <to>s for devices the user does not have; one for the sending device itself (rc14
+      // addresses it when the own LID is in statusJidList) is left out like the server leaves it out
+      for (const d of shape.devices) {
+        const deviceId = d.device ?? 0
+        if (`${d.user}@${d.server}` !== userKey || ids.includes(deviceId) || (party === poster && deviceId === sendingDevice)) continue
+        targets.push({ jid: d.jid, deviceId, enc: d.enc, party })
+      }
+    }
+    return targets
+  }
+
   private async decryptFor (
-    target: BinaryNode,
+    target: FanoutTarget,
     sender: SignalSender,
     skmsg: BinaryNode | undefined,
     chunk: number
-  ): Promise<{ delivery: StatusDelivery, message?: proto.Message }> {
-    const jid = target.attrs.jid ?? ''
-    const decoded = jidDecode(jid)
-    const enc = getBinaryNodeChild(target, 'enc')
-    const device = decoded?.device ?? 0
-    const resolved = decoded ? this.directory.resolveDevice(decoded.user, decoded.server, device) : undefined
+  ): Promise<{ delivery: StatusDelivery, message?: proto.Message, skdm?: { device: SimulatedDevice, skdm: Uint8Array } }> {
+    const { jid, deviceId, enc, party } = target
     const delivery: StatusDelivery = {
-      number: resolved?.party.number ?? decoded?.user ?? jid,
-      device,
+      number: party?.number ?? jidDecode(jid)?.user ?? jid,
+      device: deviceId,
       jid,
       chunk,
       encType: enc?.attrs.type ?? 'none',
+      skdm: false,
       decrypted: false
     }
+    const resolved = party ? this.directory.resolveDevice(party.number, 's.whatsapp.net', deviceId) : undefined
     if (!resolved) {
-      delivery.error = 'addressed device does not exist'
+      delivery.error = party ? 'addressed device does not exist' : 'addressed user does not exist'
       return { delivery }
     }
     if (!resolved.simulated) {
@@ -275,27 +412,34 @@ export class StatusCenter {
       delivery.error = 'linked companion device, not decryptable by the emulator'
       return { delivery }
     }
+    const device = resolved.simulated
     const type = enc?.attrs.type
-    if (!enc || !(enc.content instanceof Uint8Array) || (type !== 'pkmsg' && type !== 'msg')) {
+    if (enc && (!(enc.content instanceof Uint8Array) || (type !== 'pkmsg' && type !== 'msg'))) {
       delivery.error = `unexpected <enc type=${type ?? '?'}>`
       return { delivery }
     }
     try {
-      const direct = await resolved.simulated.decrypt(sender, type, enc.content)
-      const distribution = direct.senderKeyDistributionMessage
-      const groupId = distribution?.groupId || STATUS_JID
-      let message: proto.Message = direct
-      if (skmsg) {
+      let direct: proto.Message | undefined
+      let learnt: Uint8Array | undefined
+      if (enc) {
+        direct = await device.decrypt(sender, type as 'pkmsg' | 'msg', enc.content as Uint8Array)
+        const distribution = direct.senderKeyDistributionMessage
         if (distribution?.axolotlSenderKeyDistributionMessage?.length) {
-          resolved.simulated.rememberSenderKey(groupId, sender, distribution.axolotlSenderKeyDistributionMessage)
+          learnt = distribution.axolotlSenderKeyDistributionMessage
+          delivery.skdm = true
         }
-        const skdm = resolved.simulated.senderKeyFor(groupId, sender)
-        if (!skdm) throw new Error('skmsg without a sender key distribution message')
-        if (!(skmsg.content instanceof Uint8Array)) throw new Error('empty skmsg')
-        message = await decryptSenderKeyMessage(groupId, sender, skdm, skmsg.content)
       }
+      let message = direct
+      if (skmsg) {
+        // a device decrypts the skmsg only with a sender key it holds: from this stanza's SKDM or an earlier one
+        const skdm = learnt ?? device.senderKeyFor(STATUS_JID, sender)
+        if (!skdm) throw new Error('no sender key: no SKDM for this device in this or an earlier post')
+        if (!(skmsg.content instanceof Uint8Array)) throw new Error('empty skmsg')
+        message = await decryptSenderKeyMessage(STATUS_JID, sender, skdm, skmsg.content)
+      }
+      if (!message) throw new Error('nothing for this device (no <enc> and no skmsg)')
       delivery.decrypted = true
-      return { delivery, message }
+      return { delivery, message, skdm: learnt ? { device, skdm: learnt } : undefined }
     } catch (error) {
       delivery.error = `decrypt failed: ${(error as Error).message}`
       return { delivery }

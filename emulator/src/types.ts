@@ -6,6 +6,15 @@ export type ReceiptType = 'read' | 'played' | 'delivery'
 export type ReceiptVia = 'pn' | 'lid'
 export type FaultKind = 'drop' | 'logout' | 'restart-required' | 'reject-next-status'
 export type StatusType = 'text' | 'image' | 'video' | 'other'
+/** what a stanza to status@broadcast is: a post, a reaction or a revoke (status-rules.ts) */
+export type StatusKind = 'post' | 'reaction' | 'revoke'
+/** a rule of status-rules.ts / "Rules the emulator enforces" in the README */
+export type StatusRule =
+  | 'addressing-mode'
+  | 'pn-participants'
+  | 'missing-status-setting'
+  | 'status-setting-on-reaction'
+  | 'status-setting-on-revoke'
 
 export interface EmulatorOptions {
   /** port of the HTTP server (WebSocket `/ws/chat` + control API); 0 = any free port */
@@ -39,6 +48,8 @@ export interface EmulatorOptions {
 export interface AccountRef {
   number: string
   lid: string
+  /** not LID-migrated (PN-addressed; not told its LID at login): created with `{ legacy: true }` */
+  legacy: boolean
 }
 
 export interface LinkedDeviceInfo {
@@ -61,6 +72,8 @@ export interface ContactInfo {
   number: string
   lid: string
   devices: number
+  /** not LID-migrated (PN-addressed): created with `{ legacy: true }` */
+  legacy: boolean
 }
 
 export interface LinkResult {
@@ -87,9 +100,42 @@ export interface StatusDelivery {
   /** the `<to jid>` the client addressed */
   jid: string
   chunk: number
+  /** type of the `<enc>` addressed to this device (`none`: reached by the fan-out, no SKDM in this stanza) */
   encType: string
+  /** this stanza gave the device the sender key (an SKDM) */
+  skdm: boolean
   decrypted: boolean
   error?: string
+}
+
+/** One stanza that arrived under a status id (a chunk), as the server read it. */
+export interface StatusStanza {
+  chunk: number
+  receivedAt: string
+  /** the `<message>` attributes as sent */
+  attrs: Record<string, string>
+  /** bare `<to jid="USER"/>` entries (the audience list), as sent */
+  audience: string[]
+  /** device-level `<to jid="USER:DEVICE">` entries, as sent */
+  devices: string[]
+  /** of `devices`: those carrying an `<enc>` (an SKDM) */
+  skdmDevices: string[]
+  /** `<meta status_setting>` value, if any */
+  statusSetting?: string
+  deviceIdentity: boolean
+  /** acked without error */
+  accepted: boolean
+  /** when NACKed: the code (479) and the rule broken */
+  error?: number
+  rule?: StatusRule
+  detail?: string
+}
+
+export interface StatusRejection {
+  error: number
+  rule: StatusRule
+  detail: string
+  chunk: number
 }
 
 export interface StatusRecord {
@@ -97,6 +143,8 @@ export interface StatusRecord {
   id: string
   from: string
   fromDevice: number
+  /** a post, or a reaction sent through status@broadcast (revokes are recorded on their target) */
+  kind: StatusKind
   type: StatusType
   text?: string
   caption?: string
@@ -115,6 +163,16 @@ export interface StatusRecord {
   decrypted: boolean
   /** decryption/verification problems, empty when all went well */
   errors: string[]
+  /** every stanza that arrived under this id, accepted or not, in order */
+  stanzas: StatusStanza[]
+  /** audience users (user jids) of the accepted stanzas: bare `<to>` users plus users of device-level `<to>`s */
+  audience: string[]
+  /** `<meta status_setting>` of the first stanza that carried one */
+  statusSetting?: string
+  /** device jids that got an SKDM in an accepted stanza */
+  skdmDevices: string[]
+  /** set when a stanza under this id was NACKed (the first one) */
+  rejected?: StatusRejection
   revoked?: boolean
   revokedAt?: string
   /** numbers that received the revoke */
@@ -128,6 +186,10 @@ export interface RejectedMessage {
   to: string
   error: number
   at: string
+  /** the rule broken (status-rules.ts); absent for the `reject-next-status` fault */
+  rule?: StatusRule
+  detail?: string
+  kind?: StatusKind
 }
 
 export interface ViewOptions {
@@ -149,6 +211,34 @@ export interface BulkViewOptions {
   grouped?: boolean
   alsoStatusIds?: string[]
   force?: boolean
+}
+
+/** One viewer in a grouped receipt (`Emulator.sendGroupedReceipts`). */
+export interface GroupedReceiptViewer {
+  /** the viewer's number (contact or account) */
+  viewer: string
+  /** this viewer's receipt type (default: the call's `type`, else read) */
+  type?: ReceiptType
+  /** add `participant_pn="<number>@s.whatsapp.net"` beside the LID */
+  participantPn?: boolean
+  /** the viewer's `t` (unix seconds; default now) */
+  t?: number
+}
+
+export interface GroupedReceiptOptions {
+  /** numbers (taking `type`) or per-viewer specs, in stanza order */
+  viewers: (string | GroupedReceiptViewer)[]
+  /** type of viewers given as plain numbers (default read) */
+  type?: ReceiptType
+  /** viewers per `<receipt>` stanza (default: all in one) */
+  perStanza?: number
+  /** skip the checks that each viewer received the status and that it was not revoked */
+  force?: boolean
+}
+
+export interface GroupedReceiptsResult extends SendViewsResult {
+  /** the `<receipt id>`s sent (`SAGR…`), one per stanza */
+  ids: string[]
 }
 
 /** A contact's reaction to (`emoji`) or reply to (`text`) a status, sent 1:1 to the poster's linked devices. */

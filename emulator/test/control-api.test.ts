@@ -10,6 +10,7 @@ import {
   connectUntilOpen,
   endSocket,
   makeMemoryAuthState,
+  relayStatus,
   trustEmulatorRoot,
   unrefBaileysUploadTimer,
   waitForClose,
@@ -82,7 +83,8 @@ describe('emulator process and control API', () => {
     assert.equal(created.status, 201)
     assert.equal(created.json.number, OWN)
     assert.match(String(created.json.lid), /^\d{15}$/)
-    assert.deepEqual((await call('GET', `/accounts/${OWN}`)).json, { number: OWN, lid: created.json.lid, connected: false, linkedDevices: [] })
+    assert.equal(created.json.legacy, false, 'LID-migrated unless asked otherwise')
+    assert.deepEqual((await call('GET', `/accounts/${OWN}`)).json, { number: OWN, lid: created.json.lid, legacy: false, connected: false, linkedDevices: [] })
     const contact = await call('POST', '/contacts', { number: FRIEND, devices: 2 })
     assert.equal(contact.status, 201)
     assert.equal(contact.json.devices, 2)
@@ -112,11 +114,8 @@ describe('emulator process and control API', () => {
     assert.equal(account.connected, true)
     assert.equal(account.linkedDevices.length, 1)
 
-    let id = ''
-    const ownUpsert = waitForEvent(sock, 'messages.upsert', (u) => u.messages.some((m) => m.key.id === id))
-    const sent = await sock.sendMessage('status@broadcast', { text: 'over http' }, { statusJidList: [`${FRIEND}@s.whatsapp.net`] })
-    id = sent!.key.id!
-    await ownUpsert
+    const friend = (await call<{ lid: string }>('GET', `/contacts/${FRIEND}`)).json
+    const id = await relayStatus(sock, { text: 'over http' }, { statusJidList: [`${friend.lid}@lid`] })
     assert.equal((await call('GET', '/settled')).status, 200)
     const statuses = (await call<StatusRecord[]>('GET', '/statuses')).json
     const status = statuses.find((s) => s.id === id)

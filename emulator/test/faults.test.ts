@@ -21,7 +21,8 @@ describe('faults', () => {
   const open = new Set<WASocket>()
 
   const link = async (number: string) => {
-    emu.createAccount(number)
+    // legacy (PN-only) accounts: these tests are about faults, and rc14's PN-addressed posts are what a legacy account sends
+    emu.createAccount(number, { legacy: true })
     const linked = await linkWithQr(emu, number)
     open.add(linked.sock)
     return linked
@@ -31,7 +32,7 @@ describe('faults', () => {
     unrefBaileysUploadTimer()
     emu = await startEmulator({ tls: testCertPaths() })
     trustEmulatorRoot(emu.rootPublicKey)
-    emu.addContact({ number: CONTACT })
+    emu.addContact({ number: CONTACT, legacy: true })
   })
 
   after(async () => {

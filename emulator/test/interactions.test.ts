@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { WAMessage, WASocket } from '@whiskeysockets/baileys'
-import { endSocket, linkWithQr, trustEmulatorRoot, unrefBaileysUploadTimer, waitForEvent } from '../src/baileys-helpers.js'
+import { endSocket, linkWithQr, relayStatus, trustEmulatorRoot, unrefBaileysUploadTimer, waitForEvent } from '../src/baileys-helpers.js'
 import { EmulatorError, startEmulator, testCertPaths, type ContactInfo, type Emulator } from '../src/index.js'
 
 const OWN = '15554440000'
@@ -24,12 +24,11 @@ describe('status reactions and replies', () => {
     unrefBaileysUploadTimer()
     emu = await startEmulator({ tls: testCertPaths() })
     trustEmulatorRoot(emu.rootPublicKey)
-    emu.createAccount(OWN)
+    const own = emu.createAccount(OWN)
     alice = emu.addContact({ number: '15554440001' })
     bob = emu.addContact({ number: '15554440002', devices: 2 })
     ;({ sock } = await linkWithQr(emu, OWN))
-    const sent = await sock.sendMessage('status@broadcast', { text: 'liked?' }, { statusJidList: [jid(OWN), jid(alice.number), jid(bob.number)] })
-    statusId = sent!.key.id!
+    statusId = await relayStatus(sock, { text: 'liked?' }, { statusJidList: [own.lid, alice.lid, bob.lid].map((lid) => `${lid}@lid`) })
     await emu.waitForStatus((s) => s.id === statusId && s.decrypted)
   })
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { WASocket } from '@whiskeysockets/baileys'
-import { endSocket, linkWithQr, trustEmulatorRoot, unrefBaileysUploadTimer, waitForEvent } from '../src/baileys-helpers.js'
+import { endSocket, linkWithQr, relayStatus, trustEmulatorRoot, unrefBaileysUploadTimer } from '../src/baileys-helpers.js'
 import { startEmulator, testCertPaths, type ContactInfo, type Emulator } from '../src/index.js'
 
 const OWN = '15556660000'
@@ -16,12 +16,13 @@ describe('scale', () => {
   let emu: Emulator
   let sock: WASocket
   let contacts: ContactInfo[] = []
+  let ownLid = ''
 
   before(async () => {
     unrefBaileysUploadTimer()
     emu = await startEmulator({ tls: testCertPaths() })
     trustEmulatorRoot(emu.rootPublicKey)
-    emu.createAccount(OWN)
+    ownLid = emu.createAccount(OWN).lid
     ;({ sock } = await linkWithQr(emu, OWN))
   })
 
@@ -38,18 +39,11 @@ describe('scale', () => {
     assert.equal(new Set(contacts.map((c) => c.lid)).size, CONTACTS)
 
     started = performance.now()
-    let id = ''
-    const ownUpsert = waitForEvent(sock, 'messages.upsert', (u) => u.messages.some((m) => m.key.id === id), 60_000)
-    const sent = await sock.sendMessage(
-      'status@broadcast',
-      { text: 'hello, everyone' },
-      { statusJidList: [`${OWN}@s.whatsapp.net`, ...contacts.map((c) => `${c.number}@s.whatsapp.net`)] }
-    )
-    id = sent!.key.id!
+    // LID-addressed with <meta status_setting>, through rc14's stanza builder (relayMessage)
+    const id = await relayStatus(sock, { text: 'hello, everyone' }, { statusJidList: [ownLid, ...contacts.map((c) => c.lid)].map((lid) => `${lid}@lid`) })
     const sendMs = performance.now() - started
     const record = await emu.waitForStatus((s) => s.id === id, 60_000)
     const recordMs = performance.now() - started
-    await ownUpsert
     assert.equal(record.recipients.length, CONTACTS + 1)
     assert.equal(record.deliveries.length, CONTACTS + 1)
     assert.equal(record.deliveries.filter((d) => d.decrypted).length, CONTACTS + 1)
