@@ -13,8 +13,11 @@ import { EventRecorder } from './events.js'
 export interface Stack extends TestApp {
   emu: Emulator
   events: Recorder
-  /** creates the session row, starts it through the platform, scans its QR in the emulator, waits until open */
-  link: (sessionId: string, number: string, account?: { legacy?: boolean }) => Promise<void>
+  /**
+   * creates the session row, starts it through the platform, scans its QR in the emulator, waits until
+   * open; `legacy`: the emulator's account is not LID-migrated
+   */
+  link: (sessionId: string, number: string, options?: { legacy?: boolean }) => Promise<void>
 }
 
 /** socket.io events as a client sees them */
@@ -48,8 +51,8 @@ export async function startStack (t: TestContext, env: Record<string, string> = 
     socket.once('connect_error', (err) => { clearTimeout(timer); reject(err) })
   })
 
-  async function link (sessionId: string, number: string, account: { legacy?: boolean } = {}): Promise<void> {
-    emu.createAccount(number, account)
+  async function link (sessionId: string, number: string, options: { legacy?: boolean } = {}): Promise<void> {
+    emu.createAccount(number, options)
     await app.app.db.db.insertInto('sessions')
       .values({ id: sessionId, name: sessionId, auth_method: 'qrcode', phone_number: null, own_number: null, own_lid: null, created_at: Date.now() })
       .execute()
