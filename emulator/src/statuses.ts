@@ -37,6 +37,13 @@ interface StatusState {
 /** The server's answer to one stanza: undefined = accepted, else the rule it broke (NACK 479). */
 export type Verdict = (broken: RuleBreak | undefined) => void
 
+/** What was decided for one stanza (once; whoever knows first: the stanza, the peek or the queue). */
+interface Decision {
+  decided: boolean
+  kind?: StatusKind
+  broken?: RuleBreak
+}
+
 interface FanoutTarget {
   jid: string
   deviceId: number
@@ -85,6 +92,8 @@ export class StatusCenter {
   private readonly idleWaiters = new Set<() => void>()
   /** stanzas NACKed under the rules (status-rules.ts) */
   readonly rejected: RejectedMessage[] = []
+  /** per poster device (`number:device`): the last sender key distribution message any device decrypted */
+  private readonly lastSenderKey = new Map<string, Buffer>()
 
   constructor (
     private readonly directory: Directory,
@@ -94,24 +103,31 @@ export class StatusCenter {
 
   /**
    * Queue a status stanza: the rules are checked (status-rules.ts) and `verdict` is called exactly once,
-   * as soon as the answer is known (at once for rules the stanza shows, else after the first device
-   * decrypted what it carries); then every audience device decrypts it.
+   * as soon as the answer is known: at once for what the stanza shows; else from its content, read with
+   * the poster's sender key as last seen (the server's peek, not waiting for the queue), or failing that
+   * after the first device decrypted it in the queue. Then every audience device decrypts it, in order.
    */
   enqueue (account: Account, deviceId: number, node: BinaryNode, arrivedAt: Date, verdict: Verdict): void {
     this.pending++
-    let answered = false
-    const once: Verdict = (broken) => {
-      if (answered) return
-      answered = true
+    const shape = readStanza(node)
+    const decision: Decision = { decided: false }
+    const decide = (kind: StatusKind, broken: RuleBreak | undefined) => {
+      if (decision.decided) return
+      Object.assign(decision, { decided: true, kind, broken })
       verdict(broken)
     }
+    const shown = kindFromStanza(shape)
+    const stanzaBroken = stanzaRuleBroken(shape, account)
+    if (stanzaBroken) decide(shown ?? 'post', stanzaBroken)
+    else if (shown) decide(shown, kindRuleBroken(shape, account, shown))
+    else this.peek(account, deviceId, shape, decide)
     this.queue = this.queue.then(async () => {
       try {
-        await this.process(account, deviceId, node, arrivedAt, once)
+        await this.process(account, deviceId, shape, arrivedAt, decision, decide)
       } catch (error) {
         this.logger.error({ id: node.attrs.id, err: (error as Error).message }, 'status processing failed')
       } finally {
-        once(undefined)
+        decide('post', undefined)
         this.pending--
         if (this.pending === 0) {
           for (const resolve of this.idleWaiters) resolve()
@@ -119,6 +135,21 @@ export class StatusCenter {
         }
       }
     })
+  }
+
+  /** Read the skmsg with the last sender key seen from this device (stateless); the queue decides if this fails. */
+  private peek (account: Account, deviceId: number, shape: StanzaShape, decide: (kind: StatusKind, broken: RuleBreak | undefined) => void): void {
+    const skdm = this.lastSenderKey.get(`${account.number}:${deviceId}`)
+    const skmsg = shape.skmsg?.content
+    if (!skdm || !(skmsg instanceof Uint8Array)) return
+    const name = signalNameOf(account)
+    decryptSenderKeyMessage(STATUS_JID, signalSenderFor(name.user, name.server, deviceId), skdm, skmsg).then(
+      (message) => {
+        const kind = kindOfContent(normalizeMessageContent(message))
+        decide(kind, kindRuleBroken(shape, account, kind))
+      },
+      () => undefined
+    )
   }
 
   list (): StatusRecord[] {
@@ -190,11 +221,17 @@ export class StatusCenter {
     }
   }
 
-  private async process (account: Account, deviceId: number, node: BinaryNode, arrivedAt: Date, verdict: Verdict): Promise<void> {
-    const id = node.attrs.id
+  private async process (
+    account: Account,
+    deviceId: number,
+    shape: StanzaShape,
+    arrivedAt: Date,
+    decision: Decision,
+    decide: (kind: StatusKind, broken: RuleBreak | undefined) => void
+  ): Promise<void> {
+    const id = shape.attrs.id
     const name = signalNameOf(account)
     const sender = signalSenderFor(name.user, name.server, deviceId)
-    const shape = readStanza(node)
     const existing = this.states.get(id)
     const chunk = (existing?.record.chunks ?? 0) + 1
     const stanza: StatusStanza = {
@@ -208,44 +245,37 @@ export class StatusCenter {
       deviceIdentity: shape.deviceIdentity,
       accepted: false
     }
-    let kind = kindFromStanza(shape)
-    let broken = stanzaRuleBroken(shape, account) ?? (kind ? kindRuleBroken(shape, account, kind) : undefined)
-    let decided = broken !== undefined || kind !== undefined
-    if (decided) verdict(broken)
 
     const deliveries: StatusDelivery[] = []
     const messages: proto.Message[] = []
     const errors: string[] = []
     /** sender keys learnt from this stanza: kept by the devices only if the server accepted it */
     const learnt: { device: SimulatedDevice, skdm: Uint8Array }[] = []
-    if (!broken) {
+    if (!decision.broken) {
       const fanout = this.fanout(account, deviceId, shape)
       let count = 0
       for (const target of fanout) {
         if (++count % YIELD_EVERY === 0) await new Promise((resolve) => setImmediate(resolve))
+        if (decision.broken) break
         const result = await this.decryptFor(target, sender, shape.skmsg, chunk)
         deliveries.push(result.delivery)
-        if (result.skdm) learnt.push(result.skdm)
+        if (result.skdm) {
+          learnt.push(result.skdm)
+          this.lastSenderKey.set(`${account.number}:${deviceId}`, Buffer.from(result.skdm.skdm))
+        }
         if (!result.message) continue
         messages.push(result.message)
-        if (!decided) {
-          // the content tells a post from a revoke (WA Web's revoke stanza looks like a post: see kindFromStanza)
-          kind = kindOfContent(normalizeMessageContent(result.message))
-          broken = kindRuleBroken(shape, account, kind)
-          decided = true
-          verdict(broken)
-          if (broken) break
-        }
+        // the content tells a post from a revoke (WA Web's revoke stanza looks like a post: see kindFromStanza)
+        const kind = kindOfContent(normalizeMessageContent(result.message))
+        decide(kind, kindRuleBroken(shape, account, kind))
+        if (decision.broken) break
       }
       if (!fanout.length) errors.push(`chunk ${chunk}: no audience (no <to> in <participants>)`)
     }
-    if (!decided) {
-      // nobody could read it: what the stanza shows decides (a post unless it says otherwise)
-      kind = 'post'
-      broken = kindRuleBroken(shape, account, kind)
-      verdict(broken)
-    }
-    kind ??= 'post'
+    // nobody could read it: what the stanza shows decides (a post unless it says otherwise)
+    decide('post', kindRuleBroken(shape, account, 'post'))
+    const kind = decision.kind ?? 'post'
+    const broken = decision.broken
 
     if (broken) {
       stanza.error = RULE_ERROR

@@ -97,7 +97,7 @@ export interface StatusMedia {
 export interface StatusDelivery {
   number: string
   device: number
-  /** the `<to jid>` the client addressed */
+  /** the `<to jid>` the client addressed, or (a device reached by the fan-out only) the device jid in the namespace of its audience entry */
   jid: string
   chunk: number
   /** type of the `<enc>` addressed to this device (`none`: reached by the fan-out, no SKDM in this stanza) */
@@ -151,7 +151,7 @@ export interface StatusRecord {
   backgroundArgb?: number
   font?: number
   media?: StatusMedia
-  /** recipient numbers (owners of the addressed devices), in order of first arrival */
+  /** recipient numbers (audience users the skmsg fanned out to), in order of first arrival */
   recipients: string[]
   deliveries: StatusDelivery[]
   receivedAt: string

@@ -95,6 +95,17 @@ describe('emulator process and control API', () => {
     assert.equal(typeof bad.json.error, 'string')
     assert.equal((await call('POST', '/accounts', { number: 'abc' })).status, 400)
     assert.equal((await call('POST', `/accounts/${OWN}/faults`, { kind: 'explode' })).status, 400)
+    // legacy (not LID-migrated) accounts and contacts are asked for with legacy: true
+    const legacyAccount = await call('POST', '/accounts', { number: '15557770010', legacy: true })
+    assert.deepEqual([legacyAccount.status, legacyAccount.json.legacy], [201, true])
+    assert.equal((await call('GET', '/accounts/15557770010')).json.legacy, true)
+    const legacyContact = await call('POST', '/contacts', { number: '15557770011', legacy: true })
+    assert.deepEqual([legacyContact.status, legacyContact.json.legacy], [201, true])
+    assert.equal(contact.json.legacy, false)
+    const bulk = await call<{ legacy: boolean }[]>('POST', '/contacts/bulk', { count: 2, prefix: '1555778', legacy: true })
+    assert.deepEqual(bulk.json.map((c) => c.legacy), [true, true])
+    assert.equal((await call('POST', '/accounts', { number: '15557770012', legacy: 'yes' })).status, 400)
+    assert.equal((await call('POST', '/contacts', { number: '15557770013', legacy: 1 })).status, 400)
     assert.equal((await call('GET', '/nowhere')).status, 404)
     assert.deepEqual((await call('GET', '/statuses')).json, [])
   })
@@ -133,6 +144,17 @@ describe('emulator process and control API', () => {
     assert.match(update.receipt.userJid ?? '', /@lid$/)
     assert.equal((await call('POST', `/statuses/${id}/views`, { viewer: OWN })).status, 400, 'the owner did not receive it')
     assert.equal((await call('POST', '/statuses/UNKNOWN/views', { viewer: FRIEND })).status, 404)
+    const record = (await call<StatusRecord>('GET', `/statuses/${id}`)).json
+    assert.deepEqual([record.statusSetting, record.rejected, record.stanzas.length], ['contacts', undefined, 1])
+
+    // the grouped form (tulir/whatsmeow #1270): rc14 emits no event for it, but acks it
+    const grouped = await call<{ stanzas: number, ids: string[] }>('POST', `/statuses/${id}/grouped-receipts`, {
+      viewers: [{ viewer: FRIEND, type: 'read', participantPn: true }]
+    })
+    assert.equal(grouped.status, 200)
+    assert.equal(grouped.json.stanzas, 1)
+    assert.match(grouped.json.ids[0], /^SAGR/)
+    assert.equal((await call('POST', `/statuses/${id}/grouped-receipts`, { viewers: [{ viewer: FRIEND, type: 'seen' }] })).status, 400)
 
     // Baileys acks the receipt right after handling it
     const deadline = Date.now() + 5_000
@@ -141,7 +163,7 @@ describe('emulator process and control API', () => {
     assert.deepEqual(unacked, { status: 200, json: { count: 0 } })
     const acks = (await call<Record<string, unknown>[]>('GET', `/accounts/${OWN}/acks`)).json
     assert.equal(acks.length, 1)
-    assert.deepEqual([acks[0].connected, acks[0].delivered, acks[0].acked, acks[0].unacked], [true, 1, 1, 0])
+    assert.deepEqual([acks[0].connected, acks[0].delivered, acks[0].acked, acks[0].unacked], [true, 2, 2, 0])
     const revealed = await call('POST', `/contacts/${FRIEND}/reveal-lid`, { to: OWN })
     assert.deepEqual(revealed, { status: 200, json: { sent: true, stanzas: 1, deliveredTo: 1, queuedFor: 0 } })
     assert.equal((await call('POST', `/contacts/${FRIEND}/reveal-lid`, {})).status, 400)
