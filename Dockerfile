@@ -1,4 +1,4 @@
-# Status Tracker container image (OCI; Docker, Podman and Buildah build it). See README "Container".
+# Status Tracker container image (OCI; Docker, Podman and Buildah build it). See docs/container.md.
 #
 #   docker build -t status-tracker .
 #   docker run -d -p 3000:3000 -v status-tracker-data:/data -v status-tracker-uploads:/uploads \

@@ -18,7 +18,7 @@ export const EnvSchema = Type.Object({
   WA_WEBSOCKET_URL: Type.String({ default: 'wss://web.whatsapp.com/ws/chat', pattern: '^wss?://', description: 'Platform WebSocket address' }),
   WA_VERSION: Type.Optional(Type.String({ pattern: '^[0-9]+\\.[0-9]+\\.[0-9]+$', description: 'Web client version, e.g. 2.3000.1027934701; default Baileys\' built-in one' })),
   WA_TEST_TRUST_ROOT: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9+/]{43}=$', description: 'TEST ONLY: base64 Curve25519 public key trusted as the certificate root (the emulator\'s)' })),
-  ALLOW_PRIVATE_URLS: Type.Boolean({ default: false, description: 'DEVELOPMENT AND TESTS ONLY: let url statuses fetch from loopback, private, link-local and unique-local addresses' }),
+  ALLOW_PRIVATE_URLS: Type.Boolean({ default: false, description: 'DEVELOPMENT AND TESTS ONLY: let url statuses fetch from, and webhooks deliver to, loopback, private, link-local and unique-local addresses' }),
   STATUS_TTL_HOURS: Type.Number({ default: 24, exclusiveMinimum: 0, maximum: 8760, description: 'Status lifetime in hours' }),
   CLEANUP_INTERVAL_MS: Int(300_000, 100, 86_400_000, 'How often expired statuses and unused uploads are removed'),
   LINK_TIMEOUT_MS: Int(600_000, 1000, 86_400_000, 'Stop refreshing QR / pairing codes after this long without a link'),

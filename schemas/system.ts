@@ -35,7 +35,7 @@ export const HealthSchema = Type.Object({
   checks: Type.Object({
     database: Type.Union([DatabaseCheckSchema, CheckFailedSchema]),
     sessions: Type.Union([SessionsCheckSchema, CheckFailedSchema]),
-    webhooks: Type.Optional(Type.Union([WebhooksCheckSchema, CheckFailedSchema], { description: 'Present when webhooks are enabled' }))
+    webhooks: Type.Optional(Type.Union([WebhooksCheckSchema, CheckFailedSchema], { description: 'Webhook deliveries waiting and endpoints failing (the service always reports it; a receiver that keeps failing never makes the service degraded)' }))
   })
 })
 export type Health = Static<typeof HealthSchema>

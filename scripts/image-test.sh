@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the container image from the Dockerfile and smoke-tests it against the emulator, without a
-# container daemon or an image registry (see README "Container" and issue 17). Run as root:
+# container daemon or an image registry (see docs/container.md and issue 17). Run as root:
 #
 #   scripts/image-test.sh
 #

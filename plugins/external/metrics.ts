@@ -115,7 +115,7 @@ export type AppMetrics = ReturnType<typeof createMetrics>
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** the app's Prometheus registry and metrics (see README, Metrics) */
+    /** the app's Prometheus registry and metrics (see docs/operations.md, Metrics) */
     metrics: AppMetrics
   }
 }

@@ -13,7 +13,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     schema: {
       tags: ['system'],
       summary: 'Prometheus metrics',
-      description: 'Text exposition format 0.0.4. Needs the API key unless METRICS_PUBLIC=true. The metric names are listed in the README.',
+      description: 'Text exposition format 0.0.4. Needs the API key unless METRICS_PUBLIC=true. The metric names are listed in docs/operations.md.',
       produces: ['text/plain'],
       ...(open ? { security: [] } : {}),
       response: { 200: Type.String({ description: 'Prometheus text format' }), ...failures() }

@@ -36,7 +36,7 @@ export function createRemoteMedia (opts: RemoteFetchOptions): RemoteMedia {
 export default fp(async (app) => {
   const { allowPrivateUrls, uploadDir, maxUploadBytes } = app.config
   if (allowPrivateUrls) {
-    app.log.warn('WARNING: ALLOW_PRIVATE_URLS is set (development and tests only): url statuses may fetch from loopback, private and link-local addresses, including this machine\'s own services')
+    app.log.warn('WARNING: ALLOW_PRIVATE_URLS is set (development and tests only): url statuses may fetch from, and webhooks may deliver to, loopback, private and link-local addresses, including this machine\'s own services')
   }
   app.decorate('remoteMedia', createRemoteMedia({ dir: uploadDir, maxBytes: maxUploadBytes, allowPrivate: allowPrivateUrls }))
 }, { name: 'remote-media', dependencies: ['config', 'media-store'] })
