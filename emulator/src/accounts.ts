@@ -122,6 +122,15 @@ export class Contact {
   deviceList (): { id: number, keyIndex: number }[] {
     return this.devices.map((d) => ({ id: d.deviceId, keyIndex: d.keyIndex }))
   }
+
+  /** The contact links one more device (next id): it holds no sender key until it gets an SKDM. */
+  addDevice (): SimulatedDevice {
+    if (this.devices.length >= 16) throw new EmulatorError(409, `${this.number} has 16 devices already`)
+    const id = Math.max(...this.devices.map((d) => d.deviceId)) + 1
+    const device = new SimulatedDevice(id, id)
+    this.devices.push(device)
+    return device
+  }
 }
 
 /**

@@ -65,6 +65,7 @@ const routes: Route[] = [
     }
   },
   { method: 'GET', pattern: new RegExp(`^/contacts/${SEGMENT}$`), handler: (e, [number]) => [200, e.getContact(number)] },
+  { method: 'POST', pattern: new RegExp(`^/contacts/${SEGMENT}/devices$`), handler: (e, [number]) => [201, e.addContactDevice(number)] },
   {
     method: 'POST',
     pattern: new RegExp(`^/contacts/${SEGMENT}/reveal-lid$`),

@@ -85,6 +85,8 @@ export interface Emulator {
   addContact(spec: { number: string, devices?: number, legacy?: boolean }): ContactInfo
   addContacts(count: number, options?: { devices?: number, prefix?: string, legacy?: boolean }): ContactInfo[]
   getContact(number: string): ContactInfo
+  /** The contact links one more device; usync lists it from now on (it holds no sender key yet). */
+  addContactDevice(number: string): ContactInfo
   statuses(): StatusRecord[]
   status(id: string): StatusRecord
   sendView(statusId: string, options: ViewOptions): Promise<SendViewsResult>
@@ -695,6 +697,12 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
 
   getContact (number: string): ContactInfo {
     return contactInfo(this.directory.contact(number))
+  }
+
+  addContactDevice (number: string): ContactInfo {
+    const contact = this.directory.contact(number)
+    contact.addDevice()
+    return contactInfo(contact)
   }
 
   // ---------------------------------------------------------------- statuses & receipts

@@ -314,6 +314,23 @@ describe('status rules: a LID-migrated account (the default)', () => {
     assert.deepEqual(record.audience, [...audience, lidJid(dave.lid)])
   })
 
+  it("a contact's new device is in the fan-out without the key until an SKDM reaches it", async () => {
+    assert.equal(emu.addContactDevice(alice.number).devices, 2)
+    const before = await postHandBuilt(sock, { text: 'new device', bare: audience })
+    assert.equal(before.error, undefined)
+    await emu.settled()
+    let record = emu.status(before.id)
+    const fresh = record.deliveries.find((d) => d.number === alice.number && d.device === 1)
+    assert.equal(fresh?.decrypted, false)
+    assert.match(fresh?.error ?? '', /no sender key/)
+    const after = await postHandBuilt(sock, { text: 'new device, keyed', bare: audience, skdmTo: [`${alice.lid}:1@lid`] })
+    assert.equal(after.error, undefined)
+    await emu.settled()
+    record = emu.status(after.id)
+    assert.deepEqual(record.skdmDevices, [`${alice.lid}:1@lid`])
+    assert.ok(record.deliveries.every((d) => d.decrypted), JSON.stringify(record.deliveries))
+  })
+
   it('accumulates chunks under one id, each listing its own audience; a NACKed chunk is recorded with its rule', async () => {
     const first = await postHandBuilt(sock, { text: 'chunked', bare: audience.slice(0, 2) })
     const second = await postHandBuilt(sock, { id: first.id, text: 'chunked', bare: audience.slice(2) })
