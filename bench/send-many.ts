@@ -5,7 +5,11 @@
  * started the same way (the control's is fresh, so neither meets an emulator the other one warmed up),
  * which decrypts every recipient's copy as it arrives, sharing the machine's cores with the sender.
  * After each send the emulator must hold the status for every recipient, decrypted. A second send to
- * the same contacts shows the cost once their Signal sessions exist.
+ * the same contacts shows the cost once their Signal sessions exist and, for the service (an LID-migrated
+ * account, posting the way WA Web does), once they all hold its status sender key: the emulator's record
+ * says how many devices got a sender key distribution message (SKDM) in each post. The control is a
+ * legacy (phone-number only) account with legacy contacts, the platform as rc14 assumes it: stock rc14
+ * posting from an LID-migrated account is NACKed 479 (Baileys #2794).
  */
 import { startBareBaileys } from './lib/bare-baileys.js'
 import { runBench } from './lib/bench.js'
@@ -13,7 +17,7 @@ import { emulatorApi, linkSessions, poll, serviceApi, type EmulatorApi } from '.
 import { cpuSeconds, planEmulator, startEmulatorProcess } from './lib/procs.js'
 
 interface Sent { statusId: string, platformMessageId: string, contactCount: number }
-interface Timed { ms: number, messageId: string, cpu: number, emulatorCpu: number }
+interface Timed { ms: number, messageId: string, cpu: number, emulatorCpu: number, skdm: number }
 
 await runBench('send-many', 240_000, async ({ smoke, log, emulator, service, dir }) => {
   const n = smoke ? 20 : 1000
@@ -26,7 +30,7 @@ await runBench('send-many', 240_000, async ({ smoke, log, emulator, service, dir
   const contacts = (await emu.addContacts(n, '4472')).map((c) => c.number)
 
   /** correctness, not timed: every recipient got the status and could decrypt it */
-  const checkDecrypted = async (emu: EmulatorApi, messageId: string, numbers: string[]): Promise<void> => {
+  const checkDecrypted = async (emu: EmulatorApi, messageId: string, numbers: string[]): Promise<number> => {
     await emu.settled(120_000)
     const record = await poll(async () => {
       const s = await emu.status(messageId)
@@ -34,7 +38,9 @@ await runBench('send-many', 240_000, async ({ smoke, log, emulator, service, dir
       return numbers.every((c) => got.has(c)) ? s : undefined
     }, 60_000, 'the emulator to record every recipient')
     const failed = record.errors.length
+    if (record.rejected !== undefined) throw new Error(`emulator: NACKed ${record.rejected.error} (${record.rejected.rule})`)
     if (!record.decrypted || failed > 0) throw new Error(`emulator: decrypted=${record.decrypted}, ${failed} errors, e.g. ${record.errors[0]}`)
+    return record.skdmDevices?.length ?? -1
   }
   const timed = async (pid: number, numbers: string[], fn: () => Promise<string>, emu = emuApi, emuPid = emuProc.pid): Promise<Timed> => {
     const cpu0 = [cpuSeconds(pid), cpuSeconds(emuPid)]
@@ -43,8 +49,8 @@ await runBench('send-many', 240_000, async ({ smoke, log, emulator, service, dir
     const ms = performance.now() - t0
     const cpu = cpuSeconds(pid) - cpu0[0]
     const emulatorCpu = cpuSeconds(emuPid) - cpu0[1]
-    await checkDecrypted(emu, messageId, numbers)
-    return { ms, messageId, cpu, emulatorCpu }
+    const skdm = await checkDecrypted(emu, messageId, numbers)
+    return { ms, messageId, cpu, emulatorCpu, skdm }
   }
   const viaService = async (text: string): Promise<Timed> => await timed(svc.pid, contacts, async () => {
     const sent = await api.post<Sent>('/sessions/fanout/send-status', { type: 'text', content: text, backgroundColor: '#FF336699', targetNumbers: contacts.join(',') })
@@ -57,12 +63,14 @@ await runBench('send-many', 240_000, async ({ smoke, log, emulator, service, dir
   log(`service, first send to ${n} new contacts: ${first.ms.toFixed(0)} ms (${cpuNote('service', first)})`)
   const again = await viaService('to many, again')
   log(`service, second send to the same ${n}: ${again.ms.toFixed(0)} ms (${cpuNote('service', again)})`)
+  log(`service, SKDM devices: first send ${first.skdm}, second send ${again.skdm}; second ÷ first ${(again.ms / first.ms).toFixed(2)} ×`)
+  if (again.skdm !== 0) throw new Error(`the second send to the same ${n} carried ${again.skdm} SKDMs; the sender key should be reused`)
 
   // the control: an identical fresh emulator, N new contacts, while the service idles (still linked)
   const bareEmuProc = await startEmulatorProcess(dir, await planEmulator(), { name: 'emulator-control' })
   const bareEmu = emulatorApi(bareEmuProc.controlUrl)
   const bare = await startBareBaileys({ dir, emulator: bareEmuProc, number: '15554000002' })
-  const bareContacts = (await bareEmu.addContacts(n, '4473')).map((c) => c.number)
+  const bareContacts = (await bareEmu.addContacts(n, '4473', true)).map((c) => c.number)
   const bareJids = bareContacts.map((c) => `${c}@s.whatsapp.net`)
   const onControl = [bareEmu, bareEmuProc.pid] as const
   const bareFirst = await timed(bare.pid, bareContacts, async () => await bare.send('to many (bare)', bareJids), ...onControl)
@@ -111,6 +119,13 @@ await runBench('send-many', 240_000, async ({ smoke, log, emulator, service, dir
       unit: 's',
       target: { op: '<=', value: 0.5 },
       note: `Signal sessions already exist; ${cpuNote('service', again)}`
+    },
+    {
+      id: 'send-many.again-ratio',
+      name: `second post to the same ${count} ÷ first post (service)`,
+      value: again.ms / first.ms,
+      unit: '×',
+      note: `the status sender key is reused: SKDM to ${first.skdm} devices in the first post, ${again.skdm} in the second (emulator record)`
     }
   ]
 })

@@ -31,7 +31,7 @@ export const EventSchemas = {
   }),
   'status-reply': Type.Object({ sessionId: SessionId, statusId: Type.String(), reply: ReplySchema }),
   'status-deleted': Type.Object({ sessionId: SessionId, statusId: Type.String() }),
-  'statuses-updated': Type.Object({ sessionId: SessionId, message: Type.Optional(Type.String()), action: Type.Optional(Type.String({ description: "'cleanup' after expiry; 'failed' when the platform rejected a status; 'partial' when a send stopped part-way (the status is kept as partial); 'send-failed' when a send stopped before anyone had it (the status is removed)" })), statusId: Type.Optional(Type.String()) }),
+  'statuses-updated': Type.Object({ sessionId: SessionId, message: Type.Optional(Type.String()), action: Type.Optional(Type.String({ description: "'cleanup' after expiry; 'failed' when the platform rejected a status; 'partial' when a send stopped part-way (the status is kept as partial); 'send-failed' when a send stopped before anyone had it (the status is removed); 'unreachable' when recipients of a send have no LID and were not sent to (listed in `unreachable`)" })), statusId: Type.Optional(Type.String()), unreachable: Type.Optional(Type.Array(Type.String(), { description: "action 'unreachable': the recipient numbers the status was not sent to" })) }),
   'scheduled-status-fired': Type.Object({
     sessionId: SessionId,
     scheduleId: Type.String(),

@@ -18,6 +18,11 @@ export const SendStatusBodySchema = Type.Object({
 }, { additionalProperties: false })
 export type SendStatusBody = Static<typeof SendStatusBodySchema>
 
+export const UnreachableSchema = Type.Array(Type.String(), {
+  description: 'Recipient numbers the status was not sent to: the account is LID-migrated and the platform knows no LID for them ' +
+    '(no WhatsApp account, or not reachable by LID; see docs/platform.md). Not counted in sentCount; empty when every recipient was reachable.'
+})
+
 export const SendStateSchema = Type.Union([Type.Literal('sending'), Type.Literal('sent'), Type.Literal('partial')], {
   description: "'sending' while chunks go out (or until a send interrupted by a restart is resumed), 'sent' once every recipient has it, " +
     "'partial' when sending stopped part-way (logout, no reconnect in time, restart, an error): `sentCount` recipients have it and a revoke reaches exactly them"
@@ -29,11 +34,12 @@ export const SendStatusResultSchema = Type.Object({
   platformMessageId: Type.String(),
   contactCount: Type.Integer({ description: 'Recipients addressed (the own number only: 1)' }),
   state: Type.Union([Type.Literal('sent'), Type.Literal('partial')], {
-    description: "'sent': every recipient has it. 'partial': the link was lost for good (logout, no reconnect within SEND_RECONNECT_WAIT_MS, " +
+    description: "'sent': every reachable recipient has it (see `unreachable`). 'partial': the link was lost for good (logout, no reconnect within SEND_RECONNECT_WAIT_MS, " +
       'shutdown) or the platform failed after some chunks went out; the status is kept, listed and revocable. ' +
       'A send that stopped before anyone had it answers an error instead (500) and leaves no status.'
   }),
-  sentCount: Type.Integer({ description: 'Recipients (counted like contactCount) the platform acknowledged; equals contactCount when sent' })
+  sentCount: Type.Integer({ description: 'Recipients (counted like contactCount) the platform acknowledged; contactCount minus the unreachable ones when sent' }),
+  unreachable: UnreachableSchema
 }, {
   description: 'HTTP 200 for both states: check `state`; a `partial` answer also comes with a `statuses-updated` event (action `partial`).'
 })
@@ -63,7 +69,8 @@ export const SentStatusSchema = Type.Object({
   replyCount: Type.Integer({ description: 'Replies received' }),
   error: Type.Union([Type.String(), Type.Null()], { description: 'Rejection reported by the platform after sending, or why a partial send stopped; null when fine' }),
   state: SendStateSchema,
-  sentCount: Type.Integer({ description: 'Recipients (counted like contactCount) that have it so far' })
+  sentCount: Type.Integer({ description: 'Recipients (counted like contactCount) that have it so far' }),
+  unreachable: UnreachableSchema
 })
 export type SentStatus = Static<typeof SentStatusSchema>
 

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net'
 import { resolve } from 'node:path'
 import type { TestContext } from 'node:test'
 import { io, type Socket } from 'socket.io-client'
-import { startEmulator, testCertPaths, type Emulator } from '@status-tracker/emulator'
+import { startEmulator, testCertPaths, type Emulator, type EmulatorOptions } from '@status-tracker/emulator'
 import { build, TEST_API_KEY, waitFor, type TestApp } from './helper.js'
 import type { EventName, EventPayloads } from '../schemas/events.js'
 import { EventRecorder } from './events.js'
@@ -38,8 +38,8 @@ export function mediaTrusted (): boolean {
   return ca !== undefined && resolve(ca) === testCertPaths().certFile
 }
 
-export async function startStack (t: TestContext, env: Record<string, string> = {}): Promise<Stack> {
-  const emu = await startEmulator({ tls: testCertPaths() })
+export async function startStack (t: TestContext, env: Record<string, string> = {}, emulator: Partial<EmulatorOptions> = {}): Promise<Stack> {
+  const emu = await startEmulator({ tls: testCertPaths(), ...emulator })
   t.after(async () => { await emu.stop() })
   const app = await build(t, { WA_WEBSOCKET_URL: emu.wsUrl, WA_TEST_TRUST_ROOT: emu.rootPublicKey, ...env })
   const base = await app.listen()

@@ -33,7 +33,17 @@ export function serviceApi (base: string) {
 }
 export type ServiceApi = ReturnType<typeof serviceApi>
 
-export interface EmulatorStatus { id: string, recipients: string[], chunks: number, decrypted: boolean, errors: string[] }
+export interface EmulatorStatus {
+  id: string
+  recipients: string[]
+  chunks: number
+  decrypted: boolean
+  errors: string[]
+  /** device JIDs that got a sender key distribution message (SKDM) in an accepted stanza */
+  skdmDevices?: string[]
+  /** set when a stanza under this id was NACKed */
+  rejected?: { error: number, rule: string }
+}
 
 /** The emulator's JSON control API (emulator/src/control-api.ts; see emulator/README.md). */
 export function emulatorApi (controlUrl: string) {
@@ -42,8 +52,8 @@ export function emulatorApi (controlUrl: string) {
   return {
     createAccount: async (number: string) => await call<{ number: string, lid: string }>('POST', '/accounts', { number }),
     scan: async (number: string, qr: string) => await call<{ linked: true, device: number }>('POST', `/accounts/${number}/scan`, { qr }),
-    addContacts: async (count: number, prefix: string) =>
-      await call<Array<{ number: string }>>('POST', '/contacts/bulk', { count, prefix }),
+    addContacts: async (count: number, prefix: string, legacy = false) =>
+      await call<Array<{ number: string }>>('POST', '/contacts/bulk', { count, prefix, ...(legacy ? { legacy } : {}) }),
     status: async (id: string) => await call<EmulatorStatus>('GET', `/statuses/${id}`),
     sendViews: async (statusId: string, viewers: string[], opts: { force?: boolean } = {}) =>
       await call<{ stanzas: number, deliveredTo: number }>('POST', `/statuses/${statusId}/views`, { viewers, type: 'read', ...opts }),

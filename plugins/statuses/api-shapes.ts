@@ -32,6 +32,7 @@ export function toSentStatus (r: SentStatusRow): SentStatus {
     reactionCount: r.reaction_count,
     replyCount: r.reply_count,
     error: r.error,
+    unreachable: r.unreachable === '' ? [] : r.unreachable.split(','),
     state: r.state,
     sentCount: r.sent_count
   }

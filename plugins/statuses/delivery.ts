@@ -44,3 +44,9 @@ export function quiet<T> (promise: Promise<T>): Promise<T> {
   promise.catch(() => {})
   return promise
 }
+
+/** The answer's message for a send that reached everyone it could. */
+export function sentMessage (reached: number, unreachable: readonly string[]): string {
+  const missed = unreachable.length > 0 ? `; ${unreachable.length} unreachable (no LID)` : ''
+  return `Status sent to ${reached} contact${reached === 1 ? '' : 's'}${missed}`
+}

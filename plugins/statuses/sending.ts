@@ -1,6 +1,6 @@
 import type { StatusRow } from '../../src/db/database.js'
 import { findSession } from '../../src/db/repositories/sessions.js'
-import { deleteStatus, finishSend, insertStatus, interruptedSends, statusRecipients } from '../../src/db/repositories/statuses.js'
+import { deleteStatus, finishSend, insertStatus, interruptedSends, setUnreachable, statusRecipients } from '../../src/db/repositories/statuses.js'
 import { progressWriterFor } from '../../src/db/repositories/statuses-pg.js'
 import { fromPlatform, NotConnected, SendFailed, SessionNotFound } from '../../src/errors.js'
 import type { SendStatusResult, StatusContent } from '../../src/platform/types.js'
@@ -10,7 +10,7 @@ import { prepareContent } from './content.js'
 import { whenOpen } from './when-open.js'
 import { parseTargetNumbers } from './parse.js'
 import type { SendStatusAnswer, StatusDeps } from './service.js'
-import { countContacts, isCode, jidOf, quiet, StatusGone, type Delivery } from './delivery.js'
+import { countContacts, isCode, jidOf, quiet, sentMessage, StatusGone, type Delivery } from './delivery.js'
 
 // A send's recorded life (issue 11). The row is inserted `sending` before anything goes out; the built
 // message is stored before the first chunk, and each chunk the platform acknowledged is committed (its
@@ -117,6 +117,8 @@ export function createSending (deps: StatusDeps) {
     /** recorded as "may have it" before their chunk went out (so a crash leaves them on record), not confirmed yet */
     const started = new Set<string>()
     const sentCount = (): number => countContacts(committed, ownJid, d.recipients.length === 0)
+    /** recipients without a LID, not sent to (an LID-migrated account) */
+    let unreachable: string[] = []
     let result: SendStatusResult
     try {
       result = await platform.sendStatus(d.sessionId, {
@@ -139,6 +141,17 @@ export function createSending (deps: StatusDeps) {
           for (const jid of jids) { committed.add(jid); maybe.delete(jid); started.delete(jid) }
           if (!await progress.commit(d.statusId, jids, sentCount())) throw new StatusGone()
         },
+        onUnreachable: async (numbers) => {
+          unreachable = numbers
+          await writable()
+          // the numbers and their event in one transaction (the event log)
+          const kept = await events.within(async (trx, emit) => {
+            if (!await setUnreachable(trx, d.statusId, numbers)) return false
+            emit('statuses-updated', { sessionId: d.sessionId, statusId: id, action: 'unreachable', unreachable: numbers, message: `Status ${id}: ${numbers.length} recipient${numbers.length === 1 ? ' has' : 's have'} no LID and cannot be sent to` })
+            return true
+          })
+          if (!kept) throw new StatusGone()
+        },
         onUnconfirmed: async (jids) => {
           await writable()
           for (const jid of jids) if (!committed.has(jid)) maybe.add(jid)
@@ -150,15 +163,16 @@ export function createSending (deps: StatusDeps) {
       // recorded before their chunk went out, which then failed before it was written: they do not have it
       const unsent = [...started].filter((jid) => !maybe.has(jid))
       if (unsent.length > 0) { await writable(); await progress.notSent(d.statusId, unsent) }
-      return await stopped(d, { have: committed.size, maybe: maybe.size, sentCount: sentCount() }, caught)
+      return { ...await stopped(d, { have: committed.size, maybe: maybe.size, sentCount: sentCount() }, caught), unreachable }
     }
+    const reached = d.recipients.length === 0 ? d.contactCount : d.contactCount - unreachable.length
     // every recipient has it (a platform that does not report chunks is taken at its word); the chunks'
     // recipients are committed already, so only the count and any JID no chunk reported are written here
     await writable()
-    await progress.commit(d.statusId, result.recipientJids.filter((jid) => !committed.has(jid)), d.contactCount)
+    await progress.commit(d.statusId, result.recipientJids.filter((jid) => !committed.has(jid)), reached)
     // the row's end and its status-sent in one transaction (the event log)
     const finished = await events.within(async (trx, emit) => {
-      if (!await finishSend(trx, d.statusId, { state: 'sent', sentCount: d.contactCount })) return false
+      if (!await finishSend(trx, d.statusId, { state: 'sent', sentCount: reached })) return false
       emit('status-sent', {
         sessionId: d.sessionId,
         statusId: id,
@@ -173,15 +187,14 @@ export function createSending (deps: StatusDeps) {
       return true
     })
     if (!finished) throw new SendFailed(new StatusGone().message)
-    const plural = d.contactCount === 1 ? '' : 's'
-    return { statusId: id, message: `Status sent to ${d.contactCount} contact${plural}`, platformMessageId: result.messageId, contactCount: d.contactCount, state: 'sent', sentCount: d.contactCount }
+    return { statusId: id, message: sentMessage(reached, unreachable), platformMessageId: result.messageId, contactCount: d.contactCount, state: 'sent', sentCount: reached, unreachable }
   }
 
   /**
    * A send that stopped for good: partial when anyone has (or may have) it, so it stays listed and
    * revocable; otherwise removed, with the error answer.
    */
-  async function stopped (d: Delivery, got: { have: number, maybe: number, sentCount: number }, caught: unknown): Promise<SendStatusAnswer> {
+  async function stopped (d: Delivery, got: { have: number, maybe: number, sentCount: number }, caught: unknown): Promise<Omit<SendStatusAnswer, 'unreachable'>> {
     const id = String(d.statusId)
     // the platform's own words (they say why it is not connected); the HTTP error keeps the documented message
     const reason = caught instanceof Error ? caught.message : String(caught)

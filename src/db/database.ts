@@ -59,6 +59,8 @@ export interface StatusTable {
   font: number | null
   /** platform rejection reported after sending (e.g. '479'), or why a partial send stopped; null when fine */
   error: string | null
+  /** comma-separated recipients (digits) not sent to: no LID known for them (LID-migrated accounts); '' when none */
+  unreachable: ColumnType<string, string | undefined, string>
 }
 
 export type StatusState = 'sending' | 'sent' | 'partial'

@@ -10,7 +10,6 @@ import { holdFrame, onFrame, storeLidMappings } from './baileys/index.js'
 import { pnDigits } from './lid.js'
 import { parseStatusReceipt, type ParsedView } from './receipt-parse.js'
 import { ackFrames, type HeldFrame } from './receipt-acks.js'
-import type { PlatformLogger as Logger } from './logger.js'
 import type { ReceiptIntakeOptions, StatusDelivery, StatusView } from './types.js'
 
 // Status receipts have one way in (how a stanza's views are read: receipt-parse.ts): the raw stanza, committed before it is acknowledged.
@@ -48,7 +47,6 @@ const ACK_CHUNK = 128
 
 const lidUserOf = (jid: string | null | undefined): string | null =>
   jid !== null && jid !== undefined && (isLidUser(jid) ?? false) ? jidDecode(jid)?.user ?? null : null
-
 
 interface Turn { views: StatusView[], deliveries: StatusDelivery[], frames: HeldFrame[] }
 /** a LID → number pair a receipt named (`participant_pn`), learned like a `lid-mapping.update` */

@@ -150,6 +150,11 @@ export interface SendStatusInput {
    * The chunk is sent again after a reconnect (then onChunk confirms them); the next step waits for this.
    */
   onUnconfirmed?: (jids: string[]) => void | Promise<void>
+  /**
+   * an LID-migrated account posts to LIDs (docs/platform.md): these recipient numbers have no LID (no
+   * stored mapping, none from the platform's lid query) and are not sent to. Called before the first chunk.
+   */
+  onUnreachable?: (numbers: string[]) => void | Promise<void>
   /** called after each chunk when the list spans more than one chunk (or a resumed send continues) */
   onProgress?: (sent: number, total: number) => void
 }
@@ -158,6 +163,8 @@ export interface SendStatusResult {
   messageId: string
   /** every JID the status was addressed to, own number first (kept for revoke) */
   recipientJids: string[]
+  /** recipient numbers that could not be sent to: no LID known for them (LID-migrated accounts only) */
+  unreachable?: string[]
 }
 
 export interface SessionSpec {

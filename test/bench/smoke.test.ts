@@ -14,7 +14,7 @@ const FIGURES = [
   'memory.per-session', 'memory.link-time',
   'receipts.burst.ratio', 'receipts.cpu.ratio', 'receipts.burst.rate', 'receipts.bare.rate', 'receipts.paced.p99', 'receipts.paced.p50',
   'receipts.paced.update-p99', 'receipts.memory.ratio',
-  'send-many.first', 'send-many.again', 'send-many.bare', 'send-many.ratio', 'send-many.cpu-ratio',
+  'send-many.first', 'send-many.again', 'send-many.bare', 'send-many.ratio', 'send-many.cpu-ratio', 'send-many.again-ratio',
   'reads.health.rps', 'reads.health.p99', 'reads.health.ratio', 'reads.list.rps', 'reads.list.p99', 'reads.list.ratio', 'reads.bare.rps',
   'startup.all-open', 'startup.http-ready',
   'cluster.health.one.rps', 'cluster.health.two.rps', 'cluster.receipts.one.rps', 'cluster.receipts.two.rps'

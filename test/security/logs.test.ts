@@ -14,6 +14,8 @@ import { startService } from './service-process.js'
 const KEY = 'logs-test-api-key-0123456789abcdef'
 const OWN = '4915200000001'
 const CONTACTS = ['4915200000011', '4915200000012', '4915200000013']
+const LEGACY = '4915200000002'
+const LEGACY_CONTACTS = ['4915200000021', '4915200000022']
 
 /**
  * The private key material in the stored Signal sessions and creds, in every spelling a log could hold
@@ -70,21 +72,35 @@ test('logs: a status sent after a reconnect leaves no key material in the log, a
   assert.equal((await api('POST', '/sessions', { sessionId: 'logs', sessionName: 'Logs', authMethod: 'qrcode' })).status, 200)
   const qr = await waitFor(async () => (await api('GET', '/sessions/logs/qr-code')).body.data?.qrCode as string | null, 20_000, 'a QR code')
   await emu.scan(OWN, qr)
-  const connected = async () => (await api('GET', '/sessions/logs/connection-status')).body.data?.connected === true
+  const connected = async (sessionId = 'logs') => (await api('GET', `/sessions/${sessionId}/connection-status`)).body.data?.connected === true
   await waitFor(connected, 30_000, 'the session to connect')
 
-  const send = async (content: string) => {
-    const res = await api('POST', '/sessions/logs/send-status', { type: 'text', content, targetNumbers: CONTACTS.join(',') })
+  const send = async (content: string, sessionId = 'logs', targets = CONTACTS) => {
+    const res = await api('POST', `/sessions/${sessionId}/send-status`, { type: 'text', content, targetNumbers: targets.join(',') })
     assert.equal(res.status, 200, JSON.stringify(res.body))
     await emu.waitForStatus((s) => s.id === res.body.data.platformMessageId && s.decrypted, 15_000)
   }
+  const reconnect = async (number: string, sessionId: string) => {
+    emu.fault(number, 'drop')
+    await waitFor(async () => !(await connected(sessionId)), 10_000, 'the drop to be seen')
+    await waitFor(async () => await connected(sessionId), 30_000, 'the session to reconnect')
+  }
   await send('before the reconnect')
   for (let round = 0; round < 2; round++) {
-    emu.fault(OWN, 'drop')
-    await waitFor(async () => !(await connected()), 10_000, 'the drop to be seen')
-    await waitFor(connected, 30_000, 'the session to reconnect')
+    await reconnect(OWN, 'logs')
     await send(`after reconnect ${round + 1}`)
   }
+  // a legacy (phone-number only) account posts the rc14 way, whose device query after a reconnect replaces
+  // the Signal sessions it opened: libsignal's "Closing session" dumps, checked below (an LID-migrated
+  // account reuses its sessions and sender key and closes none)
+  emu.createAccount(LEGACY, { legacy: true })
+  for (const number of LEGACY_CONTACTS) emu.addContact({ number, legacy: true })
+  assert.equal((await api('POST', '/sessions', { sessionId: 'legacy', sessionName: 'Legacy', authMethod: 'qrcode' })).status, 200)
+  await emu.scan(LEGACY, await waitFor(async () => (await api('GET', '/sessions/legacy/qr-code')).body.data?.qrCode as string | null, 20_000, 'a QR code'))
+  await waitFor(async () => await connected('legacy'), 30_000, 'the legacy session to connect')
+  await send('legacy, before the reconnect', 'legacy', LEGACY_CONTACTS)
+  await reconnect(LEGACY, 'legacy')
+  await send('legacy, after the reconnect', 'legacy', LEGACY_CONTACTS)
   // the request log of an API call with the key in its query string (point 6 is tested on its own below)
   await emu.settled(10_000)
   await svc.stop()

@@ -8,6 +8,7 @@ import * as m006 from './006-cluster.js'
 import * as m007 from './007-delivery-claims.js'
 import * as m008 from './008-event-log.js'
 import * as m009 from './009-keys.js'
+import * as m010 from './010-unreachable.js'
 import * as m011 from './011-schedules.js'
 
 // A static index instead of a file-system provider: src (tsx) and dist (tsc) resolve the same migrations.
@@ -21,6 +22,7 @@ const migrations: Record<string, Migration> = {
   '007-delivery-claims': m007,
   '008-event-log': m008,
   '009-keys': m009,
+  '010-unreachable': m010,
   '011-schedules': m011
 }
 

@@ -17,7 +17,7 @@ export interface SentStatusRow extends StatusInfo {
 
 const INFO_COLUMNS = [
   'id', 'session_id', 'type', 'content', 'caption', 'message_id', 'state', 'created_at', 'contact_count', 'target_numbers',
-  'sent_count', 'media_file', 'background_color', 'font', 'error'
+  'sent_count', 'media_file', 'background_color', 'font', 'error', 'unreachable'
 ] as const satisfies ReadonlyArray<keyof StatusInfo>
 
 export async function insertStatus (db: Db, row: NewStatusRow): Promise<number> {
@@ -58,6 +58,12 @@ export function progressWriter (sqlite: SQLite.Database) {
     /** unconfirmed JIDs known not to have gone out after all (their chunk failed before it was written) */
     notSent: (id: number, jids: string[]): void => { notSent(id, jids) }
   }
+}
+
+/** Records the recipients a send could not reach (no LID known for them); false when the row is gone. */
+export async function setUnreachable (db: Db, id: number, numbers: string[]): Promise<boolean> {
+  const result = await db.updateTable('statuses').set({ unreachable: numbers.join(',') }).where('id', '=', id).executeTakeFirst()
+  return result.numUpdatedRows > 0n
 }
 
 /** Ends a send: `sent`, or `partial` with why it stopped; false when the row is gone. */

@@ -86,11 +86,18 @@ function linkClosed (): Error {
  * Baileys reports those as status-error), rejects when the socket closes first or after `timeoutMs`.
  * Listening starts before the stanza is written, so a fast ack is not missed.
  */
-export function awaitAck (sock: WASocket, messageId: string, timeoutMs: number): { acked: Promise<void>, cancel: () => void, received: () => boolean } {
+export function awaitAck (sock: WASocket, messageId: string, timeoutMs: number): { acked: Promise<void>, cancel: () => void, received: () => boolean, error: () => string | undefined } {
   let cancel = (): void => {}
   let received = false
+  let error: string | undefined
   const acked = new Promise<void>((resolve, reject) => {
-    const onAck = (node: { attrs?: Record<string, string> }): void => { if (node.attrs?.id === messageId) { received = true; done(); resolve() } }
+    const onAck = (node: { attrs?: Record<string, string> }): void => {
+      if (node.attrs?.id !== messageId) return
+      received = true
+      error = node.attrs.error
+      done()
+      resolve()
+    }
     const onUpdate = (update: { connection?: string }): void => { if (update.connection === 'close') { done(); reject(linkClosed()) } }
     const timer = setTimeout(() => { done(); reject(new Error(`timed out after ${timeoutMs} ms waiting for the platform's ack`)) }, timeoutMs)
     const done = (): void => {
@@ -103,8 +110,11 @@ export function awaitAck (sock: WASocket, messageId: string, timeoutMs: number):
     sock.ev.on('connection.update', onUpdate)
   })
   acked.catch(() => {})
-  return { acked, cancel, received: () => received }
+  return { acked, cancel, received: () => received, error: () => error }
 }
+
+/** Writes one chunk; `accepted` (if any) runs once the platform acknowledged it without an error. */
+export type ChunkWriter = (sock: WASocket, jids: string[]) => Promise<{ accepted?: () => Promise<void> } | undefined>
 
 export interface RelayChunksInput {
   /** an open socket; waits for the session to reconnect. `lost`: the socket that just failed, not to be used again unless it is still open */
@@ -116,6 +126,8 @@ export interface RelayChunksInput {
   policy: RelayPolicy
   logger: Logger
   additionalAttributes?: Record<string, string>
+  /** writes a chunk; default: Baileys' relayMessage with the chunk as statusJidList */
+  write?: ChunkWriter
   /** JIDs that had it before this call (a resumed send): counted in progress */
   alreadySent?: number
   /** before each chunk's first attempt */
@@ -148,19 +160,29 @@ export async function relayInChunks (input: RelayChunksInput): Promise<void> {
         const sock = await input.socket(lost)
         const ack = awaitAck(sock, input.messageId, input.policy.ackTimeoutMs)
         let written = false
+        let accepted: (() => Promise<void>) | undefined
+        // a failure here only means the next post distributes the key to those devices again
+        const acceptedIfOk = async (): Promise<void> => {
+          if (ack.error() === undefined) await accepted?.().catch((err: unknown) => { input.logger.warn({ err }, `${what}: could not record who holds the sender key`) })
+        }
         try {
-          await sock.relayMessage(STATUS_JID, input.message, {
-            messageId: input.messageId,
-            statusJidList,
-            ...(input.additionalAttributes !== undefined ? { additionalAttributes: input.additionalAttributes } : {})
-          })
+          if (input.write !== undefined) {
+            accepted = (await input.write(sock, statusJidList))?.accepted
+          } else {
+            await sock.relayMessage(STATUS_JID, input.message, {
+              messageId: input.messageId,
+              statusJidList,
+              ...(input.additionalAttributes !== undefined ? { additionalAttributes: input.additionalAttributes } : {})
+            })
+          }
           written = true
           await ack.acked
+          await acceptedIfOk()
           return
         } catch (err) {
           ack.cancel()
           // the platform acknowledged the stanza before the error (e.g. the link dropped right after): it went out
-          if (ack.received()) return
+          if (ack.received()) { await acceptedIfOk(); return }
           // written, but the ack never came: the platform may have it (a revoke must include them)
           if (written) await input.onUnconfirmed?.(statusJidList)
           if (!isLinkLoss(sock, err) || ++losses > MAX_LINK_LOSSES_PER_CHUNK) throw err

@@ -17,6 +17,7 @@ import type { InteractionSink, PlatformTiming, ReceiptSeen, ReceiptSink } from '
 import { forgetHalfLink } from './linking.js'
 import { gateSends } from '../send-gate.js'
 import { releasePendingQueries } from '../baileys/index.js'
+import { watchIdentityChanges } from '../baileys/status-key-memory.js'
 
 /** One socket's life: `ready` once the server sent pair-device (a pairing code can be asked for). */
 export interface Attempt {
@@ -54,6 +55,8 @@ export function createSocket ({ auth, wa, logger, getMessage, makeSignalReposito
     ...(makeSignalRepository !== undefined ? { makeSignalRepository } : {})
   })
   sock.ev.on('connection.update', (update) => { if (update.connection === 'close') setImmediate(() => { releasePendingQueries(sock) }) })
+  // a contact's new identity rotates the status sender key (status-key-memory.ts)
+  watchIdentityChanges(sock, logger)
   return sock
 }
 

@@ -7,7 +7,8 @@ import type { SendStatusInput, SendStatusResult } from '../types.js'
 import { messageOf, type Emit } from './linking.js'
 import { buildStatusMessage, revokeMessage, STATUS_JID } from './status-message.js'
 
-import { relayInChunks, withPushBackRetry, type RelayPolicy } from './chunk-relay.js'
+import { relayInChunks, withPushBackRetry, type ChunkWriter, type RelayPolicy } from './chunk-relay.js'
+import { lidsForNumbers, ownLidOf, writeLidStatusChunk } from '../baileys/status-post.js'
 
 // Statuses go to `status@broadcast` as one sender-key message (skmsg) plus, per recipient device, a
 // pairwise-encrypted sender-key distribution message. In rc14 relayMessage (lib/Socket/messages-send.js,
@@ -16,6 +17,10 @@ import { relayInChunks, withPushBackRetry, type RelayPolicy } from './chunk-rela
 // chunks under one message id therefore reaches each device exactly once per chunk, as long as no JID
 // appears twice in a chunk or in two chunks (a duplicate JID would be encrypted for twice): the list is
 // de-duplicated before chunking. No `broadcast` attribute or other option is needed for status in rc14.
+// That is the path of a legacy (phone-number only) account. An LID-migrated account (its LID in
+// creds.me.lid) posts the way WA Web does instead (../baileys/status-post.ts): recipients mapped to LIDs,
+// the sender key reused and distributed only to devices lacking it. The chunks still carry phone-number
+// JIDs to the caller (what it commits and revokes); each chunk's writer maps them to LIDs.
 
 const SENT_CACHE_SIZE = 64
 
@@ -53,12 +58,23 @@ export class StatusSender {
       const own = this.host.ownNumber() ?? pnDigits(first.user?.id)
       if (own === null) throw new PlatformError('NOT_CONNECTED')
       const recipients = [...new Set(input.recipients)].filter((digits) => digits !== own)
-      const all = [pnJid(own), ...recipients.map(pnJid)]
-      const done = new Set(input.done ?? [])
-      const jids = all.filter((jid) => !done.has(jid))
+      let all = [pnJid(own), ...recipients.map(pnJid)]
       const message = await this.#message(input, first, policy)
       this.#remember(input.messageId, message)
-      if (jids.length > policy.chunkSize) await this.#prepareSessions(first, jids, policy.chunkSize)
+      const lids = await this.#audienceLids(first, own, all, policy)
+      let unreachable: string[] = []
+      if (lids !== null) {
+        unreachable = recipients.filter((digits) => !lids.has(pnJid(digits)))
+        all = all.filter((jid) => lids.has(jid))
+        if (unreachable.length > 0) {
+          log.warn({ messageId: input.messageId, unreachable: unreachable.length }, 'recipients without a LID are not sent to')
+          await input.onUnreachable?.(unreachable)
+        }
+      }
+      const done = new Set(input.done ?? [])
+      const jids = all.filter((jid) => !done.has(jid))
+      if (jids.length > policy.chunkSize) await this.#prepareSessions(first, lids === null ? jids : jids.map((j) => lids.get(j) ?? j), policy.chunkSize)
+      const write = lids === null ? undefined : this.#lidWriter(message, input.messageId, lids, true)
       try {
         await relayInChunks({
           socket: this.host.openSocket,
@@ -68,6 +84,7 @@ export class StatusSender {
           policy,
           logger: log,
           alreadySent: all.length - jids.length,
+          ...(write !== undefined ? { write } : {}),
           ...(input.onChunkStart !== undefined ? { onChunkStart: input.onChunkStart } : {}),
           ...(input.onChunk !== undefined ? { onChunk: input.onChunk } : {}),
           ...(input.onUnconfirmed !== undefined ? { onUnconfirmed: input.onUnconfirmed } : {}),
@@ -78,7 +95,37 @@ export class StatusSender {
         throw new PlatformError('SEND_FAILED', messageOf(err))
       }
       log.info({ messageId: input.messageId, recipients: all.length, resumed: all.length - jids.length, kind: input.content?.kind }, 'status sent')
-      return { messageId: input.messageId, recipientJids: all }
+      return { messageId: input.messageId, recipientJids: all, unreachable }
+    })
+  }
+
+  /**
+   * An LID-migrated account: phone-number JID → LID user JID for the audience (the own number → the own
+   * LID), numbers without a LID left out. null for a legacy account (the phone-number path).
+   */
+  async #audienceLids (sock: WASocket, own: string, pnJids: string[], policy: RelayPolicy): Promise<Map<string, string> | null> {
+    const meLid = ownLidOf(sock)
+    if (meLid === null) return null
+    const others = pnJids.filter((jid) => jid !== pnJid(own))
+    try {
+      const lids = await withPushBackRetry({ policy, logger: this.host.log, what: 'LID look-up' }, async (attempt) => {
+        return await lidsForNumbers(attempt === 0 ? sock : await this.host.openSocket(), others)
+      })
+      lids.set(pnJid(own), jidNormalizedUser(meLid))
+      return lids
+    } catch (err) {
+      if (isPlatformError(err)) throw err
+      throw new PlatformError('SEND_FAILED', `looking up recipients' LIDs failed: ${messageOf(err)}`)
+    }
+  }
+
+  #lidWriter (message: proto.IMessage, messageId: string, lids: Map<string, string>, post: boolean): ChunkWriter {
+    return async (sock, jids) => await writeLidStatusChunk(sock, {
+      message,
+      messageId,
+      users: jids.flatMap((jid) => lids.get(jid) ?? []),
+      post,
+      logger: this.host.log
     })
   }
 
@@ -135,21 +182,27 @@ export class StatusSender {
   /** Revokes a status for the JIDs it went to; false when the platform could not be told. */
   async revoke (messageId: string, recipientJids: string[]): Promise<boolean> {
     return await this.#queue.run(async () => {
-      const jids = [...new Set(recipientJids.map((j) => jidNormalizedUser(j)))]
+      let jids = [...new Set(recipientJids.map((j) => jidNormalizedUser(j)))]
       if (jids.length === 0) return false
       const revokeId = this.host.newMessageId()
       const message = revokeMessage(messageId)
       this.#remember(revokeId, message)
+      const policy = this.host.policy()
       try {
-        // edit="7" marks a sender revoke, as Baileys' sendMessage({ delete }) does
+        // an LID-migrated account: the same audience (their LIDs, stored since the post), no <meta>,
+        // no edit attribute (whatsapp-rust Status::revoke); a legacy one: edit="7" as Baileys' sendMessage({ delete })
+        const sock = await this.host.openSocket()
+        const own = this.host.ownNumber() ?? pnDigits(sock.user?.id)
+        const lids = own === null ? null : await this.#audienceLids(sock, own, jids, policy)
+        if (lids !== null) jids = jids.filter((jid) => lids.has(jid))
         await relayInChunks({
           socket: this.host.openSocket,
           message,
           messageId: revokeId,
           jids,
-          policy: this.host.policy(),
+          policy,
           logger: this.host.log,
-          additionalAttributes: { edit: '7' }
+          ...(lids === null ? { additionalAttributes: { edit: '7' } } : { write: this.#lidWriter(message, revokeId, lids, false) })
         })
         return true
       } catch (err) {
