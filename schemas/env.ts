@@ -35,7 +35,7 @@ export const EnvSchema = Type.Object({
   })),
   HEALTH_DISCONNECTED_MS: Int(120_000, 100, 86_400_000, 'A linked session disconnected longer than this makes /api/health report degraded'),
   SEND_RECONNECT_WAIT_MS: Int(60_000, 100, 3_600_000, 'How long a send interrupted by a dropped link (or by a restart) waits for its session to reconnect before it ends partial'),
-  SEND_WAIT_MAX_RECIPIENTS: Int(1000, 0, 1_000_000, 'Longest recipient list a send-status request waits for (200); longer lists answer 202 at once and go out in the background'),
+  SEND_WAIT_MAX_RECIPIENTS: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000, description: 'Unset (default): every send-status request without `wait: false` waits for the end of the send (200), as the seed contract says. Set: the longest recipient list a request waits for; longer lists answer 202 at once and go out in the background' })),
   // several nodes (cluster mode: DATABASE_URL is PostgreSQL)
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://', description: 'Redis for socket.io across nodes (@socket.io/redis-adapter): every client hears every session' })),
   NODE_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$', description: 'Address other nodes use to reach this one (cluster mode); default http://<hostname>:<PORT>' })),

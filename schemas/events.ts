@@ -31,7 +31,7 @@ export const EventSchemas = {
   }),
   'status-reply': Type.Object({ sessionId: SessionId, statusId: Type.String(), reply: ReplySchema }),
   'status-deleted': Type.Object({ sessionId: SessionId, statusId: Type.String() }),
-  'statuses-updated': Type.Object({ sessionId: SessionId, message: Type.Optional(Type.String()), action: Type.Optional(Type.String({ description: "'cleanup' after expiry; 'failed' when the platform rejected a status; 'partial' when a send stopped part-way (the status is kept as partial); 'send-failed' when a send stopped before anyone had it (the status is removed)" })), statusId: Type.Optional(Type.String()) }),
+  'statuses-updated': Type.Object({ sessionId: SessionId, message: Type.Optional(Type.String()), action: Type.Optional(Type.String({ description: "Emitted whenever a session's sent-statuses list changes. 'sent' when a send ended with every recipient (besides status-sent); 'deleted' after delete-status (besides status-deleted); 'cleanup' after expiry; 'failed' when the platform rejected a status; 'partial' when a send stopped part-way (the status is kept as partial); 'send-failed' when a send stopped before anyone had it (the status is removed)" })), statusId: Type.Optional(Type.String()) }),
   'session-created': Type.Object({ sessionId: SessionId, sessionName: Type.String(), phoneNumber: Nullable(Type.String()), authMethod: AuthMethodSchema, createdAt: Type.String() }),
   'session-deleted': Type.Object({ sessionId: SessionId })
 } as const

@@ -39,7 +39,8 @@ export interface Config {
   /** how long a send waits for its session to reconnect after a drop, and how long a send interrupted by a crash waits at start */
   sendReconnectWaitMs: number
   /** longer lists answer 202 at once and are sent in the background */
-  sendWaitMaxRecipients: number
+  /** null (default): every send waits unless the request says `wait: false` */
+  sendWaitMaxRecipients: number | null
   /** url statuses may fetch from loopback / private addresses (development and tests only) */
   allowPrivateUrls: boolean
   redisUrl: string | null
@@ -124,7 +125,7 @@ function configFromEnv (env: Env): Config {
     statusTtlMs: Math.round(env.STATUS_TTL_HOURS * 3_600_000),
     cleanupIntervalMs: env.CLEANUP_INTERVAL_MS,
     sendReconnectWaitMs: env.SEND_RECONNECT_WAIT_MS,
-    sendWaitMaxRecipients: env.SEND_WAIT_MAX_RECIPIENTS,
+    sendWaitMaxRecipients: env.SEND_WAIT_MAX_RECIPIENTS ?? null,
     allowPrivateUrls: env.ALLOW_PRIVATE_URLS,
     metricsPublic: env.METRICS_PUBLIC,
     corsOrigin: corsOrigins(env.CORS_ORIGIN),

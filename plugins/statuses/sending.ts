@@ -168,6 +168,8 @@ export function createSending (deps: StatusDeps) {
       contactCount: d.contactCount
     })
     const plural = d.contactCount === 1 ? '' : 's'
+    // the seed contract: statuses-updated whenever the sent-statuses list changes (status-sent is the finer event)
+    events.emit('statuses-updated', { sessionId: d.sessionId, statusId: id, action: 'sent', message: `Status ${id} sent to ${d.contactCount} contact${plural}` })
     return { statusId: id, message: `Status sent to ${d.contactCount} contact${plural}`, platformMessageId: result.messageId, contactCount: d.contactCount, state: 'sent', sentCount: d.contactCount }
   }
 
