@@ -52,7 +52,10 @@ const apiRoutes: FastifyPluginAsync = async (api) => {
   // callback style: a synchronous check needs no promise per request
   api.addHook('preParsing', (req, _reply, payload, done) => {
     try {
-      api.requireApiKey(req)
+      // a request another node of the cluster passed on carries that node's signed word for the caller's
+      // key instead of the key itself (plugins/cluster/signature.ts)
+      if (api.cluster.isForwarded(req)) api.cluster.acceptForward(req)
+      else api.requireApiKey(req)
     } catch (err) {
       done(err as Error)
       return
