@@ -5,9 +5,16 @@
 #   sudo scripts/fresh-machine.sh npm test
 #   sudo scripts/fresh-machine.sh node --import tsx --test test/db/servers.test.ts
 set -euo pipefail
-if [ "${FRESH_MACHINE_INNER:-}" != 1 ]; then exec env FRESH_MACHINE_INNER=1 unshare -m bash "$0" "$@"; fi
-unset FRESH_MACHINE_INNER
-work=$(mktemp -d /tmp/fresh-machine-XXXXXX)
+if [ -z "${FRESH_MACHINE_DIR:-}" ]; then
+  # the folder the namespace mounts its tmpfs on; empty outside it, removed (rmdir: only when empty) at the end
+  dir=$(mktemp -d /tmp/fresh-machine-XXXXXX)
+  rc=0
+  env FRESH_MACHINE_DIR="$dir" unshare -m bash "$0" "$@" || rc=$?
+  rmdir "$dir"
+  exit $rc
+fi
+work=$FRESH_MACHINE_DIR
+unset FRESH_MACHINE_DIR
 mount --make-rprivate /
 # everything below lives in a tmpfs of this namespace only: it is gone when the command ends
 mount -t tmpfs -o mode=755 tmpfs "$work"
