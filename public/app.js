@@ -246,6 +246,8 @@ function connectSocket () {
     scheduleStats()
   })
   socket.on('statuses-updated', (e) => {
+    // 'sent' and 'deleted' come with status-sent / status-deleted, handled above: no second read of the list
+    if (e.action === 'sent' || e.action === 'deleted') return
     if (e.sessionId === state.selectedId) void loadStatuses()
     scheduleStats()
   })

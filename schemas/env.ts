@@ -41,7 +41,7 @@ export const EnvSchema = Type.Object({
   })),
   HEALTH_DISCONNECTED_MS: Int(120_000, 100, 86_400_000, 'A linked session disconnected longer than this makes /api/health report degraded'),
   SEND_RECONNECT_WAIT_MS: Int(60_000, 100, 3_600_000, 'How long a send interrupted by a dropped link (or by a restart) waits for its session to reconnect before it ends partial'),
-  SEND_WAIT_MAX_RECIPIENTS: Int(1000, 0, 1_000_000, 'Longest recipient list a send-status request waits for (200); longer lists answer 202 at once and go out in the background'),
+  SEND_WAIT_MAX_RECIPIENTS: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000, description: 'Unset (default): every send-status request without `wait: false` waits for the end of the send (200), as the seed contract says. Set: the longest recipient list a request waits for; longer lists answer 202 at once and go out in the background' })),
   SCHEDULE_GRACE_MS: Int(900_000, 0, 604_800_000, 'A scheduled run due this long ago or less still fires after a restart or failover (flagged late); an older one is recorded missed'),
   SCHEDULE_ALLOW_SECONDS: Type.Boolean({ default: false, description: 'TESTS ONLY: accept `repeat.unit: seconds` in scheduled statuses' }),
   SEND_MAX_STATUSES_PER_DAY: Int(0, 0, 1_000_000, 'Posts per session in any 24 hours; over it send-status answers 429 with Retry-After and scheduled runs wait (0: no limit)'),
@@ -50,6 +50,7 @@ export const EnvSchema = Type.Object({
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://', description: 'Redis for socket.io across nodes (@socket.io/redis-adapter): every client hears every session' })),
   NODE_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$', description: 'Address other nodes use to reach this one (cluster mode); default http://<hostname>:<PORT>' })),
   NODE_ID: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_.-]{1,64}$', description: 'This node\'s name in the cluster; default generated once into DATA_DIR/node-id' })),
+  CLUSTER_SECRET: Type.Optional(Type.String({ minLength: 32, description: 'Cluster mode: the secret nodes sign requests they pass to each other with (HMAC-SHA256), at least 32 characters, the same on every node; unset: generated once and stored in the shared database' })),
   LEASE_TTL_MS: Int(15_000, 300, 600_000, 'A session lease lasts this long unless its owner renews it; a dead node\'s sessions move after it'),
   LEASE_RENEW_MS: Int(5000, 100, 200_000, 'How often a node renews its leases, beats its heartbeat and looks for orphaned sessions; at most LEASE_TTL_MS / 3')
 })

@@ -10,7 +10,7 @@ export const CreateSessionBodySchema = Type.Object({
   sessionId: SessionIdSchema,
   sessionName: Type.String({ minLength: 1, maxLength: 100, description: '1 to 100 characters after trimming' }),
   authMethod: Type.Optional(AuthMethodSchema),
-  phoneNumber: Type.Optional(PhoneNumberSchema)
+  phoneNumber: Type.Optional(Type.Union([PhoneNumberSchema, Type.Null()], { description: "Required for 'pairing'; null or absent for 'qrcode' (the seed contract)" }))
 }, { additionalProperties: false })
 export type CreateSessionBody = Static<typeof CreateSessionBodySchema>
 

@@ -13,7 +13,7 @@ export const SendStatusBodySchema = Type.Object({
   wait: Type.Optional(Type.Boolean({
     description: 'true (default): answer once the send ended (200). false: answer 202 with `state: sending` as soon as the status is recorded; ' +
       'progress follows as `status-send-progress`, the end as `status-sent` (or `statuses-updated` with action `partial` / `send-failed`). ' +
-      'Lists longer than SEND_WAIT_MAX_RECIPIENTS always answer 202.'
+      'Without this field every request waits (200), unless the operator set SEND_WAIT_MAX_RECIPIENTS (unset by default): then lists longer than it answer 202.'
   }))
 }, { additionalProperties: false })
 export type SendStatusBody = Static<typeof SendStatusBodySchema>

@@ -14,7 +14,7 @@ import { join, resolve } from 'node:path'
 import { pino } from 'pino'
 import { startEmulator } from '@status-tracker/emulator'
 import { startPostgres } from '../test/support/postgres.js'
-import { startRedis } from '../test/support/redis.js'
+import { skipWithoutRedis, startRedis } from '../test/support/redis.js'
 
 const root = resolve(import.meta.dirname, '..')
 const dir = mkdtempSync(join(tmpdir(), 'st-cluster-demo-'))
@@ -23,7 +23,9 @@ const apiKey = process.env.API_KEY ?? randomBytes(18).toString('base64url')
 
 console.log('starting PostgreSQL, Redis and the emulator…')
 const postgres = await startPostgres()
-const redis = await startRedis()
+// Redis where Debian's redis-server is installed; without it the nodes run on PostgreSQL alone
+const redis = skipWithoutRedis === false ? await startRedis() : null
+if (redis === null) console.log(`no Redis (${skipWithoutRedis}): the nodes run on PostgreSQL alone`)
 const databaseUrl = await postgres.createDatabase('status_tracker')
 const emulator = await startEmulator({
   tls: { certFile: join(dir, 'emulator-cert.pem'), keyFile: join(dir, 'emulator-key.pem') },
@@ -42,7 +44,7 @@ async function stop (code: number): Promise<void> {
     await new Promise((resolve) => child.once('exit', resolve))
   }))
   await emulator.stop()
-  await redis.stop()
+  await redis?.stop()
   await postgres.stop()
   rmSync(dir, { recursive: true, force: true })
   process.exit(code)
@@ -62,7 +64,7 @@ for (const [i, id] of ['node-a', 'node-b'].entries()) {
     // every node reads and writes the same uploads folder (on several machines: a shared mount)
     UPLOAD_DIR: join(dir, 'uploads'),
     DATABASE_URL: databaseUrl,
-    REDIS_URL: redis.url,
+    ...(redis === null ? {} : { REDIS_URL: redis.url }),
     NODE_ID: id,
     NODE_URL: base,
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
@@ -95,7 +97,7 @@ Status Tracker cluster demo: two nodes on one PostgreSQL and one Redis, wired to
   node-b        ${B}/
   API key       ${apiKey}
   PostgreSQL    ${databaseUrl}
-  Redis         ${redis.url}
+  Redis         ${redis?.url ?? 'none (PostgreSQL alone)'}
   Emulator      control API ${C}   platform ${emulator.wsUrl}
 
 Try it (in another terminal):

@@ -55,9 +55,12 @@ export interface AppOptions {
 const apiRoutes: FastifyPluginAsync = async (api) => {
   // preParsing, not onRequest: the per-route rate-limit hook (onRequest) must count unauthenticated
   // requests too, and no body is parsed before the key is checked. The key (admin or scoped, keys/auth.ts)
-  // is counted too, then it must see the route's session and hold its scope (keys/scopes.ts).
+  // is counted too, then it must see the route's session and hold its scope (keys/scopes.ts). A request
+  // another node of the cluster passed on carries that node's signed word for who the caller is instead of
+  // the caller's key (plugins/cluster/signature.ts); the owner checks the session and scope again.
   api.addHook('preParsing', async (req, reply, payload) => {
-    await api.authenticate(req, reply)
+    if (api.cluster.isForwarded(req)) await api.authenticateGrant(req, api.cluster.acceptForward(req))
+    else await api.authenticate(req, reply)
     api.authorize(req)
     await api.limitPerKey(req)
     return payload

@@ -1,8 +1,6 @@
 import fp from 'fastify-plugin'
 import rateLimit from '@fastify/rate-limit'
 import type { FastifyRequest } from 'fastify'
-import { apiKeyFrom } from '../keys/auth.js'
-import { FORWARDED_HEADER } from '../cluster/forward.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -12,11 +10,9 @@ declare module 'fastify' {
 }
 
 export default fp(async (app) => {
-  // the auth plugin's check, decorated after this plugin registers (called per request, by then present)
-  const validKey = async (key: string | undefined): Promise<boolean> => key !== undefined && await app.checkApiKey(key)
-  // a request another node of the cluster passed on was counted there already; only with the right key,
-  // so the header cannot help anyone guess keys
-  const forwarded = async (req: FastifyRequest): Promise<boolean> => typeof req.headers[FORWARDED_HEADER] === 'string' && await validKey(apiKeyFrom(req.headers))
+  // A request another node of the cluster passed on was counted there already; only with a valid
+  // signature (the cluster plugin's check, decorated after this plugin registers, present per request).
+  const forwarded = (req: FastifyRequest): boolean => app.cluster.validForward(req)
   const tooMany = (ttl: number): Error => {
     const seconds = Math.max(1, Math.ceil(ttl / 1000))
     const err = new Error(`Too many requests, retry in ${seconds} seconds`) as Error & { statusCode: number }
@@ -31,7 +27,7 @@ export default fp(async (app) => {
     // the docs and the dashboard's static files are not API calls (socket.io never reaches Fastify's routes).
     // Decided by the route the router matched, after percent-decoding (`/%61pi/stats` is /api/stats), never
     // by the raw URL; requests that match no route (the 404 handler) always count.
-    allowList: async (req) => isOutsideApi(req.routeOptions.url) || await forwarded(req),
+    allowList: async (req) => isOutsideApi(req.routeOptions.url) || forwarded(req),
     errorResponseBuilder: (_req, ctx) => tooMany(ctx.ttl)
   })
 
@@ -39,7 +35,9 @@ export default fp(async (app) => {
   // key is the operator's own (every integration of a single-tenant install shares it): per address only.
   const perKey = app.createRateLimit({
     keyGenerator: (req) => `key:${req.principal?.id ?? 'admin'}`,
-    allowList: async (req) => req.principal?.id === null || req.principal?.id === undefined || await forwarded(req)
+    // limitPerKey runs after the key check, where a forwarded request has already been accepted (its nonce
+    // spent, so validForward would now say replayed)
+    allowList: async (req) => req.principal?.id === null || req.principal?.id === undefined || app.cluster.isForwarded(req)
   })
   app.decorate('limitPerKey', async (req: FastifyRequest) => {
     const result = await perKey(req)

@@ -3,7 +3,7 @@ import fp from 'fastify-plugin'
 import bearerAuth from '@fastify/bearer-auth'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Forbidden, SessionNotFound, Unauthorized } from '../../src/errors.js'
-import { canSee, createKeyStore, hasScope, type KeyStore, type Principal } from './store.js'
+import { ADMIN, canSee, createKeyStore, hasScope, type KeyStore, type Principal } from './store.js'
 import { scopeOf } from './scopes.js'
 
 declare module 'fastify' {
@@ -14,6 +14,11 @@ declare module 'fastify' {
     checkApiKey: (candidate: string) => boolean | Promise<boolean>
     /** sets `req.principal` from `x-api-key` or `Authorization: Bearer`, or throws Unauthorized */
     authenticate: (req: FastifyRequest, reply: FastifyReply) => Promise<void>
+    /**
+     * sets `req.principal` from a grant another node of the cluster signed (`admin` or `key:<id>`, see
+     * plugins/cluster/signature.ts), or throws Unauthorized when that key is gone
+     */
+    authenticateGrant: (req: FastifyRequest, grant: string) => Promise<void>
     /** after authenticate: 404 for a session the key may not see, 403 without the route's scope */
     authorize: (req: FastifyRequest) => void
     /** throws unless the request carries the admin key (for /metrics) */
@@ -35,8 +40,7 @@ export default fp(async (app) => {
   app.decorateRequest('principal', null)
   app.decorateRequest('keySessionIds', null)
 
-  const resolveInto = (key: string, req: FastifyRequest): boolean | Promise<boolean> => {
-    const found = keys.resolve(key)
+  const setPrincipal = (req: FastifyRequest, found: Principal | null | Promise<Principal | null>): boolean | Promise<boolean> => {
     const set = (p: Principal | null): boolean => {
       req.principal = p
       req.keySessionIds = p === null || p.sessions === '*' ? null : [...p.sessions]
@@ -44,6 +48,7 @@ export default fp(async (app) => {
     }
     return found instanceof Promise ? found.then(set) : set(found)
   }
+  const resolveInto = (key: string, req: FastifyRequest): boolean | Promise<boolean> => setPrincipal(req, keys.resolve(key))
 
   // Authorization: Bearer through @fastify/bearer-auth, its look-up being the key store's; `x-api-key`
   // (the spec's other form) through the same look-up
@@ -63,6 +68,10 @@ export default fp(async (app) => {
     if (req.principal === null) throw new Unauthorized()
   }
 
+  app.decorate('authenticateGrant', async (req: FastifyRequest, grant: string) => {
+    const found = grant === 'admin' ? ADMIN : grant.startsWith('key:') ? keys.principalById(grant.slice(4)) : null
+    if (!await setPrincipal(req, found)) throw new Unauthorized()
+  })
   app.decorate('checkApiKey', (candidate: string) => {
     const found = keys.resolve(candidate)
     return found instanceof Promise ? found.then((p) => p !== null) : found !== null

@@ -127,6 +127,16 @@ export function createKeyStore (deps: { handle: DbHandle, adminKey: string, log:
     })
   }
 
+  /** A scoped key's principal by its id (a grant another node of the cluster forwarded), or null when it is gone. */
+  function principalById (id: string): Principal | null | Promise<Principal | null> {
+    if (handle.dialect === 'sqlite') return cache.get(id)?.principal ?? null
+    return findKey(db, id).then((row) => {
+      if (row !== undefined) return put(row)
+      if (cache.delete(id)) fireRevoked(id)
+      return null
+    })
+  }
+
   async function create (body: CreateKeyBody): Promise<KeyView & { key: string }> {
     const id = randomBytes(8).toString('hex')
     const secret = randomBytes(32).toString('base64url')
@@ -152,6 +162,7 @@ export function createKeyStore (deps: { handle: DbHandle, adminKey: string, log:
 
   return {
     resolve,
+    principalById,
     create,
     revoke,
     list: async (): Promise<KeyView[]> => (await listKeys(db)).map(viewOf),

@@ -25,9 +25,11 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     const sessionName = req.body.sessionName.trim()
     const authMethod = req.body.authMethod ?? 'pairing'
     if (sessionName === '') throw new BadRequest('body.sessionName must not be blank')
-    if (authMethod === 'pairing' && req.body.phoneNumber === undefined) throw new BadRequest("body.phoneNumber is required when authMethod is 'pairing'")
-    if (authMethod === 'qrcode' && req.body.phoneNumber !== undefined) throw new BadRequest("body.phoneNumber is only used when authMethod is 'pairing'")
-    const phoneNumber = authMethod === 'pairing' ? req.body.phoneNumber ?? null : null
+    // the seed contract: "null or absent for QR sessions"; a number there would be ignored, so it is refused
+    const given = req.body.phoneNumber ?? null
+    if (authMethod === 'pairing' && given === null) throw new BadRequest("body.phoneNumber is required when authMethod is 'pairing'")
+    if (authMethod === 'qrcode' && given !== null) throw new BadRequest("body.phoneNumber is only used when authMethod is 'pairing' (send null or leave it out)")
+    const phoneNumber = authMethod === 'pairing' ? given : null
     await app.sessions.create({ sessionId, sessionName, authMethod, phoneNumber }, req.principal)
     const message = authMethod === 'pairing'
       ? 'Session created. Enter the pairing code (event pairing-code, or GET …/pairing-code) in Linked devices → Link with phone number.'

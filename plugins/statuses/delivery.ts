@@ -45,8 +45,14 @@ export function quiet<T> (promise: Promise<T>): Promise<T> {
   return promise
 }
 
-/** The answer's message for a send that reached everyone it could. */
+/** What a send that reached everyone it could did: `sent to N contacts` (and how many had no LID). */
 export function sentMessage (reached: number, unreachable: readonly string[]): string {
   const missed = unreachable.length > 0 ? `; ${unreachable.length} unreachable (no LID)` : ''
-  return `Status sent to ${reached} contact${reached === 1 ? '' : 's'}${missed}`
+  return `sent to ${reached} contact${reached === 1 ? '' : 's'}${missed}`
+}
+
+/** What a send that stopped part-way did; `unsure` names the recipients that may have it. */
+export function stoppedMessage (sentCount: number, contactCount: number, maybe: number, reason: string): { message: string, unsure: string } {
+  const unsure = maybe > 0 ? ` (${maybe} more may have it: the link closed before the platform confirmed them; a revoke includes them)` : ''
+  return { message: `Status sent to ${sentCount} of ${contactCount} contact${contactCount === 1 ? '' : 's'}; sending stopped: ${reason}${unsure}`, unsure }
 }

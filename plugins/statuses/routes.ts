@@ -17,8 +17,10 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         'A dropped link is waited out (SEND_RECONNECT_WAIT_MS) and the send continues. 200 with `state: sent`, or `state: partial` with ' +
         '`sentCount` when sending stopped part-way (the status is kept, listed and revocable for exactly those recipients). ' +
         'A send that stopped before anyone had it answers 500 and leaves no status. ' +
-        'With `wait: false`, or a list longer than SEND_WAIT_MAX_RECIPIENTS, the answer is 202 with `state: sending` as soon as the status is ' +
-        'recorded; `status-send-progress` and `status-sent` (or `statuses-updated` with action `partial` / `send-failed`) follow as events.',
+        'By default every request waits for the end of the send and answers 200, however long the list (the seed contract). ' +
+        'Only with `wait: false` in the body, or when the operator set SEND_WAIT_MAX_RECIPIENTS (unset by default) and the list is longer, ' +
+        'the answer is 202 with `state: sending` as soon as the status is recorded; `status-send-progress` and `status-sent` ' +
+        '(or `statuses-updated` with action `partial` / `send-failed`) follow as events.',
       params: SessionParamsSchema,
       body: SendStatusBodySchema,
       response: { 200: Ok(SendStatusResultSchema), 202: Ok(SendStatusAcceptedSchema), ...failures(400, 404, 503) }

@@ -10,7 +10,7 @@ import { prepareContent } from './content.js'
 import { whenOpen } from './when-open.js'
 import { parseTargetNumbers } from './parse.js'
 import type { SendStatusAnswer, StatusDeps } from './service.js'
-import { countContacts, isCode, jidOf, quiet, sentMessage, StatusGone, type Delivery } from './delivery.js'
+import { countContacts, isCode, jidOf, quiet, sentMessage, StatusGone, stoppedMessage, type Delivery } from './delivery.js'
 
 // A send's recorded life (issue 11). The row is inserted `sending` before anything goes out; the built
 // message is stored before the first chunk, and each chunk the platform acknowledged is committed (its
@@ -184,10 +184,12 @@ export function createSending (deps: StatusDeps) {
         platformMessageId: result.messageId,
         contactCount: d.contactCount
       })
+      // the seed contract: statuses-updated whenever the sent-statuses list changes (status-sent is the finer event)
+      emit('statuses-updated', { sessionId: d.sessionId, statusId: id, action: 'sent', message: `Status ${id} ${sentMessage(reached, unreachable)}` })
       return true
     })
     if (!finished) throw new SendFailed(new StatusGone().message)
-    return { statusId: id, message: sentMessage(reached, unreachable), platformMessageId: result.messageId, contactCount: d.contactCount, state: 'sent', sentCount: reached, unreachable }
+    return { statusId: id, message: `Status ${sentMessage(reached, unreachable)}`, platformMessageId: result.messageId, contactCount: d.contactCount, state: 'sent', sentCount: reached, unreachable }
   }
 
   /**
@@ -209,9 +211,7 @@ export function createSending (deps: StatusDeps) {
       // the platform's own SendFailed already reads "Failed to send status: …"
       throw isCode(err, 'ST_SEND_FAILED') ? err : new SendFailed(reason)
     }
-    const plural = d.contactCount === 1 ? '' : 's'
-    const unsure = got.maybe > 0 ? ` (${got.maybe} more may have it: the link closed before the platform confirmed them; a revoke includes them)` : ''
-    const message = `Status sent to ${sentCount} of ${d.contactCount} contact${plural}; sending stopped: ${reason}${unsure}`
+    const { message, unsure } = stoppedMessage(sentCount, d.contactCount, got.maybe, reason)
     const kept = await events.within(async (trx, emit) => {
       if (!await finishSend(trx, d.statusId, { state: 'partial', sentCount, error: `Sending stopped after ${sentCount} of ${d.contactCount}: ${reason}${unsure}` })) return false
       emit('statuses-updated', { sessionId: d.sessionId, statusId: id, action: 'partial', message: `Status ${id}: ${message}` })

@@ -47,12 +47,13 @@ export function createStatusService (deps: StatusDeps) {
 
   /**
    * What the send-status route does: waits for the end (200) unless the request said `wait: false` or the
-   * list is longer than SEND_WAIT_MAX_RECIPIENTS; then answers `sending` (202) once the status is recorded,
+   * operator set SEND_WAIT_MAX_RECIPIENTS (default: unset) and the list is longer; then answers `sending` (202) once the status is recorded,
    * and the end reaches clients as events only (status-sent, or statuses-updated partial / send-failed).
    */
   async function submit (sessionId: string, body: SendStatusBody): Promise<SendStatusAnswer | SendStatusAccepted> {
     const started = await sending.start(sessionId, body)
-    if (body.wait !== false && started.contactCount <= config.sendWaitMaxRecipients) return await started.delivery
+    const tooLong = config.sendWaitMaxRecipients !== null && started.contactCount > config.sendWaitMaxRecipients
+    if (body.wait !== false && !tooLong) return await started.delivery
     // sending.ts already logged the failure and emitted its event; a crash meanwhile is resumed at start
     started.delivery.catch((err: unknown) => { log.debug({ err, sessionId, statusId: started.statusId }, 'background send ended without recipients') })
     const plural = started.contactCount === 1 ? '' : 's'
@@ -135,6 +136,8 @@ export function createStatusService (deps: StatusDeps) {
     const deletedFromDatabase = await events.within(async (trx, emit) => {
       if (!await deleteStatus(trx, status.id)) return false
       emit('status-deleted', { sessionId, statusId: id })
+      // the seed contract: statuses-updated whenever the sent-statuses list changes (status-deleted is the finer event)
+      emit('statuses-updated', { sessionId, statusId: id, action: 'deleted', message: `Status ${id} deleted` })
       return true
     })
     const deletedImageFile = await releaseMedia(status.media_file)

@@ -177,6 +177,12 @@ export interface NodeTable {
   last_seen: ColumnType<number, number, number>
 }
 
+/** The secret forwarded requests are signed with, when CLUSTER_SECRET is unset (one row, id 1). */
+export interface ClusterSecretTable {
+  id: number
+  secret: string
+}
+
 /** Which node owns a session's socket, until when (cluster mode). */
 export interface SessionLeaseTable {
   session_id: string
@@ -292,6 +298,7 @@ export interface Database {
   schedules: ScheduleTable
   schedule_runs: ScheduleRunTable
   status_deliveries: StatusDeliveryTable
+  cluster_secret: ClusterSecretTable
 }
 
 export type SessionRow = Selectable<SessionTable>

@@ -32,7 +32,7 @@ export async function planNode (dir: string, nodeId: string): Promise<NodePlan> 
 export async function startNode (t: TestContext, plan: NodePlan, env: Record<string, string>): Promise<ClusterNode> {
   mkdirSync(plan.dir, { recursive: true })
   const inherited: Record<string, string> = {}
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !/^(API_KEY|DATA_DIR|UPLOAD_DIR|LOG_LEVEL|PORT|HOST|DATABASE_URL|REDIS_URL|NODE_URL|NODE_ID)$/.test(k)) inherited[k] = v
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !/^(API_KEY|DATA_DIR|UPLOAD_DIR|LOG_LEVEL|PORT|HOST|DATABASE_URL|REDIS_URL|NODE_URL|NODE_ID|CLUSTER_SECRET)$/.test(k)) inherited[k] = v
   const base = `http://127.0.0.1:${plan.port}`
   const child = spawn(process.execPath, ['--import', TSX, join(ROOT, 'src', 'server.ts')], {
     cwd: plan.dir,

@@ -2,11 +2,11 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { io } from 'socket.io-client'
 import { build, TEST_API_KEY, waitFor } from '../helper.js'
-import { startRedis } from '../support/redis.js'
+import { skipWithoutRedis, startRedis } from '../support/redis.js'
 
 // REDIS_URL: an event one instance emits reaches the socket.io clients of another (through a real Redis).
 
-test('with REDIS_URL, a client connected to one node hears the events another node emits', async (t) => {
+test('with REDIS_URL, a client connected to one node hears the events another node emits', { skip: skipWithoutRedis }, async (t) => {
   const redis = await startRedis()
   t.after(async () => { await redis.stop() })
   const one = await build(t, { REDIS_URL: redis.url })

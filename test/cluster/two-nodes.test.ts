@@ -9,7 +9,7 @@ import { startEmulator, testCertPaths, type Emulator } from '@status-tracker/emu
 import { waitFor } from '../helper.js'
 import { form, jpeg } from '../uploads/fixtures.js'
 import { startPostgres } from '../support/postgres.js'
-import { startRedis } from '../support/redis.js'
+import { skipWithoutRedis, startRedis } from '../support/redis.js'
 import { CLUSTER_KEY, nodeApi, ownership, planNode, startNode, type ClusterNode } from './nodes.js'
 
 // Two nodes (real processes) on one PostgreSQL and one Redis, real Baileys against the emulator. Sessions are
@@ -35,7 +35,7 @@ function assertNeverTwoSockets (emu: Emulator, numbers: string[]): void {
   }
 }
 
-test('two nodes: spread, events and sends across nodes, failover after SIGKILL without loss, no flapping on return', { timeout: 240_000 }, async (t) => {
+test('two nodes: spread, events and sends across nodes, failover after SIGKILL without loss, no flapping on return', { skip: skipWithoutRedis, timeout: 240_000 }, async (t) => {
   const emu = await startEmulator({ tls: testCertPaths() })
   t.after(async () => { await emu.stop() })
   const postgres = await startPostgres()

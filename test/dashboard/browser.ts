@@ -7,6 +7,7 @@ import type { TestContext } from 'node:test'
 import { chromium, type BrowserContext, type Page } from 'playwright-core'
 import { build, TEST_API_KEY, type TestApp } from '../helper.js'
 import { startEmulator, type Emulator } from '@status-tracker/emulator'
+import { skipWithout } from '../support/server-process.js'
 
 export const CHROMIUM_CANDIDATES = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].filter((p): p is string => p !== undefined && p !== '')
 
@@ -14,6 +15,12 @@ export const CHROMIUM_CANDIDATES = [process.env.CHROMIUM_PATH, '/usr/bin/chromiu
 export function findChromium (): string | undefined {
   return CHROMIUM_CANDIDATES.find((p) => existsSync(p))
 }
+
+/**
+ * node:test's `skip` for a browser test: one line naming the Debian package where no Chromium is found;
+ * false where one is, and under CI (CI=true: the test runs and fails on the missing browser).
+ */
+export const skipWithoutChromium = skipWithout(findChromium(), 'chromium', `Chromium (looked at ${CHROMIUM_CANDIDATES.join(', ')}; or set CHROMIUM_PATH)`)
 
 /** Cleanups registered the way node:test's `t.after` does; lets scripts reuse `build()`. */
 export function scriptContext (): { t: TestContext, close: () => Promise<void> } {

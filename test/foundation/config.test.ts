@@ -22,7 +22,7 @@ test('defaults match the documented settings', (t) => {
   assert.equal(c.statusTtlMs, 24 * 3_600_000)
   assert.equal(c.cleanupIntervalMs, 300_000)
   assert.equal(c.sendReconnectWaitMs, 60_000)
-  assert.equal(c.sendWaitMaxRecipients, 1000)
+  assert.equal(c.sendWaitMaxRecipients, null, 'off: every send waits unless the request says wait: false')
   assert.equal(c.wa.linkTimeoutMs, 600_000)
   assert.equal(c.wa.statusChunkSize, 256)
   assert.equal(c.wa.testTrustRoot, null)

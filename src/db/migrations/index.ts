@@ -10,6 +10,7 @@ import * as m008 from './008-event-log.js'
 import * as m009 from './009-keys.js'
 import * as m010 from './010-unreachable.js'
 import * as m011 from './011-schedules.js'
+import * as m012 from './012-cluster-secret.js'
 
 // A static index instead of a file-system provider: src (tsx) and dist (tsc) resolve the same migrations.
 const migrations: Record<string, Migration> = {
@@ -23,7 +24,8 @@ const migrations: Record<string, Migration> = {
   '008-event-log': m008,
   '009-keys': m009,
   '010-unreachable': m010,
-  '011-schedules': m011
+  '011-schedules': m011,
+  '012-cluster-secret': m012
 }
 
 export const migrationProvider: MigrationProvider = {

@@ -126,3 +126,10 @@ export async function insertOwnedSession (db: Db, row: NewSessionRow, nodeId: st
     return true
   })
 }
+
+/** The cluster's shared forwarding secret: the stored one, or `generated` stored by whichever node asks first. */
+export async function sharedClusterSecret (db: Db, generated: string): Promise<string> {
+  await db.insertInto('cluster_secret').values({ id: 1, secret: generated }).onConflict((oc) => oc.column('id').doNothing()).execute()
+  const row = await db.selectFrom('cluster_secret').select('secret').where('id', '=', 1).executeTakeFirstOrThrow()
+  return row.secret
+}
