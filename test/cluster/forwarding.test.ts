@@ -18,12 +18,13 @@ const SECRET = 'test-cluster-secret-0123456789abcdef'
 test('forward signatures: valid once, within the window, for exactly the signed method, path and body', () => {
   const v = new ForwardVerifier(SECRET)
   const now = 1_800_000_000_000
-  const h = forwardHeaders(SECRET, 'node-a', 'admin', 'POST', '/api/sessions/s/send-status', '{"type":"text"}', now)
+  const h = forwardHeaders(SECRET, 'node-a', 'key:0123456789abcdef', 'POST', '/api/sessions/s/send-status', '{"type":"text"}', now)
   assert.equal(v.check(h, 'POST', '/api/sessions/s/send-status', now + 1000), null)
   assert.match(v.check(h, 'POST', '/api/sessions/t/send-status', now) ?? '', /bad signature/, 'another path')
   assert.match(v.check(h, 'DELETE', '/api/sessions/s/send-status', now) ?? '', /bad signature/, 'another method')
   assert.match(v.check({ ...h, [FORWARD.by]: 'node-x' }, 'POST', '/api/sessions/s/send-status', now) ?? '', /bad signature/, 'another sender')
-  assert.match(v.check({ ...h, [FORWARD.grant]: 'admin' }, 'POST', '/api/sessions/s/send-status', now) ?? '', /bad signature/, 'another grant')
+  assert.match(v.check({ ...h, [FORWARD.grant]: 'admin' }, 'POST', '/api/sessions/s/send-status', now) ?? '', /bad signature/, 'another grant (a scoped key\'s made admin)')
+  assert.match(v.check({ ...h, [FORWARD.grant]: 'api-key' }, 'POST', '/api/sessions/s/send-status', now) ?? '', /bad signature|unknown grant/, 'a grant of no known form')
   assert.match(v.check(h, 'POST', '/api/sessions/s/send-status', now + 61_000) ?? '', /too long ago/)
   assert.match(new ForwardVerifier('another-secret-0123456789abcdef0123').check(h, 'POST', '/api/sessions/s/send-status', now) ?? '', /bad signature/)
   assert.match(new ForwardVerifier(null).check(h, 'POST', '/api/sessions/s/send-status', now) ?? '', /not in cluster mode/)
@@ -71,6 +72,24 @@ test('two nodes forward with the stored cluster secret, never the API key; unsig
   assert.equal((await res.json() as { data: { sessionId: string } }).data.sessionId, onB)
   // a wrong key is refused by A before anything is forwarded
   assert.equal((await fetch(`${a.base}/api/sessions/${onB}/connection-status`, { headers: { 'x-api-key': 'wrong-key-0123456789abcdef' } })).status, 401)
+
+  // a scoped key goes by its id (the grant `key:<id>`): B reads the key's sessions and scopes itself
+  const made = await nodeApi(a.base).post<{ id: string, key: string }>('/keys', { name: 'tenant', sessions: [onB], scopes: ['read'] })
+  const asTenant = { 'x-api-key': made.key }
+  const scoped = await fetch(`${a.base}/api/sessions/${onB}/connection-status`, { headers: asTenant })
+  assert.equal(scoped.status, 200, await scoped.clone().text())
+  assert.equal(scoped.headers.get('x-status-tracker-node'), 'node-b')
+  const onA = owners['node-a'][0]
+  assert.equal((await fetch(`${b.base}/api/sessions/${onA}/connection-status`, { headers: asTenant })).status, 404, 'another session is not found for the key')
+  const tenantSend = await fetch(`${a.base}/api/sessions/${onB}/send-status`, { method: 'POST', headers: { ...asTenant, 'content-type': 'application/json' }, body: JSON.stringify({ type: 'text', content: 'x' }) })
+  assert.equal(tenantSend.status, 403, 'a read key cannot send')
+  // signed by A for that key: B applies the key's scope too, and refuses a key that is gone
+  const sendPath = `/api/sessions/${onB}/send-status`
+  const sendBody = JSON.stringify({ type: 'text', content: 'x' })
+  const forged = await fetch(`${b.base}${sendPath}`, { method: 'POST', headers: { ...forwardHeaders(secret, 'node-a', `key:${made.id}`, 'POST', sendPath, sendBody), 'content-type': 'application/json' }, body: sendBody })
+  assert.equal(forged.status, 403, 'the owner checks the scope of the key named in the grant')
+  const gone = forwardHeaders(secret, 'node-a', 'key:0000000000000000', 'GET', `/api/sessions/${onB}/connection-status`, undefined)
+  assert.equal((await fetch(`${b.base}/api/sessions/${onB}/connection-status`, { headers: gone })).status, 401, 'an unknown key in the grant')
 
   const path = `/api/sessions/${onB}/connection-status`
   const direct = async (headers: Record<string, string>, method = 'GET', body?: string): Promise<number> =>
