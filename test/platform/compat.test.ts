@@ -17,6 +17,11 @@ const withSource = (file: string, change: (text: string) => string): Loaded =>
   ({ ...real, source: (f) => f === file ? change(real.source(f)) : real.source(f) })
 const withBaileys = (patch: Record<string, unknown>): Loaded => ({ ...real, baileys: { ...real.baileys, ...patch } })
 const drop = (needle: string) => (text: string): string => text.split(needle).join('')
+/** `loaded` whose socket config builds Baileys' signal repository with some members replaced */
+const withRepository = (patch: Record<string, unknown>): Loaded => {
+  const config = real.baileys.DEFAULT_CONNECTION_CONFIG as { makeSignalRepository: (...args: unknown[]) => object }
+  return withBaileys({ DEFAULT_CONNECTION_CONFIG: { ...config, makeSignalRepository: (...args: unknown[]) => ({ ...config.makeSignalRepository(...args), ...patch }) } })
+}
 
 /** one way to break each assumption: add one here for every entry of the registry */
 const BREAKERS: Record<string, () => Loaded> = {
@@ -26,11 +31,27 @@ const BREAKERS: Record<string, () => Loaded> = {
   'ws-client-socket': () => ({ ...real, WebSocketClient: class { connect (): void {} get isOpen (): boolean { return false } } }),
   'ws-raw-socket': () => ({ ...real, WebSocket: class { send (): void {} } }),
   'pending-queries-on-error': () => withSource('lib/Socket/socket.js', drop("ws.on('error', onErr)")),
-  'signal-repository': () => withBaileys({ DEFAULT_CONNECTION_CONFIG: { makeSignalRepository: () => ({ decryptMessage: async () => new Uint8Array() }) } }),
+  'signal-repository': () => withRepository({ decryptMessage: undefined }),
   'decrypt-in-key-transaction': () => withSource('lib/Utils/decode-wa-message.js', drop('unpadRandomMax16(msgBuffer)')),
   'lid-mapping-keys': () => withSource('lib/Signal/lid-mapping.js', (text) => text.replace('batchData[`${lidUser}_reverse`]', 'batchData[`reverse:${lidUser}`]')),
   'noise-trust-root': () => withBaileys({ WA_CERT_DETAILS: { SERIAL: 0 } }),
-  'libsignal-curve': () => ({ ...real, curve: { ...real.curve, verifySignature: undefined } })
+  'libsignal-curve': () => ({ ...real, curve: { ...real.curve, verifySignature: undefined } }),
+  // the status post path (src/platform/baileys/assumptions-status.ts)
+  'usync-devices-lid': () => withSource('lib/Socket/messages-send.js', drop('requestedLidUsers.add(user)')),
+  'user-devices-cache': () => withSource('lib/Socket/messages-send.js', drop('userDevicesCache,')),
+  'assert-sessions': () => withSource('lib/Socket/messages-send.js', drop('const assertSessions = async (jids, force)')),
+  'send-node': () => withSource('lib/Socket/socket.js', drop('const sendNode = (frame)')),
+  'socket-key-store': () => withSource('lib/Socket/socket.js', drop('authState: { creds, keys },')),
+  'sender-key-types': () => withSource('lib/Socket/messages-send.js', (text) => text.replace('senderKeyMap[deviceJid] = true', 'senderKeyMap.push(deviceJid)')),
+  'status-relay-ignores-key-memory': () => withSource('lib/Socket/messages-send.js', (text) => text.split('if (!participant && !isStatus)').join('if (!participant)')),
+  'own-lid-account': () => withSource('lib/Socket/socket.js', drop('me: { ...authState.creds.me, lid: node.attrs.lid }')),
+  'signal-encrypt': () => withSource('lib/Signal/libsignal.js', (text) => text.replace("'pkmsg' : 'msg'", "'prekey' : 'msg'")),
+  'signal-address': () => withRepository({ jidToSignalProtocolAddress: (jid: string) => jid }),
+  'sender-key-name': () => ({ ...real, SenderKeyName: class { constructor (readonly group: string, readonly sender: { id: string }) {} toString (): string { return `${this.group}::${this.sender.id}` } } }),
+  'lid-lookup': () => withRepository({ lidMapping: { storeLIDPNMappings: async () => {} } }),
+  'message-encoders': () => withBaileys({ encodeSignedDeviceIdentity: undefined }),
+  'identity-change-notification': () => withSource('lib/Utils/identity-change-handler.js', (text) => text.replace("getBinaryNodeChild(node, 'identity')", "getBinaryNodeChild(node, 'identity-key')")),
+  'error-ack-update': () => withSource('lib/Socket/messages-recv.js', drop('status: WAMessageStatus.ERROR'))
 }
 
 test('every assumption holds against the installed Baileys; each names its source and a guard test that exists', () => {

@@ -1,4 +1,6 @@
 import type { Loaded } from './compat.js'
+import { STATUS_ASSUMPTIONS } from './assumptions-status.js'
+import { getter, inOrder, isFunction, method, signalRepositoryOf } from './check-helpers.js'
 
 // THE REGISTRY of what the service assumes about Baileys' (and ws', libsignal's) internals. Each entry: a
 // name, what it expects, the file it comes from, the test that guards the behaviour built on it, and a
@@ -17,27 +19,6 @@ export interface Assumption {
   guard: string
   /** true when it holds in `loaded` */
   check: (loaded: Loaded) => boolean
-}
-
-type Fn = (...args: unknown[]) => unknown
-
-const isFunction = (value: unknown): value is Fn => typeof value === 'function'
-const method = (cls: unknown, name: string): Fn | undefined => {
-  const proto = isFunction(cls) ? (cls.prototype as Record<string, unknown> | undefined) : undefined
-  const value = proto?.[name]
-  return isFunction(value) ? value : undefined
-}
-const getter = (cls: unknown, name: string): boolean =>
-  isFunction(cls) && isFunction(Object.getOwnPropertyDescriptor(cls.prototype as object, name)?.get)
-/** every needle in the text, each after the one before */
-function inOrder (text: string, ...needles: string[]): boolean {
-  let at = 0
-  for (const needle of needles) {
-    const found = text.indexOf(needle, at)
-    if (found === -1) return false
-    at = found + needle.length
-  }
-  return true
 }
 
 export const ASSUMPTIONS: readonly Assumption[] = [
@@ -96,13 +77,8 @@ export const ASSUMPTIONS: readonly Assumption[] = [
     source: '@whiskeysockets/baileys lib/Defaults/index.js (DEFAULT_CONNECTION_CONFIG), lib/Signal/libsignal.js',
     guard: 'test/statuses/interactions-e2e.test.ts, test/platform/receipt-turns.test.ts',
     check: (l) => {
-      const config = l.baileys.DEFAULT_CONNECTION_CONFIG as { makeSignalRepository?: unknown } | undefined
-      const make = config?.makeSignalRepository
-      if (!isFunction(make) || !isFunction(l.baileys.initAuthCreds)) return false
-      const keys = { get: async () => ({}), set: async () => {}, transaction: async (work: () => Promise<unknown>) => await work(), isInTransaction: () => false }
-      const silent = { level: 'silent', child: () => silent, trace () {}, debug () {}, info () {}, warn () {}, error () {} }
-      const repo = make({ creds: l.baileys.initAuthCreds(), keys }, silent, async () => []) as { decryptMessage?: unknown, lidMapping?: { storeLIDPNMappings?: unknown } }
-      return isFunction(repo.decryptMessage) && isFunction(repo.lidMapping?.storeLIDPNMappings)
+      const repo = signalRepositoryOf(l) as { decryptMessage?: unknown, lidMapping?: { storeLIDPNMappings?: unknown } } | undefined
+      return isFunction(repo?.decryptMessage) && isFunction(repo?.lidMapping?.storeLIDPNMappings)
     }
   },
   {
@@ -139,5 +115,7 @@ export const ASSUMPTIONS: readonly Assumption[] = [
     guard: 'test/platform/libsignal-patch.test.ts',
     check: (l) => l.source('lib/Utils/crypto.js').includes("from 'libsignal/src/curve.js'") &&
       ['generateKeyPair', 'calculateAgreement', 'calculateSignature', 'verifySignature'].every((name) => isFunction(l.curve[name]))
-  }
+  },
+  // the internals the WA-Web-shaped status posts rely on (status-post.ts, status-key-memory.ts, devices.ts)
+  ...STATUS_ASSUMPTIONS
 ]

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import * as baileys from '@whiskeysockets/baileys'
+import { SenderKeyName } from '@whiskeysockets/baileys/lib/Signal/Group/sender-key-name.js'
 import { WebSocketClient } from '@whiskeysockets/baileys/lib/Socket/Client/websocket.js'
 import { ASSUMPTIONS, type Assumption } from './assumptions.js'
 
@@ -17,6 +18,8 @@ export interface Loaded {
   WebSocketClient: unknown
   /** the `ws` WebSocket class Baileys' client instantiates (ws resolved from Baileys' own folder) */
   WebSocket: unknown
+  /** libsignal's SenderKeyName class as Baileys builds its sender key names (lib/Signal/Group/sender-key-name.js) */
+  SenderKeyName: unknown
   /** libsignal's src/curve.js as Baileys loads it */
   curve: Record<string, unknown>
   /** the text of a file of the installed Baileys (`lib/…`); '' when it cannot be read */
@@ -67,6 +70,7 @@ export function loadedBaileys (): Loaded {
     baileys: baileys as unknown as Record<string, unknown>,
     WebSocketClient,
     WebSocket: fromBaileys('ws') as unknown,
+    SenderKeyName,
     curve: fromBaileys('libsignal/src/curve.js') as Record<string, unknown>,
     source: reader(baileysRoot),
     wsSource: reader(wsRoot),

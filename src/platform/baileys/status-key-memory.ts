@@ -1,6 +1,7 @@
 import { getBinaryNodeChild, jidDecode, jidNormalizedUser, type BinaryNode, type WASocket } from '@whiskeysockets/baileys'
 import type { PlatformLogger as Logger } from '../logger.js'
 import { STATUS_JID } from '../session/status-message.js'
+import { onStanza } from './socket.js'
 
 // Which devices hold the poster's status sender key. Kept in Baileys' own 'sender-key-memory' key type
 // under "status@broadcast" (a map device JID → true), so it is stored with the session's other keys:
@@ -58,7 +59,8 @@ export function identityChangedUser (node: BinaryNode, meLid: string | undefined
 /**
  * Rotates the status sender key when a contact's identity changes (a reinstall: its devices lost the
  * key, and the old ones must not read later posts). Baileys handles the notification itself
- * (handleIdentityChange); this listens beside it. Returns the listener's removal.
+ * (handleIdentityChange); this listens beside it. Returns the listener's removal. Assumptions
+ * `identity-change-notification`, `sender-key-types`, `sender-key-name`, `signal-address`, `socket-key-store`.
  */
 export function watchIdentityChanges (sock: WASocket, logger: Logger): () => void {
   const onEncrypt = (node: BinaryNode): void => {
@@ -71,6 +73,5 @@ export function watchIdentityChanges (sock: WASocket, logger: Logger): () => voi
       .then(() => { logger.info({ user }, 'a contact\'s identity changed; the status sender key is rotated') })
       .catch((err: unknown) => { logger.warn({ err }, 'could not rotate the status sender key after an identity change') })
   }
-  sock.ws.on('CB:notification,type:encrypt', onEncrypt)
-  return () => { sock.ws.off('CB:notification,type:encrypt', onEncrypt) }
+  return onStanza(sock, 'notification,type:encrypt', onEncrypt)
 }

@@ -31,10 +31,12 @@ import { loadKeyMemory, rememberDevices, rotateStatusSenderKey } from './status-
 //     <meta status_setting="allowlist"/>                                  posts only, never a revoke
 //   </message>
 //
-// Baileys internals relied on (the adapter's compatibility check lists them): sock.getUSyncDevices (usync
-// by LID), sock.assertSessions, sock.sendNode, sock.authState.keys (transaction, 'sender-key-memory' and
-// 'sender-key' key types), sock.authState.creds.me.lid / .account, sock.signalRepository.encryptGroupMessage /
-// encryptMessage / jidToSignalProtocolAddress / lidMapping.getLIDsForPNs.
+// Baileys internals relied on, each checked at start (assumptions-status.ts): sock.getUSyncDevices
+// (`usync-devices-lid`), sock.assertSessions (`assert-sessions`), sock.sendNode (`send-node`),
+// sock.authState.keys (`socket-key-store`, `sender-key-types`), creds.me.lid / .account (`own-lid-account`),
+// signalRepository.encryptGroupMessage / encryptMessage (`signal-encrypt`), lidMapping.getLIDsForPNs
+// (`lid-lookup`), encodeWAMessage / encodeSignedDeviceIdentity (`message-encoders`); an error ack reaches
+// the sender as messages.update (`error-ack-update`).
 
 /**
  * The `status_setting` every post carries. The service posts to an explicit list of recipients, which is

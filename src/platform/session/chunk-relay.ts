@@ -2,6 +2,7 @@ import { proto, type WASocket } from '@whiskeysockets/baileys'
 import { backoffDelay, sleep } from '../async.js'
 import type { PlatformLogger as Logger } from '../logger.js'
 import { STATUS_JID } from './status-message.js'
+import { onStanza, socketOpen } from '../baileys/index.js'
 
 // Relaying one status to a long recipient list: chunks, push-back retries, waiting out a dropped link
 // and the platform's ack of each chunk (see sender.ts for why chunks under one message id are safe).
@@ -69,7 +70,7 @@ const LINK_ERROR = /\b(EPIPE|ECONNRESET|ECONNABORTED|ETIMEDOUT)\b|socket hang up
  * not acknowledged) and is sent again once the session reconnected.
  */
 export function isLinkLoss (sock: WASocket, err: unknown): boolean {
-  if (!sock.ws.isOpen) return true
+  if (!socketOpen(sock)) return true
   if (typeof err !== 'object' || err === null) return false
   const e = err as BoomLike & { code?: unknown }
   const status = e.output?.statusCode
@@ -91,6 +92,7 @@ export function awaitAck (sock: WASocket, messageId: string, timeoutMs: number):
   let received = false
   let error: string | undefined
   const acked = new Promise<void>((resolve, reject) => {
+    let stopAcks = (): void => {}
     const onAck = (node: { attrs?: Record<string, string> }): void => {
       if (node.attrs?.id !== messageId) return
       received = true
@@ -102,11 +104,11 @@ export function awaitAck (sock: WASocket, messageId: string, timeoutMs: number):
     const timer = setTimeout(() => { done(); reject(new Error(`timed out after ${timeoutMs} ms waiting for the platform's ack`)) }, timeoutMs)
     const done = (): void => {
       clearTimeout(timer)
-      sock.ws.off('CB:ack,class:message', onAck)
+      stopAcks()
       sock.ev.off('connection.update', onUpdate)
     }
     cancel = done
-    sock.ws.on('CB:ack,class:message', onAck)
+    stopAcks = onStanza(sock, 'ack,class:message', onAck)
     sock.ev.on('connection.update', onUpdate)
   })
   acked.catch(() => {})

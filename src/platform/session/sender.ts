@@ -1,4 +1,4 @@
-import { jidDecode, jidNormalizedUser, proto, type WAMessageUpdate, type WASocket } from '@whiskeysockets/baileys'
+import { jidNormalizedUser, proto, type WAMessageUpdate, type WASocket } from '@whiskeysockets/baileys'
 import { SerialQueue } from '../async.js'
 import { PlatformError, isPlatformError } from '../errors.js'
 import { pnDigits, pnJid } from '../lid.js'
@@ -9,6 +9,7 @@ import { buildStatusMessage, revokeMessage, STATUS_JID } from './status-message.
 
 import { relayInChunks, withPushBackRetry, type ChunkWriter, type RelayPolicy } from './chunk-relay.js'
 import { lidsForNumbers, ownLidOf, writeLidStatusChunk } from '../baileys/status-post.js'
+import { setUpSessions, uncachedRecipients } from '../baileys/index.js'
 
 // Statuses go to `status@broadcast` as one sender-key message (skmsg) plus, per recipient device, a
 // pairwise-encrypted sender-key distribution message. In rc14 relayMessage (lib/Socket/messages-send.js,
@@ -165,15 +166,9 @@ export class StatusSender {
    */
   async #prepareSessions (sock: WASocket, jids: string[], chunkSize: number): Promise<void> {
     try {
-      const cache = sock.userDevicesCache as { get: (user: string) => unknown }
-      const unknown: string[] = []
-      for (const jid of jids) {
-        const user = jidDecode(jid)?.user
-        if (user === undefined || await cache.get(user) === undefined) unknown.push(jid)
-      }
+      const unknown = await uncachedRecipients(sock, jids)
       if (unknown.length <= chunkSize) return
-      const devices = await sock.getUSyncDevices(unknown, true, false)
-      await sock.assertSessions(devices.map((d) => d.jid))
+      await setUpSessions(sock, unknown)
     } catch (err) {
       this.host.log.debug({ err, recipients: jids.length }, 'setting up sessions before the first chunk failed; the chunks will')
     }

@@ -1,0 +1,48 @@
+import type { Loaded } from './compat.js'
+
+// Helpers the checks of assumptions.ts and assumptions-status.ts share.
+
+export type Fn = (...args: unknown[]) => unknown
+
+export const isFunction = (value: unknown): value is Fn => typeof value === 'function'
+
+/** a method on the class' prototype */
+export const method = (cls: unknown, name: string): Fn | undefined => {
+  const proto = isFunction(cls) ? (cls.prototype as Record<string, unknown> | undefined) : undefined
+  const value = proto?.[name]
+  return isFunction(value) ? value : undefined
+}
+
+/** the class' prototype has a getter `name` */
+export const getter = (cls: unknown, name: string): boolean =>
+  isFunction(cls) && isFunction(Object.getOwnPropertyDescriptor(cls.prototype as object, name)?.get)
+
+/** every needle in the text, each after the one before */
+export function inOrder (text: string, ...needles: string[]): boolean {
+  let at = 0
+  for (const needle of needles) {
+    const found = text.indexOf(needle, at)
+    if (found === -1) return false
+    at = found + needle.length
+  }
+  return true
+}
+
+/** a logger that says nothing, in the shape Baileys calls */
+export const silentLogger: Record<string, unknown> = { level: 'silent', trace () {}, debug () {}, info () {}, warn () {}, error () {} }
+silentLogger.child = () => silentLogger
+
+/** an empty key store with the calls Baileys makes on one (nothing is stored) */
+export const emptyKeys = { get: async () => ({}), set: async () => {}, transaction: async (work: () => Promise<unknown>) => await work(), isInTransaction: () => false }
+
+/**
+ * The signal repository the socket config of `loaded` builds (DEFAULT_CONNECTION_CONFIG.makeSignalRepository)
+ * over fresh credentials and an empty key store; undefined when it cannot be built. Nothing is encrypted.
+ */
+export function signalRepositoryOf (l: Loaded): Record<string, unknown> | undefined {
+  const config = l.baileys.DEFAULT_CONNECTION_CONFIG as { makeSignalRepository?: unknown } | undefined
+  const make = config?.makeSignalRepository
+  if (!isFunction(make) || !isFunction(l.baileys.initAuthCreds)) return undefined
+  const repo = make({ creds: l.baileys.initAuthCreds(), keys: emptyKeys }, silentLogger, async () => [])
+  return typeof repo === 'object' && repo !== null ? repo as Record<string, unknown> : undefined
+}
