@@ -22,7 +22,7 @@ dialectTest('outbox: due order, one order key at a time, attempts, release, requ
   const handle = await openTestDb(t, dialect)
   await endpoint(handle, 'wh_a')
   const outbox = webhookOutboxFor(handle, { nodeId: 'node-a', ttlMs: 60_000 })
-  assert.deepEqual(await outbox.subscribers(), [{ id: 'wh_a', events: null, session_id: null }])
+  assert.deepEqual(await outbox.subscribers(), [{ id: 'wh_a', events: null, session_id: null, key_id: null }])
   await outbox.insert([delivery('wh_a', 'k1', 100, 1), delivery('wh_a', 'k1', 100, 2), delivery('wh_a', 'k2', 150, 3)])
   assert.equal(await outbox.nextDueAt(), 100)
   assert.deepEqual(await outbox.claimDue(99, 10), [], 'nothing due yet')
