@@ -136,14 +136,18 @@ test('webhooks made with a scoped key: only its sessions, only its endpoints', a
   assert.equal((await s.app.inject({ url: `/api/webhooks/${hb.id}`, headers: as(ka.key) })).statusCode, 404)
   assert.equal((await s.app.inject({ method: 'DELETE', url: `/api/webhooks/${hb.id}`, headers: as(ka.key) })).statusCode, 404)
 
+  // deliveries are made from the event log after each event's commit (plugins/webhooks/dispatch.ts)
+  const rows = () => sqliteOf(s.app.db).prepare('select webhook_id, session_id from webhook_deliveries order by id').all()
   s.app.domainEvents.emit('statuses-updated', { sessionId: 'a', action: 'cleanup' })
   s.app.domainEvents.emit('statuses-updated', { sessionId: 'b', action: 'cleanup' })
-  const rows = sqliteOf(s.app.db).prepare('select webhook_id, session_id from webhook_deliveries order by id').all()
-  assert.deepEqual(rows, [{ webhook_id: ha.id, session_id: 'a' }, { webhook_id: hb.id, session_id: 'b' }])
-  // a revoked key's endpoints hear nothing more
+  await waitFor(() => rows().length >= 2, 10_000, 'the deliveries of both events')
+  assert.deepEqual(rows(), [{ webhook_id: ha.id, session_id: 'a' }, { webhook_id: hb.id, session_id: 'b' }])
+  // a revoked key's endpoints hear nothing more (an event of b after a's marks when both were dispatched)
   await s.api({ method: 'DELETE', url: `/api/keys/${ka.id}` })
   s.app.domainEvents.emit('statuses-updated', { sessionId: 'a', action: 'cleanup' })
-  assert.deepEqual(sqliteOf(s.app.db).prepare('select count(*) as n from webhook_deliveries').get(), { n: 2 })
+  s.app.domainEvents.emit('statuses-updated', { sessionId: 'b', action: 'cleanup' })
+  await waitFor(() => rows().length >= 3, 10_000, 'the delivery of b\'s event')
+  assert.deepEqual(rows().slice(2), [{ webhook_id: hb.id, session_id: 'b' }])
 })
 
 test('an upload made with a scoped key is posted by that key only', async (t) => {
