@@ -27,14 +27,21 @@ test('a 429 or 463 from the platform backs the session off exponentially; other 
   assert.equal(!first.ok && first.retryAfterMs, BACKOFF_BASE_MS)
   await assert.rejects(pacing.admit('s1', 1), (err: Error & { statusCode?: number, headers?: Record<string, string> }) =>
     err.statusCode === 429 && err.headers?.['retry-after'] === String(BACKOFF_BASE_MS / 1000) && /backing off/.test(err.message))
+  // domain events reach their listeners after their commit to the event log: a listener added after the
+  // pacing's runs after it, so its promise says the pacing has seen the event
+  const seen = (event: 'statuses-updated' | 'status-sent'): Promise<void> => new Promise((resolve) => { h.app.domainEvents.on(event, () => { resolve() }) })
   // a send that stopped with the platform's 429 doubles it
+  const failedSeen = seen('statuses-updated')
   h.app.domainEvents.emit('statuses-updated', { sessionId: 's1', statusId: '9', action: 'send-failed', message: 'Status 9 was not sent: rate-overlimit 429' })
+  await failedSeen
   const second = await pacing.check('s1', 1)
   assert.equal(!second.ok && second.retryAfterMs, 2 * BACKOFF_BASE_MS)
   assert.deepEqual(await pacing.check('s2', 1), { ok: true }, 'other sessions are not held')
   clock += 2 * BACKOFF_BASE_MS
   assert.deepEqual(await pacing.check('s1', 1), { ok: true }, 'over once it ran out')
+  const sentSeen = seen('status-sent')
   h.app.domainEvents.emit('status-sent', { sessionId: 's1', statusId: '10', id: '10', type: 'text', content: 'x', caption: '', timestamp: new Date(clock).toISOString(), platformMessageId: 'M3', contactCount: 1 })
+  await sentSeen
   h.platform.emit('status-error', { sessionId: 's1', messageId: 'M4', error: '463' })
   const again = await pacing.check('s1', 1)
   assert.equal(!again.ok && again.retryAfterMs, BACKOFF_BASE_MS, 'a post in between started the sequence again')

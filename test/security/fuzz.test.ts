@@ -112,6 +112,16 @@ function operations (doc: Schema): Operation[] {
   return out
 }
 
+/** a query value the parameter's schema refuses: words for a boolean or an integer, a non-matching string for a pattern */
+function badQuery (schema: Schema): fc.Arbitrary<string> {
+  if (schema.type === 'string' && typeof schema.pattern === 'string') {
+    const pattern = new RegExp(schema.pattern)
+    return fc.constantFrom('a b', '!', '', 'x'.repeat(Number(schema.maxLength ?? 300) + 1)).filter((v) => !pattern.test(v))
+  }
+  if (schema.type === 'integer' || schema.type === 'number') return fc.constantFrom('maybe', 'yes', '-1', '1.5')
+  return fc.constantFrom('maybe', '2', 'yes', '')
+}
+
 function caseFor (op: Operation, doc: Schema, validity: boolean): fc.Arbitrary<Case> {
   const pathParams = op.params.filter((p) => p.in === 'path')
   const queryParams = op.params.filter((p) => p.in === 'query')
@@ -124,7 +134,7 @@ function caseFor (op: Operation, doc: Schema, validity: boolean): fc.Arbitrary<C
     // the documented 500 'Cannot generate pairing code at this time')
     const known = (name: string) => name === 'sessionId' ? [op.path.endsWith('request-pairing-code') ? fc.constant('a') : fc.constantFrom('a', 'b')] : name === 'statusId' ? [fc.constantFrom('1', '2')] : []
     const segs = pathParams.map((p) => part === `path:${p.name}` ? badSegment : fc.oneof(...known(p.name), valid(p.schema, doc).map((v) => encodeURIComponent(String(v)))))
-    const query = queryParams.map((p) => part === `query:${p.name}` ? fc.constantFrom('maybe', '2', 'yes', '') : fc.option(valid(p.schema, doc).map(String), { nil: undefined }))
+    const query = queryParams.map((p) => part === `query:${p.name}` ? badQuery(p.schema) : fc.option(valid(p.schema, doc).map(String), { nil: undefined }))
     const body: fc.Arbitrary<string | Buffer | undefined> = op.body === undefined
       ? fc.constant(undefined)
       : part === 'json'

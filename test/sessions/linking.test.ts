@@ -13,7 +13,8 @@ test('pairing-code linking: event and GET agree, the phone enters the code, the 
   const created = await s.api({ method: 'POST', url: '/api/sessions', headers: json, payload: JSON.stringify({ sessionId: 'pair', sessionName: 'Pair', phoneNumber: number }) })
   assert.equal(created.statusCode, 200)
   const createdEvent = await s.events.next('session-created', (e) => e.sessionId === 'pair')
-  assert.deepEqual({ ...createdEvent, createdAt: undefined }, { sessionId: 'pair', sessionName: 'Pair', phoneNumber: number, authMethod: 'pairing', createdAt: undefined })
+  assert.equal(typeof (createdEvent as { eventId?: unknown }).eventId, 'number', 'a logged event carries its eventId')
+  assert.deepEqual({ ...createdEvent, createdAt: undefined, eventId: undefined }, { sessionId: 'pair', sessionName: 'Pair', phoneNumber: number, authMethod: 'pairing', createdAt: undefined, eventId: undefined })
 
   const event = await s.events.next('pairing-code', (e) => e.sessionId === 'pair', 20_000)
   assert.match(event.pairingCode, /^[A-Z0-9]{8}$/)
@@ -108,7 +109,7 @@ test('faults: a dropped connection reconnects; a logout ends in logged-out and t
   since = s.events.seen.length
   s.emu.fault(number, 'logout')
   const loggedOut = await waitFor(() => s.events.seen.slice(since).find((e) => e.event === 'connection-status' && (e.payload as { status: string }).status === 'logged-out'), 15_000, 'logged-out')
-  assert.deepEqual({ ...(loggedOut.payload as object), reason: undefined }, { sessionId: 'f', connected: false, status: 'logged-out', ownNumber: null, reason: undefined })
+  assert.deepEqual({ ...(loggedOut.payload as object), reason: undefined, eventId: undefined }, { sessionId: 'f', connected: false, status: 'logged-out', ownNumber: null, reason: undefined, eventId: undefined })
   const row = await s.app.db.db.selectFrom('sessions').selectAll().where('id', '=', 'f').executeTakeFirstOrThrow()
   assert.equal(row.linked, 0)
   assert.equal((await s.app.db.db.selectFrom('auth_keys').selectAll().where('session_id', '=', 'f').execute()).length, 0, 'auth state cleared')
