@@ -37,12 +37,13 @@ interface Row {
   target_numbers: string
   sent_count: number
   error: string | null
+  unreachable: string
   viewer_count: number
   reaction_count: number
   reply_count: number
 }
 const listSent = db.prepare<[string, number], Row>(`select s.id, s.type, s.content, s.caption, s.message_id, s.state, s.created_at,
-  s.contact_count, s.target_numbers, s.sent_count, s.error,
+  s.contact_count, s.target_numbers, s.sent_count, s.error, s.unreachable,
   (select count(*) from viewers v where v.status_id = s.id and v.is_real = 1) as viewer_count,
   (select count(*) from status_reactions r where r.status_id = s.id and r.emoji <> '') as reaction_count,
   (select count(*) from status_replies p where p.status_id = s.id) as reply_count
@@ -92,6 +93,7 @@ app.get('/api/sessions/:sessionId/sent-statuses', (req, res) => {
     reactionCount: r.reaction_count,
     replyCount: r.reply_count,
     error: r.error,
+    unreachable: r.unreachable === '' ? [] : r.unreachable.split(','),
     state: r.state,
     sentCount: r.sent_count
   }))
