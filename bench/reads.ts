@@ -99,7 +99,8 @@ await runBench('reads', 180_000, async ({ smoke, dir, log, emulator, service }) 
   try {
     // the same work: the very same list, and a health answer of the same shape
     const path = { health: '/api/health', list: '/api/sessions/reader/sent-statuses' }
-    if (JSON.stringify(await data(control.base, path.list)) !== JSON.stringify(await data(svc.base, path.list))) throw new Error('the control lists other statuses than the service')
+    const [theirs, ours] = [JSON.stringify(await data(control.base, path.list)), JSON.stringify(await data(svc.base, path.list))]
+    if (theirs !== ours) throw new Error(`the control lists other statuses than the service:\n  control ${theirs.slice(0, 400)}\n  service ${ours.slice(0, 400)}`)
     if (JSON.stringify(shape(await data(control.base, path.health))) !== JSON.stringify(shape(await data(svc.base, path.health)))) throw new Error('the control\'s health answer has another shape than the service\'s')
     log('Express control linked; its answers match the service\'s')
 

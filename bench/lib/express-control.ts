@@ -72,6 +72,8 @@ app.get('/api/health', (_req, res) => {
       checks: {
         database: { ok: true, latencyMs },
         sessions: { total: rows.length, connected: open, connecting: socketState === 'connecting' ? 1 : 0, disconnected: rows.length - open, loggedOut: 0, disconnectedTooLong: [] },
+        // the service checks the Baileys internals it relies on once at start; the control relies on none
+        platform: { loaded: true, baileys: '7.0.0-rc14', compatible: true, assumptions: 0, broken: [] },
         webhooks: { pending: pending.get(), failing: failing.get() }
       }
     }
@@ -93,9 +95,9 @@ app.get('/api/sessions/:sessionId/sent-statuses', (req, res) => {
     reactionCount: r.reaction_count,
     replyCount: r.reply_count,
     error: r.error,
-    unreachable: r.unreachable === '' ? [] : r.unreachable.split(','),
     state: r.state,
-    sentCount: r.sent_count
+    sentCount: r.sent_count,
+    unreachable: r.unreachable === '' ? [] : r.unreachable.split(',')
   }))
   res.json({ success: true, data })
 })
