@@ -1,4 +1,4 @@
-/* global Buffer, process, setTimeout */
+/* global Buffer, console, process, setTimeout */
 // The control of the receipt benchmark: stock Baileys 7.0.0-rc14 and nothing else, as a user of the
 // library would run it: makeWASocket with useMultiFileAuthState, its own receipt handling and ack, and
 // a count of the views it reports (`message-receipt.update`). No database, no HTTP, no socket.io.
@@ -20,6 +20,9 @@ WA_CERT_DETAILS.PUBLIC_KEY.set(root)
 const { state, saveCreds } = await useMultiFileAuthState(process.env.BARE_AUTH ?? '')
 const logger = pino({ level: 'silent' })
 const say = (o) => { process.stdout.write(`${JSON.stringify(o)}\n`) }
+// stdout carries this program's JSON lines only: what libraries print (libsignal's session dumps through
+// console.info / console.log) goes to stderr, the driver's log
+for (const level of ['log', 'info', 'debug', 'warn']) console[level] = (...args) => { process.stderr.write(`${args.map(String).join(' ')}\n`) }
 
 const views = new Set()
 let expect = Infinity

@@ -39,6 +39,7 @@ export async function startBareBaileys (opts: { dir: string, wsUrl: string, root
       const text = pending.slice(0, nl)
       pending = pending.slice(nl + 1)
       log.write(`${text}\n`)
+      if (!text.startsWith('{')) continue
       const line = { ...(JSON.parse(text) as Line), receivedAt: at }
       for (let i = 0; i < waiting.length; i++) if (waiting[i](line)) waiting.splice(i--, 1)
     }
