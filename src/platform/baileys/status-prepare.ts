@@ -1,4 +1,4 @@
-import { jidDecode, jidNormalizedUser, parseAndInjectE2ESessions, S_WHATSAPP_NET, type BinaryNode, type WASocket } from '@whiskeysockets/baileys'
+import { getBinaryNodeChild, getBinaryNodeChildren, jidDecode, jidNormalizedUser, parseAndInjectE2ESessions, S_WHATSAPP_NET, type BinaryNode, type WASocket } from '@whiskeysockets/baileys'
 import type { PlatformLogger as Logger } from '../logger.js'
 
 // A head start for a long status list: the devices of recipients Baileys does not know yet are looked up
@@ -12,6 +12,9 @@ export interface SessionPrep {
   /** resolves once the sessions of these recipients' devices are set up (or their preparation failed) */
   ready: (users: string[]) => Promise<void>
 }
+
+/** sessions set up per turn of the event loop (≈ 0.5 ms each) */
+const INJECT_SLICE = 32
 
 const NONE: SessionPrep = { ready: async () => {} }
 
@@ -56,7 +59,14 @@ export async function prepareSessions (sock: WASocket, batches: string[][], lid:
       // one transaction per batch: its sessions are committed together, not one key-store write each
       await sock.authState.keys.transaction(async () => {
         if (!lid) await sock.assertSessions(list)
-        else if (bundles !== null) await parseAndInjectE2ESessions(bundles, sock.signalRepository)
+        else if (bundles !== null) {
+          // in slices with a turn of the event loop between them: setting up sessions never waits for I/O,
+          // so a whole batch would hold back the acks (and the chunks they release) until it is done
+          for (const slice of slices(bundles, INJECT_SLICE)) {
+            await new Promise((resolve) => setImmediate(resolve))
+            await parseAndInjectE2ESessions(slice, sock.signalRepository)
+          }
+        }
       }, `status-prepare-${index}`)
     }).catch((err: unknown) => {
       logger.debug({ err, recipients: batch.length }, 'setting up sessions ahead of a chunk failed; the chunk will')
@@ -96,4 +106,14 @@ async function fetchBundles (sock: WASocket, jids: string[]): Promise<BinaryNode
     attrs: { xmlns: 'encrypt', type: 'get', to: S_WHATSAPP_NET },
     content: [{ tag: 'key', attrs: {}, content: jids.map((jid): BinaryNode => ({ tag: 'user', attrs: { jid } })) }]
   })
+}
+
+/** The `encrypt` answer split into answers of at most `size` users each. */
+function slices (answer: BinaryNode, size: number): BinaryNode[] {
+  const users = getBinaryNodeChildren(getBinaryNodeChild(answer, 'list'), 'user')
+  const out: BinaryNode[] = []
+  for (let i = 0; i < users.length; i += size) {
+    out.push({ ...answer, content: [{ tag: 'list', attrs: {}, content: users.slice(i, i + size) }] })
+  }
+  return out
 }
