@@ -2,7 +2,7 @@ import type { Assumption } from './assumptions.js'
 import { emptyKeys, inOrder, isFunction, signalRepositoryOf, silentLogger } from './check-helpers.js'
 
 // The Baileys (and libsignal) internals the WA-Web-shaped status posts rely on (status-post.ts,
-// status-key-memory.ts, devices.ts): part of the registry (assumptions.ts spreads them into ASSUMPTIONS).
+// status-key-memory.ts, devices.ts, status-prepare.ts): part of the registry (assumptions.ts spreads them into ASSUMPTIONS).
 // The socket's own functions (getUSyncDevices, assertSessions, sendNode…) are made per socket by
 // makeMessagesSocket/makeSocket, so, like `receipt-ack`, their checks read the installed file for the
 // definition and its place in the returned socket; what a module exports or builds is looked at directly.
@@ -93,6 +93,27 @@ export const STATUS_ASSUMPTIONS: readonly Assumption[] = [
         inOrder(l.source(LIBSIGNAL), 'async encryptMessage({ jid, data })', "const type = sigType === 3 ? 'pkmsg' : 'msg'", 'return { type, ciphertext:',
           'async encryptGroupMessage({ group, meId, data })', 'return { ciphertext, senderKeyDistributionMessage: skdm.serialize() }')
     }
+  },
+  {
+    name: 'pre-key-query',
+    expects: 'the socket\'s query(node, timeoutMs) sends an IQ and resolves with its answer (status-prepare.ts asks for pre-key bundles with it)',
+    source: '@whiskeysockets/baileys lib/Socket/socket.js (query)',
+    guard: 'test/statuses/lid-post-many.test.ts',
+    check: (l) => inOrder(l.source(SOCKET), 'const query = async (node, timeoutMs)', 'query,')
+  },
+  {
+    name: 'inject-e2e-sessions',
+    expects: 'parseAndInjectE2ESessions(node, repository) is exported and sets up a Signal session from each bundle of an `encrypt` answer',
+    source: '@whiskeysockets/baileys lib/Utils/signal.js (parseAndInjectE2ESessions)',
+    guard: 'test/statuses/lid-post-many.test.ts',
+    check: (l) => isFunction(l.baileys.parseAndInjectE2ESessions)
+  },
+  {
+    name: 'validate-session',
+    expects: 'the signal repository\'s validateSession(jid) answers { exists } for a device JID',
+    source: '@whiskeysockets/baileys lib/Signal/libsignal.js (validateSession)',
+    guard: 'test/statuses/lid-post-many.test.ts',
+    check: (l) => isFunction(signalRepositoryOf(l)?.validateSession) && inOrder(l.source(LIBSIGNAL), 'async validateSession(jid)', 'return { exists:')
   },
   {
     name: 'signal-address',

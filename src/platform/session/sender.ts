@@ -7,9 +7,9 @@ import type { SendStatusInput, SendStatusResult } from '../types.js'
 import { messageOf, type Emit } from './linking.js'
 import { buildStatusMessage, revokeMessage, STATUS_JID } from './status-message.js'
 
-import { relayInChunks, withPushBackRetry, type ChunkWriter, type RelayPolicy } from './chunk-relay.js'
+import { chunk, relayInChunks, withPushBackRetry, type ChunkWriter, type RelayPolicy } from './chunk-relay.js'
 import { lidsForNumbers, ownLidOf, writeLidStatusChunk } from '../baileys/status-post.js'
-import { setUpSessions, uncachedRecipients } from '../baileys/index.js'
+import { prepareSessions, type SessionPrep } from '../baileys/status-prepare.js'
 
 // Statuses go to `status@broadcast` as one sender-key message (skmsg) plus, per recipient device, a
 // pairwise-encrypted sender-key distribution message. In rc14 relayMessage (lib/Socket/messages-send.js,
@@ -74,8 +74,13 @@ export class StatusSender {
       }
       const done = new Set(input.done ?? [])
       const jids = all.filter((jid) => !done.has(jid))
-      if (jids.length > policy.chunkSize) await this.#prepareSessions(first, lids === null ? jids : jids.map((j) => lids.get(j) ?? j), policy.chunkSize)
-      const write = lids === null ? undefined : this.#lidWriter(message, input.messageId, lids, true)
+      // a long list: devices and sessions prepared ahead, batch by batch alongside the chunks (status-prepare.ts)
+      const prep = jids.length > policy.chunkSize
+        ? await prepareSessions(first, chunk(lids === null ? jids : jids.map((j) => lids.get(j) ?? j), policy.chunkSize), lids !== null, log).catch(() => undefined)
+        : undefined
+      // relayMessage (the phone-number path) would repeat the look-ups the preparation has in flight
+      if (lids === null) await prep?.ready(jids)
+      const write = lids === null ? undefined : this.#lidWriter(message, input.messageId, lids, true, prep)
       try {
         await relayInChunks({
           socket: this.host.openSocket,
@@ -120,14 +125,12 @@ export class StatusSender {
     }
   }
 
-  #lidWriter (message: proto.IMessage, messageId: string, lids: Map<string, string>, post: boolean): ChunkWriter {
-    return async (sock, jids) => await writeLidStatusChunk(sock, {
-      message,
-      messageId,
-      users: jids.flatMap((jid) => lids.get(jid) ?? []),
-      post,
-      logger: this.host.log
-    })
+  #lidWriter (message: proto.IMessage, messageId: string, lids: Map<string, string>, post: boolean, prep?: SessionPrep): ChunkWriter {
+    return async (sock, jids) => {
+      const users = jids.flatMap((jid) => lids.get(jid) ?? [])
+      await prep?.ready(users)
+      return await writeLidStatusChunk(sock, { message, messageId, users, post, logger: this.host.log })
+    }
   }
 
   /** The message to relay: the stored one of an earlier attempt, or a fresh one (media uploaded) handed to onPrepared. */
@@ -153,25 +156,6 @@ export class StatusSender {
     }
     await input.onPrepared?.(proto.Message.encode(message).finish())
     return message
-  }
-
-  /**
-   * Looks up the devices of recipients Baileys does not know yet and sets up their Signal sessions in one
-   * usync query and one pre-key fetch, before the first chunk, while the platform has nothing else to
-   * process; relayMessage then finds the devices in Baileys' cache and the sessions in place, instead of
-   * two round trips per chunk (issue 14: under load those waited behind the platform decrypting the
-   * previous chunk). Recipients whose devices are cached (a second send) are left to the chunks: checking
-   * their sessions here would read every session record once more. Only a head start: nothing is sent,
-   * and on any error the chunks do the same work themselves.
-   */
-  async #prepareSessions (sock: WASocket, jids: string[], chunkSize: number): Promise<void> {
-    try {
-      const unknown = await uncachedRecipients(sock, jids)
-      if (unknown.length <= chunkSize) return
-      await setUpSessions(sock, unknown)
-    } catch (err) {
-      this.host.log.debug({ err, recipients: jids.length }, 'setting up sessions before the first chunk failed; the chunks will')
-    }
   }
 
   /** Revokes a status for the JIDs it went to; false when the platform could not be told. */
