@@ -3,7 +3,7 @@ import { test } from 'node:test'
 import { io as connect, type Socket } from 'socket.io-client'
 import { build, TEST_API_KEY, waitFor, type TestApp } from '../helper.js'
 import { postgresUrl, usePostgres } from '../support/db-matrix.js'
-import { startRedis } from '../support/redis.js'
+import { startRedis, skipWithoutRedis } from '../support/redis.js'
 
 // Two nodes on one PostgreSQL database and one Redis: socket.io subscriptions are rooms, and the Redis
 // adapter carries them; a key made on one node works on the other at once, and revoking it there closes
@@ -11,7 +11,7 @@ import { startRedis } from '../support/redis.js'
 
 usePostgres()
 
-test('two nodes with Redis: a socket hears only the sessions it subscribed to; keys and revocations reach every node', { timeout: 120_000 }, async (t) => {
+test('two nodes with Redis: a socket hears only the sessions it subscribed to; keys and revocations reach every node', { skip: skipWithoutRedis, timeout: 120_000 }, async (t) => {
   const redis = await startRedis()
   t.after(async () => { await redis.stop() })
   const env = { DATABASE_URL: await postgresUrl(), REDIS_URL: redis.url }
