@@ -22,7 +22,7 @@ const FIGURES = [
 
 interface Report { runs: Array<{ name: string, code: number | null, figures: Array<{ id: string, name: string, value: number | null }> }> }
 
-test('npm run bench in smoke mode: every script completes and prints its figures', { timeout: 175_000 }, async (t) => {
+test('npm run bench in smoke mode: every script completes and prints its figures', { timeout: 300_000 }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'bench-smoke-'))
   t.after(() => { rmSync(dir, { recursive: true, force: true }) })
   const env: NodeJS.ProcessEnv = { ...process.env, BENCH_SMOKE: '1', BENCH_OUT: join(dir, 'BENCHMARKS.md'), BENCH_JSON: join(dir, 'figures.json') }
