@@ -16,8 +16,10 @@ declare module 'fastify' {
 
 // fastify-socket.io is CommonJS with an `exports.default`; under Node's ESM loader the default import is the
 // whole module object.
-const socketIo = ((socketIoModule as unknown as { default?: FastifyPluginAsync<Partial<ServerOptions>> }).default ??
-  socketIoModule) as FastifyPluginAsync<Partial<ServerOptions>>
+// Its options are socket.io's, plus preClose (replaces the plugin's own).
+type SocketIoOptions = Partial<ServerOptions> & { preClose?: (done: () => void) => void }
+const socketIo = ((socketIoModule as unknown as { default?: FastifyPluginAsync<SocketIoOptions> }).default ??
+  socketIoModule) as FastifyPluginAsync<SocketIoOptions>
 
 /** A client that reconnects within this long gets the events it missed (socket.recovered is true). */
 export const RECOVERY_WINDOW_MS = 2 * 60_000
@@ -73,6 +75,15 @@ export default fp(async (app) => {
     pingTimeout: 20_000,
     // a recovered connection passes the key check again like any other handshake
     connectionStateRecovery: { maxDisconnectionDuration: RECOVERY_WINDOW_MS, skipMiddlewares: false },
+    // On close, the plugin's default only disconnects the sockets joined to a namespace. A client between its
+    // engine.io handshake and its namespace connect (the key check is async), or one whose connect the key check
+    // refused, holds an open connection too, answering pings: the HTTP server's close would wait for it forever.
+    // Closing every engine.io client as well lets the close finish at once.
+    preClose: (done: () => void) => {
+      app.io.local.disconnectSockets(true)
+      app.io.engine.close()
+      done()
+    },
     // long polling from another origin needs CORS like the API (WebSocket upgrades do not)
     ...(origin === null ? {} : { cors: { origin, methods: ['GET', 'POST'] } })
   })

@@ -72,14 +72,15 @@ export async function openBrowser (t: TestContext, executablePath: string, viewp
     colorScheme: 'light',
     reducedMotion: 'reduce'
   })
-  // one hook, in this order: the browser must be gone before its profile is removed
+  // one hook, in this order: the browser must be gone before its profile is removed; bounded, so a browser
+  // that does not close fails the test by name instead of holding the file until its own timeout
   t.after(async () => {
     try {
       await context.close()
     } finally {
       rmSync(profile, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 })
     }
-  })
+  }, { timeout: 30_000 })
   const page = context.pages()[0] ?? await context.newPage()
   page.setDefaultTimeout(15_000)
   const errors: string[] = []
