@@ -10,7 +10,7 @@ import {
   unrefBaileysUploadTimer,
   waitForEvent
 } from '../src/baileys-helpers.js'
-import { AppStateServer, PATCHES_PER_ANSWER } from '../src/app-state.js'
+import { AppStateServer, PATCHES_PER_ANSWER, type Mutation } from '../src/app-state.js'
 import { startEmulator, testCertPaths, type Emulator } from '../src/index.js'
 
 // The phone's saved contacts and status privacy reach its linked devices the way the platform sends them:
@@ -188,11 +188,11 @@ describe('app-state patches (app-state.ts)', () => {
   it('a long history comes in pages; every patch decodes with its MACs verified and the LT hash agrees', async () => {
     const server = new AppStateServer()
     const count = PATCHES_PER_ANSWER + 20
-    const mutations = Array.from({ length: count }, (_, i) => ({
+    const mutations: Mutation[] = Array.from({ length: count }, (_, i) => ({
       index: ['contact', pn(String(15550000000 + i))],
       value: { contactAction: { fullName: `C${i}` }, timestamp: Date.now() },
       apiVersion: 2,
-      operation: i === count - 1 ? 'remove' as const : 'set' as const
+      operation: i === count - 1 ? 'remove' : 'set'
     }))
     // the last one removes the first contact again, with an all-absent contactAction as WA Web's removal
     mutations[count - 1] = { ...mutations[count - 1], index: mutations[0].index, value: { contactAction: {}, timestamp: Date.now() } }
