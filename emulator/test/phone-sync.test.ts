@@ -184,6 +184,27 @@ describe("the phone's saved contacts and status privacy, through app-state sync"
   })
 })
 
+describe("a legacy (not LID-migrated) account's phone", () => {
+  it('shares its key from the own number and sends its contacts without LIDs', async () => {
+    const emu = await startEmulator({ tls: testCertPaths() })
+    trustEmulatorRoot(emu.rootPublicKey)
+    const own = '15553339000'
+    emu.createAccount(own, { legacy: true })
+    const { sock: legacy } = await linkWithQr(emu, own, { config: VERIFY })
+    try {
+      const seen = collectContacts(legacy)
+      const result = await emu.setSavedContacts(own, [{ number: '15553339001', name: 'Dora' }])
+      assert.equal(emu.getContact('15553339001').legacy, true, "a legacy phone's new contact is legacy too")
+      assert.equal(result.deliveredTo, 1)
+      await eventually(() => seen.get(pn('15553339001'))?.name === 'Dora', "the legacy phone's contact")
+      assert.deepEqual(plain(seen.get(pn('15553339001'))), { id: pn('15553339001'), name: 'Dora', phoneNumber: pn('15553339001') })
+    } finally {
+      await endSocket(legacy)
+      await emu.stop()
+    }
+  })
+})
+
 describe('app-state patches (app-state.ts)', () => {
   it('a long history comes in pages; every patch decodes with its MACs verified and the LT hash agrees', async () => {
     const server = new AppStateServer()

@@ -38,11 +38,15 @@ export function hasAppStateKey (sock: WASocket): boolean {
  * emulator, the whole history) and emits every record it holds as if new; the events it buffered meanwhile are
  * handed to the listeners before this returns (ev.flush()). True when the collection was synced (a version
  * is stored again); false when it could not be (no key yet: rc14 parks it until the key arrives).
- * Assumptions `app-state-resync`, `event-buffer-flush`, `socket-key-store`.
+ * The version is dropped inside a key-store transaction under the key rc14's resyncs use: a resync under way
+ * (a server_sync) commits first, so it cannot store its version over the dropped one, and one starting after
+ * it reads no version and emits everything too. Assumptions `app-state-resync`, `event-buffer-flush`, `socket-key-store`.
  */
 export async function syncFromScratch (sock: WASocket, collection: typeof CONTACTS_COLLECTION | typeof PRIVACY_COLLECTION): Promise<boolean> {
   const keys = sock.authState.keys
-  await keys.set({ 'app-state-sync-version': { [collection]: null } })
+  await keys.transaction(async () => {
+    await keys.set({ 'app-state-sync-version': { [collection]: null } })
+  }, sock.authState.creds.me?.id ?? 'resync-app-state')
   await sock.resyncAppState([collection], false)
   sock.ev.flush()
   const stored = (await keys.get('app-state-sync-version', [collection]))[collection] as { version?: unknown } | undefined
