@@ -8,7 +8,7 @@ import { dialectEnv, dialectTest } from '../support/db-matrix.js'
 // service through real Baileys (app-state sync: the key share, server_sync, rc14's contacts.upsert and
 // settings.update; the status privacy query), on both backends. Set on the phone before linking (they arrive
 // at the link), changed after it (they follow without linking again), changed while the service is down
-// (they follow at its next start), and kept across a restart.
+// (they follow at its next start), kept across a restart, and forgotten when the phone logs the device out.
 
 const OWN = '4915100002400'
 const ALICE = '4915100002401'
@@ -117,4 +117,8 @@ dialectTest("the phone's contacts and status privacy reach the service through a
   await put('saved-contacts', { contacts: [{ number: ERIN, name: 'Erin' }] })
   await waitFor(async () => same(await contactsOf(again), [afterRestart[1]]), 20_000, 'a removal after the restart')
   assert.equal(emu.getAccount(OWN).linkedDevices.length, 1, 'never linked again')
+
+  // the phone removes the device: what it shared is forgotten
+  emu.fault(OWN, 'logout')
+  await waitFor(async () => (await contactsOf(again)).length === 0 && (await privacyOf(again)).mode === null, 20_000, 'the phone\'s data forgotten at logout')
 })

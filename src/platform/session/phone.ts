@@ -105,6 +105,8 @@ export class PhoneSync {
   #again = false
   /** the socket the last open was for */
   #sock: WASocket | null = null
+  /** counts logouts: a sync that began before one is not stored */
+  #epoch = 0
 
   constructor (deps: PhoneSyncDeps) {
     this.#deps = deps
@@ -131,6 +133,7 @@ export class PhoneSync {
   forget (): void {
     this.#synced = false
     this.#sock = null
+    this.#epoch++
     this.#write('could not forget the phone\'s contacts', () => this.#deps.sink.forget(this.#deps.sessionId))
   }
 
@@ -155,10 +158,13 @@ export class PhoneSync {
     const seen = new Map<string, PhoneContact | null>()
     this.#collecting = seen
     const log = this.#deps.log
+    const epoch = this.#epoch
     syncFromScratch(sock, CONTACTS_COLLECTION)
       .catch((err: unknown) => { log.warn({ err }, 'could not sync the phone\'s contacts'); return false })
       .then((whole) => {
         this.#collecting = null
+        // the account was logged out meanwhile: what came belongs to the old link
+        if (epoch !== this.#epoch) return
         const contacts = [...seen.values()].filter((c) => c !== null)
         const { sessionId, sink } = this.#deps
         if (whole) {
