@@ -231,6 +231,8 @@ export interface EventCursorTable {
 
 import type { ScheduleTable, ScheduleRunTable, StatusDeliveryTable } from './schedule-tables.js'
 export type { ScheduleTable, ScheduleState, RunState, ScheduleRunTable, StatusDeliveryTable } from './schedule-tables.js'
+import type { PhoneContactTable, PhoneStatusPrivacyTable } from './phone-tables.js'
+export type { PhoneContactTable, PhoneStatusPrivacyTable } from './phone-tables.js'
 
 export interface Database {
   sessions: SessionTable
@@ -254,6 +256,8 @@ export interface Database {
   schedule_runs: ScheduleRunTable
   status_deliveries: StatusDeliveryTable
   cluster_secret: ClusterSecretTable
+  phone_contacts: PhoneContactTable
+  phone_status_privacy: PhoneStatusPrivacyTable
 }
 
 export type SessionRow = Selectable<SessionTable>
