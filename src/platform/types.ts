@@ -142,9 +142,11 @@ export interface SendStatusInput {
   onChunkStart?: (jids: string[]) => void | Promise<void>
   /**
    * after each chunk the platform acknowledged, with that chunk's JIDs (they have the status now); the
-   * next chunk waits until this resolves, so the caller can commit them first
+   * next chunk waits until this resolves, so the caller can commit them first. `progress`: how far the
+   * send has got with this chunk when the list spans more than one chunk (or a resumed send continues),
+   * else null; the caller commits the chunk and records its progress report in one step
    */
-  onChunk?: (jids: string[]) => void | Promise<void>
+  onChunk?: (jids: string[], progress: SendProgress | null) => void | Promise<void>
   /**
    * a chunk was written but the link closed before the platform acknowledged it: these JIDs may have it.
    * The chunk is sent again after a reconnect (then onChunk confirms them); the next step waits for this.
@@ -155,8 +157,12 @@ export interface SendStatusInput {
    * stored mapping, none from the platform's lid query) and are not sent to. Called before the first chunk.
    */
   onUnreachable?: (numbers: string[]) => void | Promise<void>
-  /** called after each chunk when the list spans more than one chunk (or a resumed send continues) */
-  onProgress?: (sent: number, total: number) => void
+}
+
+/** A send to a long list so far: recipients that have it (the own number and earlier attempts' included), of all addressed. */
+export interface SendProgress {
+  sent: number
+  total: number
 }
 
 export interface SendStatusResult {

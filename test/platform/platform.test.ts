@@ -367,7 +367,7 @@ describe('platform (real Baileys against the emulator)', () => {
       messageId,
       content: { kind: 'image', source: { path: png } },
       recipients: contacts,
-      onProgress: (sent, total) => { progress.push([sent, total]) }
+      onChunk: (_jids, step) => { if (step !== null) progress.push([step.sent, step.total]) }
     })
     assert.deepEqual(progress, [[256, 601], [512, 601], [601, 601]])
     assert.equal(result.recipientJids.length, 601)
