@@ -100,8 +100,15 @@ export interface InteractionSink {
   unmappedLids: (sessionId: string, limit: number) => string[] | Promise<string[]>
 }
 
+/** What `connection-status` tells of a session. */
+export interface ConnectionStatusChange { sessionId: string, connected: boolean, status: ConnectionStatus, ownNumber: string | null, reason?: string }
+
 export interface PlatformEventMap {
-  'connection-status': { sessionId: string, connected: boolean, status: ConnectionStatus, ownNumber: string | null, reason?: string }
+  /**
+   * `recorded`: the change was handed to SessionLinks with the session row's write (open, logged-out), and
+   * the service recorded it there; absent: nothing recorded it
+   */
+  'connection-status': ConnectionStatusChange & { recorded?: true }
   'pairing-code': { sessionId: string, pairingCode: string, phoneNumber: string }
   'pairing-code-error': { sessionId: string, error: string }
   'qr-code': { sessionId: string, qrCode: string }
@@ -185,10 +192,13 @@ export interface SessionLinks {
   get: (sessionId: string) => StoredSession | undefined | Promise<StoredSession | undefined>
   /**
    * called when a socket opens, before `connection-status` announces it: synchronous (SQLite), or a
-   * promise the platform awaits before it announces the session open (PostgreSQL)
+   * promise the platform awaits before it announces the session open (PostgreSQL). `change`: the
+   * `connection-status` that will announce it (null when none will), to record with the row's write; the
+   * event then carries `recorded: true`. A write that throws records neither.
    */
-  markLinked: (sessionId: string, ownNumber: string | null, ownLid: string | null) => void | Promise<void>
-  markUnlinked: (sessionId: string) => void | Promise<void>
+  markLinked: (sessionId: string, ownNumber: string | null, ownLid: string | null, change: ConnectionStatusChange | null) => void | Promise<void>
+  /** called on a logout by the platform, before `connection-status` announces it; `change` as for markLinked */
+  markUnlinked: (sessionId: string, change: ConnectionStatusChange | null) => void | Promise<void>
 }
 
 export interface StoredSession { id: string, authMethod: AuthMethod, phoneNumber: string | null }
