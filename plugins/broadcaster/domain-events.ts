@@ -22,9 +22,10 @@ type Listener<K extends DomainEventName> = (payload: DomainEventMap[K]) => void
 
 /**
  * The services' typed events, durable: `within` runs a change and appends its events in the same
- * transaction; `emit` appends one on its own (for what is not a database change of its own, or is read
- * after one: status-viewers-update). Listeners hear each event once it is committed, in log order (on
- * SQLite before emit / within returns), with the payload as emitted. A listener that throws is logged.
+ * transaction; `emit` appends one on its own (for what is not a database change of its own). Hot paths
+ * append in their own commits (receipts, send progress: eventLog.committed). Listeners hear each event
+ * once it is committed, in log order (on SQLite before emit / within returns), with the payload as
+ * emitted. A listener that throws is logged.
  */
 export function createDomainEvents (log: FastifyBaseLogger, eventLog: EventLog) {
   const ee = new EventEmitter()

@@ -2,6 +2,7 @@ import fp from 'fastify-plugin'
 import type { EventPayloads } from '../../schemas/events.js'
 import type { EphemeralEventName, LogEntry } from '../events/log.js'
 import { attachReplay, payloadOf, REPLAYING_ROOM } from '../events/replay.js'
+import { connectionStatusPayload } from '../platform/session-links.js'
 import { emitToSession, ROOM_ALL, sessionAudience } from './rooms.js'
 
 /**
@@ -31,9 +32,12 @@ export default fp(async (app) => {
 
   const { platform } = app
   platform.on('connection-status', (e) => {
-    const payload = { sessionId: e.sessionId, connected: e.connected, status: e.status, ownNumber: e.ownNumber, ...(e.reason !== undefined ? { reason: e.reason } : {}) }
+    // open and logged-out are in the log already, written with the session row (platform/session-links.ts);
+    // the other changes store nothing but the log's row, appended now (a client catching up ends on the
+    // session's current state: docs/events-log.md)
+    if (e.recorded === true) return
     try {
-      const written = app.eventLog.append('connection-status', payload)
+      const written = app.eventLog.append('connection-status', connectionStatusPayload(e))
       if (written instanceof Promise) written.catch((err: unknown) => { app.log.error({ err }, 'writing connection-status to the event log failed') })
     } catch (err) {
       app.log.error({ err }, 'writing connection-status to the event log failed')

@@ -146,8 +146,10 @@ export function createEventLog (deps: EventLogDeps) {
   return {
     append,
     within,
-    /** a hot path appended in its own transaction (viewer-ingest): feed what it committed */
+    /** a hot path appended in its own transaction (viewer-ingest, send progress, session links): feed what it committed */
     committed: feed,
+    /** resolves once the appends queued on their own so far are written (a write that appends in its own transaction after them waits for it) */
+    appended: async (): Promise<void> => { await appends },
     /** listens to every committed event, in id order */
     onEvent (listener: (entry: LogEntry) => void): void { listeners.add(listener) },
     offEvent (listener: (entry: LogEntry) => void): void { listeners.delete(listener) },

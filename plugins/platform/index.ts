@@ -1,8 +1,8 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
-import { sessionLinksFor } from '../../src/db/repositories/session-links.js'
 import { PlatformError } from '../../src/platform/errors.js'
 import type { Platform } from '../../src/platform/platform.js'
+import { loggedSessionLinks } from './session-links.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -31,7 +31,7 @@ function lazyPlatform (app: FastifyInstance): { platform: Platform, load: () => 
     loading ??= import('../../src/platform/platform.js').then(({ createPlatform }) => {
       const platform = createPlatform({
         db: app.db,
-        links: sessionLinksFor(app.db),
+        links: loggedSessionLinks(app.db, app.eventLog),
         receiptSink: app.viewerIngest.sink,
         interactionSink: app.interactionIngest.sink,
         phoneSink: app.contacts.sink,
@@ -101,4 +101,4 @@ export default fp(async (app) => {
   app.addHook('preClose', async () => {
     await platform.close()
   })
-}, { name: 'platform', dependencies: ['config', 'db', 'viewer-ingest', 'interaction-ingest', 'contacts'] })
+}, { name: 'platform', dependencies: ['config', 'db', 'domain-events', 'viewer-ingest', 'interaction-ingest', 'contacts'] })

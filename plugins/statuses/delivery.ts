@@ -1,6 +1,8 @@
 import type { FastifyError } from 'fastify'
-import type { StatusContent } from '../../src/platform/types.js'
+import type { NewEvent } from '../../src/db/repositories/events.js'
+import type { SendProgress, StatusContent } from '../../src/platform/types.js'
 import type { SendStatusBody } from '../../schemas/status.js'
+import { toLogRow } from '../events/log.js'
 
 // The pieces of a send's recorded life (sending.ts) that need none of its state.
 
@@ -37,6 +39,16 @@ export function isCode (err: unknown, code: string): boolean {
 export function countContacts (have: Set<string>, ownJid: string, ownOnly: boolean): number {
   const own = have.has(ownJid) ? 1 : 0
   return ownOnly ? own : have.size - own
+}
+
+/** The status-send-progress a chunk's commit appends to the event log (none for a single chunk). */
+export function progressReport (d: Pick<Delivery, 'sessionId' | 'statusId'>, step: SendProgress | null): NewEvent[] {
+  return step === null ? [] : [toLogRow('status-send-progress', { sessionId: d.sessionId, statusId: String(d.statusId), sent: step.sent, total: step.total })]
+}
+
+/** better-sqlite3 would nest a transaction inside one another caller holds open across an await: wait for it (bounded). */
+export async function writable (sqlite: { inTransaction: boolean } | null): Promise<void> {
+  for (let i = 0; sqlite?.inTransaction === true && i < 5000; i++) await new Promise((resolve) => setImmediate(resolve))
 }
 
 /** A promise that may reject without anyone awaiting it yet. */

@@ -65,6 +65,7 @@ export default fp(async (app) => {
     mediaStore: app.mediaStore,
     remoteMedia: app.remoteMedia,
     events: app.domainEvents,
+    eventLog: app.eventLog,
     log: app.log.child({ plugin: 'statuses' }),
     // optional: a harness may build the service without the metrics plugin
     ...(app.hasDecorator('metrics') ? { metrics: app.metrics } : {}),

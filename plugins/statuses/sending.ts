@@ -10,18 +10,17 @@ import { prepareContent } from './content.js'
 import { whenOpen } from './when-open.js'
 import { parseTargetNumbers } from './parse.js'
 import type { SendStatusAnswer, StatusDeps } from './service.js'
-import { countContacts, isCode, jidOf, quiet, sentMessage, StatusGone, stoppedMessage, type Delivery } from './delivery.js'
+import { countContacts, isCode, jidOf, progressReport, quiet, sentMessage, StatusGone, stoppedMessage, writable, type Delivery } from './delivery.js'
 
 // A send's recorded life (issue 11). The row is inserted `sending` before anything goes out; the built
-// message is stored before the first chunk, and each chunk the platform acknowledged is committed (its
-// JIDs, the new sent_count) before the next one goes out. A dropped link is waited out by the platform
-// (SEND_RECONNECT_WAIT_MS) and the send continues under the same message id. When the send stops for
-// good the row ends `partial` with exactly the committed recipients, or is removed when nobody has it.
-// At start, rows a crash left `sending` are resumed once their session is open again (same message,
-// same id, remaining recipients only), or end partial/removed after the same bound.
+// message is stored before the first chunk, and each chunk the platform acknowledged is committed (its JIDs,
+// the new sent_count, its status-send-progress) before the next one goes out. A dropped link is waited out
+// (SEND_RECONNECT_WAIT_MS) and the send continues under the same message id. A send that stops for good
+// ends `partial` with exactly the committed recipients, or is removed when nobody has it. At start, rows a
+// crash left `sending` are resumed once their session is open (same message and id, remaining recipients only).
 
 export function createSending (deps: StatusDeps) {
-  const { config, platform, remoteMedia, events, log } = deps
+  const { config, platform, remoteMedia, events, eventLog, log } = deps
   const db = deps.db.db
   const sqlite = deps.db.dialect === 'sqlite' ? deps.db.sqlite : null
   // SQLite: synchronous prepared statements; PostgreSQL: the same writes, awaited
@@ -38,11 +37,6 @@ export function createSending (deps: StatusDeps) {
     running.add(promise)
     quiet(promise).finally(() => { running.delete(promise) }).catch(() => {})
     return promise
-  }
-
-  /** better-sqlite3 would nest our transaction inside one another caller holds open across an await: wait for it (bounded). */
-  async function writable (): Promise<void> {
-    for (let i = 0; sqlite?.inTransaction === true && i < 5000; i++) await new Promise((resolve) => setImmediate(resolve))
   }
 
   /**
@@ -128,22 +122,30 @@ export function createSending (deps: StatusDeps) {
         recipients: d.recipients,
         done: d.done,
         onPrepared: async (payload) => {
-          await writable()
+          await writable(sqlite)
           if (!await progress.savePayload(d.statusId, payload)) throw new StatusGone()
         },
         onChunkStart: async (jids) => {
-          await writable()
+          await writable(sqlite)
           for (const jid of jids) if (!committed.has(jid)) started.add(jid)
           if (!await progress.unconfirmed(d.statusId, jids)) throw new StatusGone()
         },
-        onChunk: async (jids) => {
-          await writable()
-          for (const jid of jids) { committed.add(jid); maybe.delete(jid); started.delete(jid) }
-          if (!await progress.commit(d.statusId, jids, sentCount())) throw new StatusGone()
+        onChunk: async (jids, step) => {
+          await writable(sqlite)
+          for (const jid of jids) committed.add(jid)
+          try {
+            // the chunk and its status-send-progress in one transaction (the event log), fed after the commit
+            if (!await progress.commit(d.statusId, jids, sentCount(), progressReport(d, step))) throw new StatusGone()
+          } catch (err) {
+            for (const jid of jids) { committed.delete(jid); maybe.add(jid) } // not committed: stored as "may have it"
+            throw err
+          }
+          for (const jid of jids) { maybe.delete(jid); started.delete(jid) }
+          if (step !== null) eventLog.committed()
         },
         onUnreachable: async (numbers) => {
           unreachable = numbers
-          await writable()
+          await writable(sqlite)
           // the numbers and their event in one transaction (the event log)
           const kept = await events.within(async (trx, emit) => {
             if (!await setUnreachable(trx, d.statusId, numbers)) return false
@@ -153,22 +155,21 @@ export function createSending (deps: StatusDeps) {
           if (!kept) throw new StatusGone()
         },
         onUnconfirmed: async (jids) => {
-          await writable()
+          await writable(sqlite)
           for (const jid of jids) if (!committed.has(jid)) maybe.add(jid)
           if (!await progress.unconfirmed(d.statusId, jids)) throw new StatusGone()
-        },
-        onProgress: (sent, total) => { events.emit('status-send-progress', { sessionId: d.sessionId, statusId: id, sent, total }) }
+        }
       })
     } catch (caught) {
       // recorded before their chunk went out, which then failed before it was written: they do not have it
       const unsent = [...started].filter((jid) => !maybe.has(jid))
-      if (unsent.length > 0) { await writable(); await progress.notSent(d.statusId, unsent) }
+      if (unsent.length > 0) { await writable(sqlite); await progress.notSent(d.statusId, unsent) }
       return { ...await stopped(d, { have: committed.size, maybe: maybe.size, sentCount: sentCount() }, caught), unreachable }
     }
     const reached = d.recipients.length === 0 ? d.contactCount : d.contactCount - unreachable.length
     // every recipient has it (a platform that does not report chunks is taken at its word); the chunks'
     // recipients are committed already, so only the count and any JID no chunk reported are written here
-    await writable()
+    await writable(sqlite)
     await progress.commit(d.statusId, result.recipientJids.filter((jid) => !committed.has(jid)), reached)
     // the row's end and its status-sent in one transaction (the event log)
     const finished = await events.within(async (trx, emit) => {
@@ -196,13 +197,12 @@ export function createSending (deps: StatusDeps) {
    * A send that stopped for good: partial when anyone has (or may have) it, so it stays listed and
    * revocable; otherwise removed, with the error answer.
    */
-  async function stopped (d: Delivery, got: { have: number, maybe: number, sentCount: number }, caught: unknown): Promise<Omit<SendStatusAnswer, 'unreachable'>> {
+  async function stopped (d: Delivery, { have, maybe, sentCount }: { have: number, maybe: number, sentCount: number }, caught: unknown): Promise<Omit<SendStatusAnswer, 'unreachable'>> {
     const id = String(d.statusId)
     // the platform's own words (they say why it is not connected); the HTTP error keeps the documented message
     const reason = caught instanceof Error ? caught.message : String(caught)
     const err = fromPlatform(caught)
-    const { sentCount } = got
-    if (got.have + got.maybe === 0) {
+    if (have + maybe === 0) {
       await events.within(async (trx, emit) => {
         if (await deleteStatus(trx, d.statusId)) emit('statuses-updated', { sessionId: d.sessionId, statusId: id, action: 'send-failed', message: `Status ${id} was not sent: ${reason}` })
       })
@@ -211,14 +211,14 @@ export function createSending (deps: StatusDeps) {
       // the platform's own SendFailed already reads "Failed to send status: …"
       throw isCode(err, 'ST_SEND_FAILED') ? err : new SendFailed(reason)
     }
-    const { message, unsure } = stoppedMessage(sentCount, d.contactCount, got.maybe, reason)
+    const { message, unsure } = stoppedMessage(sentCount, d.contactCount, maybe, reason)
     const kept = await events.within(async (trx, emit) => {
       if (!await finishSend(trx, d.statusId, { state: 'partial', sentCount, error: `Sending stopped after ${sentCount} of ${d.contactCount}: ${reason}${unsure}` })) return false
       emit('statuses-updated', { sessionId: d.sessionId, statusId: id, action: 'partial', message: `Status ${id}: ${message}` })
       return true
     })
     if (!kept) throw isCode(err, 'ST_SEND_FAILED') || isCode(err, 'ST_NOT_CONNECTED') ? err : new SendFailed(reason)
-    log.warn({ err: caught, sessionId: d.sessionId, statusId: d.statusId, sentCount, unconfirmed: got.maybe, contactCount: d.contactCount }, 'status send stopped part-way; kept as partial')
+    log.warn({ err: caught, sessionId: d.sessionId, statusId: d.statusId, sentCount, unconfirmed: maybe, contactCount: d.contactCount }, 'status send stopped part-way; kept as partial')
     return { statusId: id, message, platformMessageId: d.messageId, contactCount: d.contactCount, state: 'partial', sentCount }
   }
 

@@ -10,6 +10,7 @@ import { SessionNotFound, StatusNotFound, StatusSending } from '../../src/errors
 import type { PlatformEventMap } from '../../src/platform/types.js'
 import type { DeletedStatusSchema, Reaction, Reply, SendStatusAcceptedSchema, SendStatusBody, SendStatusResultSchema, SentStatus, Viewer } from '../../schemas/status.js'
 import type { DomainEvents } from '../broadcaster/domain-events.js'
+import type { EventLog } from '../events/log.js'
 import { toReaction, toReply, toSentStatus, toViewer } from './api-shapes.js'
 import { createSending } from './sending.js'
 
@@ -21,6 +22,8 @@ export interface StatusDeps {
   mediaStore: Pick<FastifyInstance['mediaStore'], 'resolve' | 'remove'>
   remoteMedia: Pick<FastifyInstance['remoteMedia'], 'check' | 'fetch'>
   events: Pick<DomainEvents, 'emit' | 'within'>
+  /** the log's feed, told after a hot path appended events in its own commit (send progress, receipts) */
+  eventLog: Pick<EventLog, 'committed'>
   log: FastifyBaseLogger
   /** optional: the viewer ingest observes receipt-to-commit latency there */
   metrics?: Pick<FastifyInstance['metrics'], 'receiptCommitLatency'>

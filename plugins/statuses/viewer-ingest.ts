@@ -1,22 +1,24 @@
 import fp from 'fastify-plugin'
 import type { StatusChange, ViewToRecord, viewerWriter } from '../../src/db/repositories/viewers.js'
 import { viewerWriterFor, type pgViewerWriter } from '../../src/db/repositories/viewers-pg.js'
-import { pgAppendEvents, sqliteEventLog, type NewEvent } from '../../src/db/repositories/events.js'
+import { pgAppendEvents, recentlyViewed, sqliteEventLog, type NewEvent } from '../../src/db/repositories/events.js'
+import { inTransaction } from '../../src/db/repositories/pg-tx.js'
 import type { EventPayloads } from '../../schemas/events.js'
-import { toLogRow, type EventLog } from '../events/log.js'
+import { toLogRow } from '../events/log.js'
 import type { ReceiptSink, StatusDelivery, StatusView } from '../../src/platform/types.js'
-import { iso, toViewer } from './api-shapes.js'
+import type { ViewerRow } from '../../src/db/database.js'
+import { iso } from './api-shapes.js'
 import type { StatusDeps } from './service.js'
+import { createViewersUpdates, updateEvents, VIEWERS_UPDATE_MS, type Changed } from './viewers-update.js'
 
-/** At most one status-viewers-update per status per this window (the last state always goes out). */
-export const VIEWERS_UPDATE_MS = 200
+export { VIEWERS_UPDATE_MS }
 /** How long a commit waits for a transaction another caller holds open before the receipt is refused. */
 export const BUSY_WAIT_MAX_MS = 5000
 const BUSY_RETRY_MS = 5
 /** statuses whose real-viewer count is kept in memory for status-viewers-added (the most recent ones) */
 const COUNTS_KEPT = 1000
-
-interface Cooling { timer: NodeJS.Timeout | null, dirty: boolean }
+/** after a restart, statuses viewed in the log's last this long get a status-viewers-update (a window's last one may have been cut off) */
+export const RECOVER_SPAN_MS = 30_000
 
 /**
  * The receipt sink: the platform hands over the views of the receipt stanzas of one event-loop turn
@@ -24,18 +26,18 @@ interface Cooling { timer: NodeJS.Timeout | null, dirty: boolean }
  * without a known number are stored under the LID and get the number when the platform learns it.
  *
  * In the same transaction (so one per turn, never delayed), every status with new viewers gets a
- * `status-viewers-added` with only those, in the event log (docs/events-log.md); every change also goes
- * out as the throttled `status-viewers-update` carrying the full list (logged when it is read).
+ * `status-viewers-added` with only those, in the event log (docs/events-log.md), and every changed status
+ * whose throttle window is open gets its `status-viewers-update` with the full list (viewers-update.ts).
  */
-export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'events' | 'log' | 'metrics'> & { eventLog: Pick<EventLog, 'committed'> }) {
-  const { db: handle, events, log, metrics, eventLog } = deps
+export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'log' | 'metrics' | 'eventLog'>) {
+  const { db: handle, log, metrics, eventLog } = deps
   const sqlite = handle.dialect === 'sqlite' ? handle.sqlite : null
   const writer = viewerWriterFor(handle)
   const sqliteWriter = handle.dialect === 'sqlite' ? writer as ReturnType<typeof viewerWriter> : null
+  const pgWriter = (): ReturnType<typeof pgViewerWriter> => writer as ReturnType<typeof pgViewerWriter>
   const sqliteLog = handle.dialect === 'sqlite' ? sqliteEventLog(handle.sqlite) : null
   let closed = false
-  /** per status: the cool-down after an update, and whether another change came in during it */
-  const cooling = new Map<number, Cooling>()
+  const updates = createViewersUpdates(trailing, log)
   const stats = { received: 0, recorded: 0, commits: 0, held: 0, mapped: 0 }
   /**
    * per status: its real viewers (`viewerCount`), counted once from the table and then kept up to date
@@ -83,20 +85,34 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'events' | 'lo
     return { sessionId: change.sessionId, statusId: String(statusId), viewers, viewerCount: n }
   }
 
+  /** status-viewers-update of the claimed statuses, their lists read in the commit (`lists`) */
+  const claimedEvents = (claimed: Changed, lists: (statusId: number) => ViewerRow[]): NewEvent[] =>
+    [...claimed].flatMap(([statusId, { sessionId }]) => updateEvents(statusId, sessionId, lists(statusId)))
+
   /**
-   * The views and their status-viewers-added events in one transaction: one commit per event-loop turn,
-   * one event row per status with new viewers (not per viewer). The events reach clients from the log.
+   * The views and their events in one transaction: one commit per event-loop turn, one status-viewers-added
+   * per status with new viewers (not per viewer) and one status-viewers-update per changed status whose
+   * window is open (at most one per status per window). The events reach clients from the log.
    */
   function write (sessionId: string, views: StatusView[], arrivedAt: number): void | Promise<void> {
     const records = views.map((v) => toRecord(sessionId, v))
+    let claimed: Changed = new Map()
+    const failed = (err: unknown): never => {
+      // rolled back: the counts kept may have counted viewers that are not stored
+      counts.clear()
+      updates.settle(claimed)
+      throw err
+    }
     try {
       if (sqliteWriter !== null && sqliteLog !== null) {
-        const changes = sqliteWriter.record(records, (c) => { sqliteLog.append(addedEvents(c, sqliteWriter.realViewerCount)) })
-        written(views, arrivedAt, changes)
+        const changes = sqliteWriter.record(records, (c) => {
+          claimed = updates.claim(c)
+          sqliteLog.append([...addedEvents(c, sqliteWriter.realViewerCount), ...claimedEvents(claimed, sqliteWriter.list)])
+        })
+        written(views, arrivedAt, changes, claimed)
         return
       }
-      const pgWriter = writer as ReturnType<typeof pgViewerWriter>
-      return pgWriter.record(records, async (c, client) => {
+      return pgWriter().record(records, async (c, client) => {
         const need = [...c].filter(([id, ch]) => ch.added.length > 0 && counts.get(id)?.messageId !== ch.messageId).map(([id]) => id)
         const counted = new Map<number, number>()
         if (need.length > 0) {
@@ -104,16 +120,16 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'events' | 'lo
             'select status_id, count(*)::int as n from viewers where status_id = any($1::bigint[]) and is_real = 1 group by status_id', [need])
           for (const row of r.rows) counted.set(Number(row.status_id), row.n)
         }
-        await pgAppendEvents(client, addedEvents(c, (id) => counted.get(id) ?? 0))
-      }).then((c) => { written(views, arrivedAt, c) }, (err: unknown) => { counts.clear(); throw err })
+        claimed = updates.claim(c)
+        const lists = await pgWriter().lists(client, [...claimed.keys()])
+        await pgAppendEvents(client, [...addedEvents(c, (id) => counted.get(id) ?? 0), ...claimedEvents(claimed, (id) => lists.get(id) ?? [])])
+      }).then((c) => { written(views, arrivedAt, c, claimed) }, failed)
     } catch (err) {
-      // rolled back: the counts kept may have counted viewers that are not stored
-      counts.clear()
-      throw err
+      return failed(err)
     }
   }
 
-  function written (views: StatusView[], arrivedAt: number, changes: Map<number, StatusChange>): void {
+  function written (views: StatusView[], arrivedAt: number, changes: Map<number, StatusChange>, claimed: Changed): void {
     stats.commits++
     stats.recorded += views.length
     if (metrics !== undefined) {
@@ -121,9 +137,9 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'events' | 'lo
       for (let i = 0; i < views.length; i++) metrics.receiptCommitLatency.observe(seconds)
     }
     if (changes.size === 0) return
-    // status-viewers-added is committed: the log's feed hands it out (SQLite: now)
+    // the events are committed: the log's feed hands them out (SQLite: now)
     eventLog.committed()
-    for (const [statusId, change] of changes) viewersChanged(statusId, change.sessionId)
+    updates.settle(claimed, changes)
   }
 
   /**
@@ -140,15 +156,20 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'events' | 'lo
     return write(sessionId, views, Date.now())
   }
 
-  async function commitWhenIdle (sessionId: string, views: StatusView[]): Promise<void> {
-    const arrivedAt = Date.now()
-    stats.held++
+  /** SQLite: waits until no other caller holds a transaction open; throws when that lasts over BUSY_WAIT_MAX_MS or the ingest closes. */
+  async function idle (): Promise<void> {
     const deadline = Date.now() + BUSY_WAIT_MAX_MS
     while (sqlite?.inTransaction === true) {
       if (closed || Date.now() > deadline) throw new Error('the database stayed in another transaction')
       await new Promise((resolve) => setTimeout(resolve, BUSY_RETRY_MS))
     }
     if (closed) throw new Error('viewer ingest is closed')
+  }
+
+  async function commitWhenIdle (sessionId: string, views: StatusView[]): Promise<void> {
+    const arrivedAt = Date.now()
+    stats.held++
+    await idle()
     await write(sessionId, views, arrivedAt)
   }
 
@@ -163,30 +184,41 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'events' | 'lo
     }))
     if (rows.length === 0) return
     if (sqlite?.inTransaction !== true) return writer.recordDeliveries(rows)
-    return (async () => {
-      const deadline = Date.now() + BUSY_WAIT_MAX_MS
-      while (sqlite?.inTransaction === true) {
-        if (closed || Date.now() > deadline) throw new Error('the database stayed in another transaction')
-        await new Promise((resolve) => setTimeout(resolve, BUSY_RETRY_MS))
-      }
-      await writer.recordDeliveries(rows)
-    })()
+    return idle().then(async () => { await writer.recordDeliveries(rows) })
   }
 
+  /** LID merges: the rows and the status-viewers-update of the changed statuses whose window is open, in one transaction */
   function lidsMapped (sessionId: string, mappings: Array<{ lid: string, number: string }>): void | Promise<void> {
     if (closed) return
-    const changed = writer.mapLids(sessionId, mappings)
-    if (changed instanceof Promise) return changed.then((c) => { mapped(sessionId, mappings, c) })
-    mapped(sessionId, mappings, changed)
+    let claimed: Changed = new Map()
+    const ofSession = (changed: Set<number>): Changed => new Map([...changed].map((id) => [id, { sessionId }]))
+    const failed = (err: unknown): never => { updates.settle(claimed); throw err }
+    try {
+      if (sqliteWriter !== null && sqliteLog !== null) {
+        const changed = sqliteWriter.mapLids(sessionId, mappings, (c) => {
+          claimed = updates.claim(ofSession(c))
+          sqliteLog.append(claimedEvents(claimed, sqliteWriter.list))
+        })
+        mapped(sessionId, mappings, changed, claimed)
+        return
+      }
+      return pgWriter().mapLids(sessionId, mappings, async (c, client) => {
+        claimed = updates.claim(ofSession(c))
+        const lists = await pgWriter().lists(client, [...claimed.keys()])
+        await pgAppendEvents(client, claimedEvents(claimed, (id) => lists.get(id) ?? []))
+      }).then((c) => { mapped(sessionId, mappings, c, claimed) }, failed)
+    } catch (err) {
+      return failed(err)
+    }
   }
 
-  function mapped (sessionId: string, mappings: Array<{ lid: string, number: string }>, changed: Set<number>): void {
+  function mapped (sessionId: string, mappings: Array<{ lid: string, number: string }>, changed: Set<number>, claimed: Changed): void {
     stats.mapped += changed.size
-    if (changed.size > 0) log.info({ sessionId, lids: mappings.length, statuses: changed.size }, 'viewers stored under a LID got their number')
-    for (const statusId of changed) {
-      counts.delete(statusId) // a merge may have made two entries one
-      viewersChanged(statusId, sessionId)
-    }
+    if (changed.size === 0) return
+    log.info({ sessionId, lids: mappings.length, statuses: changed.size }, 'viewers stored under a LID got their number')
+    for (const statusId of changed) counts.delete(statusId) // a merge may have made two entries one
+    if (claimed.size > 0) eventLog.committed()
+    updates.settle(claimed, new Map([...changed].map((id) => [id, { sessionId }])))
   }
 
   function unmappedLids (sessionId: string, limit: number): string[] | Promise<string[]> {
@@ -194,47 +226,37 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'events' | 'lo
   }
 
   /**
-   * Leading edge at once, then at most one more per window carrying the state at its end. The window
-   * starts when an update has gone out, so slow reads (big lists) cannot bunch two updates together.
+   * The update at a window's end: the list read and the event appended in one transaction of its own
+   * (SQLite: synchronously, once no other caller holds a transaction open).
    */
-  function viewersChanged (statusId: number, sessionId: string): void {
-    if (closed) return
-    const state = cooling.get(statusId)
-    if (state !== undefined) { state.dirty = true; return }
-    const entry: Cooling = { timer: null, dirty: false }
-    cooling.set(statusId, entry)
-    // after the commit's acks and status-viewers-added have gone: reading a long list takes a while
-    setImmediate(() => { void emitThenCool(statusId, sessionId, entry) })
-  }
-
-  async function emitThenCool (statusId: number, sessionId: string, entry: Cooling): Promise<void> {
-    await emitViewers(statusId, sessionId)
-    if (closed) return
-    entry.timer = setTimeout(() => {
-      entry.timer = null
-      if (!entry.dirty || closed) { cooling.delete(statusId); return }
-      entry.dirty = false
-      void emitThenCool(statusId, sessionId, entry)
-    }, VIEWERS_UPDATE_MS)
-  }
-
-  async function emitViewers (statusId: number, sessionId: string): Promise<void> {
-    if (closed) return
-    try {
-      const rows = await writer.list(statusId)
-      // an empty list means the status was deleted meanwhile (its viewers went with it)
-      if (rows.length === 0 || closed) return
-      events.emit('status-viewers-update', { sessionId, statusId: String(statusId), viewers: rows.map(toViewer) })
-    } catch (err) {
-      log.warn({ err, statusId }, 'could not read viewers for status-viewers-update')
+  async function trailing (statusId: number, sessionId: string): Promise<void> {
+    if (sqliteWriter !== null && sqlite !== null && sqliteLog !== null) {
+      await idle()
+      sqlite.transaction(() => { sqliteLog.append(updateEvents(statusId, sessionId, sqliteWriter.list(statusId))) })()
+    } else if (handle.dialect === 'postgres') {
+      await inTransaction(handle.pool, async (client) => {
+        const lists = await pgWriter().lists(client, [statusId])
+        await pgAppendEvents(client, updateEvents(statusId, sessionId, lists.get(statusId) ?? []))
+      })
     }
+    eventLog.committed()
+  }
+
+  /**
+   * At start: a status-viewers-update for each status viewed in the log's last RECOVER_SPAN_MS. A window's
+   * last update is written after its changes, in a transaction of its own; the service may have stopped in
+   * between (a crash, or a stop with windows open), and then this one carries the state it would have.
+   */
+  async function recover (): Promise<number> {
+    const recent = await recentlyViewed(handle.db, handle.dialect, RECOVER_SPAN_MS)
+    for (const { statusId, sessionId } of recent) await trailing(statusId, sessionId)
+    return recent.length
   }
 
   /** Stops timers; later receipts are refused (so never acknowledged) and delivered again after a restart. */
   function stop (): void {
     closed = true
-    for (const { timer } of cooling.values()) if (timer !== null) clearTimeout(timer)
-    cooling.clear()
+    updates.stop()
     counts.clear()
   }
 
@@ -243,6 +265,7 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'events' | 'lo
     ...sink,
     sink,
     stats: (): Readonly<typeof stats> => ({ ...stats }),
+    recover,
     stop
   }
 }
@@ -260,13 +283,17 @@ declare module 'fastify' {
 export default fp(async (app) => {
   const ingest = createViewerIngest({
     db: app.db,
-    events: app.domainEvents,
     eventLog: app.eventLog,
     log: app.log.child({ plugin: 'viewer-ingest' }),
     // optional: a harness may build the service without the metrics plugin
     ...(app.hasDecorator('metrics') ? { metrics: app.metrics } : {})
   })
   app.decorate('viewerIngest', ingest)
+  // before the platform's onReady (registered later) starts the sessions
+  app.addHook('onReady', async () => {
+    const n = await ingest.recover().catch((err: unknown) => { app.log.error({ err }, 'status-viewers-update after the restart failed'); return 0 })
+    if (n > 0) app.log.info({ statuses: n }, 'status-viewers-update written for the statuses viewed just before the restart')
+  })
   // onClose runs before the database plugin's (reverse order), after the platform ended its sockets (preClose)
   app.addHook('onClose', async () => { ingest.stop() })
 }, { name: 'viewer-ingest', dependencies: ['db', 'domain-events'] })

@@ -135,8 +135,15 @@ export interface PhoneSink {
   forget: (sessionId: string) => void | Promise<void>
 }
 
+/** What `connection-status` tells of a session. */
+export interface ConnectionStatusChange { sessionId: string, connected: boolean, status: ConnectionStatus, ownNumber: string | null, reason?: string }
+
 export interface PlatformEventMap {
-  'connection-status': { sessionId: string, connected: boolean, status: ConnectionStatus, ownNumber: string | null, reason?: string }
+  /**
+   * `recorded`: the change was handed to SessionLinks with the session row's write (open, logged-out), and
+   * the service recorded it there; absent: nothing recorded it
+   */
+  'connection-status': ConnectionStatusChange & { recorded?: true }
   'pairing-code': { sessionId: string, pairingCode: string, phoneNumber: string }
   'pairing-code-error': { sessionId: string, error: string }
   'qr-code': { sessionId: string, qrCode: string }
@@ -177,9 +184,11 @@ export interface SendStatusInput {
   onChunkStart?: (jids: string[]) => void | Promise<void>
   /**
    * after each chunk the platform acknowledged, with that chunk's JIDs (they have the status now); the
-   * next chunk waits until this resolves, so the caller can commit them first
+   * next chunk waits until this resolves, so the caller can commit them first. `progress`: how far the
+   * send has got with this chunk when the list spans more than one chunk (or a resumed send continues),
+   * else null; the caller commits the chunk and records its progress report in one step
    */
-  onChunk?: (jids: string[]) => void | Promise<void>
+  onChunk?: (jids: string[], progress: SendProgress | null) => void | Promise<void>
   /**
    * a chunk was written but the link closed before the platform acknowledged it: these JIDs may have it.
    * The chunk is sent again after a reconnect (then onChunk confirms them); the next step waits for this.
@@ -190,8 +199,12 @@ export interface SendStatusInput {
    * stored mapping, none from the platform's lid query) and are not sent to. Called before the first chunk.
    */
   onUnreachable?: (numbers: string[]) => void | Promise<void>
-  /** called after each chunk when the list spans more than one chunk (or a resumed send continues) */
-  onProgress?: (sent: number, total: number) => void
+}
+
+/** A send to a long list so far: recipients that have it (the own number and earlier attempts' included), of all addressed. */
+export interface SendProgress {
+  sent: number
+  total: number
 }
 
 export interface SendStatusResult {
@@ -214,10 +227,13 @@ export interface SessionLinks {
   get: (sessionId: string) => StoredSession | undefined | Promise<StoredSession | undefined>
   /**
    * called when a socket opens, before `connection-status` announces it: synchronous (SQLite), or a
-   * promise the platform awaits before it announces the session open (PostgreSQL)
+   * promise the platform awaits before it announces the session open (PostgreSQL). `change`: the
+   * `connection-status` that will announce it (null when none will), to record with the row's write; the
+   * event then carries `recorded: true`. A write that throws records neither.
    */
-  markLinked: (sessionId: string, ownNumber: string | null, ownLid: string | null) => void | Promise<void>
-  markUnlinked: (sessionId: string) => void | Promise<void>
+  markLinked: (sessionId: string, ownNumber: string | null, ownLid: string | null, change: ConnectionStatusChange | null) => void | Promise<void>
+  /** called on a logout by the platform, before `connection-status` announces it; `change` as for markLinked */
+  markUnlinked: (sessionId: string, change: ConnectionStatusChange | null) => void | Promise<void>
 }
 
 export interface StoredSession { id: string, authMethod: AuthMethod, phoneNumber: string | null }

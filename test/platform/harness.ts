@@ -6,7 +6,7 @@ import { pino } from 'pino'
 import { openDatabase, type SqliteHandle as DbHandle } from '../../src/db/connection.js'
 import { createSessionLinks } from '../../src/db/repositories/session-links.js'
 import { createPlatform, type Platform, type PlatformTiming } from '../../src/platform/platform.js'
-import type { AuthMethod, PlatformEventMap, ReceiptSink, StatusView } from '../../src/platform/types.js'
+import type { AuthMethod, ConnectionStatusChange, PlatformEventMap, ReceiptSink, SessionLinks, StatusView } from '../../src/platform/types.js'
 import { EventRecorder } from '../events.js'
 import type { Config } from '../../src/config.js'
 import { testCertPaths, type Emulator } from '@status-tracker/emulator'
@@ -123,14 +123,25 @@ export class RecordingSink implements ReceiptSink {
   }
 }
 
-export interface PlatformUnderTest { platform: Platform, events: EventLog, logs: LogSink, sink: RecordingSink }
+/** The session rows without the service's event log: the announcements handed over with a write are kept in `handed`. */
+function unlogged (links: ReturnType<typeof createSessionLinks>, handed: ConnectionStatusChange[]): SessionLinks {
+  const keep = (change: ConnectionStatusChange | null): void => { if (change !== null) handed.push(change) }
+  return {
+    ...links,
+    markLinked: (id, ownNumber, ownLid, change) => { links.markLinked(id, ownNumber, ownLid); keep(change) },
+    markUnlinked: (id, change) => { links.markUnlinked(id); keep(change) }
+  }
+}
+
+export interface PlatformUnderTest { platform: Platform, events: EventLog, logs: LogSink, sink: RecordingSink, handed: ConnectionStatusChange[] }
 
 export function startPlatform (db: DbHandle, wa: Config['wa'], timing: Partial<PlatformTiming> = FAST_TIMING): PlatformUnderTest {
   const logs = new LogSink()
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'info' }, logs.stream)
   const sink = new RecordingSink()
-  const platform = createPlatform({ db, links: createSessionLinks(db.sqlite), receiptSink: sink, wa, logger, timing })
-  return { platform, events: new EventLog(platform), logs, sink }
+  const handed: ConnectionStatusChange[] = []
+  const platform = createPlatform({ db, links: unlogged(createSessionLinks(db.sqlite), handed), receiptSink: sink, wa, logger, timing })
+  return { platform, events: new EventLog(platform), logs, sink, handed }
 }
 
 /** Media uploads go over HTTPS to the emulator, whose certificate is trusted only via NODE_EXTRA_CA_CERTS. */

@@ -81,7 +81,9 @@ describe('platform (real Baileys against the emulator)', () => {
 
     await emu.enterCode(OWN_PAIR, code)
     const opened = await p.events.next('connection-status', open(PAIR), since)
-    assert.deepEqual(opened, { sessionId: PAIR, connected: true, status: 'open', ownNumber: OWN_PAIR })
+    // the session links got the announcement with the row's write (the service logs it there), and the event says so
+    assert.deepEqual(opened, { sessionId: PAIR, connected: true, status: 'open', ownNumber: OWN_PAIR, recorded: true })
+    assert.deepEqual(p.handed.at(-1), { sessionId: PAIR, connected: true, status: 'open', ownNumber: OWN_PAIR })
     assert.deepEqual(p.platform.snapshot(PAIR), { sessionId: PAIR, connected: true, status: 'open', ownNumber: OWN_PAIR, pairingCode: null, qrCode: null })
     assert.deepEqual(sessionRow(tmp.db, PAIR), { linked: 1, own_number: OWN_PAIR, own_lid: `${account.lid}@lid` })
     const rows = authRows(tmp.db, PAIR)
@@ -168,7 +170,8 @@ describe('platform (real Baileys against the emulator)', () => {
     const since = p.events.mark()
     emu.fault(OWN_PAIR, 'logout')
     const out = await p.events.next('connection-status', (e) => e.sessionId === PAIR && e.status === 'logged-out', since)
-    assert.deepEqual(out, { sessionId: PAIR, connected: false, status: 'logged-out', ownNumber: null, reason: 'logged out' })
+    assert.deepEqual(out, { sessionId: PAIR, connected: false, status: 'logged-out', ownNumber: null, reason: 'logged out', recorded: true })
+    assert.deepEqual(p.handed.at(-1), { sessionId: PAIR, connected: false, status: 'logged-out', ownNumber: null, reason: 'logged out' })
     assert.deepEqual(authRows(tmp.db, PAIR), { creds: 0, keys: 0 })
     assert.deepEqual(sessionRow(tmp.db, PAIR), { linked: 0, own_number: null, own_lid: null })
     assert.equal(p.platform.snapshot(PAIR)?.status, 'logged-out')
@@ -367,7 +370,7 @@ describe('platform (real Baileys against the emulator)', () => {
       messageId,
       content: { kind: 'image', source: { path: png } },
       recipients: contacts,
-      onProgress: (sent, total) => { progress.push([sent, total]) }
+      onChunk: (_jids, step) => { if (step !== null) progress.push([step.sent, step.total]) }
     })
     assert.deepEqual(progress, [[256, 601], [512, 601], [601, 601]])
     assert.equal(result.recipientJids.length, 601)

@@ -74,9 +74,8 @@ export class FakePlatform {
         if (written === true) await input.onUnconfirmed?.(jids)
         throw error
       }
-      await input.onChunk?.(jids)
       sent += jids.length
-      if (all.length > this.chunkSize) input.onProgress?.(sent, all.length)
+      await input.onChunk?.(jids, all.length > this.chunkSize ? { sent, total: all.length } : null)
     }
     return { messageId: input.messageId, recipientJids: all }
   }

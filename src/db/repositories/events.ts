@@ -60,6 +60,23 @@ export async function lastEventId (db: Db): Promise<number> {
 }
 
 /**
+ * The statuses named by status-viewers-added events in the log's last `spanMs` (by created_at, counted back
+ * from its newest event), with their sessions: what was viewed in the moments before the service stopped.
+ */
+export async function recentlyViewed (db: Db, dialect: DbHandle['dialect'], spanMs: number): Promise<Array<{ statusId: number, sessionId: string }>> {
+  const newest = await db.selectFrom('event_log').select('created_at').orderBy('id', 'desc').limit(1).executeTakeFirst()
+  if (newest === undefined) return []
+  const statusId = dialect === 'sqlite' ? sql<string>`json_extract(data, '$.statusId')` : sql<string>`(data::json ->> 'statusId')`
+  const rows = await db.selectFrom('event_log')
+    .select([statusId.as('status_id'), 'session_id'])
+    .where('created_at', '>=', Number(newest.created_at) - spanMs)
+    .where('type', '=', 'status-viewers-added')
+    .distinct()
+    .execute()
+  return rows.flatMap((r) => r.session_id === null ? [] : [{ statusId: Number(r.status_id), sessionId: r.session_id }])
+}
+
+/**
  * Removes events older than `before`, except those the webhook cursor has not passed yet (their
  * deliveries are not written). Returns how many went.
  */

@@ -2,13 +2,16 @@ import type SQLite from 'better-sqlite3'
 import type pg from 'pg'
 import type { DbHandle } from '../connection.js'
 import type { SessionTable } from '../database.js'
+import { pgAppendEvents, sqliteEventLog, type NewEvent } from './events.js'
+import { inTransaction } from './pg-tx.js'
 
 export interface StoredSession { id: string, authMethod: SessionTable['auth_method'], phoneNumber: string | null }
 
 /**
  * The `sessions` columns the platform reads and writes (it depends on this shape, not on the database).
  * Prepared statements rather than Kysely: they run synchronously inside socket events, so the row says
- * "linked" before the `open` event that announces it leaves.
+ * "linked" before the `open` event that announces it leaves. A write may carry the events that report
+ * it (connection-status), appended to the event log in its transaction.
  */
 export function createSessionLinks (sqlite: SQLite.Database) {
   type Row = { id: string, auth_method: SessionTable['auth_method'], phone_number: string | null }
@@ -16,6 +19,12 @@ export function createSessionLinks (sqlite: SQLite.Database) {
   const get = sqlite.prepare<[string], Row>('SELECT id, auth_method, phone_number FROM sessions WHERE id = ?')
   const linked = sqlite.prepare<[string | null, string | null, string]>('UPDATE sessions SET own_number = ?, own_lid = ?, linked = 1 WHERE id = ?')
   const unlinked = sqlite.prepare<[string]>('UPDATE sessions SET own_number = NULL, own_lid = NULL, linked = 0 WHERE id = ?')
+  const log = sqliteEventLog(sqlite)
+  /** the row's write, with the events reporting it in the same transaction when there are any */
+  const withEvents = (write: () => unknown, events: NewEvent[]): void => {
+    if (events.length === 0) write()
+    else sqlite.transaction(() => { write(); log.append(events) })()
+  }
   const toStored = (r: Row): StoredSession => ({ id: r.id, authMethod: r.auth_method, phoneNumber: r.phone_number })
   return {
     list: (): StoredSession[] => list.all().map(toStored),
@@ -23,8 +32,8 @@ export function createSessionLinks (sqlite: SQLite.Database) {
       const row = get.get(id)
       return row === undefined ? undefined : toStored(row)
     },
-    markLinked: (id: string, ownNumber: string | null, ownLid: string | null): void => { linked.run(ownNumber, ownLid, id) },
-    markUnlinked: (id: string): void => { unlinked.run(id) }
+    markLinked: (id: string, ownNumber: string | null, ownLid: string | null, events: NewEvent[] = []): void => { withEvents(() => linked.run(ownNumber, ownLid, id), events) },
+    markUnlinked: (id: string, events: NewEvent[] = []): void => { withEvents(() => unlinked.run(id), events) }
   }
 }
 
@@ -34,8 +43,13 @@ export function createPgSessionLinks (pool: pg.Pool) {
   const toStored = (r: Row): StoredSession => ({ id: r.id, authMethod: r.auth_method, phoneNumber: r.phone_number })
   // one session's writes commit in the order they were made (a logout right after an open ends unlinked)
   const queues = new Map<string, Promise<void>>()
-  function inOrder (id: string, text: string, values: unknown[]): Promise<void> {
-    const mine = (queues.get(id) ?? Promise.resolve()).then(async () => { await pool.query(text, values) })
+  /** the row's write, with the events reporting it in the same transaction (the log's lock last) when there are any */
+  function inOrder (id: string, text: string, values: unknown[], events: NewEvent[]): Promise<void> {
+    const write = async (): Promise<void> => {
+      if (events.length === 0) await pool.query(text, values)
+      else await inTransaction(pool, async (client) => { await client.query(text, values); await pgAppendEvents(client, events) })
+    }
+    const mine = (queues.get(id) ?? Promise.resolve()).then(write)
     const settled = mine.catch(() => {})
     queues.set(id, settled)
     void settled.then(() => { if (queues.get(id) === settled) queues.delete(id) })
@@ -48,11 +62,11 @@ export function createPgSessionLinks (pool: pg.Pool) {
       const row = (await pool.query<Row>('SELECT id, auth_method, phone_number FROM sessions WHERE id = $1', [id])).rows[0]
       return row === undefined ? undefined : toStored(row)
     },
-    markLinked: async (id: string, ownNumber: string | null, ownLid: string | null): Promise<void> => {
-      await inOrder(id, 'UPDATE sessions SET own_number = $1, own_lid = $2, linked = 1 WHERE id = $3', [ownNumber, ownLid, id])
+    markLinked: async (id: string, ownNumber: string | null, ownLid: string | null, events: NewEvent[] = []): Promise<void> => {
+      await inOrder(id, 'UPDATE sessions SET own_number = $1, own_lid = $2, linked = 1 WHERE id = $3', [ownNumber, ownLid, id], events)
     },
-    markUnlinked: async (id: string): Promise<void> => {
-      await inOrder(id, 'UPDATE sessions SET own_number = NULL, own_lid = NULL, linked = 0 WHERE id = $1', [id])
+    markUnlinked: async (id: string, events: NewEvent[] = []): Promise<void> => {
+      await inOrder(id, 'UPDATE sessions SET own_number = NULL, own_lid = NULL, linked = 0 WHERE id = $1', [id], events)
     }
   }
 }

@@ -1,5 +1,6 @@
 import type pg from 'pg'
 import type { DbHandle } from '../connection.js'
+import { pgAppendEvents, type NewEvent } from './events.js'
 import { inTransaction } from './pg-tx.js'
 import { progressWriter } from './statuses.js'
 
@@ -12,12 +13,13 @@ export function pgProgressWriter (pool: pg.Pool) {
     savePayload: async (id: number, bytes: Uint8Array): Promise<boolean> =>
       ((await pool.query("update statuses set message_payload = $1 where id = $2 and state = 'sending'",
         [Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), id])).rowCount ?? 0) > 0,
-    /** a chunk the platform acknowledged, with the new sent_count */
-    commit: async (id: number, jids: string[], sentCount: number): Promise<boolean> => await inTransaction(pool, async (client) => {
+    /** a chunk the platform acknowledged, with the new sent_count and the events reporting it (the log's lock last) */
+    commit: async (id: number, jids: string[], sentCount: number, events: NewEvent[] = []): Promise<boolean> => await inTransaction(pool, async (client) => {
       if (((await client.query('update statuses set sent_count = $1 where id = $2', [sentCount, id])).rowCount ?? 0) === 0) return false
       await client.query(
         `insert into status_recipients (status_id, jid, confirmed) select $1, j, 1 from unnest($2::text[]) as j
          on conflict (status_id, jid) do update set confirmed = 1`, [id, [...new Set(jids)]])
+      await pgAppendEvents(client, events)
       return true
     }),
     /** a chunk about to go out, or written but not acknowledged before the link closed: they may have it */

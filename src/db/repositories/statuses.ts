@@ -1,6 +1,7 @@
 import type SQLite from 'better-sqlite3'
 import type { Kysely } from 'kysely'
 import type { Database, NewStatusRow, StatusRow } from '../database.js'
+import { sqliteEventLog, type NewEvent } from './events.js'
 
 // Queries on `statuses`. Each takes `db` first so it runs the same on the root handle or inside a transaction.
 
@@ -27,19 +28,22 @@ export async function insertStatus (db: Db, row: NewStatusRow): Promise<number> 
 
 /**
  * A send's progress, written synchronously (prepared statements on the raw connection) between two chunks:
- * the built message before the first one, then each acknowledged chunk's JIDs with the new count, in one
- * transaction. Each answers false when the status row is gone (deleted with its session meanwhile).
+ * the built message before the first one, then each acknowledged chunk's JIDs with the new count and its
+ * events (status-send-progress, appended to the event log last), in one transaction. Each answers false
+ * when the status row is gone (deleted with its session meanwhile); nothing is written then.
  */
 export function progressWriter (sqlite: SQLite.Database) {
+  const log = sqliteEventLog(sqlite)
   const payload = sqlite.prepare<[Buffer, number]>("update statuses set message_payload = ? where id = ? and state = 'sending'")
   const confirm = sqlite.prepare<[number, string]>(
     'insert into status_recipients (status_id, jid, confirmed) values (?, ?, 1) on conflict (status_id, jid) do update set confirmed = 1')
   const maybe = sqlite.prepare<[number, string]>('insert or ignore into status_recipients (status_id, jid, confirmed) values (?, ?, 0)')
   const count = sqlite.prepare<[number, number]>('update statuses set sent_count = ? where id = ?')
   const exists = sqlite.prepare<[number]>('select 1 from statuses where id = ?').pluck()
-  const commit = sqlite.transaction((id: number, jids: string[], sentCount: number): boolean => {
+  const commit = sqlite.transaction((id: number, jids: string[], sentCount: number, events: NewEvent[]): boolean => {
     if (count.run(sentCount, id).changes === 0) return false
     for (const jid of jids) confirm.run(id, jid)
+    log.append(events)
     return true
   })
   const unconfirmed = sqlite.transaction((id: number, jids: string[]): boolean => {
@@ -51,8 +55,8 @@ export function progressWriter (sqlite: SQLite.Database) {
   const notSent = sqlite.transaction((id: number, jids: string[]): void => { for (const jid of jids) forget.run(id, jid) })
   return {
     savePayload: (id: number, bytes: Uint8Array): boolean => payload.run(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), id).changes > 0,
-    /** a chunk the platform acknowledged, with the new sent_count */
-    commit: (id: number, jids: string[], sentCount: number): boolean => commit(id, jids, sentCount),
+    /** a chunk the platform acknowledged, with the new sent_count and the events reporting it */
+    commit: (id: number, jids: string[], sentCount: number, events: NewEvent[] = []): boolean => commit(id, jids, sentCount, events),
     /** a chunk about to go out, or written but not acknowledged before the link closed: they may have it */
     unconfirmed: (id: number, jids: string[]): boolean => unconfirmed(id, jids),
     /** unconfirmed JIDs known not to have gone out after all (their chunk failed before it was written) */

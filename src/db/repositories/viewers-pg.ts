@@ -71,7 +71,17 @@ export function pgViewerWriter (pool: pg.Pool) {
     return result.rows
   }
 
-  async function mapLids (sessionId: string, mappings: Array<{ lid: string, number: string }>): Promise<Set<number>> {
+  /** The lists of several statuses in one query, on `db` (a transaction's client): by status, first view first. */
+  async function lists (db: pg.Pool | pg.PoolClient, statusIds: number[]): Promise<Map<number, ViewerRow[]>> {
+    const out = new Map<number, ViewerRow[]>(statusIds.map((id) => [id, []]))
+    if (statusIds.length === 0) return out
+    const result = await db.query<ViewerRow>('select * from viewers where status_id = any($1::bigint[]) order by status_id, viewed_at, viewer', [statusIds])
+    for (const row of result.rows) out.get(Number(row.status_id))?.push(row)
+    return out
+  }
+
+  /** As on SQLite; `during` runs in the same transaction at its end when any status changed (the event log's append). */
+  async function mapLids (sessionId: string, mappings: Array<{ lid: string, number: string }>, during?: (changed: Set<number>, client: pg.PoolClient) => Promise<void>): Promise<Set<number>> {
     return await inTransaction(pool, async (client) => {
       const changed = new Set<number>()
       for (const { lid, number } of mappings) {
@@ -94,6 +104,7 @@ export function pgViewerWriter (pool: pg.Pool) {
            on conflict (status_id, recipient) do update set delivered_at = excluded.delivered_at where excluded.delivered_at < status_deliveries.delivered_at`,
           [lid, sessionId, number, `${number}@s.whatsapp.net`])
       }
+      if (during !== undefined && changed.size > 0) await during(changed, client)
       return changed
     })
   }
@@ -126,7 +137,7 @@ export function pgViewerWriter (pool: pg.Pool) {
         list.map((d) => d.deliveredAt), list.map((d) => d.messageId)])
   }
 
-  return { record, recordDeliveries, mapLids, unmappedLids, realViewerCount, list }
+  return { record, recordDeliveries, mapLids, unmappedLids, realViewerCount, list, lists }
 }
 
 /** The dialect's viewer writer (SQLite: synchronous; PostgreSQL: promises). */

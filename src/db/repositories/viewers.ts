@@ -127,9 +127,10 @@ export function viewerWriter (sqlite: SQLite.Database) {
 
   /**
    * Views stored under a LID get its number: each row moves to the number's key, merged with a row the
-   * number already has there (the earlier view time wins). Returns the statuses whose viewers changed.
+   * number already has there (the earlier view time wins). `during` runs in the same transaction at its
+   * end when any status changed (the event log's append). Returns the statuses whose viewers changed.
    */
-  const mapLids = sqlite.transaction((sessionId: string, mappings: Array<{ lid: string, number: string }>): Set<number> => {
+  const mapLids = sqlite.transaction((sessionId: string, mappings: Array<{ lid: string, number: string }>, during?: (changed: Set<number>) => void): Set<number> => {
     const changed = new Set<number>()
     for (const { lid, number } of mappings) {
       for (const row of lidRows.all(lid, sessionId)) {
@@ -140,6 +141,7 @@ export function viewerWriter (sqlite: SQLite.Database) {
       moveDeliveries.run(number, number, `${number}@s.whatsapp.net`, lid, sessionId)
       dropLidDeliveries.run(lid, sessionId)
     }
+    if (during !== undefined && changed.size > 0) during(changed)
     return changed
   })
 

@@ -3,6 +3,7 @@ import { backoffDelay, sleep } from '../async.js'
 import type { PlatformLogger as Logger } from '../logger.js'
 import { STATUS_JID } from './status-message.js'
 import { onStanza, socketOpen } from '../baileys/index.js'
+import type { SendProgress } from '../types.js'
 
 // Relaying one status to a long recipient list: chunks, push-back retries, waiting out a dropped link
 // and the platform's ack of each chunk (see sender.ts for why chunks under one message id are safe).
@@ -134,11 +135,13 @@ export interface RelayChunksInput {
   alreadySent?: number
   /** before each chunk's first attempt */
   onChunkStart?: (jids: string[]) => void | Promise<void>
-  /** after each acknowledged chunk; the next one waits for it */
-  onChunk?: (jids: string[]) => void | Promise<void>
+  /**
+   * after each acknowledged chunk, with the send's progress (null for a single chunk of a fresh send):
+   * the next chunk waits for it, so the chunk and its progress report commit together before it goes out
+   */
+  onChunk?: (jids: string[], progress: SendProgress | null) => void | Promise<void>
   /** a chunk written whose ack the link's close cut off: they may have it */
   onUnconfirmed?: (jids: string[]) => void | Promise<void>
-  onProgress?: (sent: number, total: number) => void
 }
 
 /**
@@ -193,9 +196,8 @@ export async function relayInChunks (input: RelayChunksInput): Promise<void> {
         }
       }
     })
-    await input.onChunk?.(statusJidList)
     sent += statusJidList.length
-    if (chunks.length > 1 || already > 0) input.onProgress?.(sent, total)
+    await input.onChunk?.(statusJidList, chunks.length > 1 || already > 0 ? { sent, total } : null)
   }
 }
 

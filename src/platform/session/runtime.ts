@@ -11,7 +11,7 @@ import { afterClose, Connection, type Attempt } from './connection.js'
 import { Linking, type Emit } from './linking.js'
 import { StatusSender } from './sender.js'
 import { openSocket, pairingReady } from './waits.js'
-import { SessionStateMachine } from './state.js'
+import { SessionStateMachine, statusChange } from './state.js'
 
 export interface RuntimeDeps {
   wa: Config['wa']
@@ -48,9 +48,8 @@ export class SessionRuntime {
     this.authMethod = spec.authMethod
     this.phoneNumber = spec.phoneNumber
     this.log = deps.logger.child({ sessionId: spec.sessionId })
-    this.state = new SessionStateMachine(this.log, (status, reason) => {
-      const connected = status === 'open'
-      this.emit('connection-status', { sessionId: this.id, connected, status, ownNumber: connected ? this.ownNumber : null, ...(reason !== undefined ? { reason } : {}) })
+    this.state = new SessionStateMachine(this.log, (status, reason, recorded) => {
+      this.emit('connection-status', { ...statusChange(this.id, status, this.ownNumber, reason), ...(recorded ? { recorded } : {}) })
     })
     this.connection = new Connection({
       ...deps,
@@ -197,15 +196,17 @@ export class SessionRuntime {
     this.ownNumber = pnDigits(me?.id)
     const ownLid = me?.lid === undefined ? null : jidNormalizedUser(me.lid)
     this.linking.clearCodes()
-    const announce = (): void => {
+    // the row and the announcement that will follow are written together (the service's event log)
+    const change = this.state.announces('open') ? statusChange(this.id, 'open', this.ownNumber) : null
+    const announce = (stored: boolean): void => {
       // an asynchronous database answered after this socket closed or was replaced: it is not open any more
       if (this.connection.attempt !== attempt || !attempt.open) return
       this.log.info({ ownNumber: this.ownNumber }, 'connected')
-      this.state.move('open')
+      this.state.move('open', undefined, stored && change !== null)
     }
-    const written = this.store('could not store the linked account', () => this.deps.links.markLinked(this.id, this.ownNumber, ownLid))
+    const written = this.store('could not store the linked account', () => this.deps.links.markLinked(this.id, this.ownNumber, ownLid, change))
     // SQLite: written already; PostgreSQL: the row says linked before the session is announced open
-    if (written === undefined) announce()
+    if (typeof written === 'boolean') announce(written)
     else void written.then(announce)
   }
 
@@ -246,11 +247,12 @@ export class SessionRuntime {
     await this.connection.close()
     await this.auth.reset()
     this.connection.forgetPhone()
-    await this.store('could not mark the session unlinked', () => this.deps.links.markUnlinked(this.id))
+    const change = this.state.announces('logged-out') ? statusChange(this.id, 'logged-out', null, 'logged out') : null
+    const stored = await this.store('could not mark the session unlinked', () => this.deps.links.markUnlinked(this.id, change))
     this.ownNumber = null
     this.linking.clearCodes()
     this.log.warn('logged out by the platform; auth state cleared, the session can be linked again')
-    this.state.move('logged-out', 'logged out')
+    this.state.move('logged-out', 'logged out', stored && change !== null)
   }
 
   private armLinkTimer (): void {
@@ -283,13 +285,13 @@ export class SessionRuntime {
     this.lifecycle.run(task).catch((err: unknown) => { this.log.error({ err }, failure) })
   }
 
-  /** Runs a write (the session row follows the link); a failure is logged, never stopping the session. A promise (never rejected) when asynchronous. */
-  private store (failure: string, write: () => void | Promise<void>): Promise<void> | undefined {
+  /** Runs a write; a failure is logged (it must not stop the session). Whether it was written: now, or a promise (never rejected). */
+  private store (failure: string, write: () => void | Promise<void>): boolean | Promise<boolean> {
+    const failed = (err: unknown): false => { this.log.error({ err }, failure); return false }
     try {
       const pending = write()
-      if (pending instanceof Promise) return pending.catch((err: unknown) => { this.log.error({ err }, failure) })
-    } catch (err) { this.log.error({ err }, failure) }
-    return undefined
+      return pending instanceof Promise ? pending.then(() => true, failed) : true
+    } catch (err) { return failed(err) }
   }
 
   private clearTimers (): void {

@@ -93,8 +93,7 @@ export class StatusSender {
           ...(write !== undefined ? { write } : {}),
           ...(input.onChunkStart !== undefined ? { onChunkStart: input.onChunkStart } : {}),
           ...(input.onChunk !== undefined ? { onChunk: input.onChunk } : {}),
-          ...(input.onUnconfirmed !== undefined ? { onUnconfirmed: input.onUnconfirmed } : {}),
-          ...(input.onProgress !== undefined ? { onProgress: input.onProgress } : {})
+          ...(input.onUnconfirmed !== undefined ? { onUnconfirmed: input.onUnconfirmed } : {})
         })
       } catch (err) {
         if (isPlatformError(err)) throw err

@@ -1,6 +1,6 @@
 import { Waiters } from '../async.js'
 import type { PlatformLogger as Logger } from '../logger.js'
-import type { ConnectionStatus } from '../types.js'
+import type { ConnectionStatus, ConnectionStatusChange } from '../types.js'
 
 /**
  * A session's life. `connecting` and `linking` have a socket that is not open yet (linked or not);
@@ -33,13 +33,20 @@ const REPORTED: Record<SessionState, ConnectionStatus> = {
   removed: 'close'
 }
 
+/** What `connection-status` tells of a session in `status` (its own number only while open). */
+export function statusChange (sessionId: string, status: ConnectionStatus, ownNumber: string | null, reason?: string): ConnectionStatusChange {
+  const connected = status === 'open'
+  return { sessionId, connected, status, ownNumber: connected ? ownNumber : null, ...(reason !== undefined ? { reason } : {}) }
+}
+
 /** The one place a session's state changes; `onStatus` hears when the status clients see changes. */
 export class SessionStateMachine {
   #state: SessionState = 'stopped'
   /** re-checked on every change of state or socket */
   readonly waiters = new Waiters()
 
-  constructor (private readonly log: Logger, private readonly onStatus: (status: ConnectionStatus, reason?: string) => void) {}
+  /** `recorded`: the caller recorded the change with a write of its own (see `announces`) */
+  constructor (private readonly log: Logger, private readonly onStatus: (status: ConnectionStatus, reason: string | undefined, recorded: boolean) => void) {}
 
   get current (): SessionState {
     return this.#state
@@ -63,16 +70,22 @@ export class SessionStateMachine {
     return this.#state === 'removing' || this.#state === 'removed'
   }
 
-  move (next: SessionState, reason?: string): void {
+  /** whether move(next) would tell clients a new status now (a write that goes before the move records it) */
+  announces (next: SessionState): boolean {
+    const from = this.#state
+    return NEXT[from].includes(next) && (REPORTED[next] !== REPORTED[from] || REPORTED[next] === 'logged-out')
+  }
+
+  move (next: SessionState, reason?: string, recorded = false): void {
     const from = this.#state
     if (!NEXT[from].includes(next)) {
       this.log.debug({ from, to: next }, 'state change refused')
       this.waiters.notify()
       return
     }
+    const announced = this.announces(next)
     this.#state = next
     this.waiters.notify()
-    const status = REPORTED[next]
-    if (status !== REPORTED[from] || status === 'logged-out') this.onStatus(status, reason)
+    if (announced) this.onStatus(REPORTED[next], reason, recorded)
   }
 }
