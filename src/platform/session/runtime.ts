@@ -276,9 +276,7 @@ export class SessionRuntime {
 
   private readonly emit: Emit = (event, payload) => { if (!this.state.muted()) this.deps.events.emit(event, payload) }
 
-  private assertPresent (): void {
-    if (this.state.is('removed')) throw new PlatformError('SESSION_NOT_FOUND')
-  }
+  private assertPresent (): void { if (this.state.is('removed')) throw new PlatformError('SESSION_NOT_FOUND') }
 
   /** Queues work a socket event or timer started; its failure is logged, nobody awaits it. */
   private later (failure: string, task: () => Promise<void>): void {
