@@ -61,6 +61,8 @@ export interface StatusTable {
   error: string | null
   /** comma-separated recipients (digits) not sent to: no LID known for them (LID-migrated accounts); '' when none */
   unreachable: ColumnType<string, string | undefined, string>
+  /** the audience snapshot (JSON: schemas/audience.ts AudienceSnapshot) when `audience` chose the recipients; null: target_numbers did */
+  audience: ColumnType<string | null, string | null | undefined, string | null>
 }
 
 export type StatusState = 'sending' | 'sent' | 'partial'
@@ -233,6 +235,8 @@ import type { ScheduleTable, ScheduleRunTable, StatusDeliveryTable } from './sch
 export type { ScheduleTable, ScheduleState, RunState, ScheduleRunTable, StatusDeliveryTable } from './schedule-tables.js'
 import type { PhoneContactTable, PhoneStatusPrivacyTable } from './phone-tables.js'
 export type { PhoneContactTable, PhoneStatusPrivacyTable } from './phone-tables.js'
+import type { AudienceTable } from './audience-tables.js'
+export type { AudienceTable, AudienceRow } from './audience-tables.js'
 
 export interface Database {
   sessions: SessionTable
@@ -258,6 +262,7 @@ export interface Database {
   cluster_secret: ClusterSecretTable
   phone_contacts: PhoneContactTable
   phone_status_privacy: PhoneStatusPrivacyTable
+  audiences: AudienceTable
 }
 
 export type SessionRow = Selectable<SessionTable>
