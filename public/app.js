@@ -5,7 +5,7 @@ import { h, setText, show, phone, formatDateTime, formatWhen, formatAgo, formatB
 import { createWebhooksPanel } from './webhooks.js'
 import { createKeysPanel } from './keys.js'
 import { applyReaction, applyReply, renderAnswers, renderReachLine, viewsChart } from './reach.js'
-import { createAudiencePicker } from './picker.js'
+import { createAudiencePicker, recipientList, snapshotText } from './picker.js'
 import { createSavedAudiencesPanel } from './audiences.js'
 import { createSchedules } from './schedules.js'
 
@@ -934,7 +934,10 @@ function renderStatusFacts (s) {
     [s.type === 'text' ? 'Text' : s.type === 'url' ? 'URL' : 'File', s.content]
   ]
   if (s.caption) facts.push(['Caption', s.caption])
-  facts.push(['Recipients', s.targetNumbers ? `${plural(s.contactCount, 'contact')}: ${s.targetNumbers.split(',').map(phone).join(', ')}` : plural(s.contactCount, 'contact')])
+  // an audience (send-status `audience`) keeps who it chose; targetNumbers is empty then
+  const named = s.audience ? s.audience.recipients : s.targetNumbers ? s.targetNumbers.split(',') : []
+  if (s.audience) facts.push(['Audience', snapshotText(s.audience)])
+  facts.push(['Recipients', named.length > 0 ? `${plural(s.contactCount, 'contact')}: ${recipientList(named)}` : plural(s.contactCount, 'contact')])
   if (s.state === 'partial') facts.push(['Delivery', `partial: ${s.sentCount} of ${plural(s.contactCount, 'contact')} have it`])
   if (s.error) facts.push([s.state === 'partial' ? 'Why it stopped' : 'Platform error', s.error])
   $('status-facts').replaceChildren(...facts.flatMap(([k, v]) => [h('dt', { text: k }), h('dd', { text: v })]))

@@ -26,6 +26,23 @@ export function privacyText (p) {
   return p.updatedAt ? `${mode} (as the phone said ${formatDateTime(p.updatedAt)}).` : `${mode}.`
 }
 
+/** How a sent status's recipients were chosen (its `audience` snapshot), in words. */
+export function snapshotText (a) {
+  if (a.type === 'saved') return `Saved audience “${a.name ?? a.audienceId}”`
+  if (a.type === 'contacts') return a.except?.length ? `My contacts except ${plural(a.except.length, 'number')}` : 'All my contacts'
+  if (a.type === 'phone') {
+    const mode = a.mode === 'contacts' ? 'my contacts' : a.mode === 'denylist' ? `my contacts except ${plural(a.except?.length ?? 0, 'number')}` : a.mode === 'allowlist' ? 'only share with…' : a.mode
+    return `As the phone's privacy (${mode})`
+  }
+  return 'A list of numbers'
+}
+
+/** Recipients (digits, or `…@lid` for a contact known by its LID only) for reading; the first 50. */
+export function recipientList (recipients) {
+  const shown = recipients.slice(0, 50).map((r) => r.endsWith('@lid') ? r : phone(r)).join(', ')
+  return recipients.length > 50 ? `${shown} and ${recipients.length - 50} more` : shown
+}
+
 /** @param {{ api: any, describe: (err: unknown) => string, loadSaved: () => void }} deps `loadSaved`: the saved audiences panel reads its list */
 export function createAudiencePicker ({ api, describe, loadSaved }) {
   let sessionId = null
