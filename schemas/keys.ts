@@ -7,7 +7,7 @@ export type Scope = typeof SCOPES[number]
 export const ScopeSchema = Type.Unsafe<Scope>({
   type: 'string',
   enum: [...SCOPES],
-  description: '`read`: GET routes; `send`: publish and delete statuses, upload media; `manage`: create, re-link and delete sessions, webhooks'
+  description: '`read`: GET routes; `send`: publish and delete statuses, upload media; `manage`: create, re-link and delete sessions, webhooks, saved audiences and schedules'
 })
 
 const SessionsSchema = Type.Union([

@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
+import { AudienceSnapshotSchema, SendAudienceSchema } from './audience.js'
 import { IsoDateSchema } from './common.js'
 
 export const StatusTypeSchema = Type.Union(['text', 'image', 'video', 'url'].map((t) => Type.Literal(t)))
@@ -7,7 +8,8 @@ export const SendStatusBodySchema = Type.Object({
   type: Type.Union([Type.Literal('text'), Type.Literal('image'), Type.Literal('video'), Type.Literal('url')]),
   content: Type.String({ minLength: 1, maxLength: 65536, description: 'text: the body; image/video: a filename returned by upload; url: a direct http(s) media URL' }),
   caption: Type.Optional(Type.String({ maxLength: 4096, description: 'For image, video and url; ignored for text' })),
-  targetNumbers: Type.Optional(Type.String({ maxLength: 1_000_000, description: 'Comma-separated numbers with country code, no plus sign; empty: own number only' })),
+  targetNumbers: Type.Optional(Type.String({ maxLength: 1_000_000, description: 'Comma-separated numbers with country code, no plus sign; empty: own number only. Not together with `audience`' })),
+  audience: Type.Optional(SendAudienceSchema),
   backgroundColor: Type.Optional(Type.String({ pattern: '^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$', description: 'Text statuses: #RRGGBB or #AARRGGBB' })),
   font: Type.Optional(Type.Integer({ minimum: 0, maximum: 10, description: 'Text statuses: platform font number' })),
   wait: Type.Optional(Type.Boolean({
@@ -63,7 +65,8 @@ export const SentStatusSchema = Type.Object({
   timestamp: IsoDateSchema,
   platformMessageId: Type.String(),
   contactCount: Type.Integer(),
-  targetNumbers: Type.String(),
+  targetNumbers: Type.String({ description: "As requested; '' when `audience` chose the recipients" }),
+  audience: Type.Union([AudienceSnapshotSchema, Type.Null()], { description: 'How the recipients were chosen and who they were (send-status `audience`); null when targetNumbers named them' }),
   viewerCount: Type.Integer({ description: 'Real viewers so far' }),
   reactionCount: Type.Integer({ description: 'Contacts whose reaction (like or emoji) stands' }),
   replyCount: Type.Integer({ description: 'Replies received' }),

@@ -17,6 +17,8 @@ import webhooksPlugin from '../plugins/webhooks/index.js'
 import clusterPlugin from '../plugins/cluster/index.js'
 import sessionsPlugin from '../plugins/sessions/index.js'
 import statusesPlugin from '../plugins/statuses/index.js'
+import audiencesPlugin from '../plugins/audiences/index.js'
+import audienceRoutes from '../plugins/audiences/routes.js'
 import pacingPlugin from '../plugins/pacing/index.js'
 import schedulesPlugin from '../plugins/schedules/index.js'
 import scheduleRoutes from '../plugins/schedules/routes.js'
@@ -74,6 +76,7 @@ const apiRoutes: FastifyPluginAsync = async (api) => {
   await api.register(eventRoutes)
   await api.register(scheduleRoutes)
   await api.register(reportRoutes)
+  await api.register(audienceRoutes)
 }
 
 /** The whole service as one plugin. */
@@ -104,6 +107,7 @@ export const serviceApp: FastifyPluginAsync<AppOptions> = async (app, opts) => {
   await app.register(clusterPlugin)
   await app.register(sessionsPlugin)
   await app.register(pacingPlugin)
+  await app.register(audiencesPlugin)
   await app.register(statusesPlugin)
   await app.register(schedulesPlugin)
   await app.register(healthPlugin)
@@ -148,7 +152,7 @@ function validationMessage (err: FastifyError): string {
   const context = err.validationContext ?? 'body'
   const field = first.instancePath.replace(/^\//, '').replaceAll('/', '.')
   if (first.keyword === 'required') return `${context}.${String(first.params.missingProperty)} is required`
-  if (first.keyword === 'additionalProperties') return `${context}.${String(first.params.additionalProperty)} is not an allowed field`
+  if (first.keyword === 'additionalProperties') return `${field === '' ? context : `${context}.${field}`}.${String(first.params.additionalProperty)} is not an allowed field`
   const where = field === '' ? context : `${context}.${field}`
   if (first.keyword === 'pattern' && /phoneNumber|targetNumbers/.test(field)) return `${where} must be 10 to 15 digits including country code, no plus sign`
   if (first.keyword === 'pattern' && field === 'sessionId') return `${where} may contain only letters, digits, underscore and hyphen (at most 64 characters)`

@@ -41,6 +41,9 @@ export const DeliveryInFlight = createError('ST_DELIVERY_IN_FLIGHT', 'Delivery i
 /** the installed Baileys breaks an assumption the service relies on (src/platform/baileys/assumptions.ts): no session starts */
 export const PlatformIncompatible = createError<[string]>('ST_PLATFORM_INCOMPATIBLE', '%s', 503)
 export const ScheduleNotFound = createError('ST_SCHEDULE_NOT_FOUND', 'Schedule not found', 404)
+export const AudienceNotFound = createError('ST_AUDIENCE_NOT_FOUND', 'Audience not found', 404)
+/** send-status `audience` of the phone's contacts or status privacy while the phone has not sent them (yet) */
+export const AudienceUnavailable = createError<[string]>('ST_AUDIENCE_UNAVAILABLE', '%s', 409)
 /** pacing (SEND_MAX_STATUSES_PER_DAY, SEND_MAX_RECIPIENTS_PER_DAY, platform back-off); `headers` carries Retry-After */
 export const PacingLimit = createError<[string]>('ST_PACING_LIMIT', '%s', 429)
 

@@ -3,7 +3,11 @@ import type { Scope } from '../../schemas/keys.js'
 /** What a route needs: a scope, the admin key, or any valid key. */
 export type RouteScope = Scope | 'admin' | 'any'
 
-/** Writes that publish or remove statuses (and the media they carry): the `send` scope. */
+/**
+ * Writes that publish or remove statuses (and the media they carry): the `send` scope. Saved audiences and
+ * schedules are the session's settings: read with `read`, changed with `manage` (the default below); a
+ * `send` key posts to a saved audience (send-status `audience`) without being able to change it.
+ */
 const SEND_ROUTES = new Set([
   'POST /sessions/:sessionId/send-status',
   'DELETE /sessions/:sessionId/delete-status/:statusId',

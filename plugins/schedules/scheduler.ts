@@ -8,7 +8,6 @@ import { runAfter } from '../../src/schedules/recurrence.js'
 import type { DomainEvents } from '../broadcaster/domain-events.js'
 import type { Pacing } from '../pacing/index.js'
 import type { StatusService } from '../statuses/index.js'
-import { parseTargetNumbers } from '../statuses/parse.js'
 import { bodyOf, ruleOf } from './service.js'
 
 // The scheduler (issue 24). Every POLL_MS each node reads the active schedules that are due and, for the
@@ -29,7 +28,7 @@ export interface SchedulerDeps {
   db: DbHandle
   config: Pick<Config, 'schedules' | 'cluster'>
   platform: Pick<FastifyInstance['platform'], 'snapshot'>
-  statuses: Pick<StatusService, 'submit'>
+  statuses: Pick<StatusService, 'submit' | 'recipientCount'>
   pacing?: Pick<Pacing, 'check'>
   events: Pick<DomainEvents, 'emit' | 'on' | 'off'>
   log: FastifyBaseLogger
@@ -75,10 +74,10 @@ export function createScheduler (deps: SchedulerDeps) {
   async function fire (s: ScheduleRow, t: number): Promise<void> {
     const at = s.next_run_at as number
     const body = bodyOf(s)
-    const own = platform.snapshot(s.session_id)?.ownNumber ?? null
     if (pacing !== undefined) {
       let recipients = 1
-      try { recipients = Math.max(1, parseTargetNumbers(body.targetNumbers).filter((n) => n !== own).length) } catch { /* the send says why */ }
+      // an audience resolves now (a saved one deleted meanwhile, contacts not known): the send says why
+      try { recipients = await statuses.recipientCount(s.session_id, body) } catch { /* the send says why */ }
       const verdict = await pacing.check(s.session_id, recipients)
       if (!verdict.ok) {
         await updateSchedule(db, s.id, { deferred_until: t + verdict.retryAfterMs }, t)

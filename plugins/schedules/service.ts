@@ -4,6 +4,7 @@ import type { Config } from '../../src/config.js'
 import type { DbHandle } from '../../src/db/connection.js'
 import type { ScheduleRow, ScheduleRunRow } from '../../src/db/database.js'
 import { deleteSchedule, findSchedule, insertSchedule, listSchedules, runsOf, updateSchedule } from '../../src/db/repositories/schedules.js'
+import { findAudienceInfo } from '../../src/db/repositories/audiences.js'
 import { findSession } from '../../src/db/repositories/sessions.js'
 import { findUpload } from '../../src/db/repositories/uploads.js'
 import { BadRequest, ScheduleNotFound, SessionNotFound } from '../../src/errors.js'
@@ -11,6 +12,7 @@ import { isTimeZone, runAtOrAfter, writtenOffset, type RepeatRule } from '../../
 import type { CreateScheduleBody, RepeatBody, Schedule, ScheduleRun, UpdateScheduleBody } from '../../schemas/schedule.js'
 import type { SendStatusBody } from '../../schemas/status.js'
 import { parseHttpUrl, parseTargetNumbers } from '../statuses/parse.js'
+import { checkAudience, checkRecipientFields } from '../audiences/resolve.js'
 
 // Scheduled statuses: create, list, read, change, pause, resume, delete (issue 24). The runs themselves: scheduler.ts.
 
@@ -82,11 +84,18 @@ export function createScheduleService (deps: ScheduleDeps) {
   }
 
   /** What a scheduled send-status body names, checked now so a bad one fails at once rather than at its run. */
-  async function checkStatus (status: SendStatusBody): Promise<string | null> {
+  async function checkStatus (sessionId: string, status: SendStatusBody): Promise<string | null> {
     try {
       parseTargetNumbers(status.targetNumbers)
     } catch (err) {
       throw new BadRequest(`body.status.${(err as Error).message}`)
+    }
+    // an audience is checked now and resolved at each run (the contacts then; a saved audience deleted
+    // meanwhile fails that run)
+    checkRecipientFields(status, 'body.status')
+    const audience = status.audience === undefined ? null : checkAudience(status.audience, 'body.status.audience')
+    if (audience?.type === 'saved' && await findAudienceInfo(db, sessionId, audience.audienceId) === undefined) {
+      throw new BadRequest(`body.status.audience.audienceId: no saved audience ${audience.audienceId} in this session`)
     }
     if (status.type === 'url') {
       try { parseHttpUrl(status.content) } catch { throw new BadRequest('body.status.content must be an http(s) URL for type url') }
@@ -136,7 +145,7 @@ export function createScheduleService (deps: ScheduleDeps) {
     const firstAt = zonedTime(body.at, 'body.at')
     if (firstAt < t) throw new BadRequest('body.at is in the past')
     const repeat = body.repeat === undefined ? null : JSON.stringify(checkRepeat(body.repeat, firstAt, body.at))
-    const mediaFile = await checkStatus(body.status)
+    const mediaFile = await checkStatus(sessionId, body.status)
     const next = nextFrom(firstAt, repeat, firstAt, 0)
     if (next === null) throw new BadRequest('body.repeat allows no run at all (check until, weekdays and timeOfDay)')
     const id = `sch_${randomBytes(12).toString('base64url')}`
@@ -171,7 +180,7 @@ export function createScheduleService (deps: ScheduleDeps) {
     if (patch.repeat === null) repeat = null
     else if (patch.repeat !== undefined) repeat = JSON.stringify(checkRepeat(patch.repeat, firstAt, atText))
     else if (repeat !== null && patch.at !== undefined) repeat = JSON.stringify(checkRepeat((JSON.parse(repeat) as StoredRepeat).rule, firstAt, atText))
-    const mediaFile = patch.status === undefined ? row.media_file : await checkStatus(patch.status)
+    const mediaFile = patch.status === undefined ? row.media_file : await checkStatus(sessionId, patch.status)
     // a new time or rule starts the count again; runs already recorded stay on record
     const restart = patch.at !== undefined || patch.repeat !== undefined
     const runCount = restart ? 0 : row.run_count

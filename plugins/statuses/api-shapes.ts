@@ -1,5 +1,6 @@
 import type { StatusReactionRow, StatusReplyRow, ViewerRow } from '../../src/db/database.js'
 import type { SentStatusRow } from '../../src/db/repositories/statuses.js'
+import type { AudienceSnapshot } from '../../schemas/audience.js'
 import type { Reaction, Reply, SentStatus, Viewer } from '../../schemas/status.js'
 
 export function iso (ms: number): string {
@@ -28,6 +29,7 @@ export function toSentStatus (r: SentStatusRow): SentStatus {
     platformMessageId: r.message_id,
     contactCount: r.contact_count,
     targetNumbers: r.target_numbers,
+    audience: r.audience === null ? null : JSON.parse(r.audience) as AudienceSnapshot,
     viewerCount: r.viewer_count,
     reactionCount: r.reaction_count,
     replyCount: r.reply_count,

@@ -1,6 +1,9 @@
 import type { FastifyError } from 'fastify'
-import type { StatusContent } from '../../src/platform/types.js'
+import type { StatusRow } from '../../src/db/database.js'
+import { deleteStatus, finishSend } from '../../src/db/repositories/statuses.js'
+import type { StatusContent, StatusSetting } from '../../src/platform/types.js'
 import type { SendStatusBody } from '../../schemas/status.js'
+import type { StatusDeps } from './service.js'
 
 // The pieces of a send's recorded life (sending.ts) that need none of its state.
 
@@ -10,8 +13,10 @@ export interface Delivery {
   sessionId: string
   messageId: string
   ownNumber: string
-  /** recipient digits without the own number; empty: the own number only */
+  /** recipient digits (or `<lid>@lid`) without the own number; empty: the own number only */
   recipients: string[]
+  /** the post's status_setting (an audience chose it); undefined: the platform's default (allowlist) */
+  statusSetting?: StatusSetting
   contactCount: number
   content?: StatusContent
   /** the stored message of an interrupted send */
@@ -55,4 +60,25 @@ export function sentMessage (reached: number, unreachable: readonly string[]): s
 export function stoppedMessage (sentCount: number, contactCount: number, maybe: number, reason: string): { message: string, unsure: string } {
   const unsure = maybe > 0 ? ` (${maybe} more may have it: the link closed before the platform confirmed them; a revoke includes them)` : ''
   return { message: `Status sent to ${sentCount} of ${contactCount} contact${contactCount === 1 ? '' : 's'}; sending stopped: ${reason}${unsure}`, unsure }
+}
+
+/** A row a crash left `sending` that cannot be resumed: partial with what it has, or removed when nobody has (or may have) it. */
+export async function abandon ({ events, log }: Pick<StatusDeps, 'events' | 'log'>, row: StatusRow, have: number, why: string): Promise<void> {
+  const id = String(row.id)
+  if (have === 0) {
+    const removed = await events.within(async (trx, emit) => {
+      if (!await deleteStatus(trx, row.id)) return false
+      emit('statuses-updated', { sessionId: row.session_id, statusId: id, action: 'send-failed', message: `Status ${id} was not sent: ${why}` })
+      return true
+    })
+    if (removed) log.warn({ sessionId: row.session_id, statusId: row.id, why }, 'interrupted send had reached nobody; removed')
+    return
+  }
+  const message = `Status sent to ${row.sent_count} of ${row.contact_count}; not resumed: ${why}`
+  const kept = await events.within(async (trx, emit) => {
+    if (!await finishSend(trx, row.id, { state: 'partial', sentCount: row.sent_count, error: `Sending stopped after ${row.sent_count} of ${row.contact_count}: ${why}` })) return false
+    emit('statuses-updated', { sessionId: row.session_id, statusId: id, action: 'partial', message: `Status ${id}: ${message}` })
+    return true
+  })
+  if (kept) log.warn({ sessionId: row.session_id, statusId: row.id, sentCount: row.sent_count, why }, 'interrupted send not resumed; kept as partial')
 }

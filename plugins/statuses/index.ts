@@ -23,6 +23,8 @@ export function createStatuses (deps: StatusDeps) {
     send: service.send,
     /** the send-status route: waits (200), or answers `sending` (202) and sends in the background */
     submit: service.submit,
+    /** how many recipients a send-status body comes to now (pacing's look-ahead for scheduled runs) */
+    recipientCount: service.recipientCount,
     /** resumes sends a crash left `sending` (in the background; each waits for its session) */
     recover: service.recover,
     /** ends resumes still waiting for a session and waits for sends under way (bounded) */
@@ -65,6 +67,7 @@ export default fp(async (app) => {
     mediaStore: app.mediaStore,
     remoteMedia: app.remoteMedia,
     events: app.domainEvents,
+    audiences: app.audiences,
     log: app.log.child({ plugin: 'statuses' }),
     // optional: a harness may build the service without the metrics plugin
     ...(app.hasDecorator('metrics') ? { metrics: app.metrics } : {}),
@@ -93,4 +96,4 @@ export default fp(async (app) => {
     await service.drain(10_000)
     service.stop()
   })
-}, { name: 'statuses', dependencies: ['db', 'domain-events', 'platform', 'media-store', 'remote-media'] })
+}, { name: 'statuses', dependencies: ['db', 'domain-events', 'platform', 'media-store', 'remote-media', 'audiences'] })

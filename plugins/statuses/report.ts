@@ -6,11 +6,13 @@ import { listViewers } from '../../src/db/repositories/viewers.js'
 import { SessionNotFound, StatusNotFound } from '../../src/errors.js'
 import type { StatusReport } from '../../schemas/schedule.js'
 import { iso } from './api-shapes.js'
+import { storedRecipients } from './recipients.js'
 import type { StatusDeps } from './service.js'
 
-// The per-status report (issue 24): for everyone the status was meant for, and anyone else who viewed or
-// answered it, when it was delivered, viewed, their reaction and their first reply. A view implies the
-// status arrived: without a stored delivery receipt, deliveredAt is the view time.
+// The per-status report (issue 24): for everyone the status was meant for (its audience snapshot, or the
+// numbers requested), and anyone else who viewed or answered it, when it was delivered, viewed, their
+// reaction and their first reply. A view implies the status arrived: without a stored delivery receipt,
+// deliveredAt is the view time. A recipient known only by its LID is listed as `<lid>@lid`.
 
 interface Line { number: string, deliveredAt: number | null, viewedAt: number | null, reaction: string | null, repliedAt: number | null }
 
@@ -29,7 +31,8 @@ export function createReports (deps: Pick<StatusDeps, 'db'>) {
       if (l === undefined) lines.set(key, l = { number: key, deliveredAt: null, viewedAt: null, reaction: null, repliedAt: null })
       return l
     }
-    for (const n of status.target_numbers.split(',')) if (n !== '' && n !== own) line(n)
+    // who it was meant for: the audience snapshot when an audience chose them, else the requested numbers
+    for (const n of storedRecipients(status).recipients) if (n !== own) line(n)
     const [deliveries, viewers, reactions, replies] = await Promise.all([
       listDeliveries(db, status.id), listViewers(db, status.id), listReactions(db, status.id), listReplies(db, status.id)
     ])

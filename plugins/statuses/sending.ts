@@ -8,9 +8,9 @@ import type { SendStatusBody } from '../../schemas/status.js'
 import { iso } from './api-shapes.js'
 import { prepareContent } from './content.js'
 import { whenOpen } from './when-open.js'
-import { parseTargetNumbers } from './parse.js'
+import { chooseRecipients, storedRecipients } from './recipients.js'
 import type { SendStatusAnswer, StatusDeps } from './service.js'
-import { countContacts, isCode, jidOf, quiet, sentMessage, StatusGone, stoppedMessage, type Delivery } from './delivery.js'
+import { abandon, countContacts, isCode, jidOf, quiet, sentMessage, StatusGone, stoppedMessage, type Delivery } from './delivery.js'
 
 // A send's recorded life (issue 11). The row is inserted `sending` before anything goes out; the built
 // message is stored before the first chunk, and each chunk the platform acknowledged is committed (its
@@ -52,10 +52,11 @@ export function createSending (deps: StatusDeps) {
   async function start (sessionId: string, body: SendStatusBody) {
     const session = await findSession(db, sessionId)
     if (session === undefined) throw new SessionNotFound()
-    const requested = parseTargetNumbers(body.targetNumbers)
+    const chosen = chooseRecipients(deps.audiences, body)
     const prepared = await prepareContent(deps, body)
     const snap = platform.snapshot(sessionId)
     const ownNumber = snap?.ownNumber ?? session.own_number
+    const { recipients, audience } = await chosen.resolve(sessionId, { number: ownNumber, lid: session.own_lid })
     if (snap?.connected !== true || ownNumber === null) throw new NotConnected()
     // url media: a local copy fetched through the guard; Baileys gets the file, the row keeps the URL
     // (a resumed send does not need it again: the built message, media uploaded, is stored)
@@ -64,7 +65,6 @@ export function createSending (deps: StatusDeps) {
       ? prepared.content
       : { ...prepared.content, source: { path: local.path }, mimetype: local.type.mimeType }
 
-    const recipients = requested.filter((n) => n !== ownNumber)
     const contactCount = Math.max(1, recipients.length)
     await deps.admit?.(sessionId, contactCount)
     const messageId = platform.newMessageId(sessionId)
@@ -79,7 +79,8 @@ export function createSending (deps: StatusDeps) {
       state: 'sending',
       created_at: createdAt,
       contact_count: contactCount,
-      target_numbers: requested.join(','),
+      target_numbers: chosen.requested.join(','),
+      audience: audience === null ? null : JSON.stringify(audience),
       media_file: prepared.mediaFile,
       background_color: prepared.backgroundColor,
       font: prepared.font,
@@ -91,6 +92,7 @@ export function createSending (deps: StatusDeps) {
       messageId,
       ownNumber,
       recipients,
+      statusSetting: audience?.statusSetting,
       contactCount,
       content,
       done: [],
@@ -126,6 +128,7 @@ export function createSending (deps: StatusDeps) {
         ...(d.content !== undefined ? { content: d.content } : {}),
         ...(d.prepared !== undefined ? { prepared: d.prepared } : {}),
         recipients: d.recipients,
+        statusSetting: d.statusSetting,
         done: d.done,
         onPrepared: async (payload) => {
           await writable()
@@ -222,45 +225,25 @@ export function createSending (deps: StatusDeps) {
     return { statusId: id, message, platformMessageId: d.messageId, contactCount: d.contactCount, state: 'partial', sentCount }
   }
 
-  /** A row a crash left `sending` that cannot be resumed: partial with what it has, or removed when nobody has (or may have) it. */
-  async function abandon (row: StatusRow, have: number, why: string): Promise<void> {
-    const id = String(row.id)
-    if (have === 0) {
-      const removed = await events.within(async (trx, emit) => {
-        if (!await deleteStatus(trx, row.id)) return false
-        emit('statuses-updated', { sessionId: row.session_id, statusId: id, action: 'send-failed', message: `Status ${id} was not sent: ${why}` })
-        return true
-      })
-      if (removed) log.warn({ sessionId: row.session_id, statusId: row.id, why }, 'interrupted send had reached nobody; removed')
-      return
-    }
-    const message = `Status sent to ${row.sent_count} of ${row.contact_count}; not resumed: ${why}`
-    const kept = await events.within(async (trx, emit) => {
-      if (!await finishSend(trx, row.id, { state: 'partial', sentCount: row.sent_count, error: `Sending stopped after ${row.sent_count} of ${row.contact_count}: ${why}` })) return false
-      emit('statuses-updated', { sessionId: row.session_id, statusId: id, action: 'partial', message: `Status ${id}: ${message}` })
-      return true
-    })
-    if (kept) log.warn({ sessionId: row.session_id, statusId: row.id, sentCount: row.sent_count, why }, 'interrupted send not resumed; kept as partial')
-  }
-
   async function resume (row: StatusRow): Promise<void> {
     // the ones whose chunk went out unacknowledged are sent again (at least once for them)
     const done = await statusRecipients(db, row.id, 'confirmed')
     const have = (await statusRecipients(db, row.id, 'all')).length
     // the message is stored before the first chunk goes out: without it nothing went out
-    if (row.message_payload === null) { await abandon(row, have, 'the service stopped before it went out'); return }
+    if (row.message_payload === null) { await abandon({ events, log }, row, have, 'the service stopped before it went out'); return }
     const open = await whenOpen({ platform, waiting, closing: () => closing }, row.session_id, config.sendReconnectWaitMs)
-    if ('why' in open) { await abandon(row, have, open.why); return }
+    if ('why' in open) { await abandon({ events, log }, row, have, open.why); return }
     // the first chunk starts with the own number: another account linked meanwhile must not continue it
-    if (done.length > 0 && !done.includes(jidOf(open.own))) { await abandon(row, have, 'the session is linked to another account now'); return }
-    const requested = row.target_numbers.split(',').filter((n) => n !== '')
+    if (done.length > 0 && !done.includes(jidOf(open.own))) { await abandon({ events, log }, row, have, 'the session is linked to another account now'); return }
+    const { recipients, statusSetting } = storedRecipients(row)
     log.info({ sessionId: row.session_id, statusId: row.id, done: done.length, contactCount: row.contact_count }, 'resuming a send interrupted by a restart')
     await deliver({
       statusId: row.id,
       sessionId: row.session_id,
       messageId: row.message_id,
       ownNumber: open.own,
-      recipients: requested.filter((n) => n !== open.own),
+      recipients: recipients.filter((n) => n !== open.own),
+      statusSetting,
       contactCount: row.contact_count,
       prepared: row.message_payload,
       done,

@@ -12,6 +12,8 @@ import type { DeletedStatusSchema, Reaction, Reply, SendStatusAcceptedSchema, Se
 import type { DomainEvents } from '../broadcaster/domain-events.js'
 import { toReaction, toReply, toSentStatus, toViewer } from './api-shapes.js'
 import { createSending } from './sending.js'
+import { chooseRecipients } from './recipients.js'
+import type { AudienceResolver } from '../audiences/resolve.js'
 
 /** What the status service uses of the other decorators. */
 export interface StatusDeps {
@@ -24,6 +26,8 @@ export interface StatusDeps {
   log: FastifyBaseLogger
   /** optional: the viewer ingest observes receipt-to-commit latency there */
   metrics?: Pick<FastifyInstance['metrics'], 'receiptCommitLatency'>
+  /** resolves send-status `audience` (plugins/audiences) */
+  audiences: Pick<AudienceResolver, 'resolve'>
   /** optional: pacing (plugins/pacing) refuses a post over the session's limits before it is recorded */
   admit?: (sessionId: string, recipients: number) => Promise<void>
 }
@@ -39,6 +43,13 @@ export function createStatusService (deps: StatusDeps) {
   const { config, platform, mediaStore, events, log } = deps
   const db = deps.db.db
   const sending = createSending(deps)
+
+  /** How many recipients the body's targetNumbers or audience come to now (at least 1: the own number); for pacing's look-ahead. */
+  async function recipientCount (sessionId: string, body: SendStatusBody): Promise<number> {
+    const session = await requireSession(sessionId)
+    const own = { number: platform.snapshot(sessionId)?.ownNumber ?? session.own_number, lid: session.own_lid }
+    return Math.max(1, (await chooseRecipients(deps.audiences, body).resolve(sessionId, own)).recipients.length)
+  }
 
   /** Sends a status and waits for the end of the send. */
   async function send (sessionId: string, body: SendStatusBody): Promise<SendStatusAnswer> {
@@ -158,5 +169,5 @@ export function createStatusService (deps: StatusDeps) {
     log.warn({ sessionId, statusId, error }, 'the platform rejected a status')
   }
 
-  return { send, submit, recover: sending.recover, drain: sending.drain, list, viewers, reactions, replies, remove, releaseMedia, recordRejection }
+  return { send, submit, recipientCount, recover: sending.recover, drain: sending.drain, list, viewers, reactions, replies, remove, releaseMedia, recordRejection }
 }

@@ -61,6 +61,8 @@ export interface StatusTable {
   error: string | null
   /** comma-separated recipients (digits) not sent to: no LID known for them (LID-migrated accounts); '' when none */
   unreachable: ColumnType<string, string | undefined, string>
+  /** the audience snapshot (JSON: schemas/audience.ts AudienceSnapshot) when `audience` chose the recipients; null: target_numbers did */
+  audience: ColumnType<string | null, string | null | undefined, string | null>
 }
 
 export type StatusState = 'sending' | 'sent' | 'partial'
@@ -231,6 +233,8 @@ export interface EventCursorTable {
 
 import type { ScheduleTable, ScheduleRunTable, StatusDeliveryTable } from './schedule-tables.js'
 export type { ScheduleTable, ScheduleState, RunState, ScheduleRunTable, StatusDeliveryTable } from './schedule-tables.js'
+import type { AudienceTable } from './audience-tables.js'
+export type { AudienceTable, AudienceRow } from './audience-tables.js'
 
 export interface Database {
   sessions: SessionTable
@@ -254,6 +258,7 @@ export interface Database {
   schedule_runs: ScheduleRunTable
   status_deliveries: StatusDeliveryTable
   cluster_secret: ClusterSecretTable
+  audiences: AudienceTable
 }
 
 export type SessionRow = Selectable<SessionTable>

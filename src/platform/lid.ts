@@ -13,3 +13,9 @@ export function pnDigits (jid: string | null | undefined): string | null {
   if (jid === null || jid === undefined || !(isPnUser(jid) ?? false)) return null
   return jidDecode(jid)?.user ?? null
 }
+
+/** a LID user JID (`<lid>@lid`): a status recipient known only by its LID */
+export const isLidUser = (jid: string): boolean => jid.endsWith('@lid')
+
+/** a status recipient's JID: its phone-number JID, or the LID user JID it was given as */
+export const recipientJid = (recipient: string): string => isLidUser(recipient) ? recipient : pnJid(recipient)

@@ -119,6 +119,9 @@ export type StatusContent =
   | { kind: 'text', text: string, backgroundColor?: string, font?: number }
   | { kind: 'image' | 'video', source: { path: string } | { url: string }, mimetype?: string, caption?: string }
 
+/** `<meta status_setting>` of a post: the poster's status privacy it follows (baileys/status-post.ts) */
+export type StatusSetting = 'contacts' | 'allowlist' | 'denylist'
+
 export interface SendStatusInput {
   /** platform message id from newMessageId(); the caller stores it before sending */
   messageId: string
@@ -129,8 +132,13 @@ export interface SendStatusInput {
    * sends it again as it is, without a new media upload
    */
   prepared?: Uint8Array
-  /** recipient digits, de-duplicated, WITHOUT the own number (the platform adds it first) */
+  /**
+   * recipient digits, de-duplicated, WITHOUT the own number (the platform adds it first); a contact known
+   * only by its LID is given as its LID user JID (`<lid>@lid`), reachable from an LID-migrated account only
+   */
   recipients: string[]
+  /** the post's `<meta status_setting>` (LID-migrated accounts); default `allowlist` (an explicit list) */
+  statusSetting?: StatusSetting
   /** JIDs that already have it (from `onChunk` of an earlier attempt): not sent again */
   done?: string[]
   /** the built message (media uploaded), before anything goes out: store it to resume the send later */

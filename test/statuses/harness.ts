@@ -9,6 +9,7 @@ import mediaStorePlugin from '../../plugins/uploads/media-store.js'
 import remoteMediaPlugin from '../../plugins/uploads/remote-media.js'
 import domainEventsPlugin, { DOMAIN_EVENT_NAMES } from '../../plugins/broadcaster/domain-events.js'
 import statusesPlugin from '../../plugins/statuses/index.js'
+import audiencesPlugin from '../../plugins/audiences/index.js'
 import viewerIngestPlugin from '../../plugins/statuses/viewer-ingest.js'
 import { NotConnected } from '../../src/errors.js'
 import type { PlatformEventMap, SendStatusInput, SendStatusResult, SessionSnapshot } from '../../src/platform/types.js'
@@ -130,6 +131,7 @@ export async function harness (t: TestContext, env: Record<string, string> = {})
   for (const event of DOMAIN_EVENT_NAMES) app.domainEvents.on(event, (payload) => { recorder.record(event, payload) })
   await app.register(viewerIngestPlugin)
   await app.register(fp(async (a) => { a.decorate('platform', platform as unknown as FastifyInstance['platform']) }, { name: 'platform' }))
+  await app.register(audiencesPlugin)
   await app.register(statusesPlugin)
   t.after(async () => {
     await app.close()

@@ -11,6 +11,7 @@ import * as m009 from './009-keys.js'
 import * as m010 from './010-unreachable.js'
 import * as m011 from './011-schedules.js'
 import * as m012 from './012-cluster-secret.js'
+import * as m014 from './014-audiences.js'
 
 // A static index instead of a file-system provider: src (tsx) and dist (tsc) resolve the same migrations.
 const migrations: Record<string, Migration> = {
@@ -25,7 +26,8 @@ const migrations: Record<string, Migration> = {
   '009-keys': m009,
   '010-unreachable': m010,
   '011-schedules': m011,
-  '012-cluster-secret': m012
+  '012-cluster-secret': m012,
+  '014-audiences': m014
 }
 
 export const migrationProvider: MigrationProvider = {

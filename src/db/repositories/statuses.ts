@@ -17,7 +17,7 @@ export interface SentStatusRow extends StatusInfo {
 
 const INFO_COLUMNS = [
   'id', 'session_id', 'type', 'content', 'caption', 'message_id', 'state', 'created_at', 'contact_count', 'target_numbers',
-  'sent_count', 'media_file', 'background_color', 'font', 'error', 'unreachable'
+  'sent_count', 'media_file', 'background_color', 'font', 'error', 'unreachable', 'audience'
 ] as const satisfies ReadonlyArray<keyof StatusInfo>
 
 export async function insertStatus (db: Db, row: NewStatusRow): Promise<number> {

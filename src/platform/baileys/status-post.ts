@@ -11,6 +11,7 @@ import {
   type WASocket
 } from '@whiskeysockets/baileys'
 import type { PlatformLogger as Logger } from '../logger.js'
+import type { StatusSetting } from '../types.js'
 import { STATUS_JID, statusMediaType, statusStanzaType } from './status-shape.js'
 import { loadKeyMemory, rememberDevices, rotateStatusSenderKey } from './status-key-memory.js'
 
@@ -28,7 +29,7 @@ import { loadKeyMemory, rememberDevices, rotateStatusSenderKey } from './status-
 //     </participants>
 //     <device-identity/>                                                  when any SKDM is a pkmsg
 //     <enc v="2" type="skmsg" mediatype?>the status</enc>
-//     <meta status_setting="allowlist"/>                                  posts only, never a revoke
+//     <meta status_setting="contacts|allowlist|denylist"/>                posts only, never a revoke
 //   </message>
 //
 // Baileys internals relied on, each checked at start (assumptions-status.ts): sock.getUSyncDevices
@@ -39,12 +40,14 @@ import { loadKeyMemory, rememberDevices, rotateStatusSenderKey } from './status-
 // the sender as messages.update (`error-ack-update`).
 
 /**
- * The `status_setting` every post carries. The service posts to an explicit list of recipients, which is
- * WhatsApp's "only share with…" (allowlist) privacy setting. Values: whatsapp-rust src/features/status.rs
- * StatusPrivacySetting (contacts | allowlist | denylist); WA Web reads it from the poster's status privacy
- * list (PR #569). No better-founded value for an explicit list is known.
+ * `<meta status_setting>` describes the poster's status privacy for this post (whatsapp-rust
+ * src/send/mod.rs send_status_message: "`<meta status_setting>` describes the POSTER's privacy on their own
+ * status"; the values and their meaning: src/features/status.rs StatusPrivacySetting: `contacts` "send to
+ * all contacts in address book", `allowlist` "send only to contacts in an allow list", `denylist` "send to
+ * all contacts except those in a deny list"). The caller says which its audience is (plugins/audiences);
+ * an explicit list of recipients is an allow list, the default.
  */
-export const STATUS_SETTING = 'allowlist'
+export const STATUS_SETTING: StatusSetting = 'allowlist'
 
 /** LIDs are looked up this many numbers per usync query (whatsmeow PR #947: up to 500 per request). */
 const LID_LOOKUP_BATCH = 500
@@ -77,8 +80,8 @@ export interface StatusChunk {
   messageId: string
   /** LID user JIDs of this chunk's audience (the own LID user in the first chunk) */
   users: string[]
-  /** a post carries <meta status_setting>; a revoke does not */
-  post: boolean
+  /** a post carries <meta status_setting> with this value; a revoke (null) carries none */
+  statusSetting: StatusSetting | null
   logger: Logger
 }
 
@@ -163,7 +166,7 @@ export async function writeLidStatusChunk (sock: WASocket, chunk: StatusChunk): 
         { tag: 'participants', attrs: {}, content: [...skdmNodes, ...users.map((jid): BinaryNode => ({ tag: 'to', attrs: { jid } }))] },
         ...(pkmsg ? [{ tag: 'device-identity', attrs: {}, content: encodeSignedDeviceIdentity(sock.authState.creds.account!, true) }] : []),
         { tag: 'enc', attrs: { v: '2', type: 'skmsg', ...(mediatype !== undefined ? { mediatype } : {}) }, content: ciphertext },
-        ...(chunk.post ? [{ tag: 'meta', attrs: { status_setting: STATUS_SETTING } }] : [])
+        ...(chunk.statusSetting !== null ? [{ tag: 'meta', attrs: { status_setting: chunk.statusSetting } }] : [])
       ]
     }
     await sock.sendNode(stanza)

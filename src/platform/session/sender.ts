@@ -1,14 +1,14 @@
 import { jidNormalizedUser, proto, type WAMessageUpdate, type WASocket } from '@whiskeysockets/baileys'
 import { SerialQueue } from '../async.js'
 import { PlatformError, isPlatformError } from '../errors.js'
-import { pnDigits, pnJid } from '../lid.js'
+import { isLidUser, pnDigits, pnJid, recipientJid } from '../lid.js'
 import type { PlatformLogger as Logger } from '../logger.js'
-import type { SendStatusInput, SendStatusResult } from '../types.js'
+import type { SendStatusInput, SendStatusResult, StatusSetting } from '../types.js'
 import { messageOf, type Emit } from './linking.js'
 import { buildStatusMessage, revokeMessage, STATUS_JID } from './status-message.js'
 
 import { chunk, relayInChunks, withPushBackRetry, type ChunkWriter, type RelayPolicy } from './chunk-relay.js'
-import { lidsForNumbers, ownLidOf, writeLidStatusChunk } from '../baileys/status-post.js'
+import { lidsForNumbers, ownLidOf, STATUS_SETTING, writeLidStatusChunk } from '../baileys/status-post.js'
 import { prepareSessions, type SessionPrep } from '../baileys/status-prepare.js'
 
 // Statuses go to `status@broadcast` as one sender-key message (skmsg) plus, per recipient device, a
@@ -59,18 +59,17 @@ export class StatusSender {
       const own = this.host.ownNumber() ?? pnDigits(first.user?.id)
       if (own === null) throw new PlatformError('NOT_CONNECTED')
       const recipients = [...new Set(input.recipients)].filter((digits) => digits !== own)
-      let all = [pnJid(own), ...recipients.map(pnJid)]
+      let all = [pnJid(own), ...recipients.map(recipientJid)]
       const message = await this.#message(input, first, policy)
       this.#remember(input.messageId, message)
       const lids = await this.#audienceLids(first, own, all, policy)
-      let unreachable: string[] = []
-      if (lids !== null) {
-        unreachable = recipients.filter((digits) => !lids.has(pnJid(digits)))
-        all = all.filter((jid) => lids.has(jid))
-        if (unreachable.length > 0) {
-          log.warn({ messageId: input.messageId, unreachable: unreachable.length }, 'recipients without a LID are not sent to')
-          await input.onUnreachable?.(unreachable)
-        }
+      // without a LID (LID-migrated account), or known only by one (a legacy account posts by phone number)
+      const unreachable = recipients.filter((r) => lids === null ? isLidUser(r) : !lids.has(recipientJid(r)))
+      if (unreachable.length > 0) {
+        const gone = new Set(unreachable.map(recipientJid))
+        all = all.filter((jid) => !gone.has(jid))
+        log.warn({ messageId: input.messageId, unreachable: unreachable.length }, 'recipients without a LID (or only a LID, on a legacy account) are not sent to')
+        await input.onUnreachable?.(unreachable)
       }
       const done = new Set(input.done ?? [])
       const jids = all.filter((jid) => !done.has(jid))
@@ -80,7 +79,7 @@ export class StatusSender {
         : undefined
       // relayMessage (the phone-number path) would repeat the look-ups the preparation has in flight
       if (lids === null) await prep?.ready(jids)
-      const write = lids === null ? undefined : this.#lidWriter(message, input.messageId, lids, true, prep)
+      const write = lids === null ? undefined : this.#lidWriter(message, input.messageId, lids, input.statusSetting ?? STATUS_SETTING, prep)
       try {
         await relayInChunks({
           socket: this.host.openSocket,
@@ -107,17 +106,19 @@ export class StatusSender {
 
   /**
    * An LID-migrated account: phone-number JID → LID user JID for the audience (the own number → the own
-   * LID), numbers without a LID left out. null for a legacy account (the phone-number path).
+   * LID, a LID → itself), numbers without a LID left out. null for a legacy account (the phone-number path).
    */
   async #audienceLids (sock: WASocket, own: string, pnJids: string[], policy: RelayPolicy): Promise<Map<string, string> | null> {
     const meLid = ownLidOf(sock)
     if (meLid === null) return null
-    const others = pnJids.filter((jid) => jid !== pnJid(own))
+    const others = pnJids.filter((jid) => jid !== pnJid(own) && !isLidUser(jid))
     try {
       const lids = await withPushBackRetry({ policy, logger: this.host.log, what: 'LID look-up' }, async (attempt) => {
         return await lidsForNumbers(attempt === 0 ? sock : await this.host.openSocket(), others)
       })
       lids.set(pnJid(own), jidNormalizedUser(meLid))
+      // a contact known only by its LID is addressed by it
+      for (const jid of pnJids) if (isLidUser(jid)) lids.set(jid, jid)
       return lids
     } catch (err) {
       if (isPlatformError(err)) throw err
@@ -125,11 +126,12 @@ export class StatusSender {
     }
   }
 
-  #lidWriter (message: proto.IMessage, messageId: string, lids: Map<string, string>, post: boolean, prep?: SessionPrep): ChunkWriter {
+  /** `statusSetting`: a post's `<meta status_setting>`; null: a revoke (none) */
+  #lidWriter (message: proto.IMessage, messageId: string, lids: Map<string, string>, statusSetting: StatusSetting | null, prep?: SessionPrep): ChunkWriter {
     return async (sock, jids) => {
       const users = jids.flatMap((jid) => lids.get(jid) ?? [])
       await prep?.ready(users)
-      return await writeLidStatusChunk(sock, { message, messageId, users, post, logger: this.host.log })
+      return await writeLidStatusChunk(sock, { message, messageId, users, statusSetting, logger: this.host.log })
     }
   }
 
@@ -181,7 +183,7 @@ export class StatusSender {
           jids,
           policy,
           logger: this.host.log,
-          ...(lids === null ? { additionalAttributes: { edit: '7' } } : { write: this.#lidWriter(message, revokeId, lids, false) })
+          ...(lids === null ? { additionalAttributes: { edit: '7' } } : { write: this.#lidWriter(message, revokeId, lids, null) })
         })
         return true
       } catch (err) {

@@ -1,0 +1,21 @@
+import fp from 'fastify-plugin'
+import { createAudienceResolver, type PhoneContacts } from './resolve.js'
+import { createAudienceService } from './service.js'
+
+export type Audiences = ReturnType<typeof createAudienceService> & ReturnType<typeof createAudienceResolver>
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** saved audiences (service.ts) and send-status `audience` resolution (resolve.ts) */
+    audiences: Audiences
+  }
+}
+
+export default fp(async (app) => {
+  const service = createAudienceService({ db: app.db, log: app.log.child({ plugin: 'audiences' }) })
+  // the phone's saved contacts and status privacy come from the contacts plugin, looked up when an audience
+  // needs them (so the two plugins may register in either order); without it those audiences answer 409
+  const contacts = (): PhoneContacts | undefined => app.hasDecorator('contacts') ? app.getDecorator<PhoneContacts>('contacts') : undefined
+  const resolver = createAudienceResolver({ db: app.db, contacts })
+  app.decorate('audiences', { ...service, ...resolver })
+}, { name: 'audiences', dependencies: ['db'] })
