@@ -71,7 +71,7 @@ export function createSavedAudiencesPanel ({ api, describe, busy, confirmAction,
   }
 
   async function remove (a, button, message) {
-    const ok = await confirmAction({ title: `Delete “${a.name}”?`, text: 'The list is removed. Statuses already sent to it keep the recipients they had.', ok: 'Delete' })
+    const ok = await confirmAction({ title: `Delete “${a.name}”?`, text: 'The list is removed. Statuses already sent to it keep the recipients they had; a schedule that names it fails its next run.', ok: 'Delete' })
     if (!ok) { button.focus(); return }
     await busy(button, async () => {
       try {
