@@ -15,10 +15,11 @@ const MISSING = {
   saved: 'Not on this server: it has no saved audiences (GET …/audiences answers 404).'
 }
 
-/** one line for the phone's status privacy (GET …/status-privacy) */
+/** one line for the phone's status privacy (GET …/status-privacy: { mode, numbers, updatedAt }) */
 export function privacyText (p) {
+  if (p.mode === null || p.mode === undefined) return 'The phone\'s status privacy is not known yet: the service reads it when the session connects.'
   const count = Array.isArray(p.numbers) ? p.numbers.length : 0
-  const listed = count === 0 ? '' : `: ${p.numbers.slice(0, 5).map(phone).join(', ')}${count > 5 ? ` and ${count - 5} more` : ''}`
+  const listed = count === 0 ? '' : `: ${recipientList(p.numbers.slice(0, 5))}${count > 5 ? ` and ${count - 5} more` : ''}`
   const mode = p.mode === 'contacts' ? 'My contacts: every saved contact sees it'
     : p.mode === 'denylist' ? `My contacts except ${plural(count, 'number')}${listed}`
       : p.mode === 'allowlist' ? `Only share with ${plural(count, 'number')}${listed}`
