@@ -11,6 +11,8 @@ import authPlugin from '../plugins/keys/auth.js'
 import domainEventsPlugin from '../plugins/broadcaster/domain-events.js'
 import viewerIngestPlugin from '../plugins/statuses/viewer-ingest.js'
 import interactionIngestPlugin from '../plugins/statuses/interaction-ingest.js'
+import contactsPlugin from '../plugins/contacts/index.js'
+import contactRoutes from '../plugins/contacts/routes.js'
 import platformPlugin from '../plugins/platform/index.js'
 import broadcasterPlugin from '../plugins/broadcaster/index.js'
 import webhooksPlugin from '../plugins/webhooks/index.js'
@@ -76,6 +78,7 @@ const apiRoutes: FastifyPluginAsync = async (api) => {
   await api.register(eventRoutes)
   await api.register(scheduleRoutes)
   await api.register(reportRoutes)
+  await api.register(contactRoutes)
   await api.register(audienceRoutes)
 }
 
@@ -102,6 +105,7 @@ export const serviceApp: FastifyPluginAsync<AppOptions> = async (app, opts) => {
   await app.register(webhooksPlugin)
   await app.register(viewerIngestPlugin)
   await app.register(interactionIngestPlugin)
+  await app.register(contactsPlugin)
   await app.register(platformPlugin)
   await app.register(broadcasterPlugin)
   await app.register(clusterPlugin)

@@ -15,7 +15,7 @@ export default fp(async (app) => {
   const service = createAudienceService({ db: app.db, log: app.log.child({ plugin: 'audiences' }) })
   // the phone's saved contacts and status privacy come from the contacts plugin, looked up when an audience
   // needs them (so the two plugins may register in either order); without it those audiences answer 409
-  const contacts = (): PhoneContacts | undefined => app.hasDecorator('contacts') ? app.getDecorator<PhoneContacts>('contacts') : undefined
+  const contacts = (): PhoneContacts | undefined => app.hasDecorator('contacts') ? app.contacts : undefined
   const resolver = createAudienceResolver({ db: app.db, contacts })
   app.decorate('audiences', { ...service, ...resolver })
 }, { name: 'audiences', dependencies: ['db'] })

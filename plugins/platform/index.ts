@@ -34,6 +34,7 @@ function lazyPlatform (app: FastifyInstance): { platform: Platform, load: () => 
         links: sessionLinksFor(app.db),
         receiptSink: app.viewerIngest.sink,
         interactionSink: app.interactionIngest.sink,
+        phoneSink: app.contacts.sink,
         wa: app.config.wa,
         logger: app.log,
         timing: { sendOpenWaitMs: app.config.sendReconnectWaitMs }
@@ -100,4 +101,4 @@ export default fp(async (app) => {
   app.addHook('preClose', async () => {
     await platform.close()
   })
-}, { name: 'platform', dependencies: ['config', 'db', 'viewer-ingest', 'interaction-ingest'] })
+}, { name: 'platform', dependencies: ['config', 'db', 'viewer-ingest', 'interaction-ingest', 'contacts'] })

@@ -12,8 +12,10 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     preHandler: app.cluster.toOwner,
     schema: {
       tags: ['statuses'],
-      summary: 'Publish a status (text, image, video or media URL) to the listed numbers, or to the own number only',
-      description: 'Long lists go out in chunks under one message id; each chunk the platform acknowledged is recorded before the next. ' +
+      summary: "Publish a status (text, image, video or media URL) to the listed numbers (or the own number only), or to an audience: the phone's contacts, its status privacy, a list or a saved audience",
+      description: '`audience` (instead of `targetNumbers`) chooses the recipients and the post\'s status_setting; the status keeps the resolved list (`audience` in sent-statuses). ' +
+        "409 when the phone's saved contacts or status privacy are not known yet. " +
+        'Long lists go out in chunks under one message id; each chunk the platform acknowledged is recorded before the next. ' +
         'A dropped link is waited out (SEND_RECONNECT_WAIT_MS) and the send continues. 200 with `state: sent`, or `state: partial` with ' +
         '`sentCount` when sending stopped part-way (the status is kept, listed and revocable for exactly those recipients). ' +
         'A send that stopped before anyone had it answers 500 and leaves no status. ' +
@@ -23,7 +25,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         '(or `statuses-updated` with action `partial` / `send-failed`) follow as events.',
       params: SessionParamsSchema,
       body: SendStatusBodySchema,
-      response: { 200: Ok(SendStatusResultSchema), 202: Ok(SendStatusAcceptedSchema), ...failures(400, 404, 503) }
+      response: { 200: Ok(SendStatusResultSchema), 202: Ok(SendStatusAcceptedSchema), ...failures(400, 404, 409, 503) }
     }
   }, async (req, reply) => {
     await app.keys.checkUpload(req.principal, req.body)

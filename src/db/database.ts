@@ -233,6 +233,8 @@ export interface EventCursorTable {
 
 import type { ScheduleTable, ScheduleRunTable, StatusDeliveryTable } from './schedule-tables.js'
 export type { ScheduleTable, ScheduleState, RunState, ScheduleRunTable, StatusDeliveryTable } from './schedule-tables.js'
+import type { PhoneContactTable, PhoneStatusPrivacyTable } from './phone-tables.js'
+export type { PhoneContactTable, PhoneStatusPrivacyTable } from './phone-tables.js'
 import type { AudienceTable } from './audience-tables.js'
 export type { AudienceTable, AudienceRow } from './audience-tables.js'
 
@@ -258,6 +260,8 @@ export interface Database {
   schedule_runs: ScheduleRunTable
   status_deliveries: StatusDeliveryTable
   cluster_secret: ClusterSecretTable
+  phone_contacts: PhoneContactTable
+  phone_status_privacy: PhoneStatusPrivacyTable
   audiences: AudienceTable
 }
 

@@ -8,10 +8,10 @@ import { PlatformError } from './errors.js'
 import type { PlatformLogger } from './logger.js'
 import { SessionRuntime } from './session/runtime.js'
 import { applyTestTrustRoot } from './trust-root.js'
-import type { InteractionSink, PlatformEventMap, PlatformTiming, ReceiptSink, SendStatusInput, SendStatusResult, SessionLinks, SessionSnapshot, SessionSpec } from './types.js'
+import type { InteractionSink, PhoneSink, PlatformEventMap, PlatformTiming, ReceiptSink, SendStatusInput, SendStatusResult, SessionLinks, SessionSnapshot, SessionSpec } from './types.js'
 
 export type { PlatformLogger } from './logger.js'
-export type { InteractionSink, PlatformTiming, ReceiptSink, StatusInteraction, StatusView } from './types.js'
+export type { InteractionSink, PhoneContact, PhoneSink, PhoneStatusPrivacy, PlatformTiming, ReceiptSink, StatusInteraction, StatusView } from './types.js'
 export type { BrokenAssumption, Compatibility } from './baileys/index.js'
 
 export const DEFAULT_TIMING: PlatformTiming = {
@@ -46,6 +46,8 @@ export interface PlatformOptions {
   receiptSink: ReceiptSink
   /** commits reactions and replies to statuses before their messages are acknowledged (see InteractionSink); without one they are ignored like any other chat */
   interactionSink?: InteractionSink
+  /** keeps the linked phone's saved contacts and status privacy (see PhoneSink); without one they are not read */
+  phoneSink?: PhoneSink
   wa: Config['wa']
   logger: PlatformLogger
   /** reconnect / wait bounds; the defaults suit production */

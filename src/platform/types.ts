@@ -100,6 +100,40 @@ export interface InteractionSink {
   unmappedLids: (sessionId: string, limit: number) => string[] | Promise<string[]>
 }
 
+/** One of the phone's saved contacts, from app-state sync (a `contact` or `lid_contact` action). */
+export interface PhoneContact {
+  /** the id the phone keys it by: `<number>@s.whatsapp.net`, or `<lid>@lid` for a contact known by its LID only */
+  jid: string
+  /** digits; null for a LID-only contact */
+  number: string | null
+  /** `<lid>@lid`; null when the phone gave none */
+  lid: string | null
+  name: string | null
+}
+
+export type StatusPrivacyMode = 'contacts' | 'allowlist' | 'denylist'
+
+/** Who the phone's statuses go to: every saved contact, all of them but `numbers`, or only `numbers`. */
+export interface PhoneStatusPrivacy {
+  mode: StatusPrivacyMode
+  /** the mode's list ([] for contacts): digits, or `<lid>@lid` for a LID whose number is not known */
+  numbers: string[]
+}
+
+/**
+ * Where what the linked phone shares is kept; the service provides it. Calls for one session come in the
+ * order the platform learnt things; a returned promise is awaited before the next call for that session.
+ */
+export interface PhoneSink {
+  /** contacts saved or changed on the phone, and jids of contacts it removed */
+  contactsChanged: (sessionId: string, change: { saved: PhoneContact[], removed: string[] }) => void | Promise<void>
+  /** a full sync: exactly these are the phone's saved contacts now (any other is gone) */
+  contactsReplaced: (sessionId: string, contacts: PhoneContact[]) => void | Promise<void>
+  statusPrivacy: (sessionId: string, privacy: PhoneStatusPrivacy) => void | Promise<void>
+  /** the account was logged out: what its phone shared is forgotten */
+  forget: (sessionId: string) => void | Promise<void>
+}
+
 export interface PlatformEventMap {
   'connection-status': { sessionId: string, connected: boolean, status: ConnectionStatus, ownNumber: string | null, reason?: string }
   'pairing-code': { sessionId: string, pairingCode: string, phoneNumber: string }

@@ -6,8 +6,10 @@ import { startStack, type Stack } from '../stack.js'
 
 // send-status `audience` through the HTTP API, real Baileys and the emulator (issue 24): a list and a saved
 // audience reach exactly their recipients with status_setting allowlist, and the status keeps the snapshot
-// (sent-statuses, the report). A contact known only by its LID is posted to by its LID, with the setting
-// the caller asks for. A schedule resolves its saved audience at each run; one deleted before the run fails it.
+// (sent-statuses, the report). The phone's contacts (a LID-only one included) less two go out as a
+// denylist; `phone` follows the stored status privacy. A contact known only by its LID is posted to by its
+// LID. (The contacts reach the store here the way the platform hands them over; from the emulated phone
+// through app-state sync: contacts-e2e.test.ts.) A schedule resolves its saved audience at each run; one deleted before the run fails it.
 
 const OWN = '4915400000001'
 const LEGACY = '4915400000002'
@@ -97,6 +99,29 @@ test('audiences through real Baileys and the emulator', { timeout: 200_000 }, as
     await s.emu.settled()
     assert.deepEqual([...(s.emu.status(messageId).revokedFor ?? [])].sort(), [OWN, A, D].sort())
     assert.deepEqual(s.emu.rejectedMessages(), [])
+  })
+
+  await t.test('contacts (as the platform hands them to the contacts store), a LID-only one included: except two, denylist; phone follows the stored privacy', async () => {
+    const sink = s.app.contacts.sink
+    // D is known to the phone by its LID only
+    await sink.contactsReplaced(SID, [
+      ...[A, B, C].map((n) => ({ jid: `${n}@s.whatsapp.net`, number: n, lid: lidOf(s, n), name: n })),
+      { jid: lidOf(s, D), number: null, lid: lidOf(s, D), name: 'D by LID' }
+    ])
+    const sent = await send(s, { type: 'text', content: 'to my contacts but two', audience: { type: 'contacts', except: [B, lidOf(s, A)] } })
+    assert.deepEqual([sent.state, sent.contactCount], ['sent', 2])
+    assertReached(s, await settled(s, sent.platformMessageId), [C, D], 'denylist')
+    assert.deepEqual((await listed(s, sent.statusId)).audience,
+      { type: 'contacts', audienceId: null, name: null, except: [B, lidOf(s, A)], mode: null, statusSetting: 'denylist', recipients: [C, lidOf(s, D)] })
+    const report = await s.api({ method: 'GET', url: `/api/sessions/${SID}/statuses/${sent.statusId}/report` })
+    assert.deepEqual(report.json<{ data: { recipients: Array<{ number: string }> } }>().data.recipients.map((r) => r.number), [C, lidOf(s, D)])
+
+    await sink.statusPrivacy(SID, { mode: 'allowlist', numbers: [B, lidOf(s, D)] })
+    const allow = await send(s, { type: 'text', content: 'as the phone says: only share with', audience: { type: 'phone' } })
+    assertReached(s, await settled(s, allow.platformMessageId), [B, D], 'allowlist')
+    await sink.statusPrivacy(SID, { mode: 'contacts', numbers: [] })
+    const all = await send(s, { type: 'text', content: 'as the phone says: my contacts', audience: { type: 'phone' } })
+    assertReached(s, await settled(s, all.platformMessageId), [A, B, C, D], 'contacts')
   })
 
   await t.test('a legacy account posts by phone number: a LID-only recipient is unreachable there', async () => {

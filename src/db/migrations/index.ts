@@ -11,6 +11,7 @@ import * as m009 from './009-keys.js'
 import * as m010 from './010-unreachable.js'
 import * as m011 from './011-schedules.js'
 import * as m012 from './012-cluster-secret.js'
+import * as m013 from './013-phone-contacts.js'
 import * as m014 from './014-audiences.js'
 
 // A static index instead of a file-system provider: src (tsx) and dist (tsc) resolve the same migrations.
@@ -27,6 +28,7 @@ const migrations: Record<string, Migration> = {
   '010-unreachable': m010,
   '011-schedules': m011,
   '012-cluster-secret': m012,
+  '013-phone-contacts': m013,
   '014-audiences': m014
 }
 

@@ -1,0 +1,20 @@
+import fp from 'fastify-plugin'
+import { createContactsService, type ContactsService } from './service.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /**
+     * The linked phone's saved contacts and status privacy (service.ts): kept through `sink` by the platform,
+     * read by the routes and by send-status `audience` (`savedNumbers`, `statusPrivacy`).
+     */
+    contacts: ContactsService
+  }
+}
+
+// Registered before the platform, which is created with its sink.
+export default fp(async (app) => {
+  const contacts = createContactsService({ db: app.db, log: app.log.child({ plugin: 'contacts' }) })
+  app.decorate('contacts', contacts)
+  // after the platform's preClose (its sockets end first): the writes it started finish before the database closes
+  app.addHook('onClose', async () => { await contacts.close() })
+}, { name: 'contacts', dependencies: ['db'] })

@@ -1,0 +1,106 @@
+import type { FastifyBaseLogger } from 'fastify'
+import type { DbHandle } from '../../src/db/connection.js'
+import {
+  allContacts, contactsPage, findStatusPrivacy, forgetPhone, removeContacts, replaceContacts, saveContacts, saveStatusPrivacy, type ContactRow
+} from '../../src/db/repositories/phone-contacts.js'
+import { findSession } from '../../src/db/repositories/sessions.js'
+import { SessionNotFound } from '../../src/errors.js'
+import type { PhoneContact, PhoneSink, PhoneStatusPrivacy, StatusPrivacyMode } from '../../src/platform/types.js'
+import type { ContactPage, ContactsQuery, PhoneContactView, StatusPrivacyView } from '../../schemas/contacts.js'
+
+// The phone's saved contacts and status privacy (issue 24): the platform hands them over through the sink as
+// app-state sync and the status privacy query deliver them; the routes and the audiences read them here.
+
+export interface ContactsDeps {
+  db: DbHandle
+  log: FastifyBaseLogger
+  now?: () => number
+}
+
+const view = (r: Pick<ContactRow, 'number' | 'lid' | 'name'>): PhoneContactView => ({ number: r.number, lid: r.lid, name: r.name })
+
+export function createContactsService (deps: ContactsDeps) {
+  const db = deps.db.db
+  const now = deps.now ?? Date.now
+  /** one session's writes commit in the order the platform made them */
+  const queues = new Map<string, Promise<void>>()
+  let closed = false
+
+  function inOrder (sessionId: string, write: () => Promise<void>): Promise<void> {
+    if (closed) return Promise.resolve()
+    const mine = (queues.get(sessionId) ?? Promise.resolve()).then(write)
+    const settled = mine.catch(() => {})
+    queues.set(sessionId, settled)
+    void settled.then(() => { if (queues.get(sessionId) === settled) queues.delete(sessionId) })
+    return mine
+  }
+
+  const sink: PhoneSink = {
+    contactsChanged: (sessionId, change) => inOrder(sessionId, async () => {
+      await db.transaction().execute(async (trx) => {
+        if (change.removed.length > 0) await removeContacts(trx, sessionId, change.removed)
+        if (change.saved.length > 0) await saveContacts(trx, sessionId, change.saved, now())
+      })
+      deps.log.debug({ sessionId, saved: change.saved.length, removed: change.removed.length }, 'phone contacts changed')
+    }),
+    contactsReplaced: (sessionId, contacts: PhoneContact[]) => inOrder(sessionId, async () => {
+      const gone = await db.transaction().execute(async (trx) => await replaceContacts(trx, sessionId, contacts, now()))
+      deps.log.info({ sessionId, contacts: contacts.length, removed: gone.length }, 'phone contacts synced in full')
+    }),
+    statusPrivacy: (sessionId, privacy: PhoneStatusPrivacy) => inOrder(sessionId, async () => {
+      await saveStatusPrivacy(db, sessionId, privacy.mode, privacy.numbers, now())
+      deps.log.debug({ sessionId, mode: privacy.mode, numbers: privacy.numbers.length }, 'phone status privacy stored')
+    }),
+    forget: (sessionId) => inOrder(sessionId, async () => { await forgetPhone(db, sessionId) })
+  }
+
+  async function requireSession (sessionId: string): Promise<void> {
+    if (await findSession(db, sessionId) === undefined) throw new SessionNotFound()
+  }
+
+  return {
+    /** where the platform hands over what the phone shares */
+    sink,
+
+    /** Every saved contact of the phone (what send-status `audience` resolves `contacts` from); [] when none is known. */
+    async savedNumbers (sessionId: string): Promise<Array<{ number: string | null, lid: string | null, name: string | null }>> {
+      return (await allContacts(db, sessionId)).map(view)
+    },
+
+    /** The phone's status privacy as last read from it; null while not known. */
+    async statusPrivacy (sessionId: string): Promise<{ mode: StatusPrivacyMode, numbers: string[] } | null> {
+      const row = await findStatusPrivacy(db, sessionId)
+      return row === undefined ? null : { mode: row.mode, numbers: row.numbers }
+    },
+
+    /** GET …/contacts: one page; 404 for an unknown session. */
+    async list (sessionId: string, q: ContactsQuery): Promise<ContactPage> {
+      await requireSession(sessionId)
+      const limit = q.limit ?? 50
+      const rows = await contactsPage(db, sessionId, {
+        limit: limit + 1,
+        ...(q.cursor !== undefined ? { after: Number(q.cursor) } : {}),
+        ...(q.search !== undefined ? { search: q.search } : {})
+      })
+      const page = rows.slice(0, limit)
+      return { contacts: page.map(view), nextCursor: rows.length > limit ? String(page[page.length - 1].id) : null }
+    },
+
+    /** GET …/status-privacy; 404 for an unknown session. */
+    async privacy (sessionId: string): Promise<StatusPrivacyView> {
+      await requireSession(sessionId)
+      const row = await findStatusPrivacy(db, sessionId)
+      return row === undefined
+        ? { mode: null, numbers: [], updatedAt: null }
+        : { mode: row.mode, numbers: row.numbers, updatedAt: new Date(row.updatedAt).toISOString() }
+    },
+
+    /** Waits for the writes under way; later ones are dropped (the platform hands them over again after a restart). */
+    async close (): Promise<void> {
+      closed = true
+      await Promise.all([...queues.values()])
+    }
+  }
+}
+
+export type ContactsService = ReturnType<typeof createContactsService>
