@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Emulator } from './emulator.js'
 import { EmulatorError } from './errors.js'
 import { readBody } from './media-server.js'
+import { checkSavedContacts, checkStatusPrivacy } from './phone.js'
 import type { BulkViewOptions, FaultKind, GroupedReceiptOptions, InteractionOptions } from './types.js'
 
 const MAX_BODY = 16 * 1024 * 1024
@@ -11,7 +12,7 @@ type Json = Record<string, unknown>
 type Handler = (emulator: Emulator, params: string[], body: Json, query: URLSearchParams) => Promise<[number, unknown]> | [number, unknown]
 
 interface Route {
-  method: 'GET' | 'POST'
+  method: 'GET' | 'POST' | 'PUT'
   pattern: RegExp
   handler: Handler
 }
@@ -49,6 +50,19 @@ const routes: Route[] = [
       return [200, { ok: true }]
     }
   },
+  // the phone's address book and status privacy (phone.ts): linked devices learn them through app-state sync
+  {
+    method: 'PUT',
+    pattern: new RegExp(`^/accounts/${SEGMENT}/saved-contacts$`),
+    handler: async (e, [number], body) => [200, await e.setSavedContacts(number, checkSavedContacts(body))]
+  },
+  { method: 'GET', pattern: new RegExp(`^/accounts/${SEGMENT}/saved-contacts$`), handler: (e, [number]) => [200, { contacts: e.savedContacts(number) }] },
+  {
+    method: 'PUT',
+    pattern: new RegExp(`^/accounts/${SEGMENT}/status-privacy$`),
+    handler: async (e, [number], body) => [200, await e.setStatusPrivacy(number, checkStatusPrivacy(body))]
+  },
+  { method: 'GET', pattern: new RegExp(`^/accounts/${SEGMENT}/status-privacy$`), handler: (e, [number]) => [200, e.statusPrivacy(number)] },
   {
     method: 'POST',
     pattern: /^\/contacts$/,
@@ -159,7 +173,7 @@ export async function handleControlRequest (emulator: Emulator, req: IncomingMes
     }
     const params = (route.pattern.exec(url.pathname) ?? []).slice(1).map((p) => decodeURIComponent(p))
     let body: Json = {}
-    if (req.method === 'POST') {
+    if (req.method === 'POST' || req.method === 'PUT') {
       const raw = await readBody(req, MAX_BODY)
       if (raw.length) {
         let parsed: unknown

@@ -6,10 +6,11 @@ import { randomBytes } from 'node:crypto'
 import { rm } from 'node:fs/promises'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { getBinaryNodeChildBuffer, jidDecode, proto, type BinaryNode } from '@whiskeysockets/baileys'
+import { encodeWAMessage, getBinaryNodeChildBuffer, getBinaryNodeChildren, jidDecode, proto, type BinaryNode } from '@whiskeysockets/baileys'
 import { pino, type Logger } from 'pino'
 import { WebSocketServer, type WebSocket } from 'ws'
-import { type Account, CompanionDevice, type Contact, Directory, normalizeNumber } from './accounts.js'
+import { type Account, CompanionDevice, type Contact, Directory, normalizeNumber, signalNameOf } from './accounts.js'
+import { serverSyncNotification, type CollectionName, type Mutation } from './app-state.js'
 import { newAckCounters, publicAckStats } from './acks.js'
 import { buildCertChain, defaultRootKeyPair, ensureTlsFiles, temporaryTlsFiles } from './certs.js'
 import type { ConnectionHandler, LinkCodeAttempt } from './connection.js'
@@ -30,6 +31,19 @@ import type { HandshakeResult } from './noise.js'
 import { encryptInteraction, prepareInteraction, type InteractionKind } from './interactions.js'
 import { decodeQrDataUrl, isPngDataUrl } from './qr-image.js'
 import { groupedReceiptNodes } from './grouped-receipts.js'
+import {
+  checkSavedContacts,
+  checkStatusPrivacy,
+  CONTACTS_COLLECTION,
+  Phone,
+  phoneMessageId,
+  PRIVACY_COLLECTION,
+  replaceSavedContacts,
+  replaceStatusPrivacy,
+  savedContactsOf,
+  statusPrivacyAnswer
+} from './phone.js'
+import { signalSenderFor } from './signal-party.js'
 import { RULE_ERROR } from './status-rules.js'
 import { StatusCenter } from './statuses.js'
 import type {
@@ -47,8 +61,14 @@ import type {
   LinkResult,
   ReceiptType,
   ReceiptVia,
+  PhoneSyncResult,
   RejectedMessage,
+  SavedContactInfo,
+  SavedContactsResult,
   SendViewsResult,
+  StatusPrivacyInfo,
+  StatusPrivacyMode,
+  StatusPrivacyResult,
   StatusRecord,
   ViewOptions
 } from './types.js'
@@ -109,6 +129,16 @@ export interface Emulator {
    * its LID. Offline devices get it at their next login.
    */
   revealLid(contactNumber: string, options: { to: string }): SendViewsResult
+  /**
+   * The phone's address book becomes `contacts` (numbers not known yet become contacts). Its linked devices
+   * learn it through app-state sync: a `server_sync` notification now (the app-state key shared first where a
+   * device lacks it), or at their next login when offline; a device linked later gets the key at its first login.
+   */
+  setSavedContacts(number: string, contacts: Array<{ number: string, name: string }>): Promise<SavedContactsResult>
+  savedContacts(number: string): SavedContactInfo[]
+  /** The phone's status privacy; linked devices learn it like the address book (and from the privacy query). */
+  setStatusPrivacy(number: string, privacy: { mode: StatusPrivacyMode, numbers?: string[] }): Promise<StatusPrivacyResult>
+  statusPrivacy(number: string): StatusPrivacyInfo
   waitForStatus(predicate: (status: StatusRecord) => boolean, timeoutMs?: number): Promise<StatusRecord>
   /** resolves when every stanza received so far has been handled and every status decrypted */
   settled(timeoutMs?: number): Promise<void>
@@ -168,6 +198,10 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
   private readonly refs = new Map<string, { conn: WaConnection, expiresAt: number }>()
   private readonly changeListeners = new Set<() => void>()
   private readonly rejected: RejectedMessage[] = []
+  /** each account's phone: address book, status privacy and app state (phone.ts) */
+  private readonly phones = new Map<Account, Phone>()
+  /** key shares being encrypted (settled() waits for them) */
+  private readonly phoneWork = new Set<Promise<unknown>>()
   private stopped = false
   private temporaryDir?: string
 
@@ -518,6 +552,7 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
       { tag: 'ib', attrs: { from: 's.whatsapp.net' }, content: [{ tag: 'offline', attrs: { count: String(offline.length) } }] }
     ])
     device.acks.delivered(queued, conn.acks)
+    this.shareAppStateKey(party, device)
     this.logger.debug({ conn: conn.id, number, device: device.id, offline: queued.length, redelivered: unacked.length }, 'logged in')
     this.changed()
   }
@@ -752,6 +787,7 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
     })
     try {
       await Promise.race([Promise.all([...this.connections].map((c) => c.idle())), timeout])
+      await Promise.race([Promise.all([...this.phoneWork, ...[...this.phones.values()].map((p) => p.appState.idle())]), timeout])
       await this.statusCenter.idle(Math.max(1, deadline - Date.now()))
     } finally {
       clearTimeout(timer)
@@ -901,6 +937,129 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
       }
     }
     return { sent: true, stanzas: nodes.length, deliveredTo, queuedFor }
+  }
+
+  // ---------------------------------------------------------------- the phone's app state
+
+  private phoneOf (account: Account): Phone {
+    let phone = this.phones.get(account)
+    if (phone === undefined) {
+      phone = new Phone()
+      this.phones.set(account, phone)
+    }
+    return phone
+  }
+
+  async setSavedContacts (number: string, contacts: Array<{ number: string, name: string }>): Promise<SavedContactsResult> {
+    const account = this.directory.account(number)
+    const list = checkSavedContacts({ contacts })
+    const phone = this.phoneOf(account)
+    const mutations = replaceSavedContacts(this.directory, phone, list, account.legacy)
+    const result = await this.writeAndTell(account, phone, CONTACTS_COLLECTION, mutations)
+    this.logger.info({ number: account.number, contacts: list.length, ...result }, 'saved contacts set')
+    return { contacts: savedContactsOf(this.directory, phone), ...result }
+  }
+
+  savedContacts (number: string): SavedContactInfo[] {
+    const account = this.directory.account(number)
+    const phone = this.phones.get(account)
+    return phone === undefined ? [] : savedContactsOf(this.directory, phone)
+  }
+
+  async setStatusPrivacy (number: string, privacy: { mode: StatusPrivacyMode, numbers?: string[] }): Promise<StatusPrivacyResult> {
+    const account = this.directory.account(number)
+    const checked = checkStatusPrivacy(privacy)
+    const phone = this.phoneOf(account)
+    const mutation = replaceStatusPrivacy(this.directory, phone, checked, account.legacy)
+    const result = await this.writeAndTell(account, phone, PRIVACY_COLLECTION, [mutation])
+    this.logger.info({ number: account.number, mode: checked.mode, numbers: checked.numbers.length, ...result }, 'status privacy set')
+    return { ...phone.privacy, ...result }
+  }
+
+  statusPrivacy (number: string): StatusPrivacyInfo {
+    const account = this.directory.account(number)
+    const privacy = this.phones.get(account)?.privacy ?? { mode: 'contacts', numbers: [] }
+    return { mode: privacy.mode, numbers: [...privacy.numbers] }
+  }
+
+  /** Writes the mutations to the collection and tells every linked device (`server_sync`; the key first where lacking). */
+  private async writeAndTell (account: Account, phone: Phone, collection: CollectionName, mutations: Mutation[]): Promise<PhoneSyncResult> {
+    if (mutations.length === 0) return { version: phone.appState.version(collection), changes: 0, deliveredTo: 0, queuedFor: 0 }
+    const version = await phone.appState.write(collection, mutations)
+    let deliveredTo = 0
+    let queuedFor = 0
+    for (const device of account.activeCompanions()) {
+      const nodes: BinaryNode[] = []
+      if (!phone.keyShared.has(device.id)) {
+        phone.keyShared.add(device.id)
+        nodes.push(await this.keyShareNode(account, phone, device))
+      }
+      nodes.push(serverSyncNotification(collection, version, randomBytes(8).toString('hex').toUpperCase(), unixNow()))
+      if (this.deliverToDevice(account, device, nodes)) deliveredTo++
+      else queuedFor++
+    }
+    return { version, changes: mutations.length, deliveredTo, queuedFor }
+  }
+
+  /**
+   * The phone shares its app-state key with a linked device that lacks it, once the phone has app state (saved
+   * contacts or a status privacy set through the control API): WA Web's primary shares it right after pairing
+   * (oxidezap/whatsapp-rust `src/client/node_io.rs`: "the auto-shared key that the primary sends at pairing").
+   * An account whose phone never got any stays as before (no key share, nothing more to ack).
+   */
+  private shareAppStateKey (account: Account, device: CompanionDevice): void {
+    const phone = this.phones.get(account)
+    if (phone === undefined || !phone.appState.used || phone.keyShared.has(device.id)) return
+    phone.keyShared.add(device.id)
+    const work = this.keyShareNode(account, phone, device)
+      .then((node) => { this.deliverToDevice(account, device, [node]) })
+      .catch((error: unknown) => { this.logger.error({ err: error, number: account.number, device: device.id }, 'app-state key share failed') })
+      .finally(() => { this.phoneWork.delete(work) })
+    this.phoneWork.add(work)
+  }
+
+  /**
+   * APP_STATE_SYNC_KEY_SHARE from the phone (device 0) to one linked device: a peer message (`category="peer"`,
+   * type text: oxidezap/whatsapp-rust `wacore/src/send/peer.rs`) from the own LID (the own number for a legacy
+   * account), so rc14 takes it as `fromMe` and stores the key (`Utils/process-message.js`). A new Signal session
+   * from the device's bundle each time (a `pkmsg`): the device finds it whichever address it decrypts under.
+   */
+  private async keyShareNode (account: Account, phone: Phone, device: CompanionDevice): Promise<BinaryNode> {
+    const name = signalNameOf(account)
+    const enc = await account.primary.encryptFresh(signalSenderFor(name.user, name.server, device.id), () => device.takeBundle(), encodeWAMessage(phone.appState.keyShareMessage()))
+    return {
+      tag: 'message',
+      attrs: { id: phoneMessageId(), from: account.legacy ? `${account.number}@s.whatsapp.net` : `${account.lid}@lid`, type: 'text', category: 'peer', t: unixNow() },
+      content: [{ tag: 'enc', attrs: { v: '2', type: enc.type }, content: enc.body }]
+    }
+  }
+
+  /** Sends to one linked device (true), or queues for its next login (false). */
+  private deliverToDevice (account: Account, device: CompanionDevice, nodes: BinaryNode[]): boolean {
+    const conns = this.liveConnections(account).filter((c) => c.device === device)
+    if (conns.length === 0) {
+      device.enqueueOffline(nodes)
+      return false
+    }
+    for (const conn of conns) {
+      conn.sendMany(nodes)
+      if (conn.acks) device.acks.delivered(nodes, conn.acks)
+    }
+    return true
+  }
+
+  /** `w:sync:app:state`: the patches each `<collection>` asks for, once the writes under way are encoded. */
+  async appStateAnswer (conn: WaConnection, iq: BinaryNode): Promise<BinaryNode[]> {
+    const phone = this.phoneOf(conn.account!)
+    await phone.appState.idle()
+    const sync = getBinaryNodeChildren(iq, 'sync')[0]
+    const collections = getBinaryNodeChildren(sync, 'collection').map((c) => phone.appState.answer(c.attrs.name ?? '', Number(c.attrs.version ?? 0)))
+    return [{ tag: 'sync', attrs: {}, content: collections }]
+  }
+
+  /** `<iq xmlns="status" type="get"><privacy/></iq>` */
+  statusPrivacyAnswer (conn: WaConnection): BinaryNode[] {
+    return [statusPrivacyAnswer(this.phoneOf(conn.account!))]
   }
 
   // ---------------------------------------------------------------- faults

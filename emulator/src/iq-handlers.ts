@@ -38,6 +38,10 @@ export interface IqHost {
   onLinkCodeIq(conn: WaConnection, iq: BinaryNode, child: BinaryNode): Promise<IqAnswer>
   /** md / remove-companion-device: the client logs itself out */
   onRemoveCompanion(conn: WaConnection): void
+  /** w:sync:app:state: the patches each collection asks for (app-state.ts), for a logged-in device */
+  appStateAnswer(conn: WaConnection, iq: BinaryNode): Promise<BinaryNode[]>
+  /** status / privacy: the account's status privacy (phone.ts) */
+  statusPrivacyAnswer(conn: WaConnection): BinaryNode[]
 }
 
 export function iqResult (iq: BinaryNode, content?: BinaryNode[]): BinaryNode {
@@ -130,6 +134,17 @@ async function answerIq (host: IqHost, conn: WaConnection, iq: BinaryNode): Prom
         ]
       }
       return undefined
+    case 'w:sync:app:state':
+      // app-state sync (app-state.ts): rc14 Socket/chats.js resyncAppState, whatsmeow appstate.go
+      if (!device || iq.attrs.type !== 'set') throw new IqError(device ? 400 : 401, device ? 'bad-request' : 'not-authorized')
+      return await host.appStateAnswer(conn, iq)
+    case 'status':
+      // the status privacy query (phone.ts): whatsmeow broadcast.go GetStatusPrivacy
+      if (iq.attrs.type === 'get' && child?.tag === 'privacy') {
+        if (!device) throw new IqError(401, 'not-authorized')
+        return host.statusPrivacyAnswer(conn)
+      }
+      break
     case 'blocklist':
       return iq.attrs.type === 'get' ? [{ tag: 'list', attrs: {} }] : undefined
     case 'abt':

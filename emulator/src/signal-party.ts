@@ -153,6 +153,25 @@ export class SimulatedDevice {
     return { type: type === 3 ? 'pkmsg' : 'msg', body: Buffer.from(body, 'binary') }
   }
 
+  /**
+   * Encrypt through a new session started from the recipient's bundle (a `pkmsg`), whatever session there is:
+   * the one it had stays in the record (libsignal archives it), so messages still coming on it decrypt. What a
+   * phone does when it cannot know which of its sessions the recipient will look the message up under.
+   */
+  async encryptFresh (recipient: SignalSender, bundle: () => SignalBundle | undefined, padded: Uint8Array): Promise<{ type: 'pkmsg' | 'msg', body: Buffer }> {
+    const address = new ProtocolAddress(recipient.name, recipient.device)
+    const b = bundle()
+    if (!b) throw new Error(`no bundle to start a session with ${address.toString()}`)
+    await new SessionBuilder(this.store, address).initOutgoing({
+      registrationId: b.registrationId,
+      identityKey: withType(b.identityKey),
+      signedPreKey: { keyId: b.signedPreKey.keyId, publicKey: withType(b.signedPreKey.publicKey), signature: b.signedPreKey.signature },
+      preKey: (b.preKey ? { keyId: b.preKey.keyId, publicKey: withType(b.preKey.publicKey) } : undefined)!
+    })
+    const { type, body } = await new SessionCipher(this.store, address).encrypt(Buffer.from(padded))
+    return { type: type === 3 ? 'pkmsg' : 'msg', body: Buffer.from(body, 'binary') }
+  }
+
   rememberSenderKey (groupId: string, sender: SignalSender, skdm: Uint8Array): void {
     this.senderKeys.set(`${groupId}|${sender.name}.${sender.device}`, Buffer.from(skdm))
   }

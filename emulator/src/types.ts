@@ -76,6 +76,40 @@ export interface ContactInfo {
   legacy: boolean
 }
 
+export type StatusPrivacyMode = 'contacts' | 'allowlist' | 'denylist'
+
+/** One contact saved in an account's phone (its address book). */
+export interface SavedContactInfo {
+  number: string
+  name: string
+  lid: string
+}
+
+/** An account's status privacy: who its statuses go to (every saved contact, all but `numbers`, only `numbers`). */
+export interface StatusPrivacyInfo {
+  mode: StatusPrivacyMode
+  /** the mode's list ([] for contacts) */
+  numbers: string[]
+}
+
+/** How a change on the phone reached its linked devices: `server_sync` notifications (and the key share where needed). */
+export interface PhoneSyncResult {
+  /** the collection's version after the change */
+  version: number
+  /** app-state mutations (patches) the change wrote; 0 when nothing changed (nothing is sent then) */
+  changes: number
+  /** linked devices that got the notification now */
+  deliveredTo: number
+  /** offline linked devices that get it at their next login */
+  queuedFor: number
+}
+
+export interface SavedContactsResult extends PhoneSyncResult {
+  contacts: SavedContactInfo[]
+}
+
+export interface StatusPrivacyResult extends PhoneSyncResult, StatusPrivacyInfo {}
+
 export interface LinkResult {
   linked: true
   device: number

@@ -30,6 +30,7 @@ export function scopeOf (method: string, url: string): RouteScope {
   if (path === '/health' || key === 'GET /keys/me') return 'any'
   if (path === '/keys' || path.startsWith('/keys/') || ADMIN_ROUTES.has(key)) return 'admin'
   if (SEND_ROUTES.has(key)) return 'send'
+  // every read needs `read`: the phone's saved contacts and status privacy (GET …/contacts, …/status-privacy) too
   if (m === 'GET' || m === 'HEAD') return 'read'
   return 'manage'
 }

@@ -88,7 +88,7 @@ export function createPlatform (options: PlatformOptions) {
   const runtimes = new Map<string, SessionRuntime>()
   let closed = false
 
-  const deps = { wa, logger, baileysLogger, events, links, receiptSink, interactionSink, timing }
+  const deps = { wa, logger, baileysLogger, events, links, receiptSink, interactionSink, timing, ...(options.phoneSink !== undefined ? { phoneSink: options.phoneSink } : {}) }
 
   function runtime (sessionId: string): SessionRuntime {
     assertCompatible()

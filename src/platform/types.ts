@@ -121,8 +121,9 @@ export interface PhoneStatusPrivacy {
 }
 
 /**
- * Where what the linked phone shares is kept; the service provides it. Calls for one session come in the
- * order the platform learnt things; a returned promise is awaited before the next call for that session.
+ * Where what the linked phone shares is kept; the service provides it. The contact calls (and forget) for one
+ * session come in the order the platform learnt things, each awaited before the next; so do the status
+ * privacy calls. A call that fails is logged, and the contacts are read in full again at the next start.
  */
 export interface PhoneSink {
   /** contacts saved or changed on the phone, and jids of contacts it removed */

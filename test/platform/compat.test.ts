@@ -54,7 +54,14 @@ const BREAKERS: Record<string, () => Loaded> = {
   'lid-lookup': () => withRepository({ lidMapping: { storeLIDPNMappings: async () => {} } }),
   'message-encoders': () => withBaileys({ encodeSignedDeviceIdentity: undefined }),
   'identity-change-notification': () => withSource('lib/Utils/identity-change-handler.js', (text) => text.replace("getBinaryNodeChild(node, 'identity')", "getBinaryNodeChild(node, 'identity-key')")),
-  'error-ack-update': () => withSource('lib/Socket/messages-recv.js', drop('status: WAMessageStatus.ERROR'))
+  'error-ack-update': () => withSource('lib/Socket/messages-recv.js', drop('status: WAMessageStatus.ERROR')),
+  // the phone's contacts and status privacy (src/platform/baileys/assumptions-phone.ts)
+  'app-state-resync': () => withSource('lib/Socket/chats.js', (text) => text.replace('return_snapshot: (shouldForceSnapshot || !state.version).toString()', "return_snapshot: 'false'")),
+  'contact-action-upsert': () => withSource('lib/Utils/sync-action-utils.js', (text) => text.replace('name: action.fullName || action.firstName', 'name: action.firstName || action.fullName')),
+  'status-privacy-setting': () => withSource('lib/Utils/chat-utils.js', (text) => text.replace("setting: 'statusPrivacy'", "setting: 'statusPrivacySetting'")),
+  'app-state-key-share': () => withSource('lib/Utils/process-message.js', drop("ev.emit('creds.update', { myAppStateKeyId: newAppStateSyncKeyId });")),
+  'server-sync-notification': () => withSource('lib/Socket/messages-recv.js', drop('await resyncAppState([name], false);')),
+  'event-buffer-flush': () => withBaileys({ makeEventBuffer: undefined })
 }
 
 test('every assumption holds against the installed Baileys; each names its source and a guard test that exists', () => {

@@ -1,5 +1,6 @@
 import type { Loaded } from './compat.js'
 import { STATUS_ASSUMPTIONS } from './assumptions-status.js'
+import { PHONE_ASSUMPTIONS } from './assumptions-phone.js'
 import { getter, inOrder, isFunction, method, signalRepositoryOf } from './check-helpers.js'
 
 // THE REGISTRY of what the service assumes about Baileys' (and ws', libsignal's) internals. Each entry: a
@@ -117,5 +118,7 @@ export const ASSUMPTIONS: readonly Assumption[] = [
       ['generateKeyPair', 'calculateAgreement', 'calculateSignature', 'verifySignature'].every((name) => isFunction(l.curve[name]))
   },
   // the internals the WA-Web-shaped status posts rely on (status-post.ts, status-key-memory.ts, devices.ts)
-  ...STATUS_ASSUMPTIONS
+  ...STATUS_ASSUMPTIONS,
+  // the phone's contacts and status privacy (app-state.ts, session/phone.ts)
+  ...PHONE_ASSUMPTIONS
 ]

@@ -13,8 +13,9 @@ import type { SessionAuth } from '../auth-state.js'
 import type { PlatformLogger as Logger } from '../logger.js'
 import { InteractionIntake } from '../interactions.js'
 import { ReceiptIntake } from '../receipts.js'
-import type { InteractionSink, PlatformTiming, ReceiptSeen, ReceiptSink } from '../types.js'
+import type { InteractionSink, PhoneSink, PlatformTiming, ReceiptSeen, ReceiptSink } from '../types.js'
 import { forgetHalfLink } from './linking.js'
+import { PhoneSync } from './phone.js'
 import { gateSends } from '../send-gate.js'
 import { releasePendingQueries } from '../baileys/index.js'
 import { watchIdentityChanges } from '../baileys/status-key-memory.js'
@@ -127,6 +128,8 @@ export interface ConnectionDeps {
   receiptSink: ReceiptSink
   /** where reactions and replies to statuses are committed before their message is acknowledged */
   interactionSink: InteractionSink
+  /** where the phone's saved contacts and status privacy are kept (session/phone.ts); none: not read */
+  phoneSink?: PhoneSink
   /** receipts as they arrive (views after their commit), for counting */
   onReceiptsSeen: (receipts: ReceiptSeen[]) => void
   sentMessage: (id: string) => proto.IMessage | undefined
@@ -143,6 +146,7 @@ export class Connection {
   #gen = 0
   readonly #receipts: ReceiptIntake
   readonly #interactions: InteractionIntake
+  readonly #phone: PhoneSync | null
   readonly backoff: Backoff
 
   constructor (private readonly deps: ConnectionDeps) {
@@ -182,6 +186,9 @@ export class Connection {
       live: deps.live,
       logger: deps.log
     })
+    this.#phone = deps.phoneSink === undefined
+      ? null
+      : new PhoneSync({ sessionId: deps.sessionId, sink: deps.phoneSink, log: deps.log, numberForLid: (lidUser) => deps.auth.numberForLid(lidUser), live: deps.live })
     this.backoff = new Backoff(deps.timing.reconnectBaseMs, deps.timing.reconnectMaxMs)
   }
 
@@ -231,6 +238,7 @@ export class Connection {
         this.backoff.reset()
         // views stored under a LID by an earlier run may be mappable by now
         this.#receipts.scheduleLookup()
+        this.#phone?.onOpen(sock)
         events.onOpen(attempt)
       } else if (update.connection === 'close') {
         this.#attempt = null
@@ -240,8 +248,14 @@ export class Connection {
     // receipts and rejections are facts even from a socket being replaced: not filtered by attempt
     this.#receipts.listen(sock)
     this.#interactions.listen(sock)
+    this.#phone?.listen(sock)
     sock.ev.on('messages.update', (updates) => { if (this.deps.live()) this.deps.onMessagesUpdate(updates) })
     return linked
+  }
+
+  /** The account was logged out: what its phone shared is forgotten. */
+  forgetPhone (): void {
+    this.#phone?.forget()
   }
 
   /** Ends the current socket; its late events are ignored because it is no longer current. */

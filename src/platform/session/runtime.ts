@@ -6,7 +6,7 @@ import type { TypedEmitter } from '../emitter.js'
 import { PlatformError } from '../errors.js'
 import { pnDigits } from '../lid.js'
 import type { PlatformLogger as Logger } from '../logger.js'
-import type { AuthMethod, InteractionSink, PlatformEventMap, PlatformTiming, ReceiptSink, SendStatusInput, SendStatusResult, SessionLinks, SessionSnapshot, SessionSpec } from '../types.js'
+import type { AuthMethod, InteractionSink, PhoneSink, PlatformEventMap, PlatformTiming, ReceiptSink, SendStatusInput, SendStatusResult, SessionLinks, SessionSnapshot, SessionSpec } from '../types.js'
 import { afterClose, Connection, type Attempt } from './connection.js'
 import { Linking, type Emit } from './linking.js'
 import { StatusSender } from './sender.js'
@@ -21,6 +21,7 @@ export interface RuntimeDeps {
   links: SessionLinks
   receiptSink: ReceiptSink
   interactionSink: InteractionSink
+  phoneSink?: PhoneSink
   timing: PlatformTiming
 }
 
@@ -244,6 +245,7 @@ export class SessionRuntime {
     this.clearTimers()
     await this.connection.close()
     await this.auth.reset()
+    this.connection.forgetPhone()
     await this.store('could not mark the session unlinked', () => this.deps.links.markUnlinked(this.id))
     this.ownNumber = null
     this.linking.clearCodes()
@@ -281,8 +283,7 @@ export class SessionRuntime {
     this.lifecycle.run(task).catch((err: unknown) => { this.log.error({ err }, failure) })
   }
 
-  /** The session row follows the link; a failed write must not stop the session. */
-  /** Runs a write; a failure is logged. Returns a promise (never rejected) when the write is asynchronous. */
+  /** Runs a write (the session row follows the link); a failure is logged, never stopping the session. A promise (never rejected) when asynchronous. */
   private store (failure: string, write: () => void | Promise<void>): Promise<void> | undefined {
     try {
       const pending = write()
