@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import type { AddressInfo } from 'node:net'
 import { test } from 'node:test'
 import type { Page } from 'playwright-core'
-import { build } from '../helper.js'
+import { build, waitFor } from '../helper.js'
 import { startStack, type Stack } from '../stack.js'
 import { enterKey, findChromium, openBrowser, saveArtifact, skipWithoutChromium } from './browser.js'
 
@@ -112,6 +112,73 @@ test('dashboard audience picker: a saved audience made in its panel, posted to a
   }
 })
 
+test("dashboard audience picker: my contacts except two found by search, then as the phone's privacy", { skip: skipWithoutChromium, timeout: 120_000 }, async (t) => {
+  const s = await startStack(t, { RATE_LIMIT_MAX: '1000000' }, { autoCreateContacts: false })
+  const D = '15550505014'
+  for (const number of [A, B, C, D]) s.emu.addContact({ number })
+  await s.link(SID, OWN)
+  // the phone's address book, synced to the linked device through app-state sync
+  await s.emu.setSavedContacts(OWN, [{ number: A, name: 'Alice' }, { number: B, name: 'Bob Builder' }, { number: C, name: 'Carol' }, { number: D, name: 'Dave' }])
+  await waitFor(async () => (await s.api({ url: `/api/sessions/${SID}/contacts` })).json<{ data: { contacts: unknown[] } }>().data.contacts.length === 4, 20_000, 'the contacts synced')
+  const { page, errors } = await open(t, baseUrl(s))
+  const form = page.locator('#post-form')
+  let step = 'the phone\'s contacts in the picker'
+  try {
+    await page.locator('#post-fields:not([disabled])').waitFor()
+    await form.getByRole('radio', { name: 'My contacts except…' }).check()
+    const results = page.locator('#aud-contact-results .contact-result')
+    await page.locator('#aud-contact-count').filter({ hasText: '4 contacts shown.' }).waitFor()
+    assert.deepEqual(await results.locator('.contact-name').allTextContents(), ['Alice', 'Bob Builder', 'Carol', 'Dave'])
+
+    step = 'search, leave out'
+    await form.getByLabel("Search the phone's contacts").fill('bob')
+    await page.locator('#aud-contact-count').filter({ hasText: '1 contact shown.' }).waitFor()
+    await form.getByRole('button', { name: 'Leave out Bob Builder' }).click()
+    assert.equal(await form.getByLabel('Leave out', { exact: true }).inputValue(), B)
+    assert.equal(await form.getByRole('button', { name: 'Leave out Bob Builder' }).getAttribute('aria-pressed'), 'true')
+    await form.getByLabel("Search the phone's contacts").fill('')
+    await page.locator('#aud-contact-count').filter({ hasText: '4 contacts shown.' }).waitFor()
+    // typed in by hand as well: the list follows
+    await form.getByLabel('Leave out', { exact: true }).fill(`${B}\n+${C}`)
+    assert.equal(await form.getByRole('button', { name: 'Leave out Carol' }).getAttribute('aria-pressed'), 'true')
+
+    step = 'post: everyone saved but those two, as a deny list'
+    const text = `Contacts but two ${Date.now()}`
+    await form.getByRole('textbox', { name: 'Text', exact: true }).fill(text)
+    await form.getByRole('button', { name: 'Post status' }).click()
+    await form.locator('#post-result').filter({ hasText: /\(status #\d+\)/ }).waitFor()
+    const posted = await s.emu.waitForStatus((r) => r.text === text && r.decrypted, 15_000)
+    await s.emu.settled()
+    const record = s.emu.status(posted.id)
+    assert.equal(record.statusSetting, 'denylist')
+    assert.deepEqual([...new Set(record.deliveries.filter((d) => d.decrypted).map((d) => d.number))].sort(), [OWN, A, D].sort())
+    assert.deepEqual((await sentAudience(s, text)).audience?.statusSetting, 'denylist')
+
+    step = "the phone's privacy: shown, and followed"
+    await s.emu.setStatusPrivacy(OWN, { mode: 'allowlist', numbers: [C] })
+    await waitFor(async () => (await s.api({ url: `/api/sessions/${SID}/status-privacy` })).json<{ data: { mode: string | null } }>().data.mode === 'allowlist', 20_000, 'the privacy synced')
+    await form.getByRole('radio', { name: 'As the phone\'s privacy' }).check()
+    await page.locator('#aud-phone-mode').filter({ hasText: `Only share with 1 number: +${C}` }).waitFor()
+    const text2 = `As the phone says ${Date.now()}`
+    await form.getByRole('textbox', { name: 'Text', exact: true }).fill(text2)
+    await form.getByRole('button', { name: 'Post status' }).click()
+    await form.locator('#post-result').filter({ hasText: /\(status #\d+\)/ }).waitFor()
+    const posted2 = await s.emu.waitForStatus((r) => r.text === text2 && r.decrypted, 15_000)
+    await s.emu.settled()
+    const record2 = s.emu.status(posted2.id)
+    assert.equal(record2.statusSetting, 'allowlist')
+    assert.deepEqual([...new Set(record2.deliveries.filter((d) => d.decrypted).map((d) => d.number))].sort(), [OWN, C].sort())
+    await page.locator('#status-list .status-item').filter({ hasText: text2 }).getByRole('button').click()
+    await page.locator('#status-facts').filter({ hasText: 'As the phone\'s privacy (only share with…)' }).waitFor()
+    await page.keyboard.press('Escape')
+    assert.deepEqual(errors, [], 'the page logged errors')
+  } catch (err) {
+    const shot = await saveArtifact(page, `audiences-${step}`)
+    if (err instanceof Error) err.message += `\n(step: ${step}${shot === undefined ? '' : `; screenshot: ${shot}`})`
+    throw err
+  }
+})
+
 test('dashboard audience picker: an option whose endpoint answers 404 is disabled with a note', { skip: skipWithoutChromium, timeout: 60_000 }, async (t) => {
   const s = await build(t)
   await s.app.db.db.insertInto('sessions').values({ id: SID, name: SID, auth_method: 'qrcode', phone_number: null, own_number: null, own_lid: null, created_at: Date.now() }).execute()
@@ -134,7 +201,8 @@ test('dashboard audience picker: an option whose endpoint answers 404 is disable
     ['Saved audience', 'saved', /has no saved audiences/]
   ] as const) {
     const radio = form.getByRole('radio', { name })
-    await radio.check()
+    // click, not check: the 404 may turn it off before a check could see it on
+    await radio.click()
     await form.locator(`input[name="audience"][value="${option}"]:disabled`).waitFor({ state: 'attached' })
     assert.equal(await form.getByRole('radio', { name: 'List' }).isChecked(), true, `${option}: back to List`)
     assert.match(await page.locator(`#aud-note-${option}`).textContent() ?? '', note)
