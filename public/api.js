@@ -10,6 +10,11 @@ export class ApiError extends Error {
   }
 }
 
+/** A 404 for the path itself (this server has no such route), not for a session or record it names. */
+export function isMissingRoute (err) {
+  return err instanceof ApiError && err.status === 404 && err.message === 'Route not found'
+}
+
 /** The envelope's error message, or a fallback naming the HTTP status. */
 function errorFrom (status, payload) {
   if (payload !== null && typeof payload === 'object' && typeof payload.error === 'string' && payload.error !== '') return payload.error
@@ -93,6 +98,8 @@ export function createApi (getKey, onUnauthorized) {
   }
 
   const enc = encodeURIComponent
+  /** a query string of the parameters that have a value */
+  const query = (params) => new URLSearchParams(Object.entries(params).filter(([, v]) => v !== null && v !== undefined && v !== '').map(([k, v]) => [k, String(v)])).toString()
   return {
     /** Checks a key before it is kept: resolves, or rejects with status 401 for a wrong key. */
     checkKey: (key) => request('GET', '/health', undefined, key),
@@ -118,6 +125,18 @@ export function createApi (getKey, onUnauthorized) {
     rotateWebhookSecret: (id) => call('POST', `/webhooks/${enc(id)}/rotate-secret`),
     webhookDeliveries: (id, limit = 10) => call('GET', `/webhooks/${enc(id)}/deliveries?limit=${limit}`),
     retryWebhookDelivery: (id, deliveryId) => call('POST', `/webhooks/${enc(id)}/deliveries/${enc(deliveryId)}/retry`),
+    schedules: (id) => call('GET', `/sessions/${enc(id)}/scheduled-statuses`),
+    schedule: (id, scheduleId) => call('GET', `/sessions/${enc(id)}/scheduled-statuses/${enc(scheduleId)}`),
+    createSchedule: (id, body) => call('POST', `/sessions/${enc(id)}/scheduled-statuses`, body),
+    pauseSchedule: (id, scheduleId) => call('POST', `/sessions/${enc(id)}/scheduled-statuses/${enc(scheduleId)}/pause`),
+    resumeSchedule: (id, scheduleId) => call('POST', `/sessions/${enc(id)}/scheduled-statuses/${enc(scheduleId)}/resume`),
+    deleteSchedule: (id, scheduleId) => call('DELETE', `/sessions/${enc(id)}/scheduled-statuses/${enc(scheduleId)}`),
+    contacts: (id, { search = '', limit = 20, cursor = null } = {}) =>
+      call('GET', `/sessions/${enc(id)}/contacts?${query({ search, limit, cursor })}`),
+    statusPrivacy: (id) => call('GET', `/sessions/${enc(id)}/status-privacy`),
+    audiences: (id, { limit = 200, cursor = null } = {}) => call('GET', `/sessions/${enc(id)}/audiences?${query({ limit, cursor })}`),
+    createAudience: (id, body) => call('POST', `/sessions/${enc(id)}/audiences`, body),
+    deleteAudience: (id, audienceId) => call('DELETE', `/sessions/${enc(id)}/audiences/${enc(audienceId)}`),
     whoami: () => call('GET', '/keys/me'),
     keys: () => call('GET', '/keys'),
     createKey: (body) => call('POST', '/keys', body),

@@ -1,18 +1,17 @@
 // Status Tracker dashboard: plain ES modules, built only on the public REST API and the socket.io channel.
 /* global setInterval, requestAnimationFrame */
 import { createApi, ApiError } from './api.js'
-import { h, setText, show, phone, formatDateTime, formatWhen, formatAgo, formatBytes, formatDuration, plural } from './dom.js'
+import { h, setText, show, phone, formatDateTime, formatWhen, formatAgo, formatBytes, formatDuration, plural, PHONE, digitsOf, showFieldError } from './dom.js'
 import { createWebhooksPanel } from './webhooks.js'
 import { createKeysPanel } from './keys.js'
 import { applyReaction, applyReply, renderAnswers, renderReachLine, viewsChart } from './reach.js'
+import { createAudiencePicker, recipientList, snapshotText } from './picker.js'
+import { createSavedAudiencesPanel } from './audiences.js'
+import { createSchedules } from './schedules.js'
 
 const KEY_STORAGE = 'statusTracker.apiKey'
 const SELECTED_STORAGE = 'statusTracker.selectedSession'
 const QR_DATA_URL = /^data:image\/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/=]+$/
-const PHONE = /^[0-9]{10,15}$/
-
-/** "+44 7700-900 123" → "447700900123" (spaces, dashes, dots, brackets and a leading plus dropped) */
-const digitsOf = (raw) => raw.trim().replace(/[\s\-().]/g, '').replace(/^\+/, '')
 
 const $ = (id) => {
   const el = document.getElementById(id)
@@ -123,6 +122,9 @@ function lockOut (message) {
   sessionsLoaded = false
   webhooks.reset()
   keys.reset()
+  picker.reset()
+  savedAudiences.reset()
+  schedules.reset()
   me = null
   showKeyScreen(message)
 }
@@ -171,7 +173,7 @@ function connectSocket () {
     setLive('on')
     banner(null)
     // events may have been missed while away: read everything again
-    if (connectedBefore) void refreshAll()
+    if (connectedBefore) { void refreshAll({ again: true }); savedAudiences.reload() }
     connectedBefore = true
   })
   socket.on('disconnect', (reason) => {
@@ -245,6 +247,9 @@ function connectSocket () {
     if (e.sessionId === state.selectedId) removeStatus(String(e.statusId))
     scheduleStats()
   })
+  // a scheduled run: its schedule's card is read again (the status's own events update the list)
+  socket.on('scheduled-status-fired', (e) => { schedules.onRun(e) })
+  socket.on('scheduled-status-failed', (e) => { schedules.onRun(e) })
   socket.on('statuses-updated', (e) => {
     // 'sent' and 'deleted' come with status-sent / status-deleted, handled above: no second read of the list
     if (e.action === 'sent' || e.action === 'deleted') return
@@ -607,6 +612,11 @@ function renderDetailHead () {
   const s = state.selectedId === null ? undefined : state.sessions.get(state.selectedId)
   show($('detail-none'), s === undefined)
   show($('detail-body'), s !== undefined)
+  // the panels of the selected session read what they show (once per session)
+  const id = s === undefined ? null : state.selectedId
+  picker.setSession(id)
+  savedAudiences.setSession(id)
+  schedules.setSession(id)
   const badge = $('detail-badge')
   show(badge, s !== undefined)
   if (s === undefined) { setText($('detail-title'), 'Statuses'); return }
@@ -727,19 +737,6 @@ function syncPreview () {
 for (const id of ['post-text-input', 'post-bg', 'post-font']) $(id).addEventListener('input', syncPreview)
 syncPreview()
 
-/** Splits the recipients box into digits; returns { numbers } or { error }. */
-function parseRecipients (raw) {
-  const numbers = []
-  for (const part of raw.split(/[,;\n]+/)) {
-    const trimmed = part.trim()
-    if (trimmed === '') continue
-    const digits = digitsOf(trimmed)
-    if (!PHONE.test(digits)) return { error: `“${trimmed}” is not a phone number: use 10 to 15 digits with country code.` }
-    if (!numbers.includes(digits)) numbers.push(digits)
-  }
-  return { numbers }
-}
-
 function setUploadProgress (fraction) {
   const pct = Math.round(fraction * 100)
   $('upload-progress').value = pct
@@ -754,13 +751,17 @@ $('post-form').addEventListener('submit', (e) => {
   const errorEl = $('post-error')
   setText(errorEl, '')
   setText($('post-result'), '')
+  setText(picker.errorEl, '')
+  schedules.clearErrors()
 
-  const recipients = parseRecipients($('post-recipients').value)
-  if (recipients.error !== undefined) { setText(errorEl, recipients.error); $('post-recipients').focus(); return }
+  const who = picker.read()
+  if (who.error !== undefined) { setText(picker.errorEl, who.error); who.focus.focus(); return }
+  const later = schedules.isLater()
+  const when = later ? schedules.readWhen() : null
+  if (when !== null && when.error !== undefined) { when.focus.focus(); return }
 
   /** @type {Record<string, unknown>} */
-  const body = { type }
-  if (recipients.numbers.length > 0) body.targetNumbers = recipients.numbers.join(',')
+  const body = { type, ...who.fields }
   const caption = $('post-caption').value.trim()
   if (type !== 'text' && caption !== '') body.caption = caption
 
@@ -795,27 +796,49 @@ $('post-form').addEventListener('submit', (e) => {
           throw err
         }
       }
-      setText($('post-result'), 'Sending…')
-      const r = await api.sendStatus(sessionId, body)
-      setText($('post-result'), `${r.message} (status #${r.statusId}).`)
-      // keep type, colour, font and recipients for the next one
+      if (when !== null) {
+        const created = await schedules.create(sessionId, body, when)
+        setText($('post-result'), created.nextRunAt === null ? 'Scheduled.' : `Scheduled: the first run is ${formatDateTime(created.nextRunAt)} (schedule ${created.id}).`)
+      } else {
+        setText($('post-result'), 'Sending…')
+        const r = await api.sendStatus(sessionId, body)
+        setText($('post-result'), `${r.message} (status #${r.statusId}).`)
+      }
+      // keep type, colour, font, audience and timing for the next one
       $('post-text-input').value = ''
       $('post-caption').value = ''
       $('post-url-input').value = ''
       $('post-file').value = ''
       show($('upload-row'), false)
       syncPreview()
-      if (sessionId === state.selectedId) await loadStatuses()
+      if (sessionId === state.selectedId && when === null) await loadStatuses()
       scheduleOverview()
     } catch (err) {
       setText($('post-result'), '')
-      setText(errorEl, describe(err))
+      // an error naming a field is shown next to it
+      if (when !== null) schedules.showError(describe(err), errorEl)?.focus()
+      else showFieldError(describe(err), [['body.targetNumbers', picker.errorEl], ['body.audience', picker.errorEl]], errorEl)
     } finally {
       state.sending = false
       $('post-form').removeAttribute('aria-busy')
       renderDetailHead()
     }
   })
+})
+
+// audience picker, saved audiences, schedules (public/picker.js, audiences.js, schedules.js) ------------
+
+const picker = createAudiencePicker({ api, describe, loadSaved: () => { savedAudiences.ensure() } })
+const savedAudiences = createSavedAudiencesPanel({ api, describe, busy, confirmAction, toast, onChange: (list) => { picker.setSaved(list) } })
+const schedules = createSchedules({
+  api,
+  describe,
+  busy,
+  confirmAction,
+  toast,
+  summarize: (body) => `${TYPE_LABELS[body.type] ?? body.type}: ${statusSummary({ caption: '', ...body })}`,
+  audienceText: (body) => picker.describe(body),
+  audienceError: picker.errorEl
 })
 
 // status dialog ------------------------------------------------------------------------------------
@@ -911,7 +934,10 @@ function renderStatusFacts (s) {
     [s.type === 'text' ? 'Text' : s.type === 'url' ? 'URL' : 'File', s.content]
   ]
   if (s.caption) facts.push(['Caption', s.caption])
-  facts.push(['Recipients', s.targetNumbers ? `${plural(s.contactCount, 'contact')}: ${s.targetNumbers.split(',').map(phone).join(', ')}` : plural(s.contactCount, 'contact')])
+  // an audience (send-status `audience`) keeps who it chose; targetNumbers is empty then
+  const named = s.audience ? s.audience.recipients : s.targetNumbers ? s.targetNumbers.split(',') : []
+  if (s.audience) facts.push(['Audience', snapshotText(s.audience)])
+  facts.push(['Recipients', named.length > 0 ? `${plural(s.contactCount, 'contact')}: ${recipientList(named)}` : plural(s.contactCount, 'contact')])
   if (s.state === 'partial') facts.push(['Delivery', `partial: ${s.sentCount} of ${plural(s.contactCount, 'contact')} have it`])
   if (s.error) facts.push([s.state === 'partial' ? 'Why it stopped' : 'Platform error', s.error])
   $('status-facts').replaceChildren(...facts.flatMap(([k, v]) => [h('dt', { text: k }), h('dd', { text: v })]))
@@ -1011,10 +1037,11 @@ async function loadMe () {
 // ---------------------------------------------------------------------------------------------------
 // Start
 
-async function refreshAll () {
+/** `again`: after a reconnect, when events may have been missed (the first time, selecting the session reads its panels) */
+async function refreshAll ({ again = false } = {}) {
   await loadMe()
   await Promise.all([loadOverview(), loadSessions(), webhooks.load(), keys.load()])
-  if (state.selectedId !== null) await loadStatuses()
+  if (state.selectedId !== null) await Promise.all([loadStatuses(), ...(again ? [schedules.load()] : [])])
 }
 
 function start () {

@@ -88,3 +88,42 @@ export function formatDuration (seconds) {
 export function plural (n, one, many = one + 's') {
   return `${n} ${n === 1 ? one : many}`
 }
+
+/** Digits of a phone number with country code, as the API takes them. */
+export const PHONE = /^[0-9]{10,15}$/
+
+/** "+44 7700-900 123" → "447700900123" (spaces, dashes, dots, brackets and a leading plus dropped) */
+export const digitsOf = (raw) => raw.trim().replace(/[\s\-().]/g, '').replace(/^\+/, '')
+
+/**
+ * Splits a box of numbers (one a line, or comma- or semicolon-separated) into digits, repeats dropped;
+ * returns { numbers } or { error }. `lids`: a contact's LID (`…@lid`) is kept as written.
+ */
+export function parseNumbers (raw, { lids = false } = {}) {
+  const numbers = []
+  for (const part of raw.split(/[,;\n]+/)) {
+    const trimmed = part.trim()
+    if (trimmed === '') continue
+    const entry = lids && /^[0-9]{1,20}@lid$/.test(trimmed) ? trimmed : digitsOf(trimmed)
+    if (!entry.endsWith('@lid') && !PHONE.test(entry)) return { error: `“${trimmed}” is not a phone number: use 10 to 15 digits with country code.` }
+    if (!numbers.includes(entry)) numbers.push(entry)
+  }
+  return { numbers }
+}
+
+/**
+ * Shows an API error next to the field it names. `fields`: [path, element] pairs such as
+ * ['body.repeat.until', el]; the longest path the message names wins (`body.repeat.until must …` goes to
+ * until's element, `body.repeat allows no run` to repeat's). Returns the element used (`fallback` when the
+ * message names none of them).
+ */
+export function showFieldError (message, fields, fallback) {
+  const named = [...message.matchAll(/\bbody\.[A-Za-z.]+/g)].map((m) => m[0].replace(/\.$/, ''))
+  let best = null
+  for (const [path, el] of fields) {
+    if (named.some((n) => n === path || n.startsWith(path + '.')) && (best === null || path.length > best[0].length)) best = [path, el]
+  }
+  const el = best === null ? fallback : best[1]
+  setText(el, message)
+  return el
+}
