@@ -3,7 +3,7 @@ import type { Config } from '../../src/config.js'
 import type { DbHandle } from '../../src/db/connection.js'
 import type { ScheduleRow } from '../../src/db/database.js'
 import { findStatus } from '../../src/db/repositories/statuses.js'
-import { dueSchedules, finishRun, interruptedRuns, runOfStatus, takeRun, updateSchedule, type RunToRecord } from '../../src/db/repositories/schedules.js'
+import { dueSchedules, finishRun, interruptedRuns, runOfStatus, takeRun, takeRunIn, updateSchedule, type RunToRecord } from '../../src/db/repositories/schedules.js'
 import { runAfter } from '../../src/schedules/recurrence.js'
 import type { DomainEvents } from '../broadcaster/domain-events.js'
 import type { Pacing } from '../pacing/index.js'
@@ -17,6 +17,8 @@ import { bodyOf, ruleOf } from './service.js'
 // once; a node that stops after taking a run never posts it a second time (its run is recorded `failed`).
 // A run due more than SCHEDULE_GRACE_MS ago (the service was down, no node had the session) is recorded
 // `missed` by whichever node sees it first. Pacing holds a due run back (deferred) instead of failing it.
+// A run's end (fired, failed, missed) and its event are one commit (events.within): a client catching up
+// from the event log sees every recorded run end, and none that was not recorded.
 
 export const POLL_MS = 1000
 /** a run fired later than this after its time is flagged `late` */
@@ -30,7 +32,7 @@ export interface SchedulerDeps {
   platform: Pick<FastifyInstance['platform'], 'snapshot'>
   statuses: Pick<StatusService, 'submit' | 'recipientCount'>
   pacing?: Pick<Pacing, 'check'>
-  events: Pick<DomainEvents, 'emit' | 'on' | 'off'>
+  events: Pick<DomainEvents, 'within' | 'on' | 'off'>
   log: FastifyBaseLogger
   /** the clock (tests may inject one) */
   now?: () => number
@@ -63,10 +65,13 @@ export function createScheduler (deps: SchedulerDeps) {
       if (t - Math.max(at, row.deferred_until ?? 0) <= config.schedules.graceMs) return
       const next = nextAfter(row, at)
       const error = `Missed: due ${iso(at)}, more than SCHEDULE_GRACE_MS (${config.schedules.graceMs} ms) ago, while no node could post it`
-      const runId = await takeRun(db, row.id, at, next, record('missed', t, false, error), t)
+      const runId = await events.within(async (trx, emit) => {
+        const id = await takeRunIn(trx, row.id, at, next, record('missed', t, false, error), t)
+        if (id !== null) emit('scheduled-status-failed', { sessionId: row.session_id, scheduleId: row.id, at: iso(at), state: 'missed', error })
+        return id
+      })
       if (runId === null) return // another node recorded it
       log.warn({ sessionId: row.session_id, scheduleId: row.id, at: iso(at) }, 'scheduled run missed')
-      events.emit('scheduled-status-failed', { sessionId: row.session_id, scheduleId: row.id, at: iso(at), state: 'missed', error })
       row = { ...row, next_run_at: next, run_count: row.run_count + 1, deferred_until: null }
     }
   }
@@ -88,18 +93,26 @@ export function createScheduler (deps: SchedulerDeps) {
     const late = t - at > LATE_MS
     const runId = await takeRun(db, s.id, at, nextAfter(s, at), record('firing', t, late, null), t)
     if (runId === null) return // another node took it
+    let statusId: number | undefined
     try {
       const started = await statuses.submit(s.session_id, { ...body, wait: false })
-      await finishRun(db, runId, { state: 'fired', statusId: Number(started.statusId) })
-      // a send that reached nobody before the run was recorded (its status is gone already): onUpdated missed it
-      if (await findStatus(db, s.session_id, Number(started.statusId)) === undefined) throw new Error('The send reached nobody; the status was not kept')
+      statusId = Number(started.statusId)
+      const id = statusId
+      await events.within(async (trx, emit) => {
+        await finishRun(trx, runId, { state: 'fired', statusId: id })
+        // a send that reached nobody before the run was recorded (its status is gone already): onUpdated missed it
+        if (await findStatus(trx, s.session_id, id) === undefined) throw new Error('The send reached nobody; the status was not kept')
+        emit('scheduled-status-fired', { sessionId: s.session_id, scheduleId: s.id, statusId: started.statusId, at: iso(at), firedAt: iso(t), late })
+      })
       log.info({ sessionId: s.session_id, scheduleId: s.id, statusId: started.statusId, late }, 'scheduled status fired')
-      events.emit('scheduled-status-fired', { sessionId: s.session_id, scheduleId: s.id, statusId: started.statusId, at: iso(at), firedAt: iso(t), late })
     } catch (err) {
       const error = err instanceof Error ? err.message : String(err)
-      await finishRun(db, runId, { state: 'failed', error })
+      // a status that went out but whose run could not be recorded fired (its id is kept with the failure)
+      await events.within(async (trx, emit) => {
+        await finishRun(trx, runId, { state: 'failed', error, ...(statusId !== undefined ? { statusId } : {}) })
+        emit('scheduled-status-failed', { sessionId: s.session_id, scheduleId: s.id, at: iso(at), state: 'failed', ...(statusId !== undefined ? { statusId: String(statusId) } : {}), error })
+      })
       log.warn({ err, sessionId: s.session_id, scheduleId: s.id }, 'scheduled status failed')
-      events.emit('scheduled-status-failed', { sessionId: s.session_id, scheduleId: s.id, at: iso(at), state: 'failed', error })
     }
   }
 
@@ -127,8 +140,10 @@ export function createScheduler (deps: SchedulerDeps) {
       const run = await runOfStatus(db, statusId)
       if (run === undefined) return
       const error = e.message ?? 'the send failed'
-      await finishRun(db, run.id, { state: 'failed', error })
-      events.emit('scheduled-status-failed', { sessionId: run.session_id, scheduleId: run.schedule_id, at: iso(run.at), state: 'failed', statusId: e.statusId as string, error })
+      await events.within(async (trx, emit) => {
+        await finishRun(trx, run.id, { state: 'failed', error })
+        emit('scheduled-status-failed', { sessionId: run.session_id, scheduleId: run.schedule_id, at: iso(run.at), state: 'failed', statusId: e.statusId as string, error })
+      })
     })().catch((err: unknown) => { log.warn({ err, statusId }, 'scheduler: could not record a failed run') })
   }
 

@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict'
-import { sql } from 'kysely'
-import type { DbHandle } from '../../src/db/connection.js'
 import type { StatusView } from '../../src/platform/types.js'
 import { createViewerIngest } from '../../plugins/statuses/viewer-ingest.js'
 import { waitFor } from '../helper.js'
 import { startStack } from '../stack.js'
 import { harness, OWN } from '../statuses/harness.js'
 import { dialectEnv, dialectTest } from '../support/db-matrix.js'
+import { logged, refuse } from '../support/event-refusal.js'
 
 // The events that used to be written after their change's commit are written in it now, on both
 // dialects: send progress with its chunk, connection-status with the session row, status-viewers-update
@@ -19,21 +18,6 @@ const B = '15551231102'
 const jid = (n: string): string => `${n}@s.whatsapp.net`
 const view = (messageId: string, number: string): StatusView =>
   ({ messageId, viewerJid: jid(number), viewerNumber: number, isOwn: false, type: 'read', at: Date.now() })
-
-/** Makes every insert of a `type` event whose JSON contains `like` fail (SQL LIKE pattern). */
-async function refuse (handle: DbHandle, type: string, like: string): Promise<void> {
-  if (handle.dialect === 'sqlite') {
-    handle.sqlite.prepare(`create trigger refuse_event before insert on event_log when new.type = '${type}' and new.data like '${like}' begin select raise(abort, 'event log refused'); end`).run()
-    return
-  }
-  await sql.raw("create function refuse_event() returns trigger language plpgsql as $$ begin raise exception 'event log refused'; end $$").execute(handle.db)
-  await sql.raw(`create trigger refuse_event before insert on event_log for each row when (new.type = '${type}' and new.data like '${like}') execute function refuse_event()`).execute(handle.db)
-}
-
-async function logged (handle: DbHandle, type: string): Promise<Array<Record<string, unknown>>> {
-  const rows = await handle.db.selectFrom('event_log').select('data').where('type', '=', type).orderBy('id').execute()
-  return rows.map((r) => JSON.parse(r.data) as Record<string, unknown>)
-}
 
 dialectTest('status-send-progress is committed with its chunk: a chunk whose progress cannot be logged is not committed', async (t, dialect) => {
   const h = await harness(t, await dialectEnv(dialect))

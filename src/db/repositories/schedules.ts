@@ -61,7 +61,12 @@ export interface RunToRecord {
  * transaction. Returns the run's id, or null when another node took it (or the schedule changed).
  */
 export async function takeRun (db: Db, scheduleId: string, at: number, next: number | null, run: RunToRecord, now: number): Promise<number | null> {
-  return await db.transaction().execute(async (tx) => {
+  return await db.transaction().execute(async (tx) => await takeRunIn(tx, scheduleId, at, next, run, now))
+}
+
+/** takeRun inside a transaction the caller holds (its events go in the same commit). */
+export async function takeRunIn (tx: Db, scheduleId: string, at: number, next: number | null, run: RunToRecord, now: number): Promise<number | null> {
+  {
     const moved = await tx.updateTable('schedules')
       .set((eb) => ({
         next_run_at: next,
@@ -81,7 +86,7 @@ export async function takeRun (db: Db, scheduleId: string, at: number, next: num
       .returning('id')
       .executeTakeFirst()
     return row?.id ?? null
-  })
+  }
 }
 
 export async function finishRun (db: Db, runId: number, end: { state: RunState, statusId?: number | null, error?: string | null }): Promise<void> {
