@@ -38,12 +38,13 @@ interface Row {
   sent_count: number
   error: string | null
   unreachable: string
+  audience: string | null
   viewer_count: number
   reaction_count: number
   reply_count: number
 }
 const listSent = db.prepare<[string, number], Row>(`select s.id, s.type, s.content, s.caption, s.message_id, s.state, s.created_at,
-  s.contact_count, s.target_numbers, s.sent_count, s.error, s.unreachable,
+  s.contact_count, s.target_numbers, s.sent_count, s.error, s.unreachable, s.audience,
   (select count(*) from viewers v where v.status_id = s.id and v.is_real = 1) as viewer_count,
   (select count(*) from status_reactions r where r.status_id = s.id and r.emoji <> '') as reaction_count,
   (select count(*) from status_replies p where p.status_id = s.id) as reply_count
@@ -91,6 +92,7 @@ app.get('/api/sessions/:sessionId/sent-statuses', (req, res) => {
     platformMessageId: r.message_id,
     contactCount: r.contact_count,
     targetNumbers: r.target_numbers,
+    audience: r.audience === null ? null : JSON.parse(r.audience) as unknown,
     viewerCount: r.viewer_count,
     reactionCount: r.reaction_count,
     replyCount: r.reply_count,

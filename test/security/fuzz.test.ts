@@ -118,6 +118,8 @@ function badQuery (schema: Schema): fc.Arbitrary<string> {
     const pattern = new RegExp(schema.pattern)
     return fc.constantFrom('a b', '!', '', 'x'.repeat(Number(schema.maxLength ?? 300) + 1)).filter((v) => !pattern.test(v))
   }
+  // free text (a search): only too long is wrong
+  if (schema.type === 'string' && schema.maxLength !== undefined) return fc.constant('x'.repeat(Number(schema.maxLength) + 1))
   if (schema.type === 'integer' || schema.type === 'number') return fc.constantFrom('maybe', 'yes', '-1', '1.5')
   return fc.constantFrom('maybe', '2', 'yes', '')
 }
@@ -126,7 +128,9 @@ function caseFor (op: Operation, doc: Schema, validity: boolean): fc.Arbitrary<C
   const pathParams = op.params.filter((p) => p.in === 'path')
   const queryParams = op.params.filter((p) => p.in === 'query')
   // which part is broken in an invalid case
-  const parts = [...pathParams.map((p) => `path:${p.name}`), ...queryParams.map((p) => `query:${p.name}`), ...(op.body !== undefined ? ['body', 'json'] : []), ...(op.multipart ? ['multipart'] : [])]
+  // a free-text query parameter without a length limit has no invalid value
+  const breakable = queryParams.filter((p) => !(p.schema.type === 'string' && p.schema.pattern === undefined && p.schema.maxLength === undefined && p.schema.enum === undefined))
+  const parts = [...pathParams.map((p) => `path:${p.name}`), ...breakable.map((p) => `query:${p.name}`), ...(op.body !== undefined ? ['body', 'json'] : []), ...(op.multipart ? ['multipart'] : [])]
   const broken = validity || parts.length === 0 ? fc.constant('') : fc.constantFrom(...parts)
   return broken.chain((part) => {
     // session ids: often one that exists (a: QR, b: pairing), so that handlers past the lookup run too
