@@ -5,7 +5,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { generateKeyPairSync } from 'node:crypto'
-import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -304,4 +304,25 @@ export async function settledRss (pid: number, count = 5, everyMs = 1000): Promi
   }
   const sorted = [...samples].sort((a, b) => a - b)
   return { median: sorted[Math.floor(sorted.length / 2)], samples }
+}
+
+/**
+ * Asks a process started with `--heapsnapshot-signal=SIGUSR2 --diagnostic-dir=<dir>` for a heap snapshot
+ * and resolves with its file once written (its size stopped growing and the process answers again).
+ */
+export async function heapSnapshot (pid: number, dir: string, timeoutMs = 120_000): Promise<string> {
+  const before = new Set(readdirSync(dir))
+  process.kill(pid, 'SIGUSR2')
+  const deadline = Date.now() + timeoutMs
+  let last = -1
+  for (;;) {
+    await sleep(500)
+    const file = readdirSync(dir).find((f) => f.endsWith('.heapsnapshot') && !before.has(f))
+    if (file !== undefined) {
+      const size = statSync(join(dir, file)).size
+      if (size > 0 && size === last) return join(dir, file)
+      last = size
+    }
+    if (Date.now() > deadline) throw new Error(`no heap snapshot from ${pid} after ${timeoutMs} ms`)
+  }
 }
