@@ -16,7 +16,7 @@ export const SMOKE = process.env.BENCH_SMOKE === '1'
 /** BENCH_PROFILE=1: the service and the emulator run under --cpu-prof; their top frames are printed after the run */
 export const PROFILE = process.env.BENCH_PROFILE === '1'
 /**
- * BENCH_HEAP=1: the service writes a V8 heap snapshot on SIGUSR2 (`--heapsnapshot-signal`) into
+ * BENCH_HEAP=1: the service writes a V8 heap snapshot on SIGWINCH (`--heapsnapshot-signal`; SIGUSR2 is a shutdown signal to close-with-grace) into
  * bench/.profiles/<script>/heap; a script that supports it (receipts) asks for one before and after its
  * figure; `npx tsx bench/heap-diff.ts <before> <after>` compares them. The snapshot collects garbage first
  * and stops the process for seconds: such a run's figures are not the benchmark's.
@@ -107,7 +107,7 @@ export async function runBench (name: string, limitMs: number, fn: (ctx: BenchCo
   const heapFlags = (): string[] => {
     const heapDir = join(profileDir, 'heap')
     mkdirSync(heapDir, { recursive: true })
-    return ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${heapDir}`]
+    return ['--heapsnapshot-signal=SIGWINCH', `--diagnostic-dir=${heapDir}`]
   }
   let plan: Promise<EmulatorPlan> | undefined
   let emulatorStart: Promise<EmulatorProc> | undefined

@@ -242,6 +242,9 @@ export async function startService (opts: ServiceOptions): Promise<ServiceProc> 
   const port = await freePort()
   const dataDir = join(opts.dir, 'data')
   const spawnedAt = performance.now()
+  // BENCH_SERVICE_FLAGS: node flags for the service only (e.g. `--max-semi-space-size=32`), to measure a setting
+  const extraFlags = (process.env.BENCH_SERVICE_FLAGS ?? '').split(/\s+/).filter((f) => f !== '')
+  const nodeFlags = [...extraFlags, ...(opts.nodeFlags ?? [])]
   const proc = spawnNode(SERVER_ENTRY, {
     env: {
       PORT: String(port),
@@ -259,7 +262,7 @@ export async function startService (opts: ServiceOptions): Promise<ServiceProc> 
     logFile: join(opts.dir, `${opts.name ?? 'service'}.log`),
     // run from the temp folder: a developer's .env in the repository must not change the benchmark
     cwd: opts.dir,
-    ...(opts.nodeFlags !== undefined ? { nodeFlags: opts.nodeFlags } : {})
+    ...(nodeFlags.length > 0 ? { nodeFlags } : {})
   })
   const base = `http://127.0.0.1:${port}`
   const deadline = Date.now() + 30_000
@@ -307,12 +310,12 @@ export async function settledRss (pid: number, count = 5, everyMs = 1000): Promi
 }
 
 /**
- * Asks a process started with `--heapsnapshot-signal=SIGUSR2 --diagnostic-dir=<dir>` for a heap snapshot
+ * Asks a process started with `--heapsnapshot-signal=SIGWINCH --diagnostic-dir=<dir>` for a heap snapshot
  * and resolves with its file once written (its size stopped growing and the process answers again).
  */
 export async function heapSnapshot (pid: number, dir: string, timeoutMs = 120_000): Promise<string> {
   const before = new Set(readdirSync(dir))
-  process.kill(pid, 'SIGUSR2')
+  process.kill(pid, 'SIGWINCH')
   const deadline = Date.now() + timeoutMs
   let last = -1
   for (;;) {
