@@ -7,7 +7,8 @@ import { runInNewContext } from 'node:vm'
 // grows by ~130 MB of garbage (the live heap grows by ~11 MB). Nothing then makes V8 collect it: no more
 // allocation to reach its limit, and its memory reducer starts only after a full collection. The RSS stayed
 // at ~1.8 × idle until the next traffic (bench/NOTES.md). One full collection once a burst is over gives it
-// back: ~1.3 × idle within 5 s of the burst's end, for one pause of tens of ms while nothing else is going on.
+// back: ~1.3 × idle within 5 s of the burst's end, for one pause (83–122 ms with the machine's load at 8) while
+// no receipts come.
 
 /** a turn of at least this many receipt frames is a burst */
 export const BURST_FRAMES = 1000
