@@ -1,15 +1,21 @@
 /**
  * Reads under load: autocannon (its own process, 10 connections) against GET /api/health and
- * GET /api/sessions/{id}/sent-statuses with 500 stored statuses (see below how they are made), on the
- * service and, in the same run, on the Express 5 + Baileys control (bench/lib/express-control.ts: the
- * same two answers from the same SQLite file), alternating A B B A so drifts in the machine's speed hit
- * both alike; the ratios are issue 14's targets. A bare Fastify app's health answer is the calibration.
+ * GET /api/sessions/{id}/sent-statuses with a linked session, 500 stored statuses and 20,000 stored views
+ * (see below how they are made), on the service and, in the same run, on three controls, in alternating
+ * rounds (A B C D D C B A) so drifts in the machine's speed hit all alike:
+ * - the Express 5 + Baileys control doing the service's work per request (bench/lib/express-control.ts:
+ *   the same two answers from the same SQLite file; issue 14's ratios);
+ * - the plain peer a user would write for the seed (bench/lib/plain-peer.ts: Express + better-sqlite3,
+ *   seed-shaped answers, simple queries, its own linked Baileys socket; issue 25's ratios);
+ * - a bare Fastify app answering the service's health JSON behind the same key check
+ *   (bench/lib/bare-fastify.ts; issue 25: the service's health ≥ 0.6 × it).
  */
 import { SQLite as Database } from '../src/db/sqlite.js'
 import { runBench, type Figure } from './lib/bench.js'
-import { combine, measure, startBareFastify, startExpressControl, type Load } from './lib/cannon.js'
+import { combine, measure, startBareFastify, startExpressControl, startPlainPeer, type Load } from './lib/cannon.js'
 import { emulatorApi, linkSessions, poll, serviceApi } from './lib/clients.js'
 import { API_KEY } from './lib/procs.js'
+import { loadavg } from 'node:os'
 import { join } from 'node:path'
 
 /**
@@ -42,6 +48,36 @@ function copyStatuses (file: string, sessionId: string, copies: number, total: n
   }
 }
 
+/**
+ * Tops the session's stored views up to `total`, spread evenly over its statuses, through a second
+ * connection to the service's database: each new row is a copy of a real viewer row of the session with
+ * another number (so its columns are whatever the service stores).
+ */
+function addViews (file: string, sessionId: string, total: number): void {
+  const db = new Database(file, { fileMustExist: true })
+  try {
+    db.pragma('busy_timeout = 5000')
+    const ids = db.prepare('select id from statuses where session_id = ? order by id').pluck().all(sessionId) as number[]
+    const sample = db.prepare('select v.* from viewers v join statuses s on s.id = v.status_id where s.session_id = ? limit 1').get(sessionId) as Record<string, unknown> | undefined
+    if (sample === undefined || typeof sample.number !== 'string') throw new Error('no real viewer row to copy')
+    const number = sample.number
+    const columns = Object.keys(sample)
+    const insert = db.prepare(`insert or ignore into viewers (${columns.join(', ')}) values (${columns.map((c) => `@${c}`).join(', ')})`)
+    const count = db.prepare('select count(*) from viewers v join statuses s on s.id = v.status_id where s.session_id = ?').pluck()
+    db.transaction(() => {
+      let have = count.get(sessionId) as number
+      for (let i = 0; have < total; i++) {
+        const other = `4479${String(i).padStart(8, '0')}`
+        const row: Record<string, unknown> = { ...sample, status_id: ids[i % ids.length] }
+        for (const c of columns) if (typeof row[c] === 'string') row[c] = (row[c] as string).replaceAll(number, other)
+        have += insert.run(row).changes
+      }
+    })()
+  } finally {
+    db.close()
+  }
+}
+
 /** The answer's `data` from either server (both use the service's envelope). */
 async function data (base: string, path: string): Promise<unknown> {
   const res = await fetch(`${base}${path}`, { headers: { 'x-api-key': API_KEY }, signal: AbortSignal.timeout(30_000) })
@@ -57,9 +93,11 @@ function shape (value: unknown): unknown {
 }
 
 const describe = (l: Load): string => `${Math.round(l.rps).toLocaleString('en-US')} req/s, p99 ${l.p99} ms, CPU ${l.cpuUs.toFixed(0)} µs per request`
+const ratioOf = (a: Load, b: Load): string => `${(a.rps / b.rps).toFixed(2)} ×`
 
-await runBench('reads', 180_000, async ({ smoke, dir, log, emulator, service }) => {
+await runBench('reads', 270_000, async ({ smoke, dir, log, emulator, service }) => {
   const statuses = smoke ? 20 : 500
+  const views = smoke ? 200 : 20_000
   /** one autocannon run; each server gets two (A B B A), one in smoke mode */
   const seconds = smoke ? 1 : 5
   // the default log level: what a deployment runs
@@ -91,58 +129,119 @@ await runBench('reads', 180_000, async ({ smoke, dir, log, emulator, service }) 
   const listBytes = Buffer.byteLength(JSON.stringify({ success: true, data: listed }))
   log(`${statuses} statuses stored in ${((performance.now() - t0) / 1000).toFixed(1)} s; the list answer is ${(listBytes / 1024).toFixed(0)} KiB`)
 
-  // the control: its own Baileys socket linked on the same emulator, the service's database read-only
+  addViews(dbFile, 'reader', views)
+  const stored = await api.get<Array<{ viewerCount: number }>>('/sessions/reader/sent-statuses')
+  const storedViews = stored.reduce((n, x) => n + x.viewerCount, 0)
+  if (storedViews !== views) throw new Error(`the service counts ${storedViews} views, expected ${views}`)
+  log(`${views.toLocaleString('en-US')} views stored`)
+
+  // the controls: each with its own Baileys socket linked on the same emulator, the service's database read-only
+  const scanner = (number: string) => async (qr: string): Promise<void> => { await emu.scan(number, qr) }
+  const baileys = (number: string): { wsUrl: string, rootPublicKey: string, scan: (qr: string) => Promise<void> } => ({ wsUrl: emuProc.wsUrl, rootPublicKey: emuProc.rootPublicKey, scan: scanner(number) })
   await emu.createAccount('15555000002')
-  const control = await startExpressControl({
-    dir, dbFile, baileys: { wsUrl: emuProc.wsUrl, rootPublicKey: emuProc.rootPublicKey, scan: async (qr) => { await emu.scan('15555000002', qr) } }
-  })
+  await emu.createAccount('15555000003')
+  const stops: Array<() => Promise<unknown>> = []
   try {
-    // the same work: the very same list, and a health answer of the same shape
+    const control = await startExpressControl({ dir, dbFile, baileys: baileys('15555000002') })
+    stops.push(async () => await control.stop(3000))
+    const peer = await startPlainPeer({ dir, dbFile, baileys: baileys('15555000003') })
+    stops.push(async () => await peer.stop(3000))
     const path = { health: '/api/health', list: '/api/sessions/reader/sent-statuses' }
+    const serviceHealth = await data(svc.base, path.health)
+    const bare = await startBareFastify(dir, JSON.stringify({ success: true, data: serviceHealth }))
+    stops.push(async () => await bare.stop(2000))
+
+    // the same work: the very same list, and a health answer of the same shape; the peer's list is the
+    // same statuses in the same order with the seed's fields, the bare app's health the service's
     const [theirs, ours] = [JSON.stringify(await data(control.base, path.list)), JSON.stringify(await data(svc.base, path.list))]
     if (theirs !== ours) throw new Error(`the control lists other statuses than the service:\n  control ${theirs.slice(0, 400)}\n  service ${ours.slice(0, 400)}`)
-    if (JSON.stringify(shape(await data(control.base, path.health))) !== JSON.stringify(shape(await data(svc.base, path.health)))) throw new Error('the control\'s health answer has another shape than the service\'s')
-    log('Express control linked; its answers match the service\'s')
+    if (JSON.stringify(shape(await data(control.base, path.health))) !== JSON.stringify(shape(serviceHealth))) throw new Error('the control\'s health answer has another shape than the service\'s')
+    const seedFields = ['id', 'type', 'content', 'caption', 'timestamp', 'platformMessageId', 'contactCount', 'targetNumbers'] as const
+    const seedOf = (list: unknown): string => JSON.stringify((list as Array<Record<string, unknown>>).map((x) => seedFields.map((f) => x[f])))
+    if (seedOf(await data(peer.base, path.list)) !== seedOf(JSON.parse(ours))) throw new Error('the plain peer lists other statuses than the service')
+    if (JSON.stringify(shape(await data(bare.base, path.health))) !== JSON.stringify(shape(serviceHealth))) throw new Error('the bare Fastify app\'s health answer has another shape than the service\'s')
+    log('controls linked; their answers match the service\'s')
 
-    const figures: Figure[] = []
-    for (const [key, minRps, minRatio] of [['health', 10_000, 2], ['list', 3000, 2.5]] as const) {
-      const runs: { service: Load[], control: Load[] } = { service: [], control: [] }
-      const order = smoke ? ['service', 'control'] as const : ['service', 'control', 'control', 'service'] as const
-      for (const who of order) {
-        const target = who === 'service' ? svc : control
-        runs[who].push(await measure(target.pid, `${target.base}${path[key]}`, seconds))
+    const servers = { service: svc, bare, peer, express: control }
+    type Who = keyof typeof servers
+    /** alternating rounds: the order, then backwards (one pass in smoke mode) */
+    const rounds = async (key: keyof typeof path, who: Who[]): Promise<Record<Who, Load> & { order: string, load: string }> => {
+      const order = smoke ? who : [...who, ...[...who].reverse()]
+      const runs = new Map<Who, Load[]>()
+      const loads: number[] = []
+      for (const w of order) {
+        loads.push(loadavg()[0])
+        const list = runs.get(w) ?? []
+        list.push(await measure(servers[w].pid, `${servers[w].base}${path[key]}`, seconds))
+        runs.set(w, list)
       }
-      const s = combine(runs.service)
-      const c = combine(runs.control)
-      log(`${path[key]}: service ${describe(s)}; Express control ${describe(c)}`)
-      const label = key === 'health' ? 'GET /api/health' : `GET …/sent-statuses (${statuses} statuses)`
-      const span = `10 connections, ${order.length / 2} × ${seconds} s`
-      figures.push(
-        { id: `reads.${key}.rps`, name: `${label}, ${span}`, value: s.rps, unit: 'req/s', target: { op: '>=', value: minRps }, note: `${s.total} requests, ${s.mibPerS.toFixed(1)} MiB/s; service CPU ${s.cpuUs.toFixed(0)} µs per request` },
-        { id: `reads.${key}.p99`, name: `${label} p99 latency`, value: s.p99, unit: 'ms', target: { op: '<', value: 10 }, note: `p50 ${s.p50} ms, max ${s.max} ms (worst of the runs)` },
-        {
-          id: `reads.${key}.ratio`,
-          name: `${label}: service ÷ Express + Baileys control, req/s`,
-          value: s.rps / c.rps,
-          unit: '×',
-          target: { op: '>=', value: minRatio },
-          note: `control ${describe(c)} (service ${(c.cpuUs / s.cpuUs).toFixed(1)}× less CPU per request); runs alternated ${order.map((w) => w[0].toUpperCase()).join(' ')}`
-        }
-      )
+      const out = Object.fromEntries([...runs].map(([w, l]) => [w, combine(l)])) as Record<Who, Load>
+      return { ...out, order: order.join(' '), load: `1-min load ${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)}` }
     }
-    const bareProc = await startBareFastify(dir)
-    let bare: Load
-    try { bare = await measure(bareProc.pid, `${bareProc.base}/api/health`, seconds) } finally { await bareProc.stop(2000) }
-    log(`bare Fastify: ${describe(bare)}`)
-    figures.push({
-      id: 'reads.bare.rps',
-      name: `calibration: bare Fastify 5 app, same health answer, ${seconds} s`,
-      value: bare.rps,
-      unit: 'req/s',
-      note: `p99 ${bare.p99} ms, CPU ${bare.cpuUs.toFixed(0)} µs per request; no logger, plugins, hooks, auth, rate limit or database: what this machine allows`
-    })
+
+    const h = await rounds('health', ['service', 'bare', 'peer', 'express'])
+    log(`${path.health}: service ${describe(h.service)}; bare Fastify ${describe(h.bare)}; plain peer ${describe(h.peer)}; Express control ${describe(h.express)}; ${h.load}`)
+    const l = await rounds('list', ['service', 'peer', 'express'])
+    log(`${path.list}: service ${describe(l.service)}; plain peer ${describe(l.peer)}; Express control ${describe(l.express)}; ${l.load}`)
+
+    const span = `10 connections, ${smoke ? 1 : 2} × ${seconds} s each`
+    const listLabel = `GET …/sent-statuses (${statuses} statuses, ${views.toLocaleString('en-US')} views)`
+    const cpu = (a: Load, b: Load, who: string): string => `CPU per request service ${a.cpuUs.toFixed(0)} µs, ${who} ${b.cpuUs.toFixed(0)} µs`
+    const figures: Figure[] = [
+      { id: 'reads.health.rps', name: `GET /api/health, ${span}`, value: h.service.rps, unit: 'req/s', target: { op: '>=', value: 10_000 }, note: `${h.service.total} requests, service CPU ${h.service.cpuUs.toFixed(0)} µs per request; ${h.load}` },
+      { id: 'reads.health.p99', name: 'GET /api/health p99 latency', value: h.service.p99, unit: 'ms', target: { op: '<', value: 10 }, note: `p50 ${h.service.p50} ms, max ${h.service.max} ms (worst of the runs)` },
+      {
+        id: 'reads.health.bare-ratio',
+        name: 'GET /api/health ÷ bare Fastify (same JSON, same key check, 10 connections), req/s',
+        value: h.service.rps / h.bare.rps,
+        unit: '×',
+        target: { op: '>=', value: 0.6 },
+        note: `bare Fastify ${describe(h.bare)}; ${cpu(h.service, h.bare, 'bare')}; rounds ${h.order}; ${h.load}`
+      },
+      {
+        id: 'reads.health.peer-ratio',
+        name: `GET /api/health ÷ plain Express + better-sqlite3 peer (a linked session, ${views.toLocaleString('en-US')} stored views), req/s`,
+        value: h.service.rps / h.peer.rps,
+        unit: '×',
+        target: { op: '>=', value: 2 },
+        note: `peer ${describe(h.peer)} (seed-shaped answer, nothing checked); ${cpu(h.service, h.peer, 'peer')}; rounds ${h.order}; ${h.load}`
+      },
+      {
+        id: 'reads.health.ratio',
+        name: 'GET /api/health ÷ Express + Baileys control (same work), req/s',
+        value: h.service.rps / h.express.rps,
+        unit: '×',
+        target: { op: '>=', value: 2 },
+        note: `control ${describe(h.express)}; ${cpu(h.service, h.express, 'control')}; rounds ${h.order}`
+      },
+      { id: 'reads.list.rps', name: `${listLabel}, ${span}`, value: l.service.rps, unit: 'req/s', target: { op: '>=', value: 3000 }, note: `${l.service.total} requests, ${l.service.mibPerS.toFixed(1)} MiB/s; service CPU ${l.service.cpuUs.toFixed(0)} µs per request; ${l.load}` },
+      { id: 'reads.list.p99', name: `${listLabel} p99 latency`, value: l.service.p99, unit: 'ms', target: { op: '<', value: 10 }, note: `p50 ${l.service.p50} ms, max ${l.service.max} ms (worst of the runs)` },
+      {
+        id: 'reads.list.peer-ratio',
+        name: `${listLabel} ÷ plain peer (same data), req/s`,
+        value: l.service.rps / l.peer.rps,
+        unit: '×',
+        target: { op: '>=', value: 2.5 },
+        note: `peer ${describe(l.peer)}, ${l.peer.mibPerS.toFixed(1)} MiB/s (the seed's 8 fields; the service answers 15); ${cpu(l.service, l.peer, 'peer')}; rounds ${l.order}; ${l.load}`
+      },
+      {
+        id: 'reads.list.ratio',
+        name: `${listLabel} ÷ Express + Baileys control (same work), req/s`,
+        value: l.service.rps / l.express.rps,
+        unit: '×',
+        target: { op: '>=', value: 2.5 },
+        note: `control ${describe(l.express)}; ${cpu(l.service, l.express, 'control')}; rounds ${l.order}`
+      },
+      {
+        id: 'reads.bare.rps',
+        name: 'bare Fastify 5 app, the service\'s health JSON behind the key check',
+        value: h.bare.rps,
+        unit: 'req/s',
+        note: `p99 ${h.bare.p99} ms, CPU ${h.bare.cpuUs.toFixed(0)} µs per request; no logger, plugins, hooks but the key check, rate limit or database: what this machine allows (${ratioOf(h.service, h.bare)})`
+      }
+    ]
     return figures
   } finally {
-    await control.stop(3000)
+    for (const stop of stops.reverse()) await stop()
   }
 })

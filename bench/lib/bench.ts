@@ -15,6 +15,13 @@ import {
 export const SMOKE = process.env.BENCH_SMOKE === '1'
 /** BENCH_PROFILE=1: the service and the emulator run under --cpu-prof; their top frames are printed after the run */
 export const PROFILE = process.env.BENCH_PROFILE === '1'
+/**
+ * BENCH_HEAP=1: the service writes a V8 heap snapshot on SIGWINCH (`--heapsnapshot-signal`; SIGUSR2 is a shutdown signal to close-with-grace) into
+ * bench/.profiles/<script>/heap; a script that supports it (receipts) asks for one before and after its
+ * figure; `npx tsx bench/heap-diff.ts <before> <after>` compares them. The snapshot collects garbage first
+ * and stops the process for seconds: such a run's figures are not the benchmark's.
+ */
+export const HEAP = process.env.BENCH_HEAP === '1'
 
 export interface Target {
   op: '<' | '<=' | '>='
@@ -97,6 +104,11 @@ export async function runBench (name: string, limitMs: number, fn: (ctx: BenchCo
     mkdirSync(join(profileDir, who), { recursive: true })
     return ['--cpu-prof', '--cpu-prof-dir', join(profileDir, who)]
   }
+  const heapFlags = (): string[] => {
+    const heapDir = join(profileDir, 'heap')
+    mkdirSync(heapDir, { recursive: true })
+    return ['--heapsnapshot-signal=SIGWINCH', `--diagnostic-dir=${heapDir}`]
+  }
   let plan: Promise<EmulatorPlan> | undefined
   let emulatorStart: Promise<EmulatorProc> | undefined
   let emulator: EmulatorProc | undefined
@@ -122,14 +134,14 @@ export async function runBench (name: string, limitMs: number, fn: (ctx: BenchCo
         dir: dir.path,
         emulator: p,
         ...opts,
-        nodeFlags: [...(opts.nodeFlags ?? []), ...((opts.profile ?? PROFILE) ? profileFlags('service') : [])]
+        nodeFlags: [...(opts.nodeFlags ?? []), ...((opts.profile ?? PROFILE) ? profileFlags('service') : []), ...(HEAP ? heapFlags() : [])]
       })])
       services.push(svc)
       return svc
     }
   }
   // a profiled run prints the profiles it wrote, not those of earlier runs
-  if (PROFILE) rmSync(profileDir, { recursive: true, force: true })
+  if (PROFILE || HEAP) rmSync(profileDir, { recursive: true, force: true })
   const limit = SMOKE ? Math.min(limitMs, 100_000) : limitMs
   const timer = setTimeout(() => {
     dir.keep()

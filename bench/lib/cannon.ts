@@ -1,7 +1,8 @@
 /**
  * HTTP load for bench/reads.ts: autocannon in its own process (so its CPU is not the driver's), and the
- * two servers the service is compared with: the Express 5 + Baileys control (express-control.ts) and a
- * bare Fastify app (bare-fastify.ts, calibration only).
+ * three servers the service is compared with: the Express 5 + Baileys control doing the service's work
+ * (express-control.ts), the plain Express + better-sqlite3 peer a user would write for the seed
+ * (plain-peer.ts), and a bare Fastify app with the service's health answer and key check (bare-fastify.ts).
  */
 import { spawn } from 'node:child_process'
 import { join } from 'node:path'
@@ -79,8 +80,9 @@ async function startHelper (script: string, name: string, dir: string, env: Reco
   return Object.assign(proc, { base: `http://127.0.0.1:${port}` })
 }
 
-export async function startBareFastify (dir: string): Promise<Proc & { base: string }> {
-  return await startHelper('bare-fastify.ts', 'bare-fastify', dir, {})
+/** `healthJson`: one health answer of the service, which the bare app answers with fresh timestamp and uptime */
+export async function startBareFastify (dir: string, healthJson: string): Promise<Proc & { base: string }> {
+  return await startHelper('bare-fastify.ts', 'bare-fastify', dir, { API_KEY, HEALTH_JSON: healthJson })
 }
 
 export interface ControlOptions {
@@ -90,24 +92,33 @@ export interface ControlOptions {
   baileys?: { wsUrl: string, rootPublicKey: string, scan: (qr: string) => Promise<void> }
 }
 
-/** The Express control; with `baileys`, resolves once its socket is linked and open. */
+/** The Express control (same work as the service); with `baileys`, resolves once its socket is linked and open. */
 export async function startExpressControl (opts: ControlOptions): Promise<Proc & { base: string }> {
+  return await startControl('express-control.ts', 'express-control', opts)
+}
+
+/** The plain peer (seed-shaped answers, simple queries); with `baileys`, resolves once its socket is open. */
+export async function startPlainPeer (opts: ControlOptions): Promise<Proc & { base: string }> {
+  return await startControl('plain-peer.ts', 'plain-peer', opts)
+}
+
+async function startControl (script: string, name: string, opts: ControlOptions): Promise<Proc & { base: string }> {
   let opened: () => void = () => undefined
   const open = new Promise<void>((resolve) => { opened = resolve })
   let scanning: Promise<void> | undefined
   const env: Record<string, string> = { API_KEY, DB_FILE: opts.dbFile }
   if (opts.baileys !== undefined) {
-    Object.assign(env, { WA_WEBSOCKET_URL: opts.baileys.wsUrl, WA_TEST_TRUST_ROOT: opts.baileys.rootPublicKey, AUTH_DIR: join(opts.dir, 'express-auth') })
+    Object.assign(env, { WA_WEBSOCKET_URL: opts.baileys.wsUrl, WA_TEST_TRUST_ROOT: opts.baileys.rootPublicKey, AUTH_DIR: join(opts.dir, `${name}-auth`) })
   }
-  const proc = await startHelper('express-control.ts', 'express-control', opts.dir, env, (line) => {
+  const proc = await startHelper(script, name, opts.dir, env, (line) => {
     if (line.startsWith('QR ') && scanning === undefined) {
-      scanning = opts.baileys?.scan(line.slice(3)).catch((err: unknown) => { console.error(`[express-control] scanning its QR code failed: ${String(err)}`) })
+      scanning = opts.baileys?.scan(line.slice(3)).catch((err: unknown) => { console.error(`[${name}] scanning its QR code failed: ${String(err)}`) })
     }
     if (line === 'OPEN') opened()
   })
   if (opts.baileys !== undefined) {
     let timer: NodeJS.Timeout | undefined
-    await Promise.race([open, new Promise((_resolve, reject) => { timer = setTimeout(() => { reject(new Error(`the Express control's Baileys socket did not open in 60 s:\n${proc.tail()}`)) }, 60_000) })])
+    await Promise.race([open, new Promise((_resolve, reject) => { timer = setTimeout(() => { reject(new Error(`the ${name} Baileys socket did not open in 60 s:\n${proc.tail()}`)) }, 60_000) })])
       .finally(() => { clearTimeout(timer) })
   }
   return proc

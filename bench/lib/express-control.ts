@@ -7,14 +7,14 @@
  * Express defaults are kept (JSON via res.json, its weak ETag), as in a typical implementation; no cache.
  *
  *   PORT, API_KEY, DB_FILE        where to listen, the key, the service's database (read-only)
- *   WA_WEBSOCKET_URL, WA_TEST_TRUST_ROOT, AUTH_DIR   optional: one Baileys socket on the emulator;
- *                                 prints `QR <code>` to be scanned and `OPEN` once linked
+ *   WA_WEBSOCKET_URL, WA_TEST_TRUST_ROOT, AUTH_DIR   optional: one Baileys socket on the emulator
+ *                                 (control-socket.ts: prints `QR <code>` to be scanned, `OPEN` once linked)
  */
 import express from 'express'
-import makeWASocket, { Browsers, DisconnectReason, useMultiFileAuthState, WA_CERT_DETAILS } from '@whiskeysockets/baileys'
 import { SQLite } from '../../src/db/sqlite.js'
+import { startControlSocket } from './control-socket.js'
 
-const { PORT, API_KEY, DB_FILE, WA_WEBSOCKET_URL, WA_TEST_TRUST_ROOT, AUTH_DIR } = process.env
+const { PORT, API_KEY, DB_FILE } = process.env
 if (PORT === undefined || API_KEY === undefined || DB_FILE === undefined) throw new Error('PORT, API_KEY and DB_FILE are required')
 const TTL_MS = 24 * 3_600_000
 
@@ -50,8 +50,6 @@ const listSent = db.prepare<[string, number], Row>(`select s.id, s.type, s.conte
   (select count(*) from status_replies p where p.status_id = s.id) as reply_count
   from statuses s where s.session_id = ? and s.created_at >= ? order by s.created_at desc, s.id desc`)
 
-let socketState: 'open' | 'connecting' | 'close' = 'close'
-
 const app = express()
 app.use((req, res, next) => {
   if (req.get('x-api-key') !== API_KEY) { res.status(401).json({ success: false, error: 'Unauthorized' }); return }
@@ -62,6 +60,7 @@ app.get('/api/health', (_req, res) => {
   ping.get()
   const latencyMs = Math.round((performance.now() - started) * 1000) / 1000
   const rows = sessions.all()
+  const socketState = socket.state()
   const open = socketState === 'open' ? 1 : 0
   res.json({
     success: true,
@@ -104,35 +103,10 @@ app.get('/api/sessions/:sessionId/sent-statuses', (req, res) => {
   res.json({ success: true, data })
 })
 
-/** One Baileys socket, reconnecting after the restart the platform asks for right after linking. */
-async function connect (): Promise<void> {
-  const { state, saveCreds } = await useMultiFileAuthState(AUTH_DIR!)
-  socketState = 'connecting'
-  const sock = makeWASocket({ auth: state, waWebSocketUrl: WA_WEBSOCKET_URL, browser: Browsers.ubuntu('Chrome'), markOnlineOnConnect: false })
-  sock.ev.on('creds.update', () => { void saveCreds() })
-  sock.ev.on('connection.update', ({ connection, qr, lastDisconnect }) => {
-    if (qr !== undefined) process.stdout.write(`QR ${qr}\n`)
-    if (connection === 'open') { socketState = 'open'; process.stdout.write('OPEN\n') }
-    if (connection === 'close') {
-      socketState = 'close'
-      const code = (lastDisconnect?.error as { output?: { statusCode?: number } } | undefined)?.output?.statusCode
-      if (code !== DisconnectReason.loggedOut && !stopping) void connect()
-    }
-  })
-  stopSocket = () => { sock.end(undefined) }
-}
-
-let stopping = false
-let stopSocket = (): void => undefined
-if (WA_WEBSOCKET_URL !== undefined && WA_TEST_TRUST_ROOT !== undefined && AUTH_DIR !== undefined) {
-  // test only, as in the service (WA_TEST_TRUST_ROOT): the emulator's certificate root
-  WA_CERT_DETAILS.PUBLIC_KEY.set(Buffer.from(WA_TEST_TRUST_ROOT, 'base64'))
-  await connect()
-}
+const socket = await startControlSocket()
 const server = app.listen(Number(PORT), '127.0.0.1', () => { process.stdout.write('ready\n') })
 process.on('SIGTERM', () => {
-  stopping = true
-  stopSocket()
+  socket.stop()
   server.close(() => { db.close(); process.exit(0) })
   setTimeout(() => process.exit(0), 2000).unref()
 })

@@ -5,7 +5,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { generateKeyPairSync } from 'node:crypto'
-import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -242,6 +242,9 @@ export async function startService (opts: ServiceOptions): Promise<ServiceProc> 
   const port = await freePort()
   const dataDir = join(opts.dir, 'data')
   const spawnedAt = performance.now()
+  // BENCH_SERVICE_FLAGS: node flags for the service only (e.g. `--max-semi-space-size=32`), to measure a setting
+  const extraFlags = (process.env.BENCH_SERVICE_FLAGS ?? '').split(/\s+/).filter((f) => f !== '')
+  const nodeFlags = [...extraFlags, ...(opts.nodeFlags ?? [])]
   const proc = spawnNode(SERVER_ENTRY, {
     env: {
       PORT: String(port),
@@ -259,7 +262,7 @@ export async function startService (opts: ServiceOptions): Promise<ServiceProc> 
     logFile: join(opts.dir, `${opts.name ?? 'service'}.log`),
     // run from the temp folder: a developer's .env in the repository must not change the benchmark
     cwd: opts.dir,
-    ...(opts.nodeFlags !== undefined ? { nodeFlags: opts.nodeFlags } : {})
+    ...(nodeFlags.length > 0 ? { nodeFlags } : {})
   })
   const base = `http://127.0.0.1:${port}`
   const deadline = Date.now() + 30_000
@@ -304,4 +307,25 @@ export async function settledRss (pid: number, count = 5, everyMs = 1000): Promi
   }
   const sorted = [...samples].sort((a, b) => a - b)
   return { median: sorted[Math.floor(sorted.length / 2)], samples }
+}
+
+/**
+ * Asks a process started with `--heapsnapshot-signal=SIGWINCH --diagnostic-dir=<dir>` for a heap snapshot
+ * and resolves with its file once written (its size stopped growing and the process answers again).
+ */
+export async function heapSnapshot (pid: number, dir: string, timeoutMs = 120_000): Promise<string> {
+  const before = new Set(readdirSync(dir))
+  process.kill(pid, 'SIGWINCH')
+  const deadline = Date.now() + timeoutMs
+  let last = -1
+  for (;;) {
+    await sleep(500)
+    const file = readdirSync(dir).find((f) => f.endsWith('.heapsnapshot') && !before.has(f))
+    if (file !== undefined) {
+      const size = statSync(join(dir, file)).size
+      if (size > 0 && size === last) return join(dir, file)
+      last = size
+    }
+    if (Date.now() > deadline) throw new Error(`no heap snapshot from ${pid} after ${timeoutMs} ms`)
+  }
 }

@@ -38,7 +38,8 @@ export function deferredCompiles () {
       pending.add(get)
       // validators report their failures on `.errors` of the function Fastify holds: copied over
       const standIn: Compiled = (data) => {
-        const real = get()
+        // once compiled, no look-up in `pending` per call
+        const real = fn ?? get()
         const result = real(data)
         standIn.errors = real.errors
         return result

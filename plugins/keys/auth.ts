@@ -12,8 +12,11 @@ declare module 'fastify' {
     keys: KeyStore
     /** whether the value is a valid key (admin or scoped), in constant time */
     checkApiKey: (candidate: string) => boolean | Promise<boolean>
-    /** sets `req.principal` from `x-api-key` or `Authorization: Bearer`, or throws Unauthorized */
-    authenticate: (req: FastifyRequest, reply: FastifyReply) => Promise<void>
+    /**
+     * sets `req.principal` from `x-api-key` or `Authorization: Bearer`, or throws Unauthorized; at once (no
+     * promise) for an `x-api-key` the store resolves synchronously (SQLite, and the admin key everywhere)
+     */
+    authenticate: (req: FastifyRequest, reply: FastifyReply) => void | Promise<void>
     /**
      * sets `req.principal` from a grant another node of the cluster signed (`admin` or `key:<id>`, see
      * plugins/cluster/signature.ts), or throws Unauthorized when that key is gone
@@ -57,15 +60,17 @@ export default fp(async (app) => {
     app.verifyBearerAuth?.(req, reply, (err?: Error) => { if (err === undefined || err === null) resolve(); else reject(new Unauthorized()) })
   })
 
-  const authenticate = async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
+  const known = (found: boolean): void => { if (!found) throw new Unauthorized() }
+  const authenticate = (req: FastifyRequest, reply: FastifyReply): void | Promise<void> => {
     const header = req.headers['x-api-key']
     if (typeof header === 'string' && header !== '') {
-      if (!await resolveInto(header, req)) throw new Unauthorized()
+      const found = resolveInto(header, req)
+      if (found instanceof Promise) return found.then(known)
+      known(found)
       return
     }
-    await verifyBearer(req, reply)
     // bearer-auth answered 401 on the reply it was given; the error handler sets the code again
-    if (req.principal === null) throw new Unauthorized()
+    return verifyBearer(req, reply).then(() => { known(req.principal !== null) })
   }
 
   app.decorate('authenticateGrant', async (req: FastifyRequest, grant: string) => {

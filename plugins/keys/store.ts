@@ -28,6 +28,18 @@ function digest (value: string): Buffer {
   return hash('sha256', value, 'buffer')
 }
 
+/**
+ * Whether `candidate` is `secret`, in time that depends on the secret's length only: every character of
+ * the secret is compared, the differences OR-ed together, no early exit (a character past the candidate's
+ * end reads as NaN, which the bitwise operators take as 0). A tenth of a microsecond where hashing the
+ * candidate for `timingSafeEqual` took 3 µs per request (bench/NOTES.md).
+ */
+export function sameSecret (candidate: string, secret: string): boolean {
+  let diff = candidate.length ^ secret.length
+  for (let i = 0; i < secret.length; i++) diff |= candidate.charCodeAt(i) ^ secret.charCodeAt(i)
+  return diff === 0
+}
+
 export function canSee (p: Principal, sessionId: string): boolean {
   return p.sessions === '*' || p.sessions.has(sessionId)
 }
@@ -75,7 +87,7 @@ const RELOAD_MS = 5000
 export function createKeyStore (deps: { handle: DbHandle, adminKey: string, log: FastifyBaseLogger }) {
   const { handle, log } = deps
   const db = handle.db
-  const adminDigest = digest(deps.adminKey)
+  const adminKey = deps.adminKey
   const cache = new Map<string, { hash: Buffer, principal: Principal }>()
   const listeners: { [K in keyof KeyListeners]: Array<KeyListeners[K]> } = { revoked: [], sessionCreated: [] }
   let timer: NodeJS.Timeout | null = null
@@ -108,8 +120,7 @@ export function createKeyStore (deps: { handle: DbHandle, adminKey: string, log:
 
   /** The key's principal, or null when it is no key of this service. Synchronous on SQLite. */
   function resolve (candidate: string): Principal | null | Promise<Principal | null> {
-    const isAdmin = timingSafeEqual(digest(candidate), adminDigest)
-    if (isAdmin) return ADMIN
+    if (sameSecret(candidate, adminKey)) return ADMIN
     const m = KEY_FORMAT.exec(candidate)
     if (m === null) return null
     const [, id, secret] = m

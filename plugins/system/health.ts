@@ -17,14 +17,23 @@ export interface HealthReport {
 
 /** A check that takes longer than this counts as failed, so a stuck dependency cannot hang the health route. */
 export const CHECK_TIMEOUT_MS = 2000
+/**
+ * How long a snapshot of the checks may serve (`current`) when none of its inputs moved: what no input
+ * announces (the platform loading, a session crossing HEALTH_DISCONNECTED_MS, the database's latency)
+ * shows within this.
+ */
+export const SNAPSHOT_MAX_AGE_MS = 100
 
 /**
  * Named checks run by `/api/health`, in the order registered. A check that throws or times out shows
  * `{ error }` and makes the service degraded. A new check's fields must be added to HealthSchema too
  * (schemas/system.ts), or the serializer drops them.
  */
-export function createHealth (stamp?: () => string) {
+export function createHealth (stamp?: () => string, maxAgeMs = SNAPSHOT_MAX_AGE_MS) {
   const checks = new Map<string, HealthCheck>()
+  /** moves with every input of the checks other than the database and time: a check registered, `invalidate()` */
+  let version = 0
+  let snapshot: { report: HealthReport, stamp: string, version: number, until: number } | undefined
   // one change stamp per run of the checks, shared by every reader below (read when first needed)
   let runStamp: string | undefined
   const currentStamp = (): string => {
@@ -62,7 +71,10 @@ export function createHealth (stamp?: () => string) {
     register (name: string, check: HealthCheck): void {
       if (checks.has(name)) throw new Error(`health check ${name} is already registered`)
       checks.set(name, check)
+      version++
     },
+    /** An input of a check moved that the database's change stamp does not show (a session's connection state). */
+    invalidate (): void { version++ },
     has: (name: string): boolean => checks.has(name),
     /** The database's change stamp, read once per run of the checks (the database check's query: see the plugin). */
     stamp: currentStamp,
@@ -80,18 +92,38 @@ export function createHealth (stamp?: () => string) {
         return last.value
       }
     },
-    /** Every check's answer; at once (no promise) when every check answered synchronously, as the service's own do. */
-    run (): HealthReport | Promise<HealthReport> {
-      const entries = [...checks]
-      runStamp = undefined
-      const answers = entries.map(([, check]) => runOne(check))
-      runStamp = undefined
-      const report = (results: HealthCheckResult[]): HealthReport => ({
-        healthy: results.every((r) => r.healthy),
-        checks: Object.fromEntries(entries.map(([name], i) => [name, results[i].details]))
-      })
-      return answers.some((a) => a instanceof Promise) ? Promise.all(answers).then(report) : report(answers as HealthCheckResult[])
-    }
+    /**
+     * The checks' answer as of the last change of their inputs: with a change stamp, the same report
+     * object while the stamp (one database read per call: the service's own writes show at once, another
+     * process's within 250 ms), `invalidate()` and the last `maxAgeMs` hold; otherwise, and whenever the
+     * stamp cannot be read (the database check then runs and says why), a fresh `run()`.
+     */
+    current (): HealthReport | Promise<HealthReport> {
+      if (stamp === undefined) return run()
+      let now: string
+      try { now = stamp() } catch { snapshot = undefined; return run() }
+      const at = performance.now()
+      if (snapshot !== undefined && snapshot.stamp === now && snapshot.version === version && at < snapshot.until) return snapshot.report
+      const inputs = { stamp: now, version, until: at + maxAgeMs }
+      const report = run(now)
+      if (report instanceof Promise) { snapshot = undefined; return report }
+      snapshot = { report, ...inputs }
+      return report
+    },
+    run: (): HealthReport | Promise<HealthReport> => run()
+  }
+
+  /** Every check's answer; at once (no promise) when every check answered synchronously, as the service's own do. */
+  function run (stampNow?: string): HealthReport | Promise<HealthReport> {
+    const entries = [...checks]
+    runStamp = stampNow
+    const answers = entries.map(([, check]) => runOne(check))
+    runStamp = undefined
+    const report = (results: HealthCheckResult[]): HealthReport => ({
+      healthy: results.every((r) => r.healthy),
+      checks: Object.fromEntries(entries.map(([name], i) => [name, results[i].details]))
+    })
+    return answers.some((a) => a instanceof Promise) ? Promise.all(answers).then(report) : report(answers as HealthCheckResult[])
   }
 }
 
@@ -202,6 +234,8 @@ export default fp(async (app) => {
   // the service's own writes are seen at once, another process's within 250 ms (lightChangeStamp): a
   // read of the database per request cost more than the rest of the check on this VM (bench/NOTES.md)
   const health = createHealth(lightChangeStamp(app.db.sqlite))
+  // the snapshot (`current`) is taken again once a session's connection state moves
+  app.platform.on('connection-status', () => { health.invalidate() })
   health.register('database', databaseCheck(app.db))
   health.register('sessions', sessionsCheck(app, app.config.healthDisconnectedMs, health.whileUnchanged(sessionLinkStatesStatement(app.db.sqlite))))
   health.register('platform', platformCheck(app.platform))

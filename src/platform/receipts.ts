@@ -10,6 +10,7 @@ import { holdFrame, onFrame, storeLidMappings } from './baileys/index.js'
 import { pnDigits } from './lid.js'
 import { parseStatusReceipt, type ParsedView } from './receipt-parse.js'
 import { ackFrames, type HeldFrame } from './receipt-acks.js'
+import { afterReceiptTurn } from './burst-gc.js'
 import type { ReceiptIntakeOptions, StatusDelivery, StatusView } from './types.js'
 
 // Status receipts have one way in (how a stanza's views are read: receipt-parse.ts): the raw stanza, committed before it is acknowledged.
@@ -151,7 +152,7 @@ export class ReceiptIntake {
       next += frames.length
       ackFrames(frames, this.options.logger)
       if (next < turn.frames.length) setImmediate(step)
-      else this.options.seen(turn.views)
+      else { this.options.seen(turn.views); afterReceiptTurn(turn.frames.length) }
     }
     step()
   }

@@ -6,8 +6,10 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 
 // `npm run bench` in smoke mode: every script with tiny sizes (2 sessions, 200 receipts, 20 recipients,
-// 1 s of autocannon, 3 sessions at start), each against its own service and emulator processes. Checks
-// that the scripts complete and report every figure; the values (and so the targets) mean nothing here.
+// 1 s of autocannon, 3 sessions at start), each against its own service and emulator processes, and the
+// controls measured beside them (bare Baileys; the Express control, the plain peer and the bare Fastify app
+// in `reads`). Checks that the scripts complete and report every figure; the values (and so the targets)
+// mean nothing here.
 
 const ROOT = resolve(import.meta.dirname, '..', '..')
 const FIGURES = [
@@ -15,7 +17,8 @@ const FIGURES = [
   'receipts.burst.ratio', 'receipts.cpu.ratio', 'receipts.burst.rate', 'receipts.bare.rate', 'receipts.paced.p99', 'receipts.paced.p50',
   'receipts.paced.update-p99', 'receipts.memory.ratio',
   'send-many.first', 'send-many.again', 'send-many.bare', 'send-many.ratio', 'send-many.cpu-ratio', 'send-many.again-ratio',
-  'reads.health.rps', 'reads.health.p99', 'reads.health.ratio', 'reads.list.rps', 'reads.list.p99', 'reads.list.ratio', 'reads.bare.rps',
+  'reads.health.rps', 'reads.health.p99', 'reads.health.ratio', 'reads.health.bare-ratio', 'reads.health.peer-ratio',
+  'reads.list.rps', 'reads.list.p99', 'reads.list.ratio', 'reads.list.peer-ratio', 'reads.bare.rps',
   'startup.all-open', 'startup.http-ready',
   'cluster.health.one.rps', 'cluster.health.two.rps', 'cluster.receipts.one.rps', 'cluster.receipts.two.rps'
 ]

@@ -125,3 +125,26 @@ test('a check\'s database read is repeated only once the database changed, and r
   assert.deepEqual((await registry.run()).checks, { a: { read: 2 }, b: { read: 2 } })
   assert.equal(reads, 2)
 })
+
+test('current(): the same report while the change stamp holds; a new one after the stamp moves, invalidate(), a new check or the maximum age', async () => {
+  let stamp = 1
+  let runs = 0
+  const registry = createHealth(() => String(stamp), 50)
+  registry.register('a', () => { runs++; return { healthy: true, details: { run: runs } } })
+  const first = registry.current()
+  assert.equal(registry.current(), first)
+  assert.equal(runs, 1)
+  stamp = 2
+  const second = registry.current()
+  assert.notEqual(second, first)
+  assert.equal(registry.current(), second)
+  registry.invalidate()
+  const third = registry.current()
+  assert.notEqual(third, second)
+  registry.register('b', () => ({ healthy: false, details: {} }))
+  const fourth = registry.current()
+  assert.ok(!(fourth instanceof Promise) && !fourth.healthy, 'a new check shows at once')
+  await new Promise((resolve) => setTimeout(resolve, 60))
+  assert.notEqual(registry.current(), fourth, 'not older than its maximum age')
+  assert.equal(runs, 5)
+})

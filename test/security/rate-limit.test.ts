@@ -38,3 +38,22 @@ test('rate limit: the dashboard and the docs stay outside the limit', async (t) 
     assert.equal((await app.inject({ url: '/docs/json' })).statusCode, 200)
   }
 })
+
+test('rate limit: requests that match no route share the address\'s budget with /api (429 with retry-after); /metrics keeps its own', async (t) => {
+  const { app } = await build(t, { RATE_LIMIT_MAX: '2', RATE_LIMIT_WINDOW_MS: '60000' })
+  const headers = { 'x-api-key': TEST_API_KEY }
+  const first = await app.inject({ url: '/api/no-such-route', headers })
+  assert.equal(first.statusCode, 404)
+  assert.equal(first.headers['x-ratelimit-limit'], '2')
+  assert.equal(first.headers['x-ratelimit-remaining'], '1')
+  assert.equal((await app.inject({ url: '/api/health', headers })).statusCode, 200)
+  const over = await app.inject({ url: '/api/no-such-route', headers })
+  assert.equal(over.statusCode, 429)
+  assert.equal(over.headers['x-ratelimit-remaining'], '0')
+  assert.equal(over.headers['retry-after'], '60')
+  assert.match(over.json<{ error: string }>().error, /^Too many requests, retry in 60 seconds$/)
+  assert.equal((await app.inject({ url: '/api/health', headers })).statusCode, 429)
+  const metrics = await app.inject({ url: '/metrics', headers })
+  assert.equal(metrics.statusCode, 200, 'its own count')
+  assert.equal(metrics.headers['x-ratelimit-remaining'], '1')
+})
