@@ -141,16 +141,9 @@ export class SimulatedDevice {
     if (record?.haveOpenSession() !== true) {
       const b = bundle()
       if (!b) throw new Error(`no session with ${address.toString()} and no bundle to start one`)
-      await new SessionBuilder(this.store, address).initOutgoing({
-        registrationId: b.registrationId,
-        identityKey: withType(b.identityKey),
-        signedPreKey: { keyId: b.signedPreKey.keyId, publicKey: withType(b.signedPreKey.publicKey), signature: b.signedPreKey.signature },
-        // libsignal's typings want a one-time prekey; a bundle without one (all used up) is valid too
-        preKey: (b.preKey ? { keyId: b.preKey.keyId, publicKey: withType(b.preKey.publicKey) } : undefined)!
-      })
+      await this.startSession(address, b)
     }
-    const { type, body } = await new SessionCipher(this.store, address).encrypt(Buffer.from(padded))
-    return { type: type === 3 ? 'pkmsg' : 'msg', body: Buffer.from(body, 'binary') }
+    return await this.encryptOn(address, padded)
   }
 
   /**
@@ -162,12 +155,22 @@ export class SimulatedDevice {
     const address = new ProtocolAddress(recipient.name, recipient.device)
     const b = bundle()
     if (!b) throw new Error(`no bundle to start a session with ${address.toString()}`)
+    await this.startSession(address, b)
+    return await this.encryptOn(address, padded)
+  }
+
+  /** A new outgoing session with `address` from its bundle (libsignal archives the one it had). */
+  private async startSession (address: ProtocolAddress, b: SignalBundle): Promise<void> {
     await new SessionBuilder(this.store, address).initOutgoing({
       registrationId: b.registrationId,
       identityKey: withType(b.identityKey),
       signedPreKey: { keyId: b.signedPreKey.keyId, publicKey: withType(b.signedPreKey.publicKey), signature: b.signedPreKey.signature },
+      // libsignal's typings want a one-time prekey; a bundle without one (all used up) is valid too
       preKey: (b.preKey ? { keyId: b.preKey.keyId, publicKey: withType(b.preKey.publicKey) } : undefined)!
     })
+  }
+
+  private async encryptOn (address: ProtocolAddress, padded: Uint8Array): Promise<{ type: 'pkmsg' | 'msg', body: Buffer }> {
     const { type, body } = await new SessionCipher(this.store, address).encrypt(Buffer.from(padded))
     return { type: type === 3 ? 'pkmsg' : 'msg', body: Buffer.from(body, 'binary') }
   }
