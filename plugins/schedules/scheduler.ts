@@ -76,6 +76,15 @@ export function createScheduler (deps: SchedulerDeps) {
     }
   }
 
+  /** A run ends failed and `scheduled-status-failed` announces it, in one commit; the status it posted, if any, stays named. */
+  async function recordFailure (runId: number, f: { sessionId: string, scheduleId: string, at: number, error: string, statusId: number | undefined }): Promise<void> {
+    const posted = f.statusId === undefined ? {} : { statusId: f.statusId }
+    await events.within(async (trx, emit) => {
+      await finishRun(trx, runId, { state: 'failed', error: f.error, ...posted })
+      emit('scheduled-status-failed', { sessionId: f.sessionId, scheduleId: f.scheduleId, at: iso(f.at), state: 'failed', ...(f.statusId === undefined ? {} : { statusId: String(f.statusId) }), error: f.error })
+    })
+  }
+
   async function fire (s: ScheduleRow, t: number): Promise<void> {
     const at = s.next_run_at as number
     const body = bodyOf(s)
@@ -96,8 +105,8 @@ export function createScheduler (deps: SchedulerDeps) {
     let statusId: number | undefined
     try {
       const started = await statuses.submit(s.session_id, { ...body, wait: false })
-      statusId = Number(started.statusId)
-      const id = statusId
+      const id = Number(started.statusId)
+      statusId = id
       await events.within(async (trx, emit) => {
         await finishRun(trx, runId, { state: 'fired', statusId: id })
         // a send that reached nobody before the run was recorded (its status is gone already): onUpdated missed it
@@ -108,10 +117,7 @@ export function createScheduler (deps: SchedulerDeps) {
     } catch (err) {
       const error = err instanceof Error ? err.message : String(err)
       // a status that went out but whose run could not be recorded fired (its id is kept with the failure)
-      await events.within(async (trx, emit) => {
-        await finishRun(trx, runId, { state: 'failed', error, ...(statusId !== undefined ? { statusId } : {}) })
-        emit('scheduled-status-failed', { sessionId: s.session_id, scheduleId: s.id, at: iso(at), state: 'failed', ...(statusId !== undefined ? { statusId: String(statusId) } : {}), error })
-      })
+      await recordFailure(runId, { sessionId: s.session_id, scheduleId: s.id, at, error, statusId })
       log.warn({ err, sessionId: s.session_id, scheduleId: s.id }, 'scheduled status failed')
     }
   }
@@ -139,11 +145,7 @@ export function createScheduler (deps: SchedulerDeps) {
     void (async () => {
       const run = await runOfStatus(db, statusId)
       if (run === undefined) return
-      const error = e.message ?? 'the send failed'
-      await events.within(async (trx, emit) => {
-        await finishRun(trx, run.id, { state: 'failed', error })
-        emit('scheduled-status-failed', { sessionId: run.session_id, scheduleId: run.schedule_id, at: iso(run.at), state: 'failed', statusId: e.statusId as string, error })
-      })
+      await recordFailure(run.id, { sessionId: run.session_id, scheduleId: run.schedule_id, at: run.at, error: e.message ?? 'the send failed', statusId })
     })().catch((err: unknown) => { log.warn({ err, statusId }, 'scheduler: could not record a failed run') })
   }
 
