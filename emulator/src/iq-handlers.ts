@@ -135,7 +135,8 @@ async function answerIq (host: IqHost, conn: WaConnection, iq: BinaryNode): Prom
       }
       return undefined
     case 'w:sync:app:state':
-      // app-state sync (app-state.ts): rc14 Socket/chats.js resyncAppState, whatsmeow appstate.go
+      // app-state sync (app-state.ts): rc14 Socket/chats.js resyncAppState, whatsmeow appstate.go; the error
+      // codes for a wrong type or no device are the emulator's own (the IQ errors it answers elsewhere)
       if (!device || iq.attrs.type !== 'set') throw new IqError(device ? 400 : 401, device ? 'bad-request' : 'not-authorized')
       return await host.appStateAnswer(conn, iq)
     case 'status':

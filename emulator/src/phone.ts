@@ -127,6 +127,7 @@ export function replaceSavedContacts (directory: Directory, phone: Phone, list: 
     const party = parties[i]
     const contactAction: proto.SyncActionValue.IContactAction = {
       fullName: c.name,
+      // the emulator's own choice: the control API takes one name, and the first word stands in for the phone's given name
       firstName: c.name.split(/\s+/)[0],
       ...(party.legacy ? {} : { lidJid: `${party.lid}@lid` }),
       saveOnPrimaryAddressbook: true
@@ -168,5 +169,5 @@ export function statusPrivacyAnswer (phone: Phone): BinaryNode {
 export const CONTACTS_COLLECTION: CollectionName = 'critical_unblock_low'
 export const PRIVACY_COLLECTION: CollectionName = 'regular_high'
 
-/** A message id the way phones make them (3A + 18 hex digits). */
+/** A message id for the phone's own messages: 3A + 18 hex digits (the emulator's own choice; nothing checks its shape). */
 export const phoneMessageId = (): string => `3A${randomBytes(9).toString('hex').toUpperCase()}`

@@ -162,7 +162,7 @@ export type StatusContent =
   | { kind: 'image' | 'video', source: { path: string } | { url: string }, mimetype?: string, caption?: string }
 
 /** `<meta status_setting>` of a post: the poster's status privacy it follows (baileys/status-post.ts) */
-export type StatusSetting = 'contacts' | 'allowlist' | 'denylist'
+export type StatusSetting = StatusPrivacyMode
 
 export interface SendStatusInput {
   /** platform message id from newMessageId(); the caller stores it before sending */

@@ -66,27 +66,25 @@ export async function takeRun (db: Db, scheduleId: string, at: number, next: num
 
 /** takeRun inside a transaction the caller holds (its events go in the same commit). */
 export async function takeRunIn (tx: Db, scheduleId: string, at: number, next: number | null, run: RunToRecord, now: number): Promise<number | null> {
-  {
-    const moved = await tx.updateTable('schedules')
-      .set((eb) => ({
-        next_run_at: next,
-        state: next === null ? 'done' : 'active',
-        deferred_until: null,
-        run_count: eb('run_count', '+', 1),
-        updated_at: now
-      }))
-      .where('id', '=', scheduleId)
-      .where('state', '=', 'active')
-      .where('next_run_at', '=', at)
-      .executeTakeFirst()
-    if (Number(moved.numUpdatedRows) === 0) return null
-    const row = await tx.insertInto('schedule_runs')
-      .values({ schedule_id: scheduleId, at, fired_at: run.firedAt, status_id: null, state: run.state, late: run.late ? 1 : 0, error: run.error, node_id: run.nodeId })
-      .onConflict((oc) => oc.columns(['schedule_id', 'at']).doNothing())
-      .returning('id')
-      .executeTakeFirst()
-    return row?.id ?? null
-  }
+  const moved = await tx.updateTable('schedules')
+    .set((eb) => ({
+      next_run_at: next,
+      state: next === null ? 'done' : 'active',
+      deferred_until: null,
+      run_count: eb('run_count', '+', 1),
+      updated_at: now
+    }))
+    .where('id', '=', scheduleId)
+    .where('state', '=', 'active')
+    .where('next_run_at', '=', at)
+    .executeTakeFirst()
+  if (Number(moved.numUpdatedRows) === 0) return null
+  const row = await tx.insertInto('schedule_runs')
+    .values({ schedule_id: scheduleId, at, fired_at: run.firedAt, status_id: null, state: run.state, late: run.late ? 1 : 0, error: run.error, node_id: run.nodeId })
+    .onConflict((oc) => oc.columns(['schedule_id', 'at']).doNothing())
+    .returning('id')
+    .executeTakeFirst()
+  return row?.id ?? null
 }
 
 export async function finishRun (db: Db, runId: number, end: { state: RunState, statusId?: number | null, error?: string | null }): Promise<void> {
