@@ -44,6 +44,7 @@ export const EnvSchema = Type.Object({
   SEND_WAIT_MAX_RECIPIENTS: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000, description: 'Unset (default): every send-status request without `wait: false` waits for the end of the send (200), as the seed contract says. Set: the longest recipient list a request waits for; longer lists answer 202 at once and go out in the background' })),
   SCHEDULE_GRACE_MS: Int(900_000, 0, 604_800_000, 'A scheduled run due this long ago or less still fires after a restart or failover (flagged late); an older one is recorded missed'),
   SCHEDULE_ALLOW_SECONDS: Type.Boolean({ default: false, description: 'TESTS ONLY: accept `repeat.unit: seconds` in scheduled statuses' }),
+  SPEED_TRICKS_OFF: Type.Optional(Type.String({ description: 'Speed tricks to turn off, comma-separated names, or `all` (docs/operations.md, "Speed tricks"): each then takes its plain path, which answers the same, only slower. For checking behaviour and measuring; unset: every trick on' })),
   SEND_MAX_STATUSES_PER_DAY: Int(0, 0, 1_000_000, 'Posts per session in any 24 hours; over it send-status answers 429 with Retry-After and scheduled runs wait (0: no limit)'),
   SEND_MAX_RECIPIENTS_PER_DAY: Int(0, 0, 100_000_000, 'Recipients per session in any 24 hours, summed over its posts (0: no limit)'),
   // several nodes (cluster mode: DATABASE_URL is PostgreSQL)

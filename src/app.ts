@@ -181,8 +181,9 @@ function hops (n: number): (address: string, hop: number) => boolean {
 }
 
 export async function buildApp (config: Config, fastifyOptions: FastifyServerOptions = {}): Promise<FastifyInstance> {
-  // route schemas compile after the server listens (validation.ts)
-  const compiles = deferredCompiles()
+  // route schemas compile after the server listens (validation.ts); with the deferred-compiles speed trick
+  // off (SPEED_TRICKS_OFF, src/speed-tricks.ts) Fastify compiles them all while it gets ready
+  const compiles = config.speedTricksOff.has('deferred-compiles') ? undefined : deferredCompiles()
   const app = Fastify({
     logger: {
       level: config.logLevel,
@@ -210,10 +211,12 @@ export async function buildApp (config: Config, fastifyOptions: FastifyServerOpt
   // the schemas no request has needed yet compile 10 s after the server listens, once the stored sessions
   // have reconnected (their compiles took 5 % of the service's CPU while 100 sessions opened); until then,
   // and in an app that only answers inject(), a schema compiles on its route's first use
-  app.addHook('onListen', async () => {
-    setTimeout(() => { compiles.warm((err) => { app.log.error({ err }, 'a route schema does not compile') }) }, 10_000).unref()
-  })
-  app.addHook('onClose', async () => { compiles.stop() })
+  if (compiles !== undefined) {
+    app.addHook('onListen', async () => {
+      setTimeout(() => { compiles.warm((err) => { app.log.error({ err }, 'a route schema does not compile') }) }, 10_000).unref()
+    })
+    app.addHook('onClose', async () => { compiles.stop() })
+  }
   await app.register(fp(serviceApp), { config })
   return app
 }

@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path'
 import { parseEnv } from 'node:util'
 import { Value } from '@sinclair/typebox/value'
 import { EnvSchema, type Env } from '../schemas/env.js'
+import { parseSpeedTricksOff, SPEED_TRICK_NAMES, type SpeedTrick } from './speed-tricks.js'
 
 export interface Config {
   port: number
@@ -53,6 +54,8 @@ export interface Config {
   /** per session and 24 hours; 0: no limit */
   pacing: { maxStatusesPerDay: number, maxRecipientsPerDay: number }
   cluster: ClusterConfig
+  /** SPEED_TRICKS_OFF: the speed tricks (src/speed-tricks.ts) that take their plain path */
+  speedTricksOff: ReadonlySet<SpeedTrick>
   webhooks: {
     maxAttempts: number
     baseDelayMs: number
@@ -146,6 +149,7 @@ function configFromEnv (env: Env): Config {
     schedules: { graceMs: env.SCHEDULE_GRACE_MS, allowSeconds: env.SCHEDULE_ALLOW_SECONDS },
     pacing: { maxStatusesPerDay: env.SEND_MAX_STATUSES_PER_DAY, maxRecipientsPerDay: env.SEND_MAX_RECIPIENTS_PER_DAY },
     cluster: clusterConfig(env, dataDir),
+    speedTricksOff: speedTricksOff(env.SPEED_TRICKS_OFF),
     webhooks: {
       maxAttempts: env.WEBHOOK_MAX_ATTEMPTS,
       baseDelayMs: env.WEBHOOK_BASE_DELAY_MS,
@@ -170,6 +174,14 @@ function clusterConfig (env: Env, dataDir: string): ClusterConfig {
     leaseTtlMs: env.LEASE_TTL_MS,
     leaseRenewMs: env.LEASE_RENEW_MS
   }
+}
+
+function speedTricksOff (value: string | undefined): ReadonlySet<SpeedTrick> {
+  const { off, unknown } = parseSpeedTricksOff(value)
+  if (unknown.length > 0) {
+    throw new ConfigError(`Invalid setting SPEED_TRICKS_OFF: no speed trick is named ${unknown.map((n) => JSON.stringify(n)).join(', ')}; the names are ${SPEED_TRICK_NAMES.join(', ')}, or all (got ${JSON.stringify(value)})`)
+  }
+  return off
 }
 
 /** DATA_DIR/node-id, generated on first start in cluster mode; a single node without one is named after its host. */

@@ -21,6 +21,7 @@ routeConsole(app.log)
 
 if (config.apiKeySource === 'generated') app.log.info(`No API_KEY set: generated one and stored it in ${config.apiKeyFile} (mode 0600)`)
 else if (config.apiKeySource === 'file') app.log.info(`Using the API key stored in ${config.apiKeyFile}`)
+if (config.speedTricksOff.size > 0) app.log.warn({ speedTricksOff: [...config.speedTricksOff] }, 'SPEED_TRICKS_OFF is set: these speed tricks take their plain, slower path (docs/benchmarks.md#speed-tricks)')
 
 closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
   if (err !== undefined) app.log.error({ err }, 'shutting down after an error')

@@ -23,6 +23,12 @@ export interface TestApp {
   listen: () => Promise<string>
 }
 
+/**
+ * SPEED_TRICKS_OFF from the test process's environment (test/foundation/speed-tricks.test.ts runs test
+ * files again with every speed trick off); a test's own settings still win.
+ */
+const TRICKS_OFF: Record<string, string> = process.env.SPEED_TRICKS_OFF !== undefined ? { SPEED_TRICKS_OFF: process.env.SPEED_TRICKS_OFF } : {}
+
 /** Settings for a test app: a fresh temporary data and upload folder, quiet logs, the test key. */
 export function testConfig (env: Record<string, string> = {}): { config: Config, dir: string } {
   const dir = mkdtempSync(join(tmpdir(), 'status-tracker-test-'))
@@ -32,6 +38,7 @@ export function testConfig (env: Record<string, string> = {}): { config: Config,
     UPLOAD_DIR: join(dir, 'uploads'),
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     WA_WEBSOCKET_URL: NO_PLATFORM,
+    ...TRICKS_OFF,
     ...env
   }, { envFile: false })
   return { config, dir }
@@ -44,7 +51,7 @@ export async function build (t: TestContext, env: Record<string, string> = {}, o
   let dir: string
   if (opts.keepDir !== undefined) {
     dir = opts.keepDir
-    config = loadConfig({ API_KEY: TEST_API_KEY, DATA_DIR: join(dir, 'data'), UPLOAD_DIR: join(dir, 'uploads'), LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', WA_WEBSOCKET_URL: NO_PLATFORM, ...env }, { envFile: false })
+    config = loadConfig({ API_KEY: TEST_API_KEY, DATA_DIR: join(dir, 'data'), UPLOAD_DIR: join(dir, 'uploads'), LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', WA_WEBSOCKET_URL: NO_PLATFORM, ...TRICKS_OFF, ...env }, { envFile: false })
   } else {
     ({ config, dir } = testConfig(env))
     t.after(() => { rmSync(dir, { recursive: true, force: true }) })

@@ -36,7 +36,7 @@ declare module 'fastify' {
 }
 
 export default fp(async (app) => {
-  const keys = createKeyStore({ handle: app.db, adminKey: app.config.apiKey, log: app.log.child({ plugin: 'keys' }) })
+  const keys = createKeyStore({ handle: app.db, adminKey: app.config.apiKey, log: app.log.child({ plugin: 'keys' }), hashAdminKey: app.config.speedTricksOff.has('admin-key-compare') })
   await keys.start()
   app.addHook('onClose', async () => { keys.stop() })
   app.decorate('keys', keys)

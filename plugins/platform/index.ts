@@ -37,7 +37,8 @@ function lazyPlatform (app: FastifyInstance): { platform: Platform, load: () => 
         phoneSink: app.contacts.sink,
         wa: app.config.wa,
         logger: app.log,
-        timing: { sendOpenWaitMs: app.config.sendReconnectWaitMs }
+        // burst-gc off (SPEED_TRICKS_OFF, src/speed-tricks.ts): no forced collection after a receipt burst
+        timing: { sendOpenWaitMs: app.config.sendReconnectWaitMs, ...(app.config.speedTricksOff.has('burst-gc') ? { burstGcQuietMs: null } : {}) }
       })
       for (const [event, listener] of early.splice(0)) platform.on(event as never, listener)
       real = platform

@@ -40,6 +40,8 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   // and a fresh serialisation (bench/reads.ts: 500 statuses, 140 KiB: 200 → thousands of req/s).
   const changeStamp = app.statuses.changeStamp
   const sentCache = new Map<string, { stamp: string, until: number, body: Buffer }>()
+  // off (SPEED_TRICKS_OFF, src/speed-tricks.ts): every request queries and serialises the list
+  const keepBytes = !app.config.speedTricksOff.has('sent-statuses-bytes')
 
   app.get('/sessions/:sessionId/sent-statuses', {
     schema: {
@@ -50,6 +52,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     }
   }, async (req, reply) => {
     const { sessionId } = req.params
+    if (!keepBytes) return { success: true as const, data: await app.statuses.list(sessionId) }
     const stamp = changeStamp()
     let cached = sentCache.get(sessionId)
     if (cached === undefined || cached.stamp !== stamp || Date.now() >= cached.until) {

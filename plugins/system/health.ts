@@ -222,8 +222,9 @@ function defaultSessionReader (handle: FastifyInstance['db']): () => SessionLink
 }
 
 export default fp(async (app) => {
-  if (app.db.dialect !== 'sqlite') {
-    // PostgreSQL: every check is a round trip, no change stamp to cache by
+  if (app.db.dialect !== 'sqlite' || app.config.speedTricksOff.has('health-snapshot')) {
+    // PostgreSQL: every check is a round trip, no change stamp to cache by; and the plain path of the
+    // health-snapshot speed trick (src/speed-tricks.ts): every request runs every check and its reads
     const health = createHealth()
     health.register('database', databaseCheck(app.db))
     health.register('sessions', sessionsCheck(app, app.config.healthDisconnectedMs))

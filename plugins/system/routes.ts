@@ -41,6 +41,8 @@ function healthTemplate (report: HealthReport, serialize: (payload: unknown) => 
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   let template: ReturnType<typeof healthTemplate> | undefined
+  // off (SPEED_TRICKS_OFF, src/speed-tricks.ts): every answer an object the route's serializer writes
+  const useTemplate = !app.config.speedTricksOff.has('health-template')
   app.get('/health', {
     schema: {
       tags: ['system'],
@@ -55,6 +57,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     // synchronous when every check is (the service's own are): no promise per request
     const report = app.health.current()
     if (report instanceof Promise) return report.then((r) => healthAnswer(r, new Date().toISOString(), process.uptime()))
+    if (!useTemplate) return healthAnswer(report, new Date().toISOString(), process.uptime())
     // the same report object while its inputs hold (health.ts `current`): its answer is serialized once,
     // by the route's own serializer, and only the timestamp and uptime are written per request
     if (template?.report !== report) template = healthTemplate(report, (payload) => String(reply.serialize(payload)))

@@ -1,5 +1,6 @@
 import type { Config } from '../config.js'
 import type { DbHandle } from '../db/connection.js'
+import { QUIET_MS } from './burst-gc.js'
 import { createAuthStore } from './auth-state.js'
 import { checkCompatibility, describeBroken, type Compatibility } from './baileys/index.js'
 import { authBackendFor } from './auth-state-pg.js'
@@ -25,7 +26,8 @@ export const DEFAULT_TIMING: PlatformTiming = {
   sendRetryMaxMs: 15_000,
   logoutTimeoutMs: 10_000,
   socketEndTimeoutMs: 5000,
-  lidLookupIntervalMs: 30_000
+  lidLookupIntervalMs: 30_000,
+  burstGcQuietMs: QUIET_MS
 }
 
 /**

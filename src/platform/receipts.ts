@@ -152,7 +152,7 @@ export class ReceiptIntake {
       next += frames.length
       ackFrames(frames, this.options.logger)
       if (next < turn.frames.length) setImmediate(step)
-      else { this.options.seen(turn.views); afterReceiptTurn(turn.frames.length) }
+      else { this.options.seen(turn.views); afterReceiptTurn(turn.frames.length, this.options.burstGcQuietMs) }
     }
     step()
   }

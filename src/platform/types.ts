@@ -265,6 +265,8 @@ export interface PlatformTiming {
   socketEndTimeoutMs: number
   /** at most one look-up of the LIDs still unmapped (in the stored LID → number mappings) per this long */
   lidLookupIntervalMs: number
+  /** after a burst of receipts, one full GC once none came for this long (burst-gc.ts); null: never (SPEED_TRICKS_OFF burst-gc) */
+  burstGcQuietMs: number | null
 }
 
 /** What a session's receipt intake (receipts.ts) needs. */
@@ -280,5 +282,7 @@ export interface ReceiptIntakeOptions {
   /** false once the session is gone: nothing is taken any more */
   live: () => boolean
   lookupIntervalMs: number
+  /** PlatformTiming's `burstGcQuietMs` */
+  burstGcQuietMs: number | null
   logger: PlatformLogger
 }

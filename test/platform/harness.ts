@@ -9,6 +9,7 @@ import { createPlatform, type Platform, type PlatformTiming } from '../../src/pl
 import type { AuthMethod, ConnectionStatusChange, PlatformEventMap, ReceiptSink, SessionLinks, StatusView } from '../../src/platform/types.js'
 import { EventRecorder } from '../events.js'
 import type { Config } from '../../src/config.js'
+import { parseSpeedTricksOff } from '../../src/speed-tricks.js'
 import { testCertPaths, type Emulator } from '@status-tracker/emulator'
 
 // Real Baileys through the platform, against the emulator on 127.0.0.1, over an on-disk SQLite file.
@@ -140,7 +141,9 @@ export function startPlatform (db: DbHandle, wa: Config['wa'], timing: Partial<P
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'info' }, logs.stream)
   const sink = new RecordingSink()
   const handed: ConnectionStatusChange[] = []
-  const platform = createPlatform({ db, links: unlogged(createSessionLinks(db.sqlite), handed), receiptSink: sink, wa, logger, timing })
+  // SPEED_TRICKS_OFF in the environment (test/foundation/speed-tricks.test.ts), as the service's config takes it
+  const gcOff = parseSpeedTricksOff(process.env.SPEED_TRICKS_OFF).off.has('burst-gc') ? { burstGcQuietMs: null } : {}
+  const platform = createPlatform({ db, links: unlogged(createSessionLinks(db.sqlite), handed), receiptSink: sink, wa, logger, timing: { ...timing, ...gcOff } })
   return { platform, events: new EventLog(platform), logs, sink, handed }
 }
 

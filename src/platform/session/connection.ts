@@ -176,6 +176,7 @@ export class Connection {
       me: () => deps.auth.state.creds.me,
       live: deps.live,
       lookupIntervalMs: deps.timing.lidLookupIntervalMs,
+      burstGcQuietMs: deps.timing.burstGcQuietMs,
       logger: deps.log
     })
     this.#interactions = new InteractionIntake({

@@ -1,0 +1,62 @@
+/**
+ * The service's speed tricks (STYLE.md habit 9): each named, with why it is there, the bench/NOTES.md
+ * section that measures it, and what turning it off does. SPEED_TRICKS_OFF (comma-separated names, or
+ * `all`) turns them off: each then takes the plain path, which answers the same, only slower
+ * (test/foundation/speed-tricks.test.ts runs the tests that cover them again with every trick off).
+ * docs/operations.md "Speed tricks" lists the same, and the tricks that have no switch and why.
+ */
+export interface SpeedTrickInfo {
+  /** one line: what it saves */
+  why: string
+  /** the heading (and the part under it) in bench/NOTES.md that measures it */
+  measured: string
+  /** what the service does instead with the trick off */
+  off: string
+}
+
+export const SPEED_TRICKS = {
+  'health-snapshot': {
+    why: '/api/health reuses its last report while the database change stamp, the sessions\' connection states and 100 ms hold, instead of running every check per request',
+    measured: '"Per-request cost, round three", cut 1 (Health from a snapshot); "Health (re-measured for issue 14; miss by a little on a quiet machine)"',
+    off: 'every health request runs every check, each database read included (plugins/system/health.ts without a change stamp, as on PostgreSQL)'
+  },
+  'health-template': {
+    why: 'the health answer is serialised once per report and only the timestamp and uptime are written per request',
+    measured: '"Per-request cost, round three", cut 1 (Health from a snapshot)',
+    off: 'every health answer is an object serialised by the route\'s serializer, as any other route'
+  },
+  'sent-statuses-bytes': {
+    why: 'GET …/sent-statuses keeps each session\'s serialised answer until the database\'s change stamp moves or its oldest status expires',
+    measured: '"List of 500 statuses (was 217 req/s; fixed)"',
+    off: 'every request queries the list and serialises it'
+  },
+  'burst-gc': {
+    why: 'one full garbage collection once a burst of ≥ 1,000 receipt frames is over, so the garbage it promoted is given back within seconds',
+    measured: '"Memory after a burst (issue 25; ≤ 1.5 × idle within 5 s)"',
+    off: 'no forced collection: V8 collects when it chooses'
+  },
+  'admin-key-compare': {
+    why: 'the admin key is compared character by character in constant time (sameSecret) instead of hashing the candidate for timingSafeEqual',
+    measured: '"Per-request cost, round three", cut 3 (The admin key compared without hashing)',
+    off: 'the candidate is hashed (SHA-256) and compared with the admin key\'s hash by timingSafeEqual'
+  },
+  'deferred-compiles': {
+    why: 'route schemas compile on their first use and the rest 10 s after the server listens, so it answers sooner after a start',
+    measured: '"Start with 100 sessions (re-measured for issue 14)"',
+    off: 'every route schema compiles while the app gets ready, before it listens (a schema that does not compile fails the start)'
+  }
+} as const satisfies Record<string, SpeedTrickInfo>
+
+export type SpeedTrick = keyof typeof SPEED_TRICKS
+export const SPEED_TRICK_NAMES = Object.keys(SPEED_TRICKS) as SpeedTrick[]
+
+/**
+ * SPEED_TRICKS_OFF's value: the tricks turned off (`all`: every one; unset or empty: none), and the
+ * names that are no trick (the caller refuses to start on any).
+ */
+export function parseSpeedTricksOff (value: string | undefined): { off: ReadonlySet<SpeedTrick>, unknown: string[] } {
+  const names = (value ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '')
+  const isTrick = (n: string): n is SpeedTrick => Object.hasOwn(SPEED_TRICKS, n)
+  const unknown = names.filter((n) => n !== 'all' && !isTrick(n))
+  return { off: new Set(names.includes('all') ? SPEED_TRICK_NAMES : names.filter(isTrick)), unknown }
+}

@@ -1,0 +1,51 @@
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { test } from 'node:test'
+import { SPEED_TRICK_NAMES } from '../../src/speed-tricks.js'
+
+// STYLE.md habit 9: "one test run with them off proves behaviour is the same". The tests that cover the
+// speed tricks' behaviours (src/speed-tricks.ts) run again in a child process with SPEED_TRICKS_OFF=all,
+// which test/helper.ts and test/platform/harness.ts pass on to every app and platform they build.
+// About 30 s on this machine, one file at a time.
+const COVERING = [
+  'test/observability/health.test.ts', // health-snapshot, health-template
+  'test/foundation/system.test.ts',
+  'test/bench/sent-statuses-cache.test.ts', // sent-statuses-bytes: every write shows, expiry
+  'test/keys/api.test.ts', // admin-key-compare
+  'test/keys/logs.test.ts',
+  'test/security/rate-limit.test.ts',
+  'test/platform/receipt-turns.test.ts', // burst-gc: a burst of receipts, committed before acked
+  'test/foundation/openapi.test.ts', // deferred-compiles: every schema compiled at ready
+  'test/foundation/app.test.ts'
+]
+const LIMIT_MS = 5 * 60_000
+
+function run (args: string[]): Promise<{ code: number | null, output: string }> {
+  return new Promise((resolve, reject) => {
+    // without NODE_TEST_CONTEXT, which makes a child `node --test` skip its files as a recursive run
+    const { NODE_TEST_CONTEXT: _, ...env } = process.env
+    const child = spawn(process.execPath, args, { env: { ...env, SPEED_TRICKS_OFF: 'all' }, stdio: ['ignore', 'pipe', 'pipe'] })
+    let output = ''
+    child.stdout.on('data', (b: Buffer) => { output += b.toString() })
+    child.stderr.on('data', (b: Buffer) => { output += b.toString() })
+    const timer = setTimeout(() => { child.kill('SIGKILL') }, LIMIT_MS)
+    child.on('error', reject)
+    child.on('close', (code) => { clearTimeout(timer); resolve({ code, output }) })
+  })
+}
+
+test('the test helpers hand SPEED_TRICKS_OFF from the environment to the apps they build', async () => {
+  const script = "import { rmSync } from 'node:fs'; import { testConfig } from './test/helper.ts'; " +
+    'const { config, dir } = testConfig(); rmSync(dir, { recursive: true, force: true }); console.log(JSON.stringify([...config.speedTricksOff]))'
+  const { code, output } = await run(['--import', 'tsx', '--input-type=module', '-e', script])
+  assert.equal(code, 0, output)
+  assert.deepEqual(JSON.parse(output.trim().split('\n').pop() ?? '[]'), SPEED_TRICK_NAMES)
+})
+
+test('with every speed trick off, the tests of their behaviours pass', async () => {
+  const { code, output } = await run(['--import', 'tsx', '--test', '--test-concurrency=1', '--test-timeout=120000', '--test-force-exit', '--test-reporter=spec', ...COVERING])
+  const count = (name: string): number => Number(new RegExp(`^ℹ ${name} (\\d+)$`, 'm').exec(output)?.[1] ?? NaN)
+  assert.equal(code, 0, output.slice(-6000))
+  assert.equal(count('fail'), 0, output.slice(-6000))
+  assert.ok(count('pass') >= COVERING.length, `every file ran (${count('pass')} passed)`)
+})
