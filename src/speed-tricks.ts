@@ -2,8 +2,8 @@
  * The service's speed tricks (STYLE.md habit 9): each named, with why it is there, the bench/NOTES.md
  * section that measures it, and what turning it off does. SPEED_TRICKS_OFF (comma-separated names, or
  * `all`) turns them off: each then takes the plain path, which answers the same, only slower
- * (test/foundation/speed-tricks.test.ts runs the tests that cover them again with every trick off).
- * docs/operations.md "Speed tricks" lists the same, and the tricks that have no switch and why.
+ * (test/foundation/speed-tricks-off.test.ts runs the tests that cover them again with every trick off).
+ * docs/benchmarks.md "Speed tricks" lists the same, and the tricks that have no switch and why.
  */
 export interface SpeedTrickInfo {
   /** one line: what it saves */
