@@ -5,6 +5,7 @@ import {
 } from '../../src/db/repositories/phone-contacts.js'
 import { findSession } from '../../src/db/repositories/sessions.js'
 import { SessionNotFound } from '../../src/errors.js'
+import { pageOf, pageRead } from '../../src/paging.js'
 import type { PhoneContact, PhoneSink, PhoneStatusPrivacy, StatusPrivacyMode } from '../../src/platform/types.js'
 import type { ContactPage, ContactsQuery, PhoneContactView, StatusPrivacyView } from '../../schemas/contacts.js'
 
@@ -76,14 +77,9 @@ export function createContactsService (deps: ContactsDeps) {
     /** GET …/contacts: one page; 404 for an unknown session. */
     async list (sessionId: string, q: ContactsQuery): Promise<ContactPage> {
       await requireSession(sessionId)
-      const limit = q.limit ?? 50
-      const rows = await contactsPage(db, sessionId, {
-        limit: limit + 1,
-        ...(q.cursor !== undefined ? { after: Number(q.cursor) } : {}),
-        ...(q.search !== undefined ? { search: q.search } : {})
-      })
-      const page = rows.slice(0, limit)
-      return { contacts: page.map(view), nextCursor: rows.length > limit ? String(page[page.length - 1].id) : null }
+      const { limit, fetch, after } = pageRead(q)
+      const { page, nextCursor } = pageOf(await contactsPage(db, sessionId, { limit: fetch, after, search: q.search }), limit, (row) => row.id)
+      return { contacts: page.map(view), nextCursor }
     },
 
     /** GET …/status-privacy; 404 for an unknown session. */
