@@ -6,6 +6,7 @@ import {
 import { findSession } from '../../src/db/repositories/sessions.js'
 import { SessionNotFound } from '../../src/errors.js'
 import { pageOf, pageRead } from '../../src/paging.js'
+import { writeOrder } from '../../src/db/write-order.js'
 import type { PhoneContact, PhoneSink, PhoneStatusPrivacy, StatusPrivacyMode } from '../../src/platform/types.js'
 import type { ContactPage, ContactsQuery, PhoneContactView, StatusPrivacyView } from '../../schemas/contacts.js'
 
@@ -24,17 +25,10 @@ export function createContactsService (deps: ContactsDeps) {
   const db = deps.db.db
   const now = deps.now ?? Date.now
   /** one session's writes commit in the order the platform made them */
-  const queues = new Map<string, Promise<void>>()
+  const writes = writeOrder()
   let closed = false
 
-  function inOrder (sessionId: string, write: () => Promise<void>): Promise<void> {
-    if (closed) return Promise.resolve()
-    const mine = (queues.get(sessionId) ?? Promise.resolve()).then(write)
-    const settled = mine.catch(() => {})
-    queues.set(sessionId, settled)
-    void settled.then(() => { if (queues.get(sessionId) === settled) queues.delete(sessionId) })
-    return mine
-  }
+  const inOrder = (sessionId: string, write: () => Promise<void>): Promise<void> => closed ? Promise.resolve() : writes.run(sessionId, write)
 
   const sink: PhoneSink = {
     contactsChanged: (sessionId, change) => inOrder(sessionId, async () => {
@@ -94,7 +88,7 @@ export function createContactsService (deps: ContactsDeps) {
     /** Waits for the writes under way; later ones are dropped (the platform hands them over again after a restart). */
     async close (): Promise<void> {
       closed = true
-      await Promise.all([...queues.values()])
+      await writes.idle()
     }
   }
 }
