@@ -77,15 +77,17 @@ export function createAudienceService (deps: AudienceServiceDeps) {
 
   /** Changes the name, the numbers (replaced whole) or both. */
   async function update (sessionId: string, id: string, patch: UpdateAudienceBody): Promise<AudienceSummary> {
-    await requireInfo(sessionId, id)
+    const row = await requireInfo(sessionId, id)
     const name = patch.name === undefined ? undefined : checkName(patch.name)
     const numbers = patch.numbers === undefined ? undefined : checkNumbers(patch.numbers)
-    const changed = await updateAudience(db, sessionId, id, {
+    const changes = {
       ...(name !== undefined ? { name } : {}),
       ...(numbers !== undefined ? { numbers: numbers.join(','), number_count: numbers.length } : {})
-    }, now())
-    if (!changed) throw new AudienceNotFound()
-    return toSummary(await requireInfo(sessionId, id))
+    }
+    const t = now()
+    if (!await updateAudience(db, sessionId, id, changes, t)) throw new AudienceNotFound()
+    // the row read above with this write on it (not read again)
+    return toSummary({ ...row, ...changes, updated_at: t })
   }
 
   async function remove (sessionId: string, id: string): Promise<{ id: string, message: string }> {
