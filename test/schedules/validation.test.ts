@@ -14,6 +14,7 @@ test('a bad schedule answers 400 naming the field', async (t) => {
   const status = { type: 'text', content: 'hi' }
   const cases: Array<[string, Record<string, unknown>, RegExp]> = [
     ['no at', { status }, /body\.at is required/],
+    ['status without content', { status: { type: 'text' }, at: future() }, /^body\.status\.content is required$/],
     ['not a time', { status, at: 'tomorrow' }, /body\.at/],
     ['no zone', { status, at: '2030-01-01T09:00:00' }, /body\.at/],
     ['in the past', { status, at: '2020-01-01T09:00:00Z' }, /body\.at is in the past/],
