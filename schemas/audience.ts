@@ -1,11 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { IsoDateSchema, PHONE_RULE, SESSION_ID_PATTERN } from './common.js'
+import { IsoDateSchema, NextCursorSchema, Nullable, PageQueryFields, PHONE_RULE, SESSION_ID_PATTERN } from './common.js'
 
 // Audiences (issue 24): who a status goes to when the phone's contacts, its status privacy or a saved list
 // decide (send-status `audience`), the snapshot kept with the status, and saved audiences. How they
 // resolve: plugins/audiences/resolve.ts; the docs: docs/api.md#audiences.
-
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(s: T) => Type.Union([s, Type.Null()])
 
 /** A saved audience holds at most this many numbers; a `list` audience names at most as many. */
 export const MAX_AUDIENCE_NUMBERS = 50_000
@@ -81,8 +79,7 @@ export const AudienceParamsSchema = Type.Object({
 })
 
 export const AudiencesQuerySchema = Type.Object({
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
-  cursor: Type.Optional(Type.String({ pattern: '^[0-9]{1,15}$', description: 'nextCursor of the previous page' }))
+  ...PageQueryFields
 }, { additionalProperties: false })
 
 export const AudienceSummarySchema = Type.Object({
@@ -102,7 +99,7 @@ export type Audience = Static<typeof AudienceSchema>
 
 export const AudiencePageSchema = Type.Object({
   audiences: Type.Array(AudienceSummarySchema, { description: 'oldest first, without their numbers' }),
-  nextCursor: Nullable(Type.String({ description: 'pass as cursor for the next page; null on the last page' }))
+  nextCursor: NextCursorSchema()
 })
 export type AudiencePage = Static<typeof AudiencePageSchema>
 

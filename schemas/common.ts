@@ -14,3 +14,15 @@ export const StatusParamsSchema = Type.Object({
   sessionId: SessionIdSchema,
   statusId: Type.String({ pattern: '^[0-9]{1,15}$', description: 'Numeric status id' })
 })
+
+/** `s` or null (options such as a description go on the union). */
+export const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(s: T, opts: { description?: string } = {}) => Type.Union([s, Type.Null()], opts)
+
+/** The query fields every paged list takes (audiences, contacts, webhook deliveries). */
+export const PageQueryFields = {
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
+  cursor: Type.Optional(Type.String({ pattern: '^[0-9]{1,15}$', description: 'nextCursor of the previous page' }))
+}
+
+/** A page's `nextCursor`; `next` names the way the list goes (`next (older)`). */
+export const NextCursorSchema = (next = 'next') => Nullable(Type.String(), { description: `pass as cursor for the ${next} page; null on the last page` })

@@ -1,9 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { IsoDateSchema } from './common.js'
+import { IsoDateSchema, NextCursorSchema, Nullable, PageQueryFields } from './common.js'
 
 // The phone's saved contacts and status privacy, as the linked phone shares them (issue 24).
-
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(s: T, opts: { description?: string } = {}) => Type.Union([s, Type.Null()], opts)
 
 export const PhoneContactSchema = Type.Object({
   number: Nullable(Type.String(), { description: 'The contact\'s number (digits); null for a contact the phone knows by its LID only' }),
@@ -14,14 +12,13 @@ export type PhoneContactView = Static<typeof PhoneContactSchema>
 
 export const ContactsQuerySchema = Type.Object({
   search: Type.Optional(Type.String({ maxLength: 100, description: 'Only contacts whose name (any case) or number contains this' })),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
-  cursor: Type.Optional(Type.String({ pattern: '^[0-9]{1,15}$', description: 'nextCursor of the previous page' }))
+  ...PageQueryFields
 }, { additionalProperties: false })
 export type ContactsQuery = Static<typeof ContactsQuerySchema>
 
 export const ContactPageSchema = Type.Object({
   contacts: Type.Array(PhoneContactSchema, { description: 'in the order the phone\'s sync delivered them' }),
-  nextCursor: Nullable(Type.String(), { description: 'pass as cursor for the next page; null on the last page' })
+  nextCursor: NextCursorSchema()
 })
 export type ContactPage = Static<typeof ContactPageSchema>
 

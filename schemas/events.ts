@@ -1,11 +1,11 @@
 import { Type, type Static } from '@sinclair/typebox'
+import { Nullable } from './common.js'
 import { AuthMethodSchema, ConnectionStatusSchema } from './session.js'
 import { ReactionSchema, ReplySchema, StatusTypeSchema, ViewerSchema } from './status.js'
 
 // Payloads of every socket.io event the server emits. They are documented in the OpenAPI document
 // (components) and typed for the broadcaster, the one place that emits.
 
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(s: T) => Type.Union([s, Type.Null()])
 const SessionId = Type.String()
 
 export const EventSchemas = {

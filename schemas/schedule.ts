@@ -1,10 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { IsoDateSchema, SESSION_ID_PATTERN } from './common.js'
+import { IsoDateSchema, Nullable, SESSION_ID_PATTERN } from './common.js'
 import { SendStatusBodySchema } from './status.js'
 
 // Scheduled statuses (issue 24). The rule's meaning: src/schedules/recurrence.ts; the docs: docs/schedules.md.
 
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(s: T) => Type.Union([s, Type.Null()])
 const WeekdaySchema = Type.Union(['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'].map((d) => Type.Literal(d)))
 const ZonedTime = (description: string) => Type.String({ format: 'date-time', description })
 

@@ -1,7 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { IsoDateSchema, PhoneNumberSchema, SessionIdSchema } from './common.js'
-
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(s: T) => Type.Union([s, Type.Null()])
+import { IsoDateSchema, Nullable, PhoneNumberSchema, SessionIdSchema } from './common.js'
 
 export const AuthMethodSchema = Type.Union([Type.Literal('pairing'), Type.Literal('qrcode')], { description: "'pairing' (default) or 'qrcode'" })
 export const ConnectionStatusSchema = Type.Union(['connecting', 'open', 'close', 'logged-out'].map((s) => Type.Literal(s)))

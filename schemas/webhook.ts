@@ -1,8 +1,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
-import { IsoDateSchema, SessionIdSchema } from './common.js'
+import { IsoDateSchema, NextCursorSchema, Nullable, PageQueryFields, SessionIdSchema } from './common.js'
 import { EventSchemas, type EventName } from './events.js'
 
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(s: T, opts: { description?: string } = {}) => Type.Union([s, Type.Null()], opts)
 // request fields that take null use OpenAPI's `nullable` (Ajv knows it): in a union, type coercion would turn
 // null into '' or [null], and a failing value would be reported against the wrong branch
 const OrNull = <T extends TSchema>(s: T) => Type.Unsafe<Static<T> | null>({ ...s, nullable: true })
@@ -79,13 +78,12 @@ export type DeliveryView = Static<typeof DeliverySchema>
 
 export const DeliveriesQuerySchema = Type.Object({
   status: Type.Optional(DeliveryStatusSchema),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
-  cursor: Type.Optional(Type.String({ pattern: '^[0-9]{1,15}$', description: 'nextCursor of the previous page' }))
+  ...PageQueryFields
 }, { additionalProperties: false })
 
 export const DeliveryPageSchema = Type.Object({
   deliveries: Type.Array(DeliverySchema, { description: 'newest first' }),
-  nextCursor: Nullable(Type.String(), { description: 'pass as cursor for the next (older) page; null on the last page' })
+  nextCursor: NextCursorSchema('next (older)')
 })
 
 export const WebhookDeletedSchema = Type.Object({ id: Type.String(), message: Type.String() })

@@ -166,9 +166,9 @@ function validationMessage (err: FastifyError): string {
   if (first === undefined) return err.message
   const context = err.validationContext ?? 'body'
   const field = first.instancePath.replace(/^\//, '').replaceAll('/', '.')
-  if (first.keyword === 'required') return `${context}.${String(first.params.missingProperty)} is required`
-  if (first.keyword === 'additionalProperties') return `${field === '' ? context : `${context}.${field}`}.${String(first.params.additionalProperty)} is not an allowed field`
   const where = field === '' ? context : `${context}.${field}`
+  if (first.keyword === 'required') return `${where}.${String(first.params.missingProperty)} is required`
+  if (first.keyword === 'additionalProperties') return `${where}.${String(first.params.additionalProperty)} is not an allowed field`
   if (first.keyword === 'pattern' && /phoneNumber|targetNumbers/.test(field)) return `${where} must be 10 to 15 digits including country code, no plus sign`
   if (first.keyword === 'pattern' && field === 'sessionId') return `${where} may contain only letters, digits, underscore and hyphen (at most 64 characters)`
   if (first.keyword === 'enum') return `${where} must be one of: ${(first.params.allowedValues as unknown[]).join(', ')}`

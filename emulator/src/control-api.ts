@@ -3,7 +3,6 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Emulator } from './emulator.js'
 import { EmulatorError } from './errors.js'
 import { readBody } from './media-server.js'
-import { checkSavedContacts, checkStatusPrivacy } from './phone.js'
 import type { BulkViewOptions, FaultKind, GroupedReceiptOptions, InteractionOptions } from './types.js'
 
 const MAX_BODY = 16 * 1024 * 1024
@@ -50,17 +49,18 @@ const routes: Route[] = [
       return [200, { ok: true }]
     }
   },
-  // the phone's address book and status privacy (phone.ts): linked devices learn them through app-state sync
+  // the phone's address book and status privacy (phone.ts): linked devices learn them through app-state sync;
+  // the bodies as given (the emulator's methods check them, for this API and in-process callers alike)
   {
     method: 'PUT',
     pattern: new RegExp(`^/accounts/${SEGMENT}/saved-contacts$`),
-    handler: async (e, [number], body) => [200, await e.setSavedContacts(number, checkSavedContacts(body))]
+    handler: async (e, [number], body) => [200, await e.setSavedContacts(number, body.contacts as Parameters<Emulator['setSavedContacts']>[1])]
   },
   { method: 'GET', pattern: new RegExp(`^/accounts/${SEGMENT}/saved-contacts$`), handler: (e, [number]) => [200, { contacts: e.savedContacts(number) }] },
   {
     method: 'PUT',
     pattern: new RegExp(`^/accounts/${SEGMENT}/status-privacy$`),
-    handler: async (e, [number], body) => [200, await e.setStatusPrivacy(number, checkStatusPrivacy(body))]
+    handler: async (e, [number], body) => [200, await e.setStatusPrivacy(number, body as unknown as Parameters<Emulator['setStatusPrivacy']>[1])]
   },
   { method: 'GET', pattern: new RegExp(`^/accounts/${SEGMENT}/status-privacy$`), handler: (e, [number]) => [200, e.statusPrivacy(number)] },
   {

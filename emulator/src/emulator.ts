@@ -889,17 +889,8 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
     const live = this.liveConnections(prepared.poster)
     for (const { deviceId, node } of nodes) {
       const device = companions.find((d) => d.id === deviceId)!
-      const conns = live.filter((c) => c.device === device)
-      if (conns.length) {
-        for (const conn of conns) {
-          conn.sendMany([node])
-          if (conn.acks) device.acks.delivered([node], conn.acks)
-        }
-        deliveredTo++
-      } else {
-        device.enqueueOffline([node])
-        queuedFor++
-      }
+      if (this.deliverToDevice(prepared.poster, device, [node], live)) deliveredTo++
+      else queuedFor++
     }
     this.logger.info({ statusId, kind, from: prepared.contact.number, via: prepared.via, id: prepared.messageId }, `status ${kind} sent`)
     return { sent: true, messageId: prepared.messageId, deliveredTo, queuedFor }
@@ -924,17 +915,8 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
     let queuedFor = 0
     const live = this.liveConnections(account)
     for (const device of account.activeCompanions()) {
-      const conns = live.filter((c) => c.device === device)
-      if (conns.length) {
-        for (const conn of conns) {
-          conn.sendMany(nodes)
-          if (conn.acks) device.acks.delivered(nodes, conn.acks)
-        }
-        deliveredTo++
-      } else {
-        device.enqueueOffline(nodes)
-        queuedFor++
-      }
+      if (this.deliverToDevice(account, device, nodes, live)) deliveredTo++
+      else queuedFor++
     }
     return { sent: true, stanzas: nodes.length, deliveredTo, queuedFor }
   }
@@ -1034,9 +1016,9 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
     }
   }
 
-  /** Sends to one linked device (true), or queues for its next login (false). */
-  private deliverToDevice (account: Account, device: CompanionDevice, nodes: BinaryNode[]): boolean {
-    const conns = this.liveConnections(account).filter((c) => c.device === device)
+  /** Sends to one linked device (true), or queues for its next login (false); `live`: the account's live connections. */
+  private deliverToDevice (account: Account, device: CompanionDevice, nodes: BinaryNode[], live = this.liveConnections(account)): boolean {
+    const conns = live.filter((c) => c.device === device)
     if (conns.length === 0) {
       device.enqueueOffline(nodes)
       return false

@@ -1,8 +1,9 @@
 import { BadRequest } from '../../src/errors.js'
 import { PHONE_PATTERN, PHONE_RULE } from '../../schemas/common.js'
 
-// Lists of recipients as audiences take them: each entry trimmed and checked like a targetNumbers entry,
-// blanks and repeats dropped (the first kept); every bad entry is named (the first BAD_NAMED of them).
+// Lists of recipients as audiences and send-status's targetNumbers (its comma-split parts) take them: each
+// entry trimmed and checked against the phone rule, blanks and repeats dropped (the first kept); every bad
+// entry is named (the first BAD_NAMED of them).
 
 const PHONE = new RegExp(PHONE_PATTERN)
 /** a contact's LID as the audience takes it: its user part and `@lid` (no device) */

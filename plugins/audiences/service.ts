@@ -5,6 +5,7 @@ import { deleteAudience, findAudience, findAudienceInfo, insertAudience, listAud
 import { findSession } from '../../src/db/repositories/sessions.js'
 import { AudienceNotFound, BadRequest, SessionNotFound } from '../../src/errors.js'
 import type { Audience, AudiencePage, AudienceSummary, CreateAudienceBody, UpdateAudienceBody } from '../../schemas/audience.js'
+import { pageOf, pageRead, type PageQuery } from '../../src/paging.js'
 import { parseNumberList } from './numbers.js'
 
 // Saved audiences (issue 24): named lists of up to 50,000 numbers per session, each checked (every bad
@@ -60,12 +61,11 @@ export function createAudienceService (deps: AudienceServiceDeps) {
     return { id, name, count: numbers.length, createdAt: iso(t), updatedAt: iso(t) }
   }
 
-  async function list (sessionId: string, query: { limit?: number, cursor?: string }): Promise<AudiencePage> {
+  async function list (sessionId: string, query: PageQuery): Promise<AudiencePage> {
     await requireSession(sessionId)
-    const limit = query.limit ?? 50
-    const rows = await listAudiences(db, sessionId, limit, query.cursor === undefined ? 0 : Number(query.cursor))
-    const page = rows.slice(0, limit)
-    return { audiences: page.map(toSummary), nextCursor: rows.length > limit ? String(page[page.length - 1].seq) : null }
+    const { limit, fetch, after } = pageRead(query)
+    const { page, nextCursor } = pageOf(await listAudiences(db, sessionId, { limit: fetch, after }), limit, (row) => row.seq)
+    return { audiences: page.map(toSummary), nextCursor }
   }
 
   async function get (sessionId: string, id: string): Promise<Audience> {
@@ -77,15 +77,17 @@ export function createAudienceService (deps: AudienceServiceDeps) {
 
   /** Changes the name, the numbers (replaced whole) or both. */
   async function update (sessionId: string, id: string, patch: UpdateAudienceBody): Promise<AudienceSummary> {
-    await requireInfo(sessionId, id)
+    const row = await requireInfo(sessionId, id)
     const name = patch.name === undefined ? undefined : checkName(patch.name)
     const numbers = patch.numbers === undefined ? undefined : checkNumbers(patch.numbers)
-    const changed = await updateAudience(db, sessionId, id, {
+    const changes = {
       ...(name !== undefined ? { name } : {}),
       ...(numbers !== undefined ? { numbers: numbers.join(','), number_count: numbers.length } : {})
-    }, now())
-    if (!changed) throw new AudienceNotFound()
-    return toSummary(await requireInfo(sessionId, id))
+    }
+    const t = now()
+    if (!await updateAudience(db, sessionId, id, changes, t)) throw new AudienceNotFound()
+    // the row read above with this write on it (not read again)
+    return toSummary({ ...row, ...changes, updated_at: t })
   }
 
   async function remove (sessionId: string, id: string): Promise<{ id: string, message: string }> {

@@ -5,6 +5,8 @@ import {
 } from '../../src/db/repositories/phone-contacts.js'
 import { findSession } from '../../src/db/repositories/sessions.js'
 import { SessionNotFound } from '../../src/errors.js'
+import { pageOf, pageRead } from '../../src/paging.js'
+import { writeOrder } from '../../src/db/write-order.js'
 import type { PhoneContact, PhoneSink, PhoneStatusPrivacy, StatusPrivacyMode } from '../../src/platform/types.js'
 import type { ContactPage, ContactsQuery, PhoneContactView, StatusPrivacyView } from '../../schemas/contacts.js'
 
@@ -23,17 +25,10 @@ export function createContactsService (deps: ContactsDeps) {
   const db = deps.db.db
   const now = deps.now ?? Date.now
   /** one session's writes commit in the order the platform made them */
-  const queues = new Map<string, Promise<void>>()
+  const writes = writeOrder()
   let closed = false
 
-  function inOrder (sessionId: string, write: () => Promise<void>): Promise<void> {
-    if (closed) return Promise.resolve()
-    const mine = (queues.get(sessionId) ?? Promise.resolve()).then(write)
-    const settled = mine.catch(() => {})
-    queues.set(sessionId, settled)
-    void settled.then(() => { if (queues.get(sessionId) === settled) queues.delete(sessionId) })
-    return mine
-  }
+  const inOrder = (sessionId: string, write: () => Promise<void>): Promise<void> => closed ? Promise.resolve() : writes.run(sessionId, write)
 
   const sink: PhoneSink = {
     contactsChanged: (sessionId, change) => inOrder(sessionId, async () => {
@@ -76,14 +71,9 @@ export function createContactsService (deps: ContactsDeps) {
     /** GET …/contacts: one page; 404 for an unknown session. */
     async list (sessionId: string, q: ContactsQuery): Promise<ContactPage> {
       await requireSession(sessionId)
-      const limit = q.limit ?? 50
-      const rows = await contactsPage(db, sessionId, {
-        limit: limit + 1,
-        ...(q.cursor !== undefined ? { after: Number(q.cursor) } : {}),
-        ...(q.search !== undefined ? { search: q.search } : {})
-      })
-      const page = rows.slice(0, limit)
-      return { contacts: page.map(view), nextCursor: rows.length > limit ? String(page[page.length - 1].id) : null }
+      const { limit, fetch, after } = pageRead(q)
+      const { page, nextCursor } = pageOf(await contactsPage(db, sessionId, { limit: fetch, after, search: q.search }), limit, (row) => row.id)
+      return { contacts: page.map(view), nextCursor }
     },
 
     /** GET …/status-privacy; 404 for an unknown session. */
@@ -98,7 +88,7 @@ export function createContactsService (deps: ContactsDeps) {
     /** Waits for the writes under way; later ones are dropped (the platform hands them over again after a restart). */
     async close (): Promise<void> {
       closed = true
-      await Promise.all([...queues.values()])
+      await writes.idle()
     }
   }
 }

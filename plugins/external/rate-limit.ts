@@ -11,8 +11,8 @@ declare module 'fastify' {
 }
 
 /** What @fastify/rate-limit's in-memory store answers: the requests counted in the key's window, and the window's time left. */
-interface Count { current: number, ttl: number }
-interface Store { incr: (key: string, cb: (err: Error | null, res: Count) => void, timeWindow: number, max: number) => void }
+export interface Count { current: number, ttl: number }
+export interface Store { incr: (key: string, cb: (err: Error | null, res: Count) => void, timeWindow: number, max: number) => void }
 /**
  * @fastify/rate-limit's own store (a fixed window per key, the keys in an LRU of 5,000), which answers its
  * callback at once: the per-request counts below use it directly, synchronously, where the plugin's route
@@ -20,12 +20,21 @@ interface Store { incr: (key: string, cb: (err: Error | null, res: Count) => voi
  */
 const LocalStore = createRequire(import.meta.url)('@fastify/rate-limit/store/LocalStore') as new (continueExceeding: boolean, exponentialBackoff: boolean) => Store
 
-/** A counter over one store: the key's count after this request, synchronously. */
-function counter (max: number, windowMs: number): (key: string) => Count {
-  const store = new LocalStore(false, false)
-  let last: Count = { current: 0, ttl: windowMs }
-  const take = (err: Error | null, res: Count): void => { if (err === null) last = res }
-  return (key) => { store.incr(key, take, windowMs, max); return last }
+/**
+ * A counter over one store: the key's count after this request, synchronously. It fails closed: the answer is
+ * cleared before each `incr`, and a store that did not answer at once, or answered with an error, counts as
+ * over the limit (one more than `max`, for a whole window), never as an earlier request's lower count.
+ */
+export function counter (max: number, windowMs: number, store: Store = new LocalStore(false, false)): (key: string) => Count {
+  const over: Count = { current: max + 1, ttl: windowMs }
+  const answer: { count: Count | null } = { count: null }
+  const take = (err: Error | null, res: Count): void => { answer.count = err === null ? res : null }
+  const read = (): Count => answer.count ?? over
+  return (key) => {
+    answer.count = null
+    store.incr(key, take, windowMs, max)
+    return read()
+  }
 }
 
 export default fp(async (app) => {

@@ -8,6 +8,7 @@ import { runAfter } from '../../src/schedules/recurrence.js'
 import type { DomainEvents } from '../broadcaster/domain-events.js'
 import type { Pacing } from '../pacing/index.js'
 import type { StatusService } from '../statuses/index.js'
+import type { ResolvedRecipients } from '../statuses/recipients.js'
 import { bodyOf, ruleOf } from './service.js'
 
 // The scheduler (issue 24). Every POLL_MS each node reads the active schedules that are due and, for the
@@ -30,7 +31,7 @@ export interface SchedulerDeps {
   db: DbHandle
   config: Pick<Config, 'schedules' | 'cluster'>
   platform: Pick<FastifyInstance['platform'], 'snapshot'>
-  statuses: Pick<StatusService, 'submit' | 'recipientCount'>
+  statuses: Pick<StatusService, 'submit' | 'recipientsOf'>
   pacing?: Pick<Pacing, 'check'>
   events: Pick<DomainEvents, 'within' | 'on' | 'off'>
   log: FastifyBaseLogger
@@ -88,11 +89,12 @@ export function createScheduler (deps: SchedulerDeps) {
   async function fire (s: ScheduleRow, t: number): Promise<void> {
     const at = s.next_run_at as number
     const body = bodyOf(s)
+    // pacing's look-ahead resolves the recipients once for the run and the send takes them; one that does not
+    // resolve (a saved audience deleted meanwhile, contacts not known) leaves it to the send, which says why
+    let resolved: ResolvedRecipients | undefined
     if (pacing !== undefined) {
-      let recipients = 1
-      // an audience resolves now (a saved one deleted meanwhile, contacts not known): the send says why
-      try { recipients = await statuses.recipientCount(s.session_id, body) } catch { /* the send says why */ }
-      const verdict = await pacing.check(s.session_id, recipients)
+      try { resolved = await statuses.recipientsOf(s.session_id, body) } catch { /* the send says why */ }
+      const verdict = await pacing.check(s.session_id, Math.max(1, resolved?.recipients.length ?? 1))
       if (!verdict.ok) {
         await updateSchedule(db, s.id, { deferred_until: t + verdict.retryAfterMs }, t)
         log.info({ sessionId: s.session_id, scheduleId: s.id, retryAfterMs: verdict.retryAfterMs, reason: verdict.reason }, 'scheduled run deferred by pacing')
@@ -104,7 +106,7 @@ export function createScheduler (deps: SchedulerDeps) {
     if (runId === null) return // another node took it
     let statusId: number | undefined
     try {
-      const started = await statuses.submit(s.session_id, { ...body, wait: false })
+      const started = await statuses.submit(s.session_id, { ...body, wait: false }, resolved)
       const id = Number(started.statusId)
       statusId = id
       await events.within(async (trx, emit) => {

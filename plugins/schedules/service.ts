@@ -85,11 +85,7 @@ export function createScheduleService (deps: ScheduleDeps) {
 
   /** What a scheduled send-status body names, checked now so a bad one fails at once rather than at its run. */
   async function checkStatus (sessionId: string, status: SendStatusBody): Promise<string | null> {
-    try {
-      parseTargetNumbers(status.targetNumbers)
-    } catch (err) {
-      throw new BadRequest(`body.status.${(err as Error).message}`)
-    }
+    parseTargetNumbers(status.targetNumbers, 'body.status.targetNumbers')
     // an audience is checked now and resolved at each run (the contacts then; a saved audience deleted
     // meanwhile fails that run)
     checkRecipientFields(status, 'body.status')

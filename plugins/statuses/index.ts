@@ -23,8 +23,8 @@ export function createStatuses (deps: StatusDeps) {
     send: service.send,
     /** the send-status route: waits (200), or answers `sending` (202) and sends in the background */
     submit: service.submit,
-    /** how many recipients a send-status body comes to now (pacing's look-ahead for scheduled runs) */
-    recipientCount: service.recipientCount,
+    /** whom a send-status body comes to now (pacing's look-ahead for scheduled runs, then passed to submit) */
+    recipientsOf: service.recipientsOf,
     /** resumes sends a crash left `sending` (in the background; each waits for its session) */
     recover: service.recover,
     /** ends resumes still waiting for a session and waits for sends under way (bounded) */

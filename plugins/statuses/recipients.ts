@@ -9,11 +9,13 @@ import { parseTargetNumbers } from './parse.js'
 // phone's contacts, its status privacy or a saved audience resolve (plugins/audiences). Checked before
 // anything is recorded; resolved once the own account is known; kept on the row for a resumed send.
 
+/** Who a send goes to, resolved: the recipients without the own account (empty: the own number only) and the audience snapshot, if any. */
+export interface ResolvedRecipients { recipients: string[], audience: AudienceSnapshot | null }
+
 export interface ChosenRecipients {
   /** what `target_numbers` stores: the requested numbers; none when an audience chose them */
   requested: string[]
-  /** recipients without the own account (empty: the own number only) and the audience snapshot, if any */
-  resolve: (sessionId: string, own: { number: string | null, lid: string | null }) => Promise<{ recipients: string[], audience: AudienceSnapshot | null }>
+  resolve: (sessionId: string, own: { number: string | null, lid: string | null }) => Promise<ResolvedRecipients>
 }
 
 /** Checks the body's recipient fields now (400 naming the field); resolving waits for `resolve`. */

@@ -8,7 +8,7 @@ import type { SendStatusBody } from '../../schemas/status.js'
 import { iso } from './api-shapes.js'
 import { prepareContent } from './content.js'
 import { whenOpen } from './when-open.js'
-import { chooseRecipients, storedRecipients } from './recipients.js'
+import { chooseRecipients, storedRecipients, type ResolvedRecipients } from './recipients.js'
 import type { SendStatusAnswer, StatusDeps } from './service.js'
 import { abandon, countContacts, isCode, jidOf, progressReport, quiet, sentMessage, StatusGone, stoppedMessage, writable, type Delivery } from './delivery.js'
 
@@ -43,14 +43,14 @@ export function createSending (deps: StatusDeps) {
    * Checks the request, records the status (`sending`) and starts the send. `delivery` settles when it ends
    * (the answer, or the error answer; already observed, so it may run in the background unawaited).
    */
-  async function start (sessionId: string, body: SendStatusBody) {
+  async function start (sessionId: string, body: SendStatusBody, resolved?: ResolvedRecipients) {
     const session = await findSession(db, sessionId)
     if (session === undefined) throw new SessionNotFound()
     const chosen = chooseRecipients(deps.audiences, body)
     const prepared = await prepareContent(deps, body)
     const snap = platform.snapshot(sessionId)
     const ownNumber = snap?.ownNumber ?? session.own_number
-    const { recipients, audience } = await chosen.resolve(sessionId, { number: ownNumber, lid: session.own_lid })
+    const { recipients, audience } = resolved ?? await chosen.resolve(sessionId, { number: ownNumber, lid: session.own_lid })
     if (snap?.connected !== true || ownNumber === null) throw new NotConnected()
     // url media: a local copy fetched through the guard; Baileys gets the file, the row keeps the URL
     // (a resumed send does not need it again: the built message, media uploaded, is stored)

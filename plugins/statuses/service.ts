@@ -13,7 +13,7 @@ import type { DomainEvents } from '../broadcaster/domain-events.js'
 import type { EventLog } from '../events/log.js'
 import { toReaction, toReply, toSentStatus, toViewer } from './api-shapes.js'
 import { createSending } from './sending.js'
-import { chooseRecipients } from './recipients.js'
+import { chooseRecipients, type ResolvedRecipients } from './recipients.js'
 import type { AudienceResolver } from '../audiences/resolve.js'
 
 /** What the status service uses of the other decorators. */
@@ -47,11 +47,14 @@ export function createStatusService (deps: StatusDeps) {
   const db = deps.db.db
   const sending = createSending(deps)
 
-  /** How many recipients the body's targetNumbers or audience come to now (at least 1: the own number); for pacing's look-ahead. */
-  async function recipientCount (sessionId: string, body: SendStatusBody): Promise<number> {
+  /**
+   * Whom the body's targetNumbers or audience come to now: for pacing's look-ahead of a scheduled run, which
+   * then hands them to `submit` (the audience resolved once per run).
+   */
+  async function recipientsOf (sessionId: string, body: SendStatusBody): Promise<ResolvedRecipients> {
     const session = await requireSession(sessionId)
     const own = { number: platform.snapshot(sessionId)?.ownNumber ?? session.own_number, lid: session.own_lid }
-    return Math.max(1, (await chooseRecipients(deps.audiences, body).resolve(sessionId, own)).recipients.length)
+    return await chooseRecipients(deps.audiences, body).resolve(sessionId, own)
   }
 
   /** Sends a status and waits for the end of the send. */
@@ -64,8 +67,8 @@ export function createStatusService (deps: StatusDeps) {
    * operator set SEND_WAIT_MAX_RECIPIENTS (default: unset) and the list is longer; then answers `sending` (202) once the status is recorded,
    * and the end reaches clients as events only (status-sent, or statuses-updated partial / send-failed).
    */
-  async function submit (sessionId: string, body: SendStatusBody): Promise<SendStatusAnswer | SendStatusAccepted> {
-    const started = await sending.start(sessionId, body)
+  async function submit (sessionId: string, body: SendStatusBody, resolved?: ResolvedRecipients): Promise<SendStatusAnswer | SendStatusAccepted> {
+    const started = await sending.start(sessionId, body, resolved)
     const tooLong = config.sendWaitMaxRecipients !== null && started.contactCount > config.sendWaitMaxRecipients
     if (body.wait !== false && !tooLong) return await started.delivery
     // sending.ts already logged the failure and emitted its event; a crash meanwhile is resumed at start
@@ -172,5 +175,5 @@ export function createStatusService (deps: StatusDeps) {
     log.warn({ sessionId, statusId, error }, 'the platform rejected a status')
   }
 
-  return { send, submit, recipientCount, recover: sending.recover, drain: sending.drain, list, viewers, reactions, replies, remove, releaseMedia, recordRejection }
+  return { send, submit, recipientsOf, recover: sending.recover, drain: sending.drain, list, viewers, reactions, replies, remove, releaseMedia, recordRejection }
 }

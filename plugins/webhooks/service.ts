@@ -12,6 +12,7 @@ import { ADMIN, canSee, type Principal } from '../keys/store.js'
 import type { EventName, EventPayloads } from '../../schemas/events.js'
 import type { CreateWebhookBody, DeliveryView, UpdateWebhookBody, WebhookView, WebhookWithSecret } from '../../schemas/webhook.js'
 import { APP_VERSION } from '../../src/version.js'
+import { pageOf, pageRead, type PageQuery } from '../../src/paging.js'
 import { isNonPublicAddress, resolveAll, urlProblem } from '../../src/webhooks/address-guard.js'
 import { claimTtlMs, createDeliveryWorker, type WorkerDeps } from './worker.js'
 import { settle } from '../../src/db/maybe-async.js'
@@ -200,12 +201,11 @@ export function createWebhookService (deps: WebhookDeps) {
     return { ...toView(row), secret }
   }
 
-  async function deliveries (id: string, q: { status?: DeliveryStatus, limit?: number, cursor?: string }, owner: Principal = ADMIN): Promise<{ deliveries: DeliveryView[], nextCursor: string | null }> {
+  async function deliveries (id: string, q: PageQuery & { status?: DeliveryStatus }, owner: Principal = ADMIN): Promise<{ deliveries: DeliveryView[], nextCursor: string | null }> {
     await require(id, owner)
-    const limit = q.limit ?? 50
-    const rows = await listDeliveries(db, id, { limit: limit + 1, ...(q.status !== undefined ? { status: q.status } : {}), ...(q.cursor !== undefined ? { before: Number(q.cursor) } : {}) })
-    const page = rows.slice(0, limit)
-    return { deliveries: page.map(toDeliveryView), nextCursor: rows.length > limit ? String(page[page.length - 1].id) : null }
+    const { limit, fetch, after } = pageRead(q)
+    const { page, nextCursor } = pageOf(await listDeliveries(db, id, { limit: fetch, before: after, status: q.status }), limit, (row) => row.id)
+    return { deliveries: page.map(toDeliveryView), nextCursor }
   }
 
   /** Sends a delivery again now, with a fresh retry schedule: a failed one, or a succeeded one (replay). */

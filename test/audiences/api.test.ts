@@ -78,6 +78,7 @@ dialectTest('saved audiences: create, page through, read, replace, change, delet
   const read = (await s.api({ method: 'GET', url: `${url}/${b.id}` })).json<{ data: { numbers: string[], createdAt: string, updatedAt: string } }>().data
   assert.deepEqual(read.numbers, ['4915100000019'])
   assert.ok(Date.parse(read.updatedAt) >= Date.parse(read.createdAt))
+  assert.equal(renumbered.json<{ data: Summary }>().data.updatedAt, read.updatedAt, 'the answer is the audience as stored')
 
   // another session's audience is not found through this session; delete once
   const theirs = (await s.api({ method: 'GET', url: `/api/sessions/${OTHER}/audiences` })).json<{ data: { audiences: Summary[] } }>().data.audiences[0]

@@ -14,11 +14,12 @@ test('a bad schedule answers 400 naming the field', async (t) => {
   const status = { type: 'text', content: 'hi' }
   const cases: Array<[string, Record<string, unknown>, RegExp]> = [
     ['no at', { status }, /body\.at is required/],
+    ['status without content', { status: { type: 'text' }, at: future() }, /^body\.status\.content is required$/],
     ['not a time', { status, at: 'tomorrow' }, /body\.at/],
     ['no zone', { status, at: '2030-01-01T09:00:00' }, /body\.at/],
     ['in the past', { status, at: '2020-01-01T09:00:00Z' }, /body\.at is in the past/],
     ['bad status', { status: { type: 'gif', content: 'x' }, at: future() }, /body\.status\.type/],
-    ['bad number', { status: { ...status, targetNumbers: '12' }, at: future() }, /body\.status\.targetNumbers entry "12"/],
+    ['bad number', { status: { ...status, targetNumbers: '12' }, at: future() }, /^body\.status\.targetNumbers has 1 invalid entry \(each must be 10 to 15 digits[^)]*\): body\.status\.targetNumbers\[0\] "12"$/],
     ['unknown upload', { status: { type: 'image', content: 'nope.jpg' }, at: future() }, /body\.status\.content: uploaded file not found/],
     ['every 0', { status, at: future(), repeat: { every: 0, unit: 'days' } }, /body\.repeat\.every/],
     ['bad unit', { status, at: future(), repeat: { every: 1, unit: 'fortnights' } }, /body\.repeat\.unit/],

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { build, TEST_API_KEY } from '../helper.js'
+import { counter, type Store } from '../../plugins/external/rate-limit.js'
 
 // Issue 12, point 3: the limit is decided by the route a request reaches (after percent-decoding), not by
 // the raw URL's prefix, and wrong-key attempts count like any other request.
@@ -56,4 +57,36 @@ test('rate limit: requests that match no route share the address\'s budget with 
   const metrics = await app.inject({ url: '/metrics', headers })
   assert.equal(metrics.statusCode, 200, 'its own count')
   assert.equal(metrics.headers['x-ratelimit-remaining'], '1')
+})
+
+// The per-request counter fails closed: a store that does not answer at once (or answers with an error) is
+// over the limit, never the count an earlier request left behind.
+test('rate limit counter: a store that never answers, or answers with an error, is over the limit', () => {
+  const max = 3
+  let answers = 2
+  const flaky: Store = {
+    incr: (_key, cb, timeWindow) => {
+      if (answers-- > 0) cb(null, { current: 1, ttl: timeWindow })
+    }
+  }
+  const count = counter(max, 60_000, flaky)
+  assert.equal(count('a').current, 1)
+  assert.equal(count('a').current, 1)
+  const silent = count('a')
+  assert.ok(silent.current > max, `no answer reused a stale count: ${silent.current}`)
+  assert.equal(silent.ttl, 60_000)
+
+  const failing = counter(max, 60_000, { incr: (_key, cb) => { cb(new Error('store down'), { current: 0, ttl: 0 }) } })
+  assert.ok(failing('a').current > max, 'an error answer is over the limit')
+
+  let later: (() => void) | undefined
+  const late = counter(max, 60_000, { incr: (_key, cb, timeWindow) => { later = () => { cb(null, { current: 1, ttl: timeWindow }) } } })
+  assert.ok(late('a').current > max, 'an answer after the call is not taken')
+  later?.()
+  assert.ok(late('a').current > max, 'nor the late answer by the next call')
+})
+
+test('rate limit counter: the real store counts up to the limit and over it, per key', () => {
+  const count = counter(2, 60_000)
+  assert.deepEqual([count('a').current, count('a').current, count('a').current, count('b').current], [1, 2, 3, 1])
 })

@@ -16,9 +16,12 @@ test('targetNumbers: a bad entry is a 400 naming it', () => {
       assert.equal(err.statusCode, 400)
       assert.match(err.message, new RegExp(`"${bad.trim().replace('+', '\\+')}"`))
       assert.match(err.message, /10 to 15 digits/)
+      assert.match(err.message, /^body\.targetNumbers has 1 invalid entry .*: body\.targetNumbers\[1\] "/)
       return true
     })
   }
+  assert.throws(() => parseTargetNumbers('12, 15551230001,,abc', 'body.status.targetNumbers'),
+    { message: /^body\.status\.targetNumbers has 2 invalid entries .*: body\.status\.targetNumbers\[0\] "12", body\.status\.targetNumbers\[3\] "abc"$/ })
 })
 
 test('url media detection: by the path extension, case-insensitive, query and fragment ignored', () => {

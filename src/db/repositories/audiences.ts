@@ -25,12 +25,12 @@ export async function findAudienceInfo (db: Db, sessionId: string, id: string): 
 }
 
 /** The session's audiences after `afterSeq`, oldest first, without their numbers; one more than `limit` tells there is a next page. */
-export async function listAudiences (db: Db, sessionId: string, limit: number, afterSeq: number): Promise<AudienceInfo[]> {
+export async function listAudiences (db: Db, sessionId: string, q: { limit: number, after?: number }): Promise<AudienceInfo[]> {
   return await db.selectFrom('audiences').select(INFO_COLUMNS)
     .where('session_id', '=', sessionId)
-    .where('seq', '>', afterSeq)
+    .where('seq', '>', q.after ?? 0)
     .orderBy('seq')
-    .limit(limit + 1)
+    .limit(q.limit)
     .execute()
 }
 

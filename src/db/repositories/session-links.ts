@@ -4,6 +4,7 @@ import type { DbHandle } from '../connection.js'
 import type { SessionTable } from '../database.js'
 import { pgAppendEvents, sqliteEventLog, type NewEvent } from './events.js'
 import { inTransaction } from './pg-tx.js'
+import { writeOrder } from '../write-order.js'
 
 export interface StoredSession { id: string, authMethod: SessionTable['auth_method'], phoneNumber: string | null }
 
@@ -42,18 +43,14 @@ export function createPgSessionLinks (pool: pg.Pool) {
   type Row = { id: string, auth_method: SessionTable['auth_method'], phone_number: string | null }
   const toStored = (r: Row): StoredSession => ({ id: r.id, authMethod: r.auth_method, phoneNumber: r.phone_number })
   // one session's writes commit in the order they were made (a logout right after an open ends unlinked)
-  const queues = new Map<string, Promise<void>>()
+  const writes = writeOrder()
   /** the row's write, with the events reporting it in the same transaction (the log's lock last) when there are any */
   function inOrder (id: string, text: string, values: unknown[], events: NewEvent[]): Promise<void> {
     const write = async (): Promise<void> => {
       if (events.length === 0) await pool.query(text, values)
       else await inTransaction(pool, async (client) => { await client.query(text, values); await pgAppendEvents(client, events) })
     }
-    const mine = (queues.get(id) ?? Promise.resolve()).then(write)
-    const settled = mine.catch(() => {})
-    queues.set(id, settled)
-    void settled.then(() => { if (queues.get(id) === settled) queues.delete(id) })
-    return mine
+    return writes.run(id, write)
   }
   return {
     list: async (): Promise<StoredSession[]> =>

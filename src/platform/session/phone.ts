@@ -77,16 +77,18 @@ export function privacyFromLists (lists: PrivacyList[], numberForLid: (lidUser: 
   const list = lists[0]
   if (list === undefined) return { mode: 'contacts', numbers: [] }
   const mode = MODES[list.type]
-  if (mode === undefined) return null
-  const numbers = mode === 'contacts' ? [] : list.jids.map((j) => listedNumber(j, numberForLid)).filter((n) => n !== null)
-  return { mode, numbers: [...new Set(numbers)] }
+  return mode === undefined ? null : privacyOf(mode, list.jids, numberForLid)
 }
 
 /** A statusPrivacy action's value as a PhoneStatusPrivacy (rc14 gives the mode as the enum's number). */
 export function privacyFromAction (value: { mode?: unknown, userJid?: unknown }, numberForLid: (lidUser: string) => string | null): PhoneStatusPrivacy | null {
   const mode = ACTION_MODES[String(value.mode ?? 'ALLOW_LIST')]
   if (mode === undefined) return null
-  const jids = Array.isArray(value.userJid) ? value.userJid.filter((j): j is string => typeof j === 'string') : []
+  return privacyOf(mode, Array.isArray(value.userJid) ? value.userJid.filter((j): j is string => typeof j === 'string') : [], numberForLid)
+}
+
+/** A mode and its listed JIDs as a PhoneStatusPrivacy: the numbers each once, in order; none for `contacts`. */
+function privacyOf (mode: StatusPrivacyMode, jids: readonly string[], numberForLid: (lidUser: string) => string | null): PhoneStatusPrivacy {
   const numbers = mode === 'contacts' ? [] : jids.map((j) => listedNumber(j, numberForLid)).filter((n) => n !== null)
   return { mode, numbers: [...new Set(numbers)] }
 }
