@@ -27,7 +27,6 @@ import scheduleRoutes from '../plugins/schedules/routes.js'
 import reportRoutes from '../plugins/statuses/report-routes.js'
 import swaggerPlugin from '../plugins/external/swagger.js'
 import rateLimitPlugin from '../plugins/external/rate-limit.js'
-import multipartPlugin from '../plugins/external/multipart.js'
 import socketIoPlugin from '../plugins/external/socket-io.js'
 import staticPlugin from '../plugins/external/static.js'
 import metricsPlugin from '../plugins/external/metrics.js'
@@ -104,7 +103,6 @@ export const serviceApp: FastifyPluginAsync<AppOptions> = async (app, opts) => {
   await app.register(helmetPlugin)
   await app.register(rateLimitPlugin)
   await app.register(swaggerPlugin)
-  await app.register(multipartPlugin)
   await app.register(dbPlugin)
   await app.register(mediaStorePlugin)
   await app.register(remoteMediaPlugin)

@@ -6,6 +6,7 @@ import { failures } from '../../schemas/envelope.js'
 import { UploadResultSchema } from '../../schemas/status.js'
 import { NoFileUploaded } from '../../src/errors.js'
 import { drain } from './media-store.js'
+import multipartPlugin from '../external/multipart.js'
 import type { MediaKind } from '../../src/media/types.js'
 
 const KINDS: ReadonlyArray<{ kind: MediaKind, summary: string, description: string }> = [
@@ -24,6 +25,11 @@ const KINDS: ReadonlyArray<{ kind: MediaKind, summary: string, description: stri
 ]
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
+  // multipart only here, where the uploads are read: registered at the root, @fastify/multipart's
+  // onResponse hook (three promises, for files this service never saves to disk) ran on every request of
+  // every route, and each promise costs more once Baileys' AsyncLocalStorage has turned on Node 20's async
+  // hooks (bench/NOTES.md, "The first round was cold"). A multipart body to any other route is 415.
+  await app.register(multipartPlugin)
   // Every body reaches the handler unparsed, so that JSON, text or unknown types answer
   // "No file uploaded" (400) instead of a parser error or 415; multipart keeps its own parser.
   app.removeContentTypeParser(['application/json', 'text/plain'])

@@ -78,6 +78,9 @@ test('framework errors: every FST_ERR_* a request can raise answers in the envel
   const upload = await inject({ method: 'POST', url: '/api/upload-image', headers: json, payload: '{}' })
   assert.ok(upload.status >= 400 && upload.status < 500, upload.body)
   assertEnvelope('multipart content type', upload, upload.status)
+  // multipart is parsed only by the upload routes (plugins/uploads/routes.ts): elsewhere it is an unsupported type
+  const form = { 'x-api-key': TEST_API_KEY, 'content-type': 'multipart/form-data; boundary=b' }
+  assertEnvelope('multipart body to a JSON route (FST_ERR_CTP_INVALID_MEDIA_TYPE)', await inject({ method: 'POST', url: '/api/sessions', headers: form, payload: '--b\r\ncontent-disposition: form-data; name="sessionId"\r\n\r\nx\r\n--b--\r\n' }), 415)
 
   // Errors raised below the router, on a real connection.
   const base = await listen()
