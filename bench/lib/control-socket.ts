@@ -43,3 +43,19 @@ export async function startControlSocket (env: NodeJS.ProcessEnv = process.env):
   await connect()
   return handle
 }
+
+/**
+ * How both control servers run: the socket (when configured), the app on 127.0.0.1:`port` (`ready` printed
+ * once listening), and on SIGTERM the socket stopped, the server closed, then `close` (its database).
+ * Answers the socket (its state is the Express control's health).
+ */
+export async function serveControl (app: { listen: (port: number, host: string, ready: () => void) => { close: (done: () => void) => unknown } }, port: number, close: () => void): Promise<ControlSocket> {
+  const socket = await startControlSocket()
+  const server = app.listen(port, '127.0.0.1', () => { process.stdout.write('ready\n') })
+  process.on('SIGTERM', () => {
+    socket.stop()
+    server.close(() => { close(); process.exit(0) })
+    setTimeout(() => process.exit(0), 2000).unref()
+  })
+  return socket
+}

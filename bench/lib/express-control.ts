@@ -12,7 +12,7 @@
  */
 import express from 'express'
 import { SQLite } from '../../src/db/sqlite.js'
-import { startControlSocket } from './control-socket.js'
+import { serveControl } from './control-socket.js'
 
 const { PORT, API_KEY, DB_FILE } = process.env
 if (PORT === undefined || API_KEY === undefined || DB_FILE === undefined) throw new Error('PORT, API_KEY and DB_FILE are required')
@@ -103,10 +103,4 @@ app.get('/api/sessions/:sessionId/sent-statuses', (req, res) => {
   res.json({ success: true, data })
 })
 
-const socket = await startControlSocket()
-const server = app.listen(Number(PORT), '127.0.0.1', () => { process.stdout.write('ready\n') })
-process.on('SIGTERM', () => {
-  socket.stop()
-  server.close(() => { db.close(); process.exit(0) })
-  setTimeout(() => process.exit(0), 2000).unref()
-})
+const socket = await serveControl(app, Number(PORT), () => { db.close() })
