@@ -4,7 +4,7 @@ import { test } from 'node:test'
 import type { Page } from 'playwright-core'
 import { build, waitFor } from '../helper.js'
 import { startStack, type Stack } from '../stack.js'
-import { enterKey, findChromium, openBrowser, saveArtifact, skipWithoutChromium } from './browser.js'
+import { enterKey, findChromium, openBrowser, failedAt, skipWithoutChromium } from './browser.js'
 
 // The audience picker in the dashboard (issue 24), in headless Chromium against the real service, real
 // Baileys and the emulator: a saved audience made in its panel, chosen in the post form, reaches exactly
@@ -106,9 +106,7 @@ test('dashboard audience picker: a saved audience made in its panel, posted to a
     await page.locator('#aud-error').filter({ hasText: 'Choose a saved audience' }).waitFor()
     assert.deepEqual(errors, [], 'the page logged errors')
   } catch (err) {
-    const shot = await saveArtifact(page, `audiences-${step}`)
-    if (err instanceof Error) err.message += `\n(step: ${step}${shot === undefined ? '' : `; screenshot: ${shot}`})`
-    throw err
+    await failedAt(page, 'audiences', step, err)
   }
 })
 
@@ -173,9 +171,7 @@ test("dashboard audience picker: my contacts except two found by search, then as
     await page.keyboard.press('Escape')
     assert.deepEqual(errors, [], 'the page logged errors')
   } catch (err) {
-    const shot = await saveArtifact(page, `audiences-${step}`)
-    if (err instanceof Error) err.message += `\n(step: ${step}${shot === undefined ? '' : `; screenshot: ${shot}`})`
-    throw err
+    await failedAt(page, 'audiences', step, err)
   }
 })
 

@@ -103,6 +103,16 @@ export async function saveArtifact (page: Page, name: string): Promise<string | 
 }
 
 /** Types the key and submits with Enter (the keyboard path). */
+/**
+ * Rethrows a browser test's failure with the step it failed at and a screenshot of the page then
+ * (`<name>-<step>`), for a `catch` around the test's steps.
+ */
+export async function failedAt (page: Page, name: string, step: string, err: unknown): Promise<never> {
+  const shot = await saveArtifact(page, `${name}-${step}`)
+  if (err instanceof Error) err.message += `\n(step: ${step}${shot === undefined ? '' : `; screenshot: ${shot}`})`
+  throw err
+}
+
 export async function enterKey (page: Page, key = TEST_API_KEY): Promise<void> {
   const input = page.getByRole('textbox', { name: 'API key' })
   await input.fill(key)

@@ -4,7 +4,7 @@ import { build, TEST_API_KEY } from '../helper.js'
 
 const sleepMs = async (ms: number): Promise<void> => { await new Promise((resolve) => setTimeout(resolve, ms)) }
 import {
-  CHROMIUM_CANDIDATES, createQrSession, enterKey, findChromium, skipWithoutChromium, openBrowser, postText, qrDataUrl, saveArtifact, startStack
+  CHROMIUM_CANDIDATES, createQrSession, enterKey, findChromium, skipWithoutChromium, openBrowser, postText, qrDataUrl, failedAt, startStack
 } from './browser.js'
 
 test('the dashboard is served at / with the API and docs untouched', async (t) => {
@@ -161,9 +161,7 @@ test('dashboard end to end: key, QR link, post a status, live viewer', { skip, t
     await page.locator('#key-screen').waitFor({ state: 'visible' })
     await keyError.filter({ hasText: /Unauthorized/ }).waitFor()
   } catch (err) {
-    const shot = await saveArtifact(page, `dashboard-${step}`)
-    if (err instanceof Error) err.message += `\n(step: ${step}${shot === undefined ? '' : `; screenshot: ${shot}`})`
-    throw err
+    await failedAt(page, 'dashboard', step, err)
   }
   t.diagnostic(`browser flow took ${Date.now() - started} ms`)
 })

@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { CHROMIUM_CANDIDATES, createQrSession, enterKey, findChromium, skipWithoutChromium, openBrowser, postText, qrDataUrl, saveArtifact, startStack } from './browser.js'
+import { CHROMIUM_CANDIDATES, createQrSession, enterKey, findChromium, skipWithoutChromium, openBrowser, postText, qrDataUrl, failedAt, saveArtifact, startStack } from './browser.js'
 
 // Issue 15 in the dashboard: each status shows its reach (viewers / recipients), likes and replies, live;
 // the status dialog draws cumulative views since posting and lists reactions and replies, live as well.
@@ -80,8 +80,6 @@ test('dashboard: reach, likes and replies per status, the views chart, all live'
     await page.locator('#ov-answers').filter({ hasText: '♥ 1 · ↩ 2' }).waitFor()
     assert.deepEqual(errors, [], 'the page logged errors')
   } catch (err) {
-    const shot = await saveArtifact(page, `reach-${step}`)
-    if (err instanceof Error) err.message += `\n(step: ${step}${shot === undefined ? '' : `; screenshot: ${shot}`})`
-    throw err
+    await failedAt(page, 'reach', step, err)
   }
 })

@@ -4,7 +4,7 @@ import { test } from 'node:test'
 import type { Page } from 'playwright-core'
 import { waitFor } from '../helper.js'
 import { startStack } from '../stack.js'
-import { enterKey, findChromium, openBrowser, saveArtifact, skipWithoutChromium } from './browser.js'
+import { enterKey, findChromium, openBrowser, failedAt, saveArtifact, skipWithoutChromium } from './browser.js'
 
 // Scheduled statuses in the dashboard (issue 24), in headless Chromium against the real service, real Baileys
 // and the emulator: the post form's When part schedules a text status a few seconds ahead; the list shows it,
@@ -128,8 +128,6 @@ test('dashboard schedules: a status scheduled seconds ahead fires live; a repeat
     t.diagnostic(`screenshot: ${shot ?? 'not saved'}`)
     assert.deepEqual(errors.filter((e) => !/status of 400/.test(e)), [], 'the page logged errors (besides the 400 above)')
   } catch (err) {
-    const shot = await saveArtifact(page, `schedules-${step}`)
-    if (err instanceof Error) err.message += `\n(step: ${step}${shot === undefined ? '' : `; screenshot: ${shot}`})`
-    throw err
+    await failedAt(page, 'schedules', step, err)
   }
 })

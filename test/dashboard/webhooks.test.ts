@@ -3,7 +3,7 @@ import { test } from 'node:test'
 import { Webhook } from 'standardwebhooks'
 import { build } from '../helper.js'
 import { startReceiver } from '../webhooks/receiver.js'
-import { CHROMIUM_CANDIDATES, enterKey, findChromium, skipWithoutChromium, openBrowser, saveArtifact } from './browser.js'
+import { CHROMIUM_CANDIDATES, enterKey, findChromium, skipWithoutChromium, openBrowser, failedAt } from './browser.js'
 
 // The dashboard's Webhooks panel in headless Chromium, against the real service and a receiver on 127.0.0.1.
 
@@ -80,8 +80,6 @@ test('dashboard webhooks panel: create (secret shown once), deliveries with thei
     assert.equal(await page.evaluate(() => JSON.stringify(sessionStorage).includes('whsec_')), false)
     assert.ok(new Webhook(secret))
   } catch (err) {
-    const shot = await saveArtifact(page, `webhooks-${step}`)
-    if (err instanceof Error) err.message += `\n(step: ${step}${shot === undefined ? '' : `; screenshot: ${shot}`})`
-    throw err
+    await failedAt(page, 'webhooks', step, err)
   }
 })
