@@ -24,7 +24,7 @@ export interface TestApp {
 }
 
 /**
- * SPEED_TRICKS_OFF from the test process's environment (test/foundation/speed-tricks.test.ts runs test
+ * SPEED_TRICKS_OFF from the test process's environment (test/foundation/speed-tricks-off.test.ts runs test
  * files again with every speed trick off); a test's own settings still win.
  */
 const TRICKS_OFF: Record<string, string> = process.env.SPEED_TRICKS_OFF !== undefined ? { SPEED_TRICKS_OFF: process.env.SPEED_TRICKS_OFF } : {}

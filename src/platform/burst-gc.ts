@@ -38,7 +38,7 @@ let timer: NodeJS.Timeout | null = null
  * The acks of a turn of `frames` receipt frames went out: after a burst, one full collection once no
  * receipts came for `quietMs`. null: never (the burst-gc speed trick off, src/speed-tricks.ts).
  */
-export function afterReceiptTurn (frames: number, quietMs: number | null = QUIET_MS): void {
+export function afterReceiptTurn (frames: number, quietMs: number | null): void {
   if (quietMs === null || (frames < BURST_FRAMES && timer === null)) return
   if (timer !== null) clearTimeout(timer)
   timer = setTimeout(() => { timer = null; fullGc()?.() }, quietMs)

@@ -141,7 +141,7 @@ export function startPlatform (db: DbHandle, wa: Config['wa'], timing: Partial<P
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'info' }, logs.stream)
   const sink = new RecordingSink()
   const handed: ConnectionStatusChange[] = []
-  // SPEED_TRICKS_OFF in the environment (test/foundation/speed-tricks.test.ts), as the service's config takes it
+  // SPEED_TRICKS_OFF in the environment (test/foundation/speed-tricks-off.test.ts), as the service's config takes it
   const gcOff = parseSpeedTricksOff(process.env.SPEED_TRICKS_OFF).off.has('burst-gc') ? { burstGcQuietMs: null } : {}
   const platform = createPlatform({ db, links: unlogged(createSessionLinks(db.sqlite), handed), receiptSink: sink, wa, logger, timing: { ...timing, ...gcOff } })
   return { platform, events: new EventLog(platform), logs, sink, handed }
