@@ -12,6 +12,7 @@ import type { StatusDeps } from './service.js'
 import { createViewersUpdates, updateEvents, VIEWERS_UPDATE_MS, type Changed } from './viewers-update.js'
 
 export { VIEWERS_UPDATE_MS }
+type PgClient = Parameters<ReturnType<typeof pgViewerWriter>['lists']>[0]
 /** How long a commit waits for a transaction another caller holds open before the receipt is refused. */
 export const BUSY_WAIT_MAX_MS = 5000
 const BUSY_RETRY_MS = 5
@@ -19,6 +20,8 @@ const BUSY_RETRY_MS = 5
 const COUNTS_KEPT = 1000
 /** after a restart, statuses viewed in the log's last this long get a status-viewers-update (a window's last one may have been cut off) */
 export const RECOVER_SPAN_MS = 30_000
+/** the statuses of one session, as the throttle's claims take them */
+const ofSession = (sessionId: string, statusIds: Set<number>): Changed => new Map([...statusIds].map((id) => [id, { sessionId }]))
 
 /**
  * The receipt sink: the platform hands over the views of the receipt stanzas of one event-loop turn
@@ -88,6 +91,11 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'log' | 'metri
   /** status-viewers-update of the claimed statuses, their lists read in the commit (`lists`) */
   const claimedEvents = (claimed: Changed, lists: (statusId: number) => ViewerRow[]): NewEvent[] =>
     [...claimed].flatMap(([statusId, { sessionId }]) => updateEvents(statusId, sessionId, lists(statusId)))
+  /** PostgreSQL: claimedEvents with the lists read in one query on the transaction's client */
+  async function pgClaimedEvents (client: PgClient, claimed: Changed): Promise<NewEvent[]> {
+    const lists = await pgWriter().lists(client, [...claimed.keys()])
+    return claimedEvents(claimed, (id) => lists.get(id) ?? [])
+  }
 
   /**
    * The views and their events in one transaction: one commit per event-loop turn, one status-viewers-added
@@ -121,8 +129,7 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'log' | 'metri
           for (const row of r.rows) counted.set(Number(row.status_id), row.n)
         }
         claimed = updates.claim(c)
-        const lists = await pgWriter().lists(client, [...claimed.keys()])
-        await pgAppendEvents(client, [...addedEvents(c, (id) => counted.get(id) ?? 0), ...claimedEvents(claimed, (id) => lists.get(id) ?? [])])
+        await pgAppendEvents(client, [...addedEvents(c, (id) => counted.get(id) ?? 0), ...await pgClaimedEvents(client, claimed)])
       }).then((c) => { written(views, arrivedAt, c, claimed) }, failed)
     } catch (err) {
       return failed(err)
@@ -191,21 +198,19 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'log' | 'metri
   function lidsMapped (sessionId: string, mappings: Array<{ lid: string, number: string }>): void | Promise<void> {
     if (closed) return
     let claimed: Changed = new Map()
-    const ofSession = (changed: Set<number>): Changed => new Map([...changed].map((id) => [id, { sessionId }]))
     const failed = (err: unknown): never => { updates.settle(claimed); throw err }
     try {
       if (sqliteWriter !== null && sqliteLog !== null) {
         const changed = sqliteWriter.mapLids(sessionId, mappings, (c) => {
-          claimed = updates.claim(ofSession(c))
+          claimed = updates.claim(ofSession(sessionId, c))
           sqliteLog.append(claimedEvents(claimed, sqliteWriter.list))
         })
         mapped(sessionId, mappings, changed, claimed)
         return
       }
       return pgWriter().mapLids(sessionId, mappings, async (c, client) => {
-        claimed = updates.claim(ofSession(c))
-        const lists = await pgWriter().lists(client, [...claimed.keys()])
-        await pgAppendEvents(client, claimedEvents(claimed, (id) => lists.get(id) ?? []))
+        claimed = updates.claim(ofSession(sessionId, c))
+        await pgAppendEvents(client, await pgClaimedEvents(client, claimed))
       }).then((c) => { mapped(sessionId, mappings, c, claimed) }, failed)
     } catch (err) {
       return failed(err)
@@ -218,7 +223,7 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'log' | 'metri
     log.info({ sessionId, lids: mappings.length, statuses: changed.size }, 'viewers stored under a LID got their number')
     for (const statusId of changed) counts.delete(statusId) // a merge may have made two entries one
     if (claimed.size > 0) eventLog.committed()
-    updates.settle(claimed, new Map([...changed].map((id) => [id, { sessionId }])))
+    updates.settle(claimed, ofSession(sessionId, changed))
   }
 
   function unmappedLids (sessionId: string, limit: number): string[] | Promise<string[]> {
@@ -234,10 +239,7 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'log' | 'metri
       await idle()
       sqlite.transaction(() => { sqliteLog.append(updateEvents(statusId, sessionId, sqliteWriter.list(statusId))) })()
     } else if (handle.dialect === 'postgres') {
-      await inTransaction(handle.pool, async (client) => {
-        const lists = await pgWriter().lists(client, [statusId])
-        await pgAppendEvents(client, updateEvents(statusId, sessionId, lists.get(statusId) ?? []))
-      })
+      await inTransaction(handle.pool, async (client) => { await pgAppendEvents(client, await pgClaimedEvents(client, ofSession(sessionId, new Set([statusId])))) })
     }
     eventLog.committed()
   }
@@ -261,13 +263,7 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'log' | 'metri
   }
 
   const sink: ReceiptSink = { commit, commitDeliveries, lidsMapped, unmappedLids }
-  return {
-    ...sink,
-    sink,
-    stats: (): Readonly<typeof stats> => ({ ...stats }),
-    recover,
-    stop
-  }
+  return { ...sink, sink, stats: (): Readonly<typeof stats> => ({ ...stats }), recover, stop }
 }
 
 export type ViewerIngest = ReturnType<typeof createViewerIngest>

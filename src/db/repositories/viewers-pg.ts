@@ -67,8 +67,7 @@ export function pgViewerWriter (pool: pg.Pool) {
   }
 
   async function list (statusId: number): Promise<ViewerRow[]> {
-    const result = await pool.query<ViewerRow>('select * from viewers where status_id = $1 order by viewed_at, viewer', [statusId])
-    return result.rows
+    return (await lists(pool, [statusId])).get(statusId) ?? []
   }
 
   /** The lists of several statuses in one query, on `db` (a transaction's client): by status, first view first. */
