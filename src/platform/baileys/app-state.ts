@@ -1,4 +1,4 @@
-import type { BinaryNode, WASocket } from '@whiskeysockets/baileys'
+import { getBinaryNodeChild, getBinaryNodeChildren, type BinaryNode, type WASocket } from '@whiskeysockets/baileys'
 
 // What the phone shares through app-state sync, as rc14 hands it over (its contacts.upsert and
 // settings.update events) and as the service asks for it (a sync from scratch, the status privacy query).
@@ -63,12 +63,10 @@ export interface PrivacyList { type: string, isDefault: boolean, jids: string[] 
  */
 export async function queryStatusPrivacy (sock: WASocket, timeoutMs: number): Promise<PrivacyList[]> {
   const answer = await sock.query({ tag: 'iq', attrs: { to: 's.whatsapp.net', type: 'get', xmlns: 'status' }, content: [{ tag: 'privacy', attrs: {} }] }, timeoutMs) as BinaryNode
-  const children = (node: BinaryNode | undefined): BinaryNode[] => Array.isArray(node?.content) ? node.content : []
-  const privacy = children(answer).find((n) => n.tag === 'privacy')
-  const lists = children(privacy).filter((n) => n.tag === 'list').map((list) => ({
+  const lists = getBinaryNodeChildren(getBinaryNodeChild(answer, 'privacy'), 'list').map((list) => ({
     type: list.attrs.type ?? '',
     isDefault: list.attrs.default === 'true',
-    jids: children(list).flatMap((u) => u.tag === 'user' && typeof u.attrs.jid === 'string' ? [u.attrs.jid] : [])
+    jids: getBinaryNodeChildren(list, 'user').flatMap((u) => typeof u.attrs.jid === 'string' ? [u.attrs.jid] : [])
   }))
   return [...lists.filter((l) => l.isDefault), ...lists.filter((l) => !l.isDefault)]
 }
