@@ -1,4 +1,4 @@
-import { isPnUser, jidDecode } from '@whiskeysockets/baileys'
+import { isLidUser as isLid, isPnUser, jidDecode } from '@whiskeysockets/baileys'
 
 // Viewers may be named by phone-number JID or by LID. Baileys' LIDMappingStore (sock.signalRepository
 // .lidMapping) learns pairs from USync device queries (every status send asks with the <lid/> protocol),
@@ -15,7 +15,12 @@ export function pnDigits (jid: string | null | undefined): string | null {
 }
 
 /** a LID user JID (`<lid>@lid`): a status recipient known only by its LID */
-export const isLidUser = (jid: string): boolean => jid.endsWith('@lid')
+export const isLidUser = (jid: string): boolean => isLid(jid) === true
+
+/** the user part of a LID JID (device suffix dropped), null for anything else */
+export function lidUserOf (jid: string | null | undefined): string | null {
+  return jid !== null && jid !== undefined && isLidUser(jid) ? jidDecode(jid)?.user ?? null : null
+}
 
 /** a status recipient's JID: its phone-number JID, or the LID user JID it was given as */
 export const recipientJid = (recipient: string): string => isLidUser(recipient) ? recipient : pnJid(recipient)

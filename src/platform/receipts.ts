@@ -1,13 +1,6 @@
-import {
-  DisconnectReason,
-  isLidUser,
-  jidDecode,
-  jidNormalizedUser,
-  type BinaryNode,
-  type WASocket
-} from '@whiskeysockets/baileys'
+import { DisconnectReason, jidNormalizedUser, type BinaryNode, type WASocket } from '@whiskeysockets/baileys'
 import { holdFrame, onFrame, storeLidMappings } from './baileys/index.js'
-import { pnDigits } from './lid.js'
+import { lidUserOf, pnDigits } from './lid.js'
 import { parseStatusReceipt, type ParsedView } from './receipt-parse.js'
 import { ackFrames, type HeldFrame } from './receipt-acks.js'
 import { afterReceiptTurn } from './burst-gc.js'
@@ -45,9 +38,6 @@ import type { ReceiptIntakeOptions, StatusDelivery, StatusView } from './types.j
 
 /** committed frames acked per event-loop turn (see ReceiptIntake.#releaseInChunks) */
 const ACK_CHUNK = 128
-
-const lidUserOf = (jid: string | null | undefined): string | null =>
-  jid !== null && jid !== undefined && (isLidUser(jid) ?? false) ? jidDecode(jid)?.user ?? null : null
 
 interface Turn { views: StatusView[], deliveries: StatusDelivery[], frames: HeldFrame[] }
 /** a LID → number pair a receipt named (`participant_pn`), learned like a `lid-mapping.update` */

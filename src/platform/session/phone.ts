@@ -1,9 +1,9 @@
-import { isLidUser, jidDecode, type WASocket } from '@whiskeysockets/baileys'
+import { jidDecode, type WASocket } from '@whiskeysockets/baileys'
 import { SerialQueue } from '../async.js'
 import {
   CONTACTS_COLLECTION, hasAppStateKey, listenAppState, queryStatusPrivacy, syncFromScratch, type PrivacyList, type UpsertedContact
 } from '../baileys/app-state.js'
-import { pnDigits } from '../lid.js'
+import { lidUserOf, pnDigits } from '../lid.js'
 import type { PlatformLogger as Logger } from '../logger.js'
 import type { PhoneContact, PhoneSink, PhoneStatusPrivacy, StatusPrivacyMode } from '../types.js'
 
@@ -43,8 +43,8 @@ export function toPhoneContact (c: UpsertedContact): PhoneContact | null {
   const id = jidDecode(c.id ?? '')
   if (id === undefined || id.user === '') return null
   const lidOf = (jid: string | null | undefined): string | null => {
-    const d = typeof jid === 'string' ? jidDecode(jid) : undefined
-    return d !== undefined && d.server === 'lid' && d.user !== '' ? `${d.user}@lid` : null
+    const user = lidUserOf(jid)
+    return user === null || user === '' ? null : `${user}@lid`
   }
   if (id.server === 'lid') {
     return { jid: `${id.user}@lid`, number: pnDigits(c.phoneNumber), lid: `${id.user}@lid`, name: nameOf(c) }
@@ -67,9 +67,8 @@ const ACTION_MODES: Record<string, StatusPrivacyMode> = { 0: 'allowlist', ALLOW_
 export function listedNumber (jid: string, numberForLid: (lidUser: string) => string | null): string | null {
   const pn = pnDigits(jid)
   if (pn !== null) return pn
-  if (!(isLidUser(jid) ?? false)) return null
-  const user = jidDecode(jid)?.user ?? ''
-  return user === '' ? null : numberForLid(user) ?? `${user}@lid`
+  const user = lidUserOf(jid)
+  return user === null || user === '' ? null : numberForLid(user) ?? `${user}@lid`
 }
 
 /** The default list of the privacy answer as a PhoneStatusPrivacy; none: contacts (whatsmeow's default). Null for an unknown type. */
