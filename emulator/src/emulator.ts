@@ -1011,7 +1011,7 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
     const enc = await account.primary.encryptFresh(signalSenderFor(name.user, name.server, device.id), () => device.takeBundle(), encodeWAMessage(phone.appState.keyShareMessage()))
     return {
       tag: 'message',
-      attrs: { id: phoneMessageId(), from: account.legacy ? `${account.number}@s.whatsapp.net` : `${account.lid}@lid`, type: 'text', category: 'peer', t: unixNow() },
+      attrs: { id: phoneMessageId(), from: `${name.user}@${name.server}`, type: 'text', category: 'peer', t: unixNow() },
       content: [{ tag: 'enc', attrs: { v: '2', type: enc.type }, content: enc.body }]
     }
   }

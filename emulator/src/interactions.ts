@@ -9,11 +9,11 @@
  * - a reply is an `extendedTextMessage` whose `contextInfo` quotes the status (`remoteJid:
  *   status@broadcast`, `stanzaId`: the status id, `participant`: the poster, `quotedMessage`); `type="text"`.
  */
-import { randomBytes } from 'node:crypto'
 import { encodeWAMessage, jidEncode, type BinaryNode, type proto } from '@whiskeysockets/baileys'
 import type { Account, Contact, Directory } from './accounts.js'
 import { normalizeNumber, signalNameOf } from './accounts.js'
 import { EmulatorError } from './errors.js'
+import { phoneMessageId } from './phone.js'
 import { signalSenderFor, type SignalBundle, type SimulatedDevice } from './signal-party.js'
 import type { InteractionOptions, ReceiptVia, StatusRecord } from './types.js'
 
@@ -74,9 +74,7 @@ export function prepareInteraction (directory: Directory, status: StatusRecord, 
       }
     }
   }
-  // the shape of ids phones generate (3A + 18 hex digits)
-  const messageId = `3A${randomBytes(9).toString('hex').toUpperCase()}`
-  return { poster, contact: party, device, via, messageId, stanzaType: kind === 'reaction' ? 'reaction' : 'text', message }
+  return { poster, contact: party, device, via, messageId: phoneMessageId(), stanzaType: kind === 'reaction' ? 'reaction' : 'text', message }
 }
 
 /** Encryption goes one message at a time: two at once through one session would both use its next key. */

@@ -140,7 +140,8 @@ async function answerIq (host: IqHost, conn: WaConnection, iq: BinaryNode): Prom
       if (!device || iq.attrs.type !== 'set') throw new IqError(device ? 400 : 401, device ? 'bad-request' : 'not-authorized')
       return await host.appStateAnswer(conn, iq)
     case 'status':
-      // the status privacy query (phone.ts): whatsmeow broadcast.go GetStatusPrivacy
+      // the status privacy query (phone.ts): whatsmeow broadcast.go GetStatusPrivacy; its error for a
+      // connection with no device is the emulator's own, as for app-state sync above
       if (iq.attrs.type === 'get' && child?.tag === 'privacy') {
         if (!device) throw new IqError(401, 'not-authorized')
         return host.statusPrivacyAnswer(conn)

@@ -30,7 +30,7 @@ import { EmulatorError } from './errors.js'
 import type { SavedContactInfo, StatusPrivacyInfo, StatusPrivacyMode } from './types.js'
 
 export const PRIVACY_MODES: readonly StatusPrivacyMode[] = ['contacts', 'allowlist', 'denylist']
-/** entries of one PUT at most */
+/** entries of one PUT at most, and a name's length: the emulator's own limits (no public source), to bound a request */
 const MAX_CONTACTS = 100_000
 const MAX_NAME = 256
 
@@ -83,6 +83,7 @@ export function checkStatusPrivacy (body: unknown): StatusPrivacyInfo {
   }
   if (numbers !== undefined && !Array.isArray(numbers)) throw new EmulatorError(400, 'numbers must be an array of numbers')
   const list = (numbers ?? []) as unknown[]
+  // the emulator's own check (no public source): a contacts privacy has no list to hold
   if (mode === 'contacts' && list.length > 0) throw new EmulatorError(400, 'numbers go with allowlist and denylist; mode contacts takes none')
   if (list.length > MAX_CONTACTS) throw new EmulatorError(400, `numbers holds at most ${MAX_CONTACTS} entries`)
   const out: string[] = []
@@ -169,5 +170,5 @@ export function statusPrivacyAnswer (phone: Phone): BinaryNode {
 export const CONTACTS_COLLECTION: CollectionName = 'critical_unblock_low'
 export const PRIVACY_COLLECTION: CollectionName = 'regular_high'
 
-/** A message id for the phone's own messages: 3A + 18 hex digits (the emulator's own choice; nothing checks its shape). */
+/** A message id as a phone makes it (interactions, the phone's own messages): 3A + 18 hex digits, the shape phones' ids have; nothing checks it. */
 export const phoneMessageId = (): string => `3A${randomBytes(9).toString('hex').toUpperCase()}`
