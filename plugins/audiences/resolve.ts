@@ -1,5 +1,5 @@
 import type { DbHandle } from '../../src/db/connection.js'
-import { findAudience } from '../../src/db/repositories/audiences.js'
+import { findAudience, numbersOf } from '../../src/db/repositories/audiences.js'
 import { AudienceUnavailable, BadRequest } from '../../src/errors.js'
 import { AUDIENCE_ID_PATTERN, type AudienceSnapshot, type SendAudience, type StatusSettingName } from '../../schemas/audience.js'
 import { lidOf, parseNumberList, recipientOf } from './numbers.js'
@@ -128,7 +128,7 @@ export function createAudienceResolver (deps: ResolverDeps) {
         const saved = await findAudience(db, sessionId, audience.audienceId)
         if (saved === undefined) throw new BadRequest(`${field}.audienceId: no saved audience ${audience.audienceId} in this session`)
         snapshot = { ...base, audienceId: saved.id, name: saved.name, statusSetting: 'allowlist' }
-        recipients = saved.numbers === '' ? [] : saved.numbers.split(',')
+        recipients = numbersOf(saved)
         break
       }
       case 'contacts':

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
 import type { DbHandle } from '../../src/db/connection.js'
-import { deleteAudience, findAudience, findAudienceInfo, insertAudience, listAudiences, updateAudience, type AudienceInfo } from '../../src/db/repositories/audiences.js'
+import { deleteAudience, findAudience, findAudienceInfo, insertAudience, listAudiences, numbersOf, updateAudience, type AudienceInfo } from '../../src/db/repositories/audiences.js'
 import { findSession } from '../../src/db/repositories/sessions.js'
 import { AudienceNotFound, BadRequest, SessionNotFound } from '../../src/errors.js'
 import type { Audience, AudiencePage, AudienceSummary, CreateAudienceBody, UpdateAudienceBody } from '../../schemas/audience.js'
@@ -72,7 +72,7 @@ export function createAudienceService (deps: AudienceServiceDeps) {
     await requireSession(sessionId)
     const row = await findAudience(db, sessionId, id)
     if (row === undefined) throw new AudienceNotFound()
-    return { ...toSummary(row), numbers: row.numbers === '' ? [] : row.numbers.split(',') }
+    return { ...toSummary(row), numbers: numbersOf(row) }
   }
 
   /** Changes the name, the numbers (replaced whole) or both. */
@@ -91,7 +91,7 @@ export function createAudienceService (deps: AudienceServiceDeps) {
   }
 
   async function remove (sessionId: string, id: string): Promise<{ id: string, message: string }> {
-    await requireInfo(sessionId, id)
+    await requireSession(sessionId)
     if (!await deleteAudience(db, sessionId, id)) throw new AudienceNotFound()
     return { id, message: 'Audience deleted' }
   }
