@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { AudienceSnapshotSchema, SendAudienceSchema } from './audience.js'
-import { IsoDateSchema } from './common.js'
+import { IsoDateSchema, Nullable } from './common.js'
 
 export const StatusTypeSchema = Type.Union(['text', 'image', 'video', 'url'].map((t) => Type.Literal(t)))
 
@@ -66,7 +66,7 @@ export const SentStatusSchema = Type.Object({
   platformMessageId: Type.String(),
   contactCount: Type.Integer(),
   targetNumbers: Type.String({ description: "As requested; '' when `audience` chose the recipients" }),
-  audience: Type.Union([AudienceSnapshotSchema, Type.Null()], { description: 'How the recipients were chosen and who they were (send-status `audience`); null when targetNumbers named them' }),
+  audience: Nullable(AudienceSnapshotSchema, { description: 'How the recipients were chosen and who they were (send-status `audience`); null when targetNumbers named them' }),
   viewerCount: Type.Integer({ description: 'Real viewers so far' }),
   reactionCount: Type.Integer({ description: 'Contacts whose reaction (like or emoji) stands' }),
   replyCount: Type.Integer({ description: 'Replies received' }),

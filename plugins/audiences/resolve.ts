@@ -1,6 +1,7 @@
 import type { DbHandle } from '../../src/db/connection.js'
 import { findAudience, numbersOf } from '../../src/db/repositories/audiences.js'
 import { AudienceUnavailable, BadRequest } from '../../src/errors.js'
+import type { PhoneStatusPrivacy } from '../../src/platform/types.js'
 import { AUDIENCE_ID_PATTERN, type AudienceSnapshot, type SendAudience, type StatusSettingName } from '../../schemas/audience.js'
 import { lidOf, parseNumberList, recipientOf } from './numbers.js'
 
@@ -13,7 +14,7 @@ import { lidOf, parseNumberList, recipientOf } from './numbers.js'
 /** What the audiences use of the phone's contacts and status privacy (the `contacts` decorator). */
 export interface PhoneContacts {
   savedNumbers: (sessionId: string) => Promise<Array<{ number: string | null, lid: string | null, name: string | null }>>
-  statusPrivacy: (sessionId: string) => Promise<{ mode: 'contacts' | 'allowlist' | 'denylist', numbers: string[] } | null>
+  statusPrivacy: (sessionId: string) => Promise<PhoneStatusPrivacy | null>
 }
 
 /** An audience whose fields are checked and normalised (no look-up yet). */
