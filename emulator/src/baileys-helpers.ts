@@ -31,8 +31,26 @@ export function trustEmulatorRoot (rootPublicKeyBase64: string): void {
   WA_CERT_DETAILS.PUBLIC_KEY.set(root)
 }
 
+/** A deep copy that keeps Buffers Buffers (structuredClone turns them into plain Uint8Arrays, which Baileys' key types are not). */
+function deepCopy (value: unknown): unknown {
+  if (Buffer.isBuffer(value)) return Buffer.from(value)
+  if (value instanceof Uint8Array) return value.slice()
+  if (Array.isArray(value)) return value.map(deepCopy)
+  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, deepCopy(v)]))
+  return value
+}
+
+/** Auth state kept in memory, whose keys can be rolled back (`restorePoint`). */
+export interface MemoryAuthState extends AuthenticationState {
+  /**
+   * Copies the key store as it is now; calling the returned function puts that copy back. A test uses it
+   * to play a client killed before its key store committed what a send changed (its Signal sessions).
+   */
+  restorePoint: () => () => void
+}
+
 /** Auth state kept in memory; Baileys mutates `creds` in place on creds.update, so reuse the same object to log in again. */
-export function makeMemoryAuthState (): AuthenticationState {
+export function makeMemoryAuthState (): MemoryAuthState {
   const creds = initAuthCreds()
   const data = new Map<string, unknown>()
   const keys: SignalKeyStore = {
@@ -56,7 +74,14 @@ export function makeMemoryAuthState (): AuthenticationState {
       data.clear()
     }
   }
-  return { creds, keys }
+  const restorePoint = (): () => void => {
+    const copy = new Map([...data].map(([key, value]) => [key, deepCopy(value)]))
+    return () => {
+      data.clear()
+      for (const [key, value] of copy) data.set(key, value)
+    }
+  }
+  return { creds, keys, restorePoint }
 }
 
 const silent = pino({ level: process.env.BAILEYS_LOG_LEVEL ?? 'silent' })

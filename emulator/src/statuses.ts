@@ -249,6 +249,8 @@ export class StatusCenter {
     const deliveries: StatusDelivery[] = []
     const messages: proto.Message[] = []
     const errors: string[] = []
+    /** deliveries whose Signal message repeats a counter the device already used (see the merge below) */
+    const repeats = new Set<StatusDelivery>()
     /** sender keys learnt from this stanza: kept by the devices only if the server accepted it */
     const learnt: { device: SimulatedDevice, skdm: Uint8Array }[] = []
     if (!decision.broken) {
@@ -259,6 +261,7 @@ export class StatusCenter {
         if (decision.broken) break
         const result = await this.decryptFor(target, sender, shape.skmsg, chunk)
         deliveries.push(result.delivery)
+        if (result.oldCounter) repeats.add(result.delivery)
         if (result.skdm) {
           learnt.push(result.skdm)
           this.lastSenderKey.set(`${account.number}:${deviceId}`, Buffer.from(result.skdm.skdm))
@@ -325,9 +328,19 @@ export class StatusCenter {
     }
     for (const delivery of deliveries) {
       record.deliveries.push(delivery)
-      if (delivery.error) record.errors.push(`${delivery.jid}: ${delivery.error}`)
       const key = `${delivery.number}:${delivery.device}`
-      if (state.addressed.has(key)) {
+      const again = state.addressed.has(key)
+      if (again && repeats.has(delivery)) {
+        // A device that gets this id again, encrypted under a Signal counter it already used (a sender that
+        // lost its session state after sending, e.g. killed before its key store committed), drops it as a
+        // repeat and sends no retry receipt: whatsmeow's message.go ignores signalerror.ErrOldCounter
+        // ("Ignoring message"), and Baileys rc14's messages-recv.js acks MISSING_KEYS_ERROR_TEXT ('Key used
+        // already or never filled') without a retry. A repeat to a device that never had this id stays an error.
+        delivery.dropped = delivery.error
+        delete delivery.error
+      }
+      if (delivery.error) record.errors.push(`${delivery.jid}: ${delivery.error}`)
+      if (again) {
         if (!record.duplicateRecipients.includes(delivery.number)) record.duplicateRecipients.push(delivery.number)
       }
       state.addressed.add(key)
@@ -421,7 +434,7 @@ export class StatusCenter {
     sender: SignalSender,
     skmsg: BinaryNode | undefined,
     chunk: number
-  ): Promise<{ delivery: StatusDelivery, message?: proto.Message, skdm?: { device: SimulatedDevice, skdm: Uint8Array } }> {
+  ): Promise<{ delivery: StatusDelivery, message?: proto.Message, skdm?: { device: SimulatedDevice, skdm: Uint8Array }, oldCounter?: boolean }> {
     const { jid, deviceId, enc, party } = target
     const delivery: StatusDelivery = {
       number: party?.number ?? jidDecode(jid)?.user ?? jid,
@@ -472,7 +485,8 @@ export class StatusCenter {
       return { delivery, message, skdm: learnt ? { device, skdm: learnt } : undefined }
     } catch (error) {
       delivery.error = `decrypt failed: ${(error as Error).message}`
-      return { delivery }
+      // libsignal's MessageCounterError: a message key of this session's chain already used
+      return { delivery, oldCounter: (error as Error).name === 'MessageCounterError' }
     }
   }
 

@@ -140,6 +140,8 @@ export interface StatusDelivery {
   skdm: boolean
   decrypted: boolean
   error?: string
+  /** the device already had this id and dropped this copy, sent under a Signal counter it had used (why) */
+  dropped?: string
 }
 
 /** One stanza that arrived under a status id (a chunk), as the server read it. */

@@ -5,7 +5,7 @@ import { Agent } from 'node:https'
 import { after, before, describe, it } from 'node:test'
 import type { AnyMessageContent, WASocket } from '@whiskeysockets/baileys'
 import sharp from 'sharp'
-import { endSocket, linkWithQr, relayStatus, trustEmulatorRoot, unrefBaileysUploadTimer, type RelayStatusOptions } from '../src/baileys-helpers.js'
+import { endSocket, linkWithQr, makeMemoryAuthState, relayStatus, trustEmulatorRoot, unrefBaileysUploadTimer, type RelayStatusOptions } from '../src/baileys-helpers.js'
 import { startEmulator, testCertPaths, type Emulator, type StatusRecord } from '../src/index.js'
 
 const OWN = '15552220000'
@@ -20,6 +20,7 @@ const sha256 = (data: Buffer) => createHash('sha256').update(data).digest('base6
 describe('statuses', () => {
   let emu: Emulator
   let sock: WASocket
+  const auth = makeMemoryAuthState()
   const lid: Record<string, string> = {}
   let statusJidList: string[] = []
 
@@ -40,7 +41,7 @@ describe('statuses', () => {
     statusJidList = [OWN, ALICE, BOB].map((n) => lidJid(lid[n]))
     // media uploads go to https://127.0.0.1:<port>; the suite trusts the certificate via NODE_EXTRA_CA_CERTS
     const config = process.env.NODE_EXTRA_CA_CERTS ? {} : { fetchAgent: new Agent({ ca: readFileSync(emu.caFile) }) }
-    ;({ sock } = await linkWithQr(emu, OWN, { config }))
+    ;({ sock } = await linkWithQr(emu, OWN, { config, auth }))
   })
 
   after(async () => {
@@ -123,5 +124,31 @@ describe('statuses', () => {
     assert.deepEqual([...(record.revokedFor ?? [])].sort(), [OWN, ALICE].sort())
     assert.ok(record.revokeMessageId && record.revokeMessageId !== record.id)
     assert.equal(emu.statuses().filter((s) => s.id === record.revokeMessageId).length, 0, 'a revoke is not a status')
+  })
+  it('a device that gets an id again under a Signal counter it already used drops it as a repeat, not an error', async () => {
+    // no sender-key memory: the next post gives every device an SKDM in an <enc> of its own (a pkmsg here:
+    // the device has never answered, so the session still carries its prekey)
+    await auth.keys.set({ 'sender-key-memory': { 'status@broadcast': null } })
+    const restore = auth.restorePoint()
+    const audience = { statusJidList: [lidJid(lid[ALICE])] }
+    const id = await relayStatus(sock, { text: 'sent twice' }, audience)
+    await emu.waitForStatus((s) => s.id === id, 10_000)
+    // the key store as it was before that send: a client killed after the stanza left, before its keys were
+    // committed, comes back like this and encrypts the same id again under the counters it had already used
+    restore()
+    await relayStatus(sock, { text: 'sent twice' }, { ...audience, messageId: id })
+    const record = await emu.waitForStatus((s) => s.id === id && s.chunks === 2, 10_000)
+    const again = record.deliveries.filter((d) => d.chunk === 2 && d.number === ALICE)
+    assert.deepEqual(again.map((d) => [d.encType, d.decrypted, d.error]), [['pkmsg', false, undefined]])
+    assert.match(again[0].dropped ?? '', /Key used already or never filled/)
+    assert.deepEqual(record.duplicateRecipients, [ALICE])
+    assert.deepEqual(record.errors, [])
+
+    // the same counters under an id the device never had: nothing was dropped, the post is lost to it
+    restore()
+    const fresh = await relayStatus(sock, { text: 'never arrives' }, audience)
+    const lost = await emu.waitForStatus((s) => s.id === fresh, 10_000)
+    assert.match(lost.errors.join('\n'), /decrypt failed: Key used already or never filled/)
+    assert.deepEqual(lost.deliveries.map((d) => [d.number, d.decrypted, d.dropped]), [[ALICE, false, undefined]])
   })
 })
