@@ -53,10 +53,7 @@ export class SessionRuntime {
     })
     this.connection = new Connection({
       ...deps,
-      sessionId: this.id,
-      auth,
-      log: this.log,
-      waiters: this.state.waiters,
+      sessionId: this.id, auth, log: this.log, waiters: this.state.waiters,
       live: () => !this.state.is('removed'),
       onReceiptsSeen: (receipts) => { deps.events.emit('status-receipts', { sessionId: this.id, receipts }) },
       sentMessage: (id) => this.sender.sentMessage(id),
@@ -199,8 +196,12 @@ export class SessionRuntime {
     // the row and the announcement that will follow are written together (the service's event log)
     const change = this.state.announces('open') ? statusChange(this.id, 'open', this.ownNumber) : null
     const announce = (stored: boolean): void => {
-      // an asynchronous database answered after this socket closed or was replaced: it is not open any more
-      if (this.connection.attempt !== attempt || !attempt.open) return
+      // an asynchronous database answered after this socket closed or was replaced: it is not open any more,
+      // but the open recorded with the row reaches clients all the same, so they are told what it is now
+      if (this.connection.attempt !== attempt || !attempt.open) {
+        if (stored && change !== null && !this.state.is('open')) this.emit('connection-status', statusChange(this.id, this.state.status, null, 'closed while being recorded open'))
+        return
+      }
       this.log.info({ ownNumber: this.ownNumber }, 'connected')
       this.state.move('open', undefined, stored && change !== null)
     }
