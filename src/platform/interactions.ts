@@ -1,8 +1,6 @@
 import {
   DisconnectReason,
   getBinaryNodeChildren,
-  isLidUser,
-  jidDecode,
   jidNormalizedUser,
   proto,
   unpadRandomMax16,
@@ -11,7 +9,7 @@ import {
   type WASocket
 } from '@whiskeysockets/baileys'
 import { committingSignalRepository, onFrame } from './baileys/index.js'
-import { pnDigits } from './lid.js'
+import { lidUserOf, pnDigits } from './lid.js'
 import type { PlatformLogger as Logger } from './logger.js'
 import type { InteractionSink, StatusInteraction } from './types.js'
 
@@ -132,10 +130,9 @@ export class InteractionIntake {
 
   /** digits of a PN sender; a LID sender's from the stanza's `sender_pn` or the known mapping */
   #numberOf (jid: string, stanza: BinaryNode): string | null {
-    if (!(isLidUser(jid) ?? false)) return pnDigits(jid)
+    const lidUser = lidUserOf(jid)
+    if (lidUser === null) return pnDigits(jid)
     const alt = pnDigits(stanza.attrs.sender_pn === undefined ? undefined : jidNormalizedUser(stanza.attrs.sender_pn))
-    if (alt !== null) return alt
-    const lidUser = jidDecode(jid)?.user
-    return lidUser === undefined ? null : this.options.numberForLid(lidUser)
+    return alt ?? this.options.numberForLid(lidUser)
   }
 }
