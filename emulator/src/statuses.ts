@@ -330,12 +330,13 @@ export class StatusCenter {
       record.deliveries.push(delivery)
       const key = `${delivery.number}:${delivery.device}`
       const again = state.addressed.has(key)
-      if (again && repeats.has(delivery)) {
-        // A device that gets this id again, encrypted under a Signal counter it already used (a sender that
-        // lost its session state after sending, e.g. killed before its key store committed), drops it as a
-        // repeat and sends no retry receipt: whatsmeow's message.go ignores signalerror.ErrOldCounter
+      const hadIt = (): boolean => record.deliveries.some((d) => d.decrypted && d.number === delivery.number && d.device === delivery.device)
+      if (again && repeats.has(delivery) && hadIt()) {
+        // A device that decrypted this id before and gets it again under a Signal counter it already used (a
+        // sender that lost its session state after sending, e.g. killed before its key store committed) drops
+        // the copy and sends no retry receipt: whatsmeow's message.go ignores signalerror.ErrOldCounter
         // ("Ignoring message"), and Baileys rc14's messages-recv.js acks MISSING_KEYS_ERROR_TEXT ('Key used
-        // already or never filled') without a retry. A repeat to a device that never had this id stays an error.
+        // already or never filled') without a retry. A device that never had this id: an error, it is lost.
         delivery.dropped = delivery.error
         delete delivery.error
       }
