@@ -102,7 +102,6 @@ export async function saveArtifact (page: Page, name: string): Promise<string | 
   }
 }
 
-/** Types the key and submits with Enter (the keyboard path). */
 /**
  * Rethrows a browser test's failure with the step it failed at and a screenshot of the page then
  * (`<name>-<step>`), for a `catch` around the test's steps.
@@ -113,6 +112,7 @@ export async function failedAt (page: Page, name: string, step: string, err: unk
   throw err
 }
 
+/** Types the key and submits with Enter (the keyboard path). */
 export async function enterKey (page: Page, key = TEST_API_KEY): Promise<void> {
   const input = page.getByRole('textbox', { name: 'API key' })
   await input.fill(key)

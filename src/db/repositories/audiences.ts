@@ -14,12 +14,12 @@ export async function insertAudience (db: Db, row: Omit<Insertable<AudienceTable
   await db.insertInto('audiences').values(row).execute()
 }
 
-/** One audience of the session, with its numbers. */
 /** A saved audience's numbers, as stored (comma-separated). */
 export function numbersOf (row: Pick<AudienceRow, 'numbers'>): string[] {
   return row.numbers === '' ? [] : row.numbers.split(',')
 }
 
+/** One audience of the session, with its numbers. */
 export async function findAudience (db: Db, sessionId: string, id: string): Promise<AudienceRow | undefined> {
   return await db.selectFrom('audiences').selectAll().where('id', '=', id).where('session_id', '=', sessionId).executeTakeFirst()
 }
