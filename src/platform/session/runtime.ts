@@ -199,7 +199,7 @@ export class SessionRuntime {
       // an asynchronous database answered after this socket closed or was replaced: it is not open any more,
       // but the open recorded with the row reaches clients all the same, so they are told what it is now
       if (this.connection.attempt !== attempt || !attempt.open) {
-        if (stored && change !== null && !this.state.is('open')) this.emit('connection-status', statusChange(this.id, this.state.status, null, 'closed while being recorded open'))
+        if (stored && change !== null && !this.state.is('open')) this.state.restate('closed while being recorded open')
         return
       }
       this.log.info({ ownNumber: this.ownNumber }, 'connected')

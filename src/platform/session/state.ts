@@ -76,6 +76,11 @@ export class SessionStateMachine {
     return NEXT[from].includes(next) && (REPORTED[next] !== REPORTED[from] || REPORTED[next] === 'logged-out')
   }
 
+  /** Tells clients the status they see now again (after something else told them otherwise). */
+  restate (reason: string): void {
+    this.onStatus(REPORTED[this.#state], reason, false)
+  }
+
   move (next: SessionState, reason?: string, recorded = false): void {
     const from = this.#state
     if (!NEXT[from].includes(next)) {
