@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { startEmulator, testCertPaths } from '@status-tracker/emulator'
 import type { SessionLinks } from '../../src/platform/types.js'
+import { waitFor } from '../helper.js'
 import { FAST_TIMING, insertSession, startPlatform, tempDb, waConfig } from './harness.js'
 
 // On PostgreSQL the write that records a session open (the row, with the `open` for the event log) is
@@ -48,11 +49,7 @@ test('a socket that closes while its open is being recorded: clients are told it
   const handedBefore = p.handed.length
   const since = p.events.mark()
   emu.fault(OWN, 'restart-required')
-  const deadline = Date.now() + 20_000
-  while (held.opens === 0) {
-    assert.ok(Date.now() < deadline, 'the reconnected socket opened and its open is being recorded')
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
+  await waitFor(() => held.opens > 0, 20_000, 'the reconnected socket to open and its open to be recorded')
   // it closes while the write runs: the session backs off (clients hear close)
   const dropped = p.events.mark()
   emu.fault(OWN, 'drop')
@@ -62,12 +59,8 @@ test('a socket that closes while its open is being recorded: clients are told it
   release()
 
   // the write commits with its open (what the service's log feeds to clients) ...
-  const deadline2 = Date.now() + 5000
-  while (p.handed.length === handedBefore) {
-    assert.ok(Date.now() < deadline2, 'the held open was recorded')
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-  assert.equal(p.handed.at(-1)?.status, 'open')
+  const recorded = await waitFor(() => p.handed.length > handedBefore ? p.handed.at(-1) : undefined, 5000, 'the held open to be recorded')
+  assert.equal(recorded.status, 'open')
   // ... and the platform says at once what the session is now: not open (nothing else can say it for 10 s)
   const correction = await p.events.next('connection-status', (e) => e.sessionId === SID, beforeRelease, 3000)
   assert.deepEqual(correction, { sessionId: SID, connected: false, status: 'close', ownNumber: null, reason: 'closed while being recorded open' })
