@@ -4,6 +4,7 @@
  * the server requests after linking.
  */
 import {
+  BufferJSON,
   DisconnectReason,
   generateWAMessage,
   initAuthCreds,
@@ -29,15 +30,6 @@ export function trustEmulatorRoot (rootPublicKeyBase64: string): void {
     throw new Error(`root public key must be ${WA_CERT_DETAILS.PUBLIC_KEY.length} bytes`)
   }
   WA_CERT_DETAILS.PUBLIC_KEY.set(root)
-}
-
-/** A deep copy that keeps Buffers Buffers (structuredClone turns them into plain Uint8Arrays, which Baileys' key types are not). */
-function deepCopy (value: unknown): unknown {
-  if (Buffer.isBuffer(value)) return Buffer.from(value)
-  if (value instanceof Uint8Array) return value.slice()
-  if (Array.isArray(value)) return value.map(deepCopy)
-  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, deepCopy(v)]))
-  return value
 }
 
 /** Auth state kept in memory, whose keys can be rolled back (`restorePoint`). */
@@ -75,10 +67,11 @@ export function makeMemoryAuthState (): MemoryAuthState {
     }
   }
   const restorePoint = (): () => void => {
-    const copy = new Map([...data].map(([key, value]) => [key, deepCopy(value)]))
+    // written as Baileys' own stores persist keys (BufferJSON): what a client restarted from disk reads back
+    const copy = JSON.stringify([...data], BufferJSON.replacer)
     return () => {
       data.clear()
-      for (const [key, value] of copy) data.set(key, value)
+      for (const [key, value] of JSON.parse(copy, BufferJSON.reviver) as Array<[string, unknown]>) data.set(key, value)
     }
   }
   return { creds, keys, restorePoint }
