@@ -330,8 +330,7 @@ export class StatusCenter {
       record.deliveries.push(delivery)
       const key = `${delivery.number}:${delivery.device}`
       const again = state.addressed.has(key)
-      const hadIt = (): boolean => record.deliveries.some((d) => d.decrypted && d.number === delivery.number && d.device === delivery.device)
-      if (again && repeats.has(delivery) && hadIt()) {
+      if (repeats.has(delivery) && record.deliveries.some((d) => d.decrypted && d.number === delivery.number && d.device === delivery.device)) {
         // A device that decrypted this id before and gets it again under a Signal counter it already used (a
         // sender that lost its session state after sending, e.g. killed before its key store committed) drops
         // the copy and sends no retry receipt: whatsmeow's message.go ignores signalerror.ErrOldCounter
