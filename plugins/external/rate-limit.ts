@@ -39,11 +39,10 @@ export function counter (max: number, windowMs: number, store: Store = new Local
 
 export default fp(async (app) => {
   const { max, windowMs } = app.config.rateLimit
+  // the error handler sets `headers` on the answer: the per-key limit's 429 gets Retry-After as the per-address one does
   const tooMany = (ttl: number): Error => {
     const seconds = Math.max(1, Math.ceil(ttl / 1000))
-    const err = new Error(`Too many requests, retry in ${seconds} seconds`) as Error & { statusCode: number }
-    err.statusCode = 429
-    return err
+    return Object.assign(new Error(`Too many requests, retry in ${seconds} seconds`), { statusCode: 429, headers: { 'retry-after': String(seconds) } })
   }
   // the plugin itself for routes with a count of their own (`config.rateLimit`: /metrics); every other
   // route is counted by the hook below, with the plugin's headers and answers

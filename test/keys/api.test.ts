@@ -174,9 +174,14 @@ test('rate limits count per scoped key as well as per address; TRUST_PROXY makes
   const direct = await build(t, { RATE_LIMIT_MAX: '3', RATE_LIMIT_WINDOW_MS: '60000' })
   const k = await createKey(direct, { name: 'k', sessions: '*', scopes: ['read'] })
   // one key from four addresses: the fourth request is over the key's budget although no address is
-  const codes: number[] = []
-  for (let i = 1; i <= 4; i++) codes.push((await direct.app.inject({ url: '/api/health', headers: as(k.key), remoteAddress: `10.0.0.${i}` })).statusCode)
-  assert.deepEqual(codes, [200, 200, 200, 429])
+  const answers = []
+  for (let i = 1; i <= 4; i++) answers.push(await direct.app.inject({ url: '/api/health', headers: as(k.key), remoteAddress: `10.0.0.${i}` }))
+  assert.deepEqual(answers.map((r) => r.statusCode), [200, 200, 200, 429])
+  // the key's 429 says when to retry, in the header as in the message (as the per-address one does)
+  const over = answers[3]
+  const seconds = /^Too many requests, retry in (\d+) seconds$/.exec(over.json<{ error: string }>().error)?.[1]
+  assert.ok(seconds !== undefined && Number(seconds) >= 1 && Number(seconds) <= 60, over.body)
+  assert.equal(over.headers['retry-after'], seconds)
   // the admin key is counted per address only
   const admin: number[] = []
   for (let i = 1; i <= 4; i++) admin.push((await direct.app.inject({ url: '/api/health', headers: as(TEST_API_KEY), remoteAddress: `10.0.1.${i}` })).statusCode)
