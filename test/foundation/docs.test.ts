@@ -7,10 +7,11 @@ import { EnvSchema } from '../../schemas/env.js'
 import { EventSchemas } from '../../schemas/events.js'
 import { build } from '../helper.js'
 
-// The docs name everything a user can set, call or hear: every setting of the env schema, every route of
-// the OpenAPI document (method and path on one line) and every socket.io event appears in README.md or a
-// page under docs/ (every page there counts, so pages added later count too; emulator/README.md as well),
-// and every `npm run X` the docs name is a script of package.json.
+// The docs name everything a user can set, call or hear, each in its one place: every setting of the env
+// schema has a row in docs/operations.md's settings tables with its default (and a line in .env.example),
+// every route of the OpenAPI document has a line with its method and path in docs/api.md, every socket.io
+// event is named in README.md or a page under docs/ (every page there counts, so pages added later count
+// too; emulator/README.md as well), and every `npm run X` the docs name is a script of package.json.
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
 
@@ -43,6 +44,74 @@ export function missingRoutes (routes: ReadonlyArray<{ method: string, path: str
     const methodRe = new RegExp(`\\b${method.toUpperCase()}\\b`)
     return !lines.some((line) => pathRe.test(line) && methodRe.test(line))
   }).map(({ method, path }) => `${method.toUpperCase()} ${path}`)
+}
+
+/** A setting as the env schema declares it: its name and its default, when it has one. */
+export interface Setting { name: string, default?: unknown }
+
+/** The settings of a TypeBox object schema (schemas/env.ts's EnvSchema), read from the schema itself. */
+export function settingsOf (schema: { properties: Record<string, { default?: unknown }> }): Setting[] {
+  return Object.entries(schema.properties).map(([name, prop]) => 'default' in prop ? { name, default: prop.default } : { name })
+}
+
+/**
+ * The rows of a page's Markdown tables that have a `Default` column, by the setting their first cell names
+ * as code (`| \`PORT\` | \`3000\` | … |`): that row's Default cell.
+ */
+export function defaultCells (text: string): Map<string, string> {
+  const cells = (line: string): string[] => line.trim().replace(/^\|/, '').replace(/\|$/, '').split('|').map((c) => c.trim())
+  const rows = new Map<string, string>()
+  const lines = text.split('\n')
+  let column = -1
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]
+    if (!line.trim().startsWith('|')) { column = -1; continue }
+    // the separator row: the line above it is the table's header
+    if (/^\|\s*:?-{3,}/.test(line.trim()) && i > 0) { column = cells(lines[i - 1]).indexOf('Default'); continue }
+    const row = cells(line)
+    const name = /^`([A-Z][A-Z0-9_]*)`$/.exec(row[0] ?? '')?.[1]
+    if (column > 0 && name !== undefined && !rows.has(name)) rows.set(name, row[column] ?? '')
+  }
+  return rows
+}
+
+/**
+ * What `file` (a page with settings tables) lacks: a row per setting, whose Default cell shows the schema's
+ * default as code (`\`300\``, `\`false\``) or, for a setting without one, says what unset means.
+ */
+export function settingProblems (settings: readonly Setting[], text: string, file: string): string[] {
+  const rows = defaultCells(text)
+  const problems: string[] = []
+  for (const s of settings) {
+    const shown = 'default' in s ? '`' + String(s.default) + '`' : undefined
+    const cell = rows.get(s.name)
+    if (cell === undefined) {
+      problems.push(`${file}: no row for setting ${s.name} (schemas/env.ts); add | \`${s.name}\` | ${shown ?? 'unset (what that means)'} | range / format | meaning | to a settings table`)
+    } else if (shown !== undefined && !cell.includes(shown)) {
+      problems.push(`${file}: setting ${s.name} shows the default "${cell}"; schemas/env.ts's default is ${shown}`)
+    } else if (cell === '') {
+      problems.push(`${file}: setting ${s.name} has an empty Default cell; schemas/env.ts gives it no default: say what unset means`)
+    }
+  }
+  return problems
+}
+
+/**
+ * What .env.example lacks: a line per setting, `NAME=value` or commented out (`# NAME=…`); a line that is
+ * not commented out sets the default (the file says its values are the defaults).
+ */
+export function envExampleProblems (settings: readonly Setting[], text: string, file = '.env.example'): string[] {
+  const problems: string[] = []
+  for (const s of settings) {
+    const active = new RegExp(`^${s.name}=(.*)$`, 'm').exec(text)
+    const commented = new RegExp(`^#\\s*${s.name}=`, 'm').test(text)
+    if (active === null && !commented) {
+      problems.push(`${file}: no line for setting ${s.name} (schemas/env.ts); add ${'default' in s ? `${s.name}=${String(s.default)}` : `# ${s.name}=<example>`} with a comment`)
+    } else if (active !== null && (!('default' in s) || active[1].trim() !== String(s.default))) {
+      problems.push(`${file}: ${s.name}=${active[1]} is not the default (schemas/env.ts: ${'default' in s ? String(s.default) : 'none'}); set the default or comment the line out`)
+    }
+  }
+  return problems
 }
 
 /** Every `npm run X`, `npm start` and `npm test` a page names, with the scripts that do not exist. */
@@ -86,23 +155,59 @@ test('the checks find what is missing (a name, a route, a script)', () => {
   assert.deepEqual(missingScripts(pages, { build: '', emulator: '', nope: '', start: '' }), [])
 })
 
-test('every setting of the env schema is documented', () => {
-  const pages = docPages()
-  assert.ok(pages.some((p) => p.file === 'README.md'), 'README.md is read')
-  assert.deepEqual(missingCodeNames(Object.keys(EnvSchema.properties), pages), [], 'settings not named (as `NAME`) in README.md or docs/*.md')
+test('the settings checks find a missing row, a wrong default and a stale .env.example line', () => {
+  const settings = settingsOf({ properties: { PORT: { default: 3000 }, HOST: { default: '0.0.0.0' }, METRICS_PUBLIC: { default: false }, API_KEY: {}, TRUST_PROXY: {} } })
+  assert.deepEqual(settings, [{ name: 'PORT', default: 3000 }, { name: 'HOST', default: '0.0.0.0' }, { name: 'METRICS_PUBLIC', default: false }, { name: 'API_KEY' }, { name: 'TRUST_PROXY' }])
+  const page = [
+    '| Setting | Default | Range / format | Meaning |',
+    '|---|---|---|---|',
+    '| `PORT` | `3000` | integer | HTTP port |',
+    '| `HOST` | `127.0.0.1` | address | wrong default |',
+    '| `API_KEY` | | 16+ | empty default cell |',
+    '',
+    '| Name | Meaning |',
+    '|---|---|',
+    '| `METRICS_PUBLIC` | a table without a Default column does not count |'
+  ].join('\n')
+  assert.deepEqual(defaultCells(page), new Map([['PORT', '`3000`'], ['HOST', '`127.0.0.1`'], ['API_KEY', '']]))
+  assert.deepEqual(settingProblems(settings, page, 'docs/x.md').map((p) => p.replace(/ \(.*$|;.*$/, '')), [
+    'docs/x.md: setting HOST shows the default "`127.0.0.1`"',
+    'docs/x.md: no row for setting METRICS_PUBLIC',
+    'docs/x.md: setting API_KEY has an empty Default cell',
+    'docs/x.md: no row for setting TRUST_PROXY'
+  ])
+  const example = 'PORT=3000\nHOST=127.0.0.1\n# API_KEY=change-me\nTRUST_PROXY=1\n'
+  assert.deepEqual(envExampleProblems(settings, example).map((p) => p.replace(/ \(.*$|;.*$/, '')), [
+    '.env.example: HOST=127.0.0.1 is not the default',
+    '.env.example: no line for setting METRICS_PUBLIC',
+    '.env.example: TRUST_PROXY=1 is not the default'
+  ])
+})
+
+const read = (file: string): string => readFileSync(join(ROOT, file), 'utf8')
+const listed = (problems: readonly string[]): string => `\n  ${problems.join('\n  ')}`
+
+test('every setting of the env schema has a row in docs/operations.md with its default, and a line in .env.example', () => {
+  const settings = settingsOf(EnvSchema)
+  assert.ok(settings.length >= 40 && settings.some((s) => s.name === 'PORT' && s.default === 3000), `the settings are read from the schema (${settings.length})`)
+  const problems = settingProblems(settings, read('docs/operations.md'), 'docs/operations.md')
+  assert.equal(problems.length, 0, `settings of schemas/env.ts that docs/operations.md does not show right:${listed(problems)}`)
+  const example = envExampleProblems(settings, read('.env.example'))
+  assert.equal(example.length, 0, `settings of schemas/env.ts that .env.example does not show right:${listed(example)}`)
 })
 
 test('every socket.io event is documented', () => {
   assert.deepEqual(missingCodeNames(Object.keys(EventSchemas), docPages()), [], 'events not named (as `name`) in README.md or docs/*.md')
 })
 
-test('every route is documented with its method', async (t) => {
+test('every route of the OpenAPI document is in docs/api.md with its method', async (t) => {
   const { app } = await build(t)
   const doc = (await app.inject({ url: '/docs/json' })).json() as { paths: Record<string, Record<string, unknown>> }
   const routes = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((method) => ({ method, path })))
   assert.ok(routes.length >= 30, `the OpenAPI document lists the routes (${routes.length})`)
   assert.ok(routes.some((r) => r.path === '/metrics'), '/metrics is among them')
-  assert.deepEqual(missingRoutes(routes, docPages()), [], 'routes without a line naming their method and path in README.md or docs/*.md')
+  const missing = missingRoutes(routes, docPages().filter((p) => p.file === 'docs/api.md'))
+  assert.equal(missing.length, 0, `routes of the OpenAPI document (/docs/json) without a line naming their method and path in docs/api.md (add them to its Endpoints table):${listed(missing)}`)
 })
 
 test('every npm script the docs name exists', () => {
