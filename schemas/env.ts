@@ -48,7 +48,7 @@ export const EnvSchema = Type.Object({
   SEND_MAX_STATUSES_PER_DAY: Int(0, 0, 1_000_000, 'Posts per session in any 24 hours; over it send-status answers 429 with Retry-After and scheduled runs wait (0: no limit)'),
   SEND_MAX_RECIPIENTS_PER_DAY: Int(0, 0, 100_000_000, 'Recipients per session in any 24 hours, summed over its posts (0: no limit)'),
   // several nodes (cluster mode: DATABASE_URL is PostgreSQL)
-  REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://', description: 'Redis for socket.io across nodes (@socket.io/redis-adapter): every client hears every session' })),
+  REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://', description: 'Redis for socket.io across nodes (@socket.io/redis-adapter): QR and pairing codes reach clients on any node, and a revoked key\'s sockets close on every node at once (logged events reach every node without it)' })),
   NODE_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$', description: 'Address other nodes use to reach this one (cluster mode); default http://<hostname>:<PORT>' })),
   NODE_ID: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_.-]{1,64}$', description: 'This node\'s name in the cluster; default generated once into DATA_DIR/node-id' })),
   CLUSTER_SECRET: Type.Optional(Type.String({ minLength: 32, description: 'Cluster mode: the secret nodes sign requests they pass to each other with (HMAC-SHA256), at least 32 characters, the same on every node; unset: generated once and stored in the shared database' })),
