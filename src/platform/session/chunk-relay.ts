@@ -175,7 +175,7 @@ export interface RelayChunksInput {
  * close, 428, 515) the chunk waits for the session to reconnect (bounded by the socket waiter) and goes
  * out again on the new socket; push-back (rate limits, timeouts, an ack with error 429, 503 or
  * rate-overlimit) is retried with backoff, at most `policy.attempts` times. Any other error ack fails the
- * chunk with its code (StanzaRefused): nobody of it has the message, so it is not reported unconfirmed.
+ * chunk with its code (StanzaRefused): none of its recipients has the message, so none is reported unconfirmed.
  */
 export async function relayInChunks (input: RelayChunksInput): Promise<void> {
   const chunks = chunk(input.jids, Math.max(1, input.policy.chunkSize))
