@@ -36,8 +36,10 @@ export const SendStatusResultSchema = Type.Object({
   platformMessageId: Type.String(),
   contactCount: Type.Integer({ description: 'Recipients addressed (the own number only: 1)' }),
   state: Type.Union([Type.Literal('sent'), Type.Literal('partial')], {
-    description: "'sent': every reachable recipient has it (see `unreachable`). 'partial': the link was lost for good (logout, no reconnect within SEND_RECONNECT_WAIT_MS, " +
-      'shutdown) or the platform failed after some chunks went out; the status is kept, listed and revocable. ' +
+    description: "'sent': the platform acknowledged every chunk without an error and every reachable recipient has it (see `unreachable`). " +
+      "'partial': the link was lost for good (logout, no reconnect within SEND_RECONNECT_WAIT_MS, " +
+      'shutdown), or the platform failed or refused a chunk (an error ack such as 479; 429, 503 and rate-overlimit are waited out and sent again first) ' +
+      'after some chunks went out; the status is kept, listed and revocable. ' +
       'A send that stopped before anyone had it answers an error instead (500) and leaves no status.'
   }),
   sentCount: Type.Integer({ description: 'Recipients (counted like contactCount) the platform acknowledged; contactCount minus the unreachable ones when sent' }),
@@ -70,7 +72,7 @@ export const SentStatusSchema = Type.Object({
   viewerCount: Type.Integer({ description: 'Real viewers so far' }),
   reactionCount: Type.Integer({ description: 'Contacts whose reaction (like or emoji) stands' }),
   replyCount: Type.Integer({ description: 'Replies received' }),
-  error: Type.Union([Type.String(), Type.Null()], { description: 'Rejection reported by the platform after sending, or why a partial send stopped; null when fine' }),
+  error: Type.Union([Type.String(), Type.Null()], { description: "Why a partial send stopped (e.g. the platform's refusal code), or a rejection the platform reported later for a status an earlier run sent; null when fine" }),
   state: SendStateSchema,
   sentCount: Type.Integer({ description: 'Recipients (counted like contactCount) that have it so far' }),
   unreachable: UnreachableSchema
@@ -116,7 +118,7 @@ export const DeleteStatusQuerySchema = Type.Object({
 export const DeletedStatusSchema = Type.Object({
   statusId: Type.String(),
   message: Type.String(),
-  deletedFromPlatform: Type.Boolean(),
+  deletedFromPlatform: Type.Boolean({ description: 'true only when ?revoke=true and the platform acknowledged every chunk of the revoke without an error; otherwise false, and `note` says why (a refusal with its code)' }),
   deletedFromDatabase: Type.Boolean(),
   deletedImageFile: Type.Boolean(),
   note: Type.String()

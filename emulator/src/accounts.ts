@@ -5,6 +5,7 @@
 import type { BinaryNode } from '@whiskeysockets/baileys'
 import { AckLedger } from './acks.js'
 import { EmulatorError } from './errors.js'
+import type { Refusal } from './refusals.js'
 import { SimulatedDevice, type SignalBundle } from './signal-party.js'
 import { generateSigningKeyPair, type SigningKeyPair } from './xeddsa.js'
 
@@ -80,7 +81,8 @@ export class Account {
   /** the primary phone (device 0): Baileys encrypts statuses to it too */
   readonly primary = new SimulatedDevice(0, 0)
   readonly companions = new Map<number, CompanionDevice>()
-  rejectNextStatus = false
+  /** status stanzas still to be refused, and with which code (`Emulator.refuseStatuses`) */
+  statusRefusal: Refusal | null = null
   private nextDeviceId = 1
 
   constructor (

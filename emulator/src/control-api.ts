@@ -49,6 +49,11 @@ const routes: Route[] = [
       return [200, { ok: true }]
     }
   },
+  {
+    method: 'POST',
+    pattern: new RegExp(`^/accounts/${SEGMENT}/refuse-statuses$`),
+    handler: (e, [number], body) => [200, e.refuseStatuses(number, { error: body.error as number, count: optionalNumber(body, 'count'), after: optionalNumber(body, 'after') })]
+  },
   // the phone's address book and status privacy (phone.ts): linked devices learn them through app-state sync;
   // the bodies as given (the emulator's methods check them, for this API and in-process callers alike)
   {
@@ -99,7 +104,9 @@ const routes: Route[] = [
         via: body.via as BulkViewOptions['via'],
         grouped: body.grouped === true,
         alsoStatusIds: body.alsoStatusIds as string[] | undefined,
-        force: body.force === true
+        force: body.force === true,
+        participantPn: optionalBoolean(body, 'participantPn'),
+        featureIncapable: optionalBoolean(body, 'featureIncapable')
       }
       return [200, await e.sendViews(id, options)]
     }

@@ -46,6 +46,7 @@ import {
 import { signalSenderFor } from './signal-party.js'
 import { RULE_ERROR } from './status-rules.js'
 import { StatusCenter } from './statuses.js'
+import { checkRefusal, refuses } from './refusals.js'
 import type {
   AccountInfo,
   AccountRef,
@@ -70,6 +71,8 @@ import type {
   StatusPrivacyMode,
   StatusPrivacyResult,
   StatusRecord,
+  StatusRefusalInfo,
+  StatusRefusalOptions,
   ViewOptions
 } from './types.js'
 import { generateX25519KeyPair, toSigningKeyPair, type KeyPair, type SigningKeyPair } from './xeddsa.js'
@@ -122,6 +125,11 @@ export interface Emulator {
   /** The contact replies to the status. */
   reply(statusId: string, options: InteractionOptions): Promise<InteractionResult>
   fault(number: string, kind: FaultKind): void
+  /**
+   * The account's next `count` (default 1) stanzas to status@broadcast (posts, chunks, revokes) are refused:
+   * `<ack error=CODE>` and delivered to nobody (refusals.ts). Replaces what was still to come; `count: 0` ends it.
+   */
+  refuseStatuses(number: string, options: StatusRefusalOptions): StatusRefusalInfo
   /**
    * Tells the account's linked devices the contact's LID ↔ number pair, as the server announces linked
    * profiles (a `mex` notification, op `NotificationLinkedProfilesUpdates`; rc14 emits `lid-mapping.update`
@@ -748,11 +756,14 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
     if (!account || !device) return
     const id = node.attrs.id
     const to = node.attrs.to ?? ''
-    if (to === STATUS_JID && account.rejectNextStatus) {
-      account.rejectNextStatus = false
-      conn.send({ tag: 'ack', attrs: { class: 'message', id, from: to, t: unixNow(), error: '479' } })
-      this.rejected.push({ id, from: account.number, to, error: 479, at: new Date().toISOString() })
-      this.logger.info({ id, number: account.number }, 'status rejected with 479 (fault)')
+    const refusal = to === STATUS_JID ? account.statusRefusal : null
+    const code = refusal === null ? undefined : refuses(refusal)
+    if (refusal !== null && refusal.left === 0) account.statusRefusal = null
+    if (code !== undefined) {
+      // refused on request (refusals.ts): nacked at once, delivered to nobody, not recorded as a status
+      conn.send({ tag: 'ack', attrs: { class: 'message', id, from: to, t: unixNow(), error: String(code) } })
+      this.rejected.push({ id, from: account.number, to, error: code, at: new Date().toISOString() })
+      this.logger.info({ id, number: account.number, error: code, left: refusal?.left }, 'status stanza refused (on request)')
       return
     }
     if (to === STATUS_JID) {
@@ -820,7 +831,9 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
       viewers: [options?.viewer],
       type: options?.type,
       via: options?.via,
-      force: options?.force
+      force: options?.force,
+      participantPn: options?.participantPn,
+      featureIncapable: options?.featureIncapable
     })
   }
 
@@ -830,6 +843,13 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
     const via: ReceiptVia = options?.via ?? 'pn'
     if (!RECEIPT_TYPES.includes(type)) throw new EmulatorError(400, `type must be one of ${RECEIPT_TYPES.join(', ')}`)
     if (via !== 'pn' && via !== 'lid') throw new EmulatorError(400, 'via must be pn or lid')
+    // oxidezap/whatsapp-rust PR #724 (2026-06-05): a simple receipt carries the LID participant's number as a
+    // stanza-level participant_pn; PR #708 (2026-06-04): <error reason="lid" type="feature-incapable"/> on a
+    // delivery receipt means the LID peer never received it (WA Web shows it as sent, not delivered)
+    if (options.participantPn !== undefined && typeof options.participantPn !== 'boolean') throw new EmulatorError(400, 'participantPn must be a boolean')
+    if (options.participantPn === true && via !== 'lid') throw new EmulatorError(400, "participantPn needs via 'lid' (it names the LID participant's number)")
+    if (options.featureIncapable !== undefined && typeof options.featureIncapable !== 'boolean') throw new EmulatorError(400, 'featureIncapable must be a boolean')
+    if (options.featureIncapable === true && type !== 'delivery') throw new EmulatorError(400, "featureIncapable needs type 'delivery' (the only receipt that carries it)")
     if (!Array.isArray(options?.viewers) || options.viewers.length === 0) throw new EmulatorError(400, 'viewers must be a non-empty array')
     const also = options.alsoStatusIds ?? []
     if (!Array.isArray(also)) throw new EmulatorError(400, 'alsoStatusIds must be an array')
@@ -850,10 +870,12 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
         }
       }
       const participant = via === 'lid' ? `${viewer.lid}@lid` : `${viewer.number}@s.whatsapp.net`
-      const receipt = (id: string, content?: BinaryNode[]): BinaryNode => ({
+      const pn: Record<string, string> = options.participantPn === true ? { participant_pn: `${viewer.number}@s.whatsapp.net` } : {}
+      const error: BinaryNode[] = options.featureIncapable === true ? [{ tag: 'error', attrs: { reason: 'lid', type: 'feature-incapable' } }] : []
+      const receipt = (id: string, content: BinaryNode[] = []): BinaryNode => ({
         tag: 'receipt',
-        attrs: { from: STATUS_JID, participant, id, t, ...(type === 'delivery' ? {} : { type }) },
-        content
+        attrs: { from: STATUS_JID, participant, ...pn, id, t, ...(type === 'delivery' ? {} : { type }) },
+        ...(content.length + error.length > 0 ? { content: [...content, ...error] } : {})
       })
       if (options.grouped && also.length) {
         nodes.push(receipt(status.id, [{ tag: 'list', attrs: {}, content: also.map((id) => ({ tag: 'item', attrs: { id } })) }]))
@@ -1069,8 +1091,16 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
         for (const conn of live) conn.streamError('515')
         break
       case 'reject-next-status':
-        account.rejectNextStatus = true
+        this.refuseStatuses(account.number, { error: RULE_ERROR, count: 1 })
         break
     }
+  }
+
+  refuseStatuses (number: string, options: StatusRefusalOptions): StatusRefusalInfo {
+    const account = this.directory.account(number)
+    const refusal = checkRefusal(options)
+    account.statusRefusal = refusal.left > 0 ? refusal : null
+    this.logger.info({ number: account.number, ...refusal }, 'status stanzas to be refused')
+    return { number: account.number, ...refusal }
   }
 }

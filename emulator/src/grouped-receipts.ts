@@ -36,6 +36,10 @@ export function groupedReceiptNodes (directory: Directory, status: StatusRecord,
   const perStanza = options.perStanza ?? options.viewers.length
   if (!Number.isInteger(perStanza) || perStanza < 1) throw new EmulatorError(400, 'perStanza must be a positive integer')
   if (options.force !== true && status.revoked) throw new EmulatorError(409, `status ${status.id} was revoked`)
+  if (options.featureIncapable !== undefined && typeof options.featureIncapable !== 'boolean') throw new EmulatorError(400, 'featureIncapable must be a boolean')
+  // <error reason="lid" type="feature-incapable"/> beside <participants>: its delivery users were not reached
+  // (oxidezap/whatsapp-rust src/receipt.rs applies the stanza's error to each <user> of type delivery, PR #708)
+  const error: BinaryNode[] = options.featureIncapable === true ? [{ tag: 'error', attrs: { reason: 'lid', type: 'feature-incapable' } }] : []
   const now = Math.floor(Date.now() / 1000)
   const users: BinaryNode[] = options.viewers.map((entry) => {
     const spec: GroupedReceiptViewer = typeof entry === 'object' && entry !== null ? entry : { viewer: entry }
@@ -57,7 +61,7 @@ export function groupedReceiptNodes (directory: Directory, status: StatusRecord,
     nodes.push({
       tag: 'receipt',
       attrs: { class: 'status', from: STATUS_JID, id: receiptId(), t: String(now) },
-      content: [{ tag: 'participants', attrs: { message_id: status.id }, content: users.slice(i, i + perStanza) }]
+      content: [{ tag: 'participants', attrs: { message_id: status.id }, content: users.slice(i, i + perStanza) }, ...error]
     })
   }
   return { nodes, ids: nodes.map((n) => n.attrs.id) }

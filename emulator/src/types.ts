@@ -216,19 +216,51 @@ export interface StatusRecord {
   revokeMessageId?: string
 }
 
+/** `Emulator.refuseStatuses`: the account's next `count` status stanzas are refused with `error`. */
+export interface StatusRefusalOptions {
+  /** the `<ack error>` code, e.g. 429 (rate-overlimit), 503 (service unavailable), 479 (SmaxInvalid) */
+  error: number
+  /** how many stanzas to status@broadcast (posts, chunks, revokes, reactions) in a row; default 1 */
+  count?: number
+  /** let this many status stanzas through first (e.g. 1: a post's second chunk is the first refused); default 0 */
+  after?: number
+}
+
+/** The refusals still to come for an account (`left` 0: none), after `after` more stanzas went through. */
+export interface StatusRefusalInfo {
+  number: string
+  error: number
+  left: number
+  after: number
+}
+
 export interface RejectedMessage {
   id: string
   from: string
   to: string
   error: number
   at: string
-  /** the rule broken (status-rules.ts); absent for the `reject-next-status` fault */
+  /** the rule broken (status-rules.ts); absent for a refusal asked for (`refuseStatuses`, `reject-next-status`) */
   rule?: StatusRule
   detail?: string
   kind?: StatusKind
 }
 
-export interface ViewOptions {
+/** What a simple-form receipt carries besides the viewer (`sendView`, `sendViews`). */
+export interface ReceiptExtras {
+  /**
+   * a stanza-level `participant_pn="<number>@s.whatsapp.net"` beside the LID `participant` (needs `via: 'lid'`;
+   * oxidezap/whatsapp-rust PR #724)
+   */
+  participantPn?: boolean
+  /**
+   * `<error reason="lid" type="feature-incapable"/>` in the stanza: a delivery that did not happen (needs type
+   * `delivery`; oxidezap/whatsapp-rust `downgrade_for_feature_incapable`, PR #708)
+   */
+  featureIncapable?: boolean
+}
+
+export interface ViewOptions extends ReceiptExtras {
   viewer: string
   type?: ReceiptType
   via?: ReceiptVia
@@ -236,7 +268,7 @@ export interface ViewOptions {
   force?: boolean
 }
 
-export interface BulkViewOptions {
+export interface BulkViewOptions extends ReceiptExtras {
   viewers: string[]
   type?: ReceiptType
   via?: ReceiptVia
@@ -270,6 +302,11 @@ export interface GroupedReceiptOptions {
   perStanza?: number
   /** skip the checks that each viewer received the status and that it was not revoked */
   force?: boolean
+  /**
+   * `<error reason="lid" type="feature-incapable"/>` in each stanza: its `delivery` users were not reached
+   * (oxidezap/whatsapp-rust applies it to every `<user>` of type delivery, PR #708)
+   */
+  featureIncapable?: boolean
 }
 
 export interface GroupedReceiptsResult extends SendViewsResult {

@@ -95,6 +95,12 @@ describe('emulator process and control API', () => {
     assert.equal(typeof bad.json.error, 'string')
     assert.equal((await call('POST', '/accounts', { number: 'abc' })).status, 400)
     assert.equal((await call('POST', `/accounts/${OWN}/faults`, { kind: 'explode' })).status, 400)
+    // the next status stanzas refused with a code (refusals.ts)
+    assert.deepEqual(await call('POST', `/accounts/${OWN}/refuse-statuses`, { error: 429, count: 2, after: 1 }), { status: 200, json: { number: OWN, error: 429, left: 2, after: 1 } })
+    assert.deepEqual(await call('POST', `/accounts/${OWN}/refuse-statuses`, { error: 429, count: 0 }), { status: 200, json: { number: OWN, error: 429, left: 0, after: 0 } })
+    assert.match(String((await call('POST', `/accounts/${OWN}/refuse-statuses`, { error: '429' })).json.error), /error must be a 3-digit code/)
+    assert.equal((await call('POST', `/accounts/${OWN}/refuse-statuses`, { error: 429, count: 'two' })).status, 400)
+    assert.equal((await call('POST', '/accounts/15557779999/refuse-statuses', { error: 429 })).status, 404)
     // legacy (not LID-migrated) accounts and contacts are asked for with legacy: true
     const legacyAccount = await call('POST', '/accounts', { number: '15557770010', legacy: true })
     assert.deepEqual([legacyAccount.status, legacyAccount.json.legacy], [201, true])
@@ -147,6 +153,8 @@ describe('emulator process and control API', () => {
     assert.match(update.receipt.userJid ?? '', /@lid$/)
     assert.equal((await call('POST', `/statuses/${id}/views`, { viewer: OWN })).status, 400, 'the owner did not receive it')
     assert.equal((await call('POST', '/statuses/UNKNOWN/views', { viewer: FRIEND })).status, 404)
+    assert.equal((await call('POST', `/statuses/${id}/views`, { viewer: FRIEND, via: 'lid', participantPn: 'yes' })).status, 400)
+    assert.equal((await call('POST', `/statuses/${id}/views`, { viewer: FRIEND, type: 'read', featureIncapable: true })).status, 400)
     const record = (await call<StatusRecord>('GET', `/statuses/${id}`)).json
     assert.deepEqual([record.statusSetting, record.rejected, record.stanzas.length], ['contacts', undefined, 1])
 

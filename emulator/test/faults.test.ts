@@ -9,6 +9,7 @@ import {
   trustEmulatorRoot,
   unrefBaileysUploadTimer,
   waitForClose,
+  waitForMessageAck,
   waitForMessageError
 } from '../src/baileys-helpers.js'
 import { startEmulator, testCertPaths, type Emulator } from '../src/index.js'
@@ -90,5 +91,42 @@ describe('faults', () => {
     assert.equal(record.text, 'accepted')
     await emu.settled()
     assert.equal(emu.statuses().some((s) => s.id === rejectedId), false)
+  })
+
+  it('refuseStatuses: after N stanzas the next ones are refused with the code, delivered to nobody; the same id sent again goes through', async () => {
+    const number = '15554440005'
+    const { sock } = await link(number)
+    assert.deepEqual(emu.refuseStatuses(number, { error: 429, count: 2, after: 1 }), { number, error: 429, left: 2, after: 1 })
+    const send = async (text: string, messageId?: string) => {
+      let id = messageId ?? ''
+      const ack = waitForMessageAck(sock, () => id)
+      const sent = await sock.sendMessage('status@broadcast', { text }, { statusJidList: [jid(CONTACT)], ...(messageId !== undefined ? { messageId } : {}) })
+      id = sent!.key.id!
+      return { id, ack: await ack }
+    }
+    const first = await send('let through')
+    assert.equal(first.ack.error, undefined)
+    const second = await send('refused once')
+    assert.equal(second.ack.error, '429')
+    const third = await send('refused twice')
+    assert.equal(third.ack.error, '429')
+    await emu.settled()
+    assert.equal(emu.statuses().some((s) => s.id === second.id || s.id === third.id), false, 'a refused stanza reaches nobody')
+    assert.deepEqual(emu.rejectedMessages().filter((r) => r.from === number).map((r) => [r.id, r.error]), [[second.id, 429], [third.id, 429]])
+    // the refusals are used up: the refused id sent again is a stanza like any other, decrypted by the contact
+    const resent = await send('refused once', second.id)
+    assert.equal(resent.ack.error, undefined)
+    const record = await emu.waitForStatus((s) => s.id === second.id && s.decrypted)
+    assert.deepEqual([record.chunks, record.recipients.includes(CONTACT)], [1, true])
+    assert.ok(record.deliveries.filter((d) => d.number === CONTACT).every((d) => d.decrypted))
+  })
+
+  it('refuseStatuses checks its options; count 0 ends the refusals', () => {
+    assert.throws(() => emu.refuseStatuses('15554440004', { error: 42 }), /error must be a 3-digit code/)
+    assert.throws(() => emu.refuseStatuses('15554440004', { error: 429, count: -1 }), /count must be an integer/)
+    assert.throws(() => emu.refuseStatuses('15554440004', { error: 429, after: 1.5 }), /after must be an integer/)
+    assert.throws(() => emu.refuseStatuses('15559999999', { error: 429 }), /15559999999/)
+    emu.refuseStatuses('15554440004', { error: 503, count: 3 })
+    assert.deepEqual(emu.refuseStatuses('15554440004', { error: 503, count: 0 }), { number: '15554440004', error: 503, left: 0, after: 0 })
   })
 })

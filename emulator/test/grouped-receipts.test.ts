@@ -90,6 +90,27 @@ describe('grouped view receipts (tulir/whatsmeow #1270)', () => {
     assert.equal(events.includes(statusId), false, 'rc14 emits no message-receipt.update for the grouped form')
   })
 
+  it('receipts carry the feature-incapable error and a stanza-level participant_pn when asked (whatsapp-rust PRs #708, #724)', async () => {
+    const [a, b] = viewers
+    const before = raw.length
+    await emu.sendView(statusId, { viewer: a.number, type: 'delivery', via: 'lid', participantPn: true, featureIncapable: true })
+    await emu.sendView(statusId, { viewer: b.number, type: 'read', via: 'lid', participantPn: true })
+    const grouped = await emu.sendGroupedReceipts(statusId, { viewers: [a.number], type: 'delivery', featureIncapable: true })
+    await eventually(() => raw.length >= before + 3, 'the three receipts')
+    const [incapable, read, group] = raw.slice(before)
+    assert.deepEqual({ ...incapable.attrs, t: undefined }, { from: 'status@broadcast', participant: `${a.lid}@lid`, participant_pn: pn(a.number), id: statusId, t: undefined })
+    assert.deepEqual((incapable.content as BinaryNode[]).map((c) => [c.tag, { ...c.attrs }]), [['error', { reason: 'lid', type: 'feature-incapable' }]])
+    assert.deepEqual({ ...read.attrs, t: undefined }, { from: 'status@broadcast', participant: `${b.lid}@lid`, participant_pn: pn(b.number), id: statusId, type: 'read', t: undefined })
+    assert.equal(read.content, undefined)
+    assert.equal(group.attrs.id, grouped.ids[0])
+    assert.deepEqual((group.content as BinaryNode[]).map((c) => c.tag), ['participants', 'error'])
+    assert.deepEqual({ ...(group.content as BinaryNode[])[1].attrs }, { reason: 'lid', type: 'feature-incapable' })
+    await eventually(() => emu.unackedCount(OWN) === 0, 'all three to be acked')
+    // only a delivery carries the error; participant_pn names a LID participant's number
+    await assert.rejects(emu.sendView(statusId, { viewer: a.number, type: 'read', via: 'lid', featureIncapable: true }), /featureIncapable needs type 'delivery'/)
+    await assert.rejects(emu.sendView(statusId, { viewer: a.number, via: 'pn', participantPn: true }), /participantPn needs via 'lid'/)
+  })
+
   it('splits viewers over stanzas with perStanza, each with its own id', async () => {
     const before = raw.length
     const result = await emu.sendGroupedReceipts(statusId, { viewers: viewers.map((v) => v.number), perStanza: 2, type: 'read' })

@@ -140,6 +140,7 @@ export function createStatusService (deps: StatusDeps) {
       } else {
         try {
           // exactly the JIDs that have it: all of a sent status, the committed ones of a partial one
+          // true only when the platform acked every chunk of the revoke without an error; a refusal throws with its code
           deletedFromPlatform = await platform.revokeStatus(sessionId, status.message_id, await statusRecipients(db, status.id))
           note = deletedFromPlatform
             ? 'Revoked on the platform for its recipients; the local record and any media file were removed too.'
@@ -161,8 +162,12 @@ export function createStatusService (deps: StatusDeps) {
     return { statusId: id, message: 'Status deleted', deletedFromPlatform, deletedFromDatabase, deletedImageFile, note }
   }
 
-  /** Records a rejection the platform reported after the status was written (status-error). */
-  async function recordRejection ({ sessionId, messageId, error }: PlatformEventMap['status-error']): Promise<void> {
+  /**
+   * Records a rejection the platform reported after the status was written (status-error). One its own
+   * send met (`inSend`) is told by that send's outcome instead (sent after push-back, partial, or failed).
+   */
+  async function recordRejection ({ sessionId, messageId, error, inSend }: PlatformEventMap['status-error']): Promise<void> {
+    if (inSend === true) return
     const statusId = await events.within(async (trx, emit) => {
       const found = await setStatusError(trx, sessionId, messageId, error)
       if (found !== undefined) emit('statuses-updated', { sessionId, statusId: String(found), action: 'failed', message: `Status ${found} was rejected by the platform: ${error}` })

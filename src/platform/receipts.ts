@@ -1,7 +1,7 @@
 import { DisconnectReason, jidNormalizedUser, type BinaryNode, type WASocket } from '@whiskeysockets/baileys'
 import { holdFrame, onFrame, storeLidMappings } from './baileys/index.js'
 import { lidUserOf, pnDigits } from './lid.js'
-import { parseStatusReceipt, type ParsedView } from './receipt-parse.js'
+import { notDelivered, parseStatusReceipt, type ParsedView } from './receipt-parse.js'
 import { ackFrames, type HeldFrame } from './receipt-acks.js'
 import { afterReceiptTurn } from './burst-gc.js'
 import type { ReceiptIntakeOptions, StatusDelivery, StatusView } from './types.js'
@@ -76,7 +76,10 @@ export class ReceiptIntake {
     let deliveries: StatusDelivery[] = []
     try {
       const parsed = parseStatusReceipt(frame)
-      if (parsed.length === 0) return
+      // a delivery the platform says did not happen (feature-incapable, receipt-parse.ts) is recorded
+      // nowhere: the recipient stays sent-to, not reached. Held and acked with the turn all the same, so
+      // rc14's handleReceipt never reads it as a delivery
+      if (parsed.length === 0 && !notDelivered(frame)) return
       const delivered = parsed.filter((p) => p.type === 'delivery')
       const viewed = parsed.filter((p): p is ParsedView => p.type !== 'delivery')
       if (delivered.length > 0 && this.options.sink.commitDeliveries === undefined) {

@@ -153,8 +153,12 @@ export interface PlatformEventMap {
    * deliveries as they are. Not a way in for viewers: those go through the sink only.
    */
   'status-receipts': { sessionId: string, receipts: ReceiptSeen[] }
-  /** a rejection the platform reported after the status was written (e.g. error 479) */
-  'status-error': { sessionId: string, messageId: string, error: string }
+  /**
+   * an error ack for a status stanza (e.g. 429, 479). `inSend`: a status or revoke this process relayed,
+   * whose send met it (sent again after push-back, or ended partial / failed with the code); without it, a
+   * rejection the platform reported for a status of an earlier run
+   */
+  'status-error': { sessionId: string, messageId: string, error: string, inSend?: true }
 }
 
 export type StatusContent =

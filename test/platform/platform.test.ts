@@ -294,13 +294,14 @@ describe('platform (real Baileys against the emulator)', () => {
     assert.deepEqual(p.sink.mapped.find((m) => m.lid === lid), { sessionId: PAIR, lid, number: stranger.number })
   })
 
-  it('reports a status the platform rejects after writing it (bad ack 479)', async () => {
+  it('a status the platform refuses (bad ack 479) fails its send with the code; the error ack is reported as met by the send', async () => {
     emu.fault(OWN_PAIR, 'reject-next-status')
     const since = p.events.mark()
     const messageId = p.platform.newMessageId(PAIR)
-    await p.platform.sendStatus(PAIR, { messageId, content: { kind: 'text', text: 'will be rejected' }, recipients: [textStatus.contacts[0]] })
+    const refused = p.platform.sendStatus(PAIR, { messageId, content: { kind: 'text', text: 'will be rejected' }, recipients: [textStatus.contacts[0]] })
+    await assert.rejects(refused, (err: Error & { code?: string }) => err.code === 'SEND_FAILED' && /refused status chunk 1\/1 \(error 479\)/.test(err.message))
     const rejected = await p.events.next('status-error', (e) => e.sessionId === PAIR, since)
-    assert.deepEqual(rejected, { sessionId: PAIR, messageId, error: '479' })
+    assert.deepEqual(rejected, { sessionId: PAIR, messageId, error: '479', inSend: true })
   })
 
   it('revokes a status for its original recipients', async () => {

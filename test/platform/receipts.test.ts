@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import type { BinaryNode } from '@whiskeysockets/baileys'
-import { parseStatusReceipt } from '../../src/platform/receipt-parse.js'
+import { notDelivered, parseStatusReceipt } from '../../src/platform/receipt-parse.js'
 
 // Pure checks of the stanza parser; the end-to-end receipt path (commit before ack) runs against the
 // emulator in platform.test.ts and, through the service as a process, in test/durability/.
@@ -88,4 +88,32 @@ test('grouped: a viewer both delivered and read is both; repeats once; unknown t
     { tag: 'participants', attrs: { message_id: 'A2' }, content: [{ tag: 'user', attrs: { jid: '600@lid', type: 'played' } }] }
   ])
   assert.deepEqual(pairs(two), ['A1 600@lid read', 'A2 600@lid played'])
+})
+
+const featureIncapable: BinaryNode = { tag: 'error', attrs: { reason: 'lid', type: 'feature-incapable' } }
+
+test('a delivery with <error reason="lid" type="feature-incapable"/> is no delivery (whatsapp-rust PR #708); reads keep theirs', () => {
+  const simple = receipt({ participant: '700@lid' }, [featureIncapable])
+  assert.deepEqual(pairs(simple), [])
+  assert.equal(notDelivered(simple), true)
+  assert.deepEqual(pairs(receipt({ participant: '700@lid', type: 'delivery' }, [featureIncapable])), [])
+  // grouped: the stanza's error downgrades each delivery user, a read stays a read
+  const mixed = grouped({ message_id: '3EB0FF' }, [{ jid: '701@lid', type: 'delivery' }, { jid: '702@lid', type: 'read' }])
+  const withError = { ...mixed, content: [...(mixed.content as BinaryNode[]), featureIncapable] }
+  assert.deepEqual(pairs(withError), ['3EB0FF 702@lid read'])
+  assert.equal(notDelivered(withError), true)
+  // not a delivery receipt, another error, or none: nothing downgraded
+  const read = receipt({ participant: '700@lid', type: 'read' }, [featureIncapable])
+  assert.deepEqual([pairs(read), notDelivered(read)], [['S1 700@lid read'], false])
+  assert.equal(notDelivered(receipt({ participant: '700@lid', type: 'retry' }, [featureIncapable])), false)
+  const other = receipt({ participant: '700@lid' }, [{ tag: 'error', attrs: { reason: 'lid', type: 'other' } }])
+  assert.deepEqual([pairs(other), notDelivered(other)], [['S1 700@lid delivery'], false])
+  assert.equal(notDelivered(receipt({ participant: '700@lid' })), false)
+})
+
+test('a simple receipt reads its stanza-level participant_pn as the viewer number (whatsapp-rust PR #724)', () => {
+  assert.deepEqual(parseStatusReceipt(receipt({ participant: '800:2@lid', participant_pn: '15554440001:2@s.whatsapp.net', type: 'read' }, [list('S2')]))
+    .map((p) => [p.messageId, p.viewerJid, p.viewerPn]), [['S1', '800@lid', '15554440001'], ['S2', '800@lid', '15554440001']])
+  assert.equal(parseStatusReceipt(receipt({ participant: '800@lid', participant_pn: 'nobody@lid', type: 'read' }))[0].viewerPn, null)
+  assert.equal(parseStatusReceipt(receipt({ participant: '800@lid', type: 'read' }))[0].viewerPn, null)
 })

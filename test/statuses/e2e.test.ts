@@ -194,15 +194,16 @@ test('statuses end to end: real Baileys against the emulator', { timeout: 90_000
     assert.equal(await totalViewers(), before + 1)
   })
 
-  await t.test('a status the platform rejects shows its error and emits statuses-updated failed', async () => {
+  await t.test('a status the platform refuses is not sent: the error answer names the code, statuses-updated send-failed, nothing listed', async () => {
     s.emu.fault(OWN, 'reject-next-status')
-    const rejected = await send(s, { type: 'text', content: 'this one bounces', targetNumbers: A })
-    const ev = await s.events.next('statuses-updated', (p) => p.action === 'failed' && p.statusId === rejected.statusId, 10_000)
+    const before = (await listed()).length
+    const res = await s.api({ method: 'POST', url: `/api/sessions/${SID}/send-status`, payload: { type: 'text', content: 'this one bounces', targetNumbers: A } })
+    assert.equal(res.statusCode, 500, res.body)
+    assert.match(res.json<{ error: string }>().error, /refused status chunk 1\/1 \(error 479\)/)
+    const ev = await s.events.next('statuses-updated', (p) => p.action === 'send-failed' && /error 479/.test(p.message ?? ''), 10_000)
     assert.equal(ev.sessionId, SID)
-    assert.ok(s.emu.rejectedMessages().some((m) => m.id === rejected.platformMessageId))
-    const row = (await listed()).find((r) => r.id === rejected.statusId)
-    assert.ok(row?.error !== null && row?.error !== undefined && row.error !== '', 'error stored')
-    assert.match(ev.message ?? '', new RegExp(row.error))
+    assert.equal(s.emu.rejectedMessages().filter((m) => m.error === 479).length, 1)
+    assert.equal((await listed()).length, before)
     // the next one goes through
     const fine = await send(s, { type: 'text', content: 'fine again', targetNumbers: A })
     await s.emu.waitForStatus((x) => x.id === fine.platformMessageId && x.decrypted, 10_000)

@@ -30,10 +30,33 @@ export function chunk<T> (items: T[], size: number): T[][] {
 interface BoomLike { isBoom?: boolean, output?: { statusCode?: number }, data?: unknown, message?: string }
 
 /**
+ * The platform refused a stanza: its `<ack class="message" id=… error=CODE/>`. A refused stanza reached
+ * nobody (the server answers one ack per stanza, and a nack means it rejected the send: whatsapp-rust's
+ * chat store marks the message ERROR on it, storages/chat-store/src/store.rs `apply_server_ack`, PR #1014,
+ * 2026-07-10; whatsmeow's SendMessage fails with "server returned error CODE", send.go, since commit
+ * dcbc8dd3 "Handle ack errors when sending messages", 2023-01-28). Large status batches get 429 this way
+ * (devlikeapro/waha #2096, 2026-05-26: "server returned error 429" on batch 3/123; #2080, 2026-05-16).
+ */
+export class StanzaRefused extends Error {
+  constructor (readonly code: string, what: string) {
+    super(`the platform refused ${what} (error ${code})`)
+    this.name = 'StanzaRefused'
+  }
+}
+
+/**
+ * Refusals that mean "not now" rather than "not this": 429 / rate-overlimit (the rate limit, waha #2096)
+ * and 503 (service unavailable: whatsapp-rust src/client/node_io.rs lists it among the nack codes).
+ * Waited out and sent again under the same id; any other code (479 SmaxInvalid, 463, 400…) is final.
+ */
+const PUSH_BACK_CODES = new Set(['429', '503', 'rate-overlimit'])
+
+/**
  * Push-back the platform expects a client to wait out: rate limits (429 / rate-overlimit), service
  * unavailable, query timeouts, and the socket closing under us (the session reconnects).
  */
 export function isPushBack (err: unknown): boolean {
+  if (err instanceof StanzaRefused) return PUSH_BACK_CODES.has(err.code)
   if (typeof err !== 'object' || err === null) return false
   const e = err as BoomLike
   const status = e.output?.statusCode
@@ -85,7 +108,7 @@ function linkClosed (): Error {
 
 /**
  * Resolves on the platform's `<ack class="message" id=…>` for `messageId` on `sock` (an error ack too:
- * Baileys reports those as status-error), rejects when the socket closes first or after `timeoutMs`.
+ * `error()` then has its code), rejects when the socket closes first or after `timeoutMs`.
  * Listening starts before the stanza is written, so a fast ack is not missed.
  */
 export function awaitAck (sock: WASocket, messageId: string, timeoutMs: number): { acked: Promise<void>, cancel: () => void, received: () => boolean, error: () => string | undefined } {
@@ -129,6 +152,8 @@ export interface RelayChunksInput {
   policy: RelayPolicy
   logger: Logger
   additionalAttributes?: Record<string, string>
+  /** what the chunks are, in logs and errors (default `status`; a revoke says `revoke`) */
+  label?: string
   /** writes a chunk; default: Baileys' relayMessage with the chunk as statusJidList */
   write?: ChunkWriter
   /** JIDs that had it before this call (a resumed send): counted in progress */
@@ -146,9 +171,11 @@ export interface RelayChunksInput {
 
 /**
  * Relays one message to status@broadcast in order, chunk by chunk, all under the same message id. A chunk
- * counts once the platform acknowledged it. When the link drops (EPIPE, ECONNRESET, close, 428, 515) the
- * chunk waits for the session to reconnect (bounded by the socket waiter) and goes out again on the new
- * socket; push-back (rate limits, timeouts) is retried with backoff.
+ * counts once the platform acknowledged it without an error. When the link drops (EPIPE, ECONNRESET,
+ * close, 428, 515) the chunk waits for the session to reconnect (bounded by the socket waiter) and goes
+ * out again on the new socket; push-back (rate limits, timeouts, an ack with error 429, 503 or
+ * rate-overlimit) is retried with backoff, at most `policy.attempts` times. Any other error ack fails the
+ * chunk with its code (StanzaRefused): none of its recipients has the message, so none is reported unconfirmed.
  */
 export async function relayInChunks (input: RelayChunksInput): Promise<void> {
   const chunks = chunk(input.jids, Math.max(1, input.policy.chunkSize))
@@ -156,7 +183,7 @@ export async function relayInChunks (input: RelayChunksInput): Promise<void> {
   const total = already + input.jids.length
   let sent = already
   for (const [index, statusJidList] of chunks.entries()) {
-    const what = `status chunk ${index + 1}/${chunks.length}`
+    const what = `${input.label ?? 'status'} chunk ${index + 1}/${chunks.length}`
     let lost: WASocket | undefined
     let losses = 0
     await input.onChunkStart?.(statusJidList)
@@ -182,10 +209,15 @@ export async function relayInChunks (input: RelayChunksInput): Promise<void> {
           }
           written = true
           await ack.acked
+          const code = ack.error()
+          if (code !== undefined) throw new StanzaRefused(code, what)
           await acceptedIfOk()
           return
         } catch (err) {
           ack.cancel()
+          // refused: it reached nobody (so not "may have it"); withPushBackRetry sends it again or ends the send
+          const code = ack.error()
+          if (code !== undefined) throw err instanceof StanzaRefused ? err : new StanzaRefused(code, what)
           // the platform acknowledged the stanza before the error (e.g. the link dropped right after): it went out
           if (ack.received()) { await acceptedIfOk(); return }
           // written, but the ack never came: the platform may have it (a revoke must include them)

@@ -7,7 +7,7 @@ import type { SendStatusInput, SendStatusResult, StatusSetting } from '../types.
 import { messageOf, type Emit } from './linking.js'
 import { buildStatusMessage, revokeMessage, STATUS_JID } from './status-message.js'
 
-import { chunk, relayInChunks, withPushBackRetry, type ChunkWriter, type RelayPolicy } from './chunk-relay.js'
+import { chunk, relayInChunks, StanzaRefused, withPushBackRetry, type ChunkWriter, type RelayPolicy } from './chunk-relay.js'
 import { lidsForNumbers, ownLidOf, STATUS_SETTING, writeLidStatusChunk } from '../baileys/status-post.js'
 import { prepareSessions, type SessionPrep } from '../baileys/status-prepare.js'
 
@@ -159,7 +159,11 @@ export class StatusSender {
     return message
   }
 
-  /** Revokes a status for the JIDs it went to; false when the platform could not be told. */
+  /**
+   * Revokes a status for the JIDs it went to: true once every chunk was acked without an error; false when
+   * the platform could not be told. A chunk the platform refused (an error ack, push-back waited out first)
+   * throws SEND_FAILED naming the code and how far the revoke got.
+   */
   async revoke (messageId: string, recipientJids: string[]): Promise<boolean> {
     return await this.#queue.run(async () => {
       let jids = [...new Set(recipientJids.map((j) => jidNormalizedUser(j)))]
@@ -168,6 +172,7 @@ export class StatusSender {
       const message = revokeMessage(messageId)
       this.#remember(revokeId, message)
       const policy = this.host.policy()
+      let reached = 0
       try {
         // an LID-migrated account: the same audience (their LIDs, stored since the post), no <meta>,
         // no edit attribute (whatsapp-rust Status::revoke); a legacy one: edit="7" as Baileys' sendMessage({ delete })
@@ -182,24 +187,33 @@ export class StatusSender {
           jids,
           policy,
           logger: this.host.log,
+          label: 'revoke',
+          onChunk: (done) => { reached += done.length },
           ...(lids === null ? { additionalAttributes: { edit: '7' } } : { write: this.#lidWriter(message, revokeId, lids, null) })
         })
         return true
       } catch (err) {
         this.host.log.warn({ err, messageId }, 'could not revoke status')
+        if (err instanceof StanzaRefused) throw new PlatformError('SEND_FAILED', `${err.message}; the revoke reached ${reached} of ${jids.length} recipient${jids.length === 1 ? '' : 's'}`)
         return false
       }
     })
   }
 
-  /** Rejections the platform reports after a status was written (e.g. error 479). */
+  /**
+   * Error acks of statuses (rc14's handleBadAck reports them as messages.update ERROR, e.g. 479). One
+   * for a status or revoke this sender relayed was met by its relay (chunk-relay.ts: waited out and sent
+   * again, or the chunk failed and the send says so): `inSend`. Others (a status of an earlier run)
+   * are rejections reported after the status was written.
+   */
   onMessagesUpdate (updates: WAMessageUpdate[]): void {
     for (const { key, update } of updates) {
       if (update.status !== proto.WebMessageInfo.Status.ERROR || key.fromMe !== true || key.id == null) continue
-      if (key.remoteJid !== STATUS_JID && !this.#sent.has(key.id)) continue
+      const inSend = this.#sent.has(key.id)
+      if (key.remoteJid !== STATUS_JID && !inSend) continue
       const error = update.messageStubParameters?.[0] ?? 'unknown error'
-      this.host.log.warn({ messageId: key.id, error }, 'platform rejected a status')
-      this.host.emit('status-error', { sessionId: this.host.id, messageId: key.id, error })
+      this.host.log.warn({ messageId: key.id, error, inSend }, 'platform refused a status stanza')
+      this.host.emit('status-error', { sessionId: this.host.id, messageId: key.id, error, ...(inSend ? { inSend: true as const } : {}) })
     }
   }
 

@@ -3,7 +3,7 @@ import { EventEmitter } from 'node:events'
 import { test } from 'node:test'
 import type { WASocket } from '@whiskeysockets/baileys'
 import { pino } from 'pino'
-import { awaitAck, chunk, isLinkLoss, isPushBack, withPushBackRetry } from '../../../src/platform/session/chunk-relay.js'
+import { awaitAck, chunk, isLinkLoss, isPushBack, StanzaRefused, withPushBackRetry } from '../../../src/platform/session/chunk-relay.js'
 import { argbFromHex } from '../../../src/platform/session/status-message.js'
 
 // Pure helpers of the sender; the relay itself runs through real Baileys in platform.test.ts.
@@ -33,6 +33,12 @@ test('push-back is rate limits, timeouts and a closing socket; the rest is not',
   assert.equal(isPushBack(boom('service-unavailable', 500, 503)), true)
   assert.equal(isPushBack(boom('All encryptions failed', 500)), false)
   assert.equal(isPushBack(new Error('bad-request')), false)
+})
+
+test('an error ack is push-back only for 429, 503 and rate-overlimit; 479, 463 and the rest are final', () => {
+  for (const code of ['429', '503', 'rate-overlimit']) assert.equal(isPushBack(new StanzaRefused(code, 'status chunk 1/1')), true, code)
+  for (const code of ['479', '463', '400', '500']) assert.equal(isPushBack(new StanzaRefused(code, 'status chunk 1/1')), false, code)
+  assert.equal(new StanzaRefused('479', 'revoke chunk 2/3').message, 'the platform refused revoke chunk 2/3 (error 479)')
 })
 
 test('push-back is retried with backoff up to the attempt bound; other errors end at once', async () => {
