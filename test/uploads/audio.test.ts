@@ -141,3 +141,19 @@ test('a url status ending in .mp3 is fetched and sent as audio with its duration
     return true
   })
 })
+
+test('a schedule naming an uploaded audio file keeps it, and refuses one that was never uploaded', async (t) => {
+  const { app, api } = await build(t)
+  await app.db.db.insertInto('sessions').values({ id: 'm1', name: 'm1', auth_method: 'qrcode', phone_number: null, own_number: null, own_lid: null, created_at: Date.now() }).execute()
+  const up = await api({ method: 'POST', url: '/api/upload-audio', ...form({ field: 'audio', filename: 'note.ogg', type: 'audio/ogg', data: voiceOgg() }) })
+  assert.equal(up.statusCode, 200, up.body)
+  const filename = up.json<{ filename: string }>().filename
+  const at = new Date(Date.now() + 3_600_000).toISOString()
+  const res = await api({ method: 'POST', url: '/api/sessions/m1/scheduled-statuses', payload: { status: { type: 'audio', content: filename }, at } })
+  assert.equal(res.statusCode, 200, res.body)
+  const row = await app.db.db.selectFrom('schedules').select('media_file').executeTakeFirstOrThrow()
+  assert.equal(row.media_file, filename, 'the schedule holds the upload, so the unused-uploads cleanup leaves it')
+  const missing = await api({ method: 'POST', url: '/api/sessions/m1/scheduled-statuses', payload: { status: { type: 'audio', content: '1700000000000-0123456789ab-gone.ogg' }, at } })
+  assert.equal(missing.statusCode, 400, missing.body)
+  assert.match(missing.json<{ error: string }>().error, /uploaded file not found/)
+})
