@@ -13,11 +13,15 @@ const OWN = '4915300000001'
 const A = '4915300000011'
 const B = '4915300000012'
 const SID = 'voice'
+/** a legacy (not LID-migrated) account, posting through Baileys' own relayMessage, and two contacts of its kind */
+const LEGACY = '4915300000002'
+const C = '4915300000021'
+const D = '4915300000022'
 
 interface Sent { statusId: string, platformMessageId: string, contactCount: number }
 
-async function send (s: Stack, body: Record<string, unknown>): Promise<Sent> {
-  const res = await s.api({ method: 'POST', url: `/api/sessions/${SID}/send-status`, payload: body })
+async function send (s: Stack, body: Record<string, unknown>, sessionId = SID): Promise<Sent> {
+  const res = await s.api({ method: 'POST', url: `/api/sessions/${sessionId}/send-status`, payload: body })
   assert.equal(res.statusCode, 200, res.body)
   return res.json<{ data: Sent }>().data
 }
@@ -36,7 +40,7 @@ async function settled (s: Stack, id: string): Promise<StatusRecord> {
 }
 
 /** Decrypted by the own phone and every recipient, verified, as a media stanza with `mediatype`. */
-function assertAudio (record: StatusRecord, media: { mimetype: string, ptt: boolean, seconds: number, mediatype: string }): void {
+function assertAudio (record: StatusRecord, media: { mimetype: string, ptt: boolean, seconds: number, mediatype: string }, audience = [OWN, A, B]): void {
   assert.deepEqual(record.errors, [])
   assert.equal(record.rejected, undefined)
   assert.equal(record.type, 'audio')
@@ -46,8 +50,8 @@ function assertAudio (record: StatusRecord, media: { mimetype: string, ptt: bool
     assert.equal(stanza.attrs.type, 'media')
     assert.equal(stanza.mediatype, media.mediatype)
   }
-  assert.deepEqual([...record.recipients].sort(), [OWN, A, B].sort())
-  for (const number of [OWN, A, B]) assert.ok(record.deliveries.some((d) => d.number === number && d.decrypted), `${number} decrypted it`)
+  assert.deepEqual([...record.recipients].sort(), [...audience].sort())
+  for (const number of audience) assert.ok(record.deliveries.some((d) => d.number === number && d.decrypted), `${number} decrypted it`)
 }
 
 test('audio statuses through real Baileys: a voice note and an MP3, their viewers, a url .mp3', { timeout: 120_000, skip: !mediaTrusted() && 'needs NODE_EXTRA_CA_CERTS=test/.certs/cert.pem (npm test sets it)' }, async (t) => {
@@ -84,6 +88,15 @@ test('audio statuses through real Baileys: a voice note and an MP3, their viewer
     const list = await s.api({ method: 'GET', url: `/api/sessions/${SID}/sent-statuses` })
     const row = list.json<{ data: Array<{ id: string, type: string, viewerCount: number }> }>().data.find((r) => r.id === voice.statusId)
     assert.deepEqual(row && [row.type, row.viewerCount], ['audio', 2])
+  })
+
+  await t.test('a legacy account posts a voice note through Baileys\' relayMessage: the same audio message and mediatype', async () => {
+    s.emu.addContact({ number: C, legacy: true })
+    s.emu.addContact({ number: D, legacy: true })
+    await s.link('legacy', LEGACY, { legacy: true })
+    const file = await uploadAudio(s, 'legacy.opus', 'audio/ogg', voiceOgg())
+    const sent = await send(s, { type: 'audio', content: file, targetNumbers: `${C},${D}` }, 'legacy')
+    assertAudio(await settled(s, sent.platformMessageId), { mimetype: 'audio/ogg; codecs=opus', ptt: true, seconds: 3, mediatype: 'ptt' }, [LEGACY, C, D])
   })
 
   await t.test('a url status ending in .mp3, served from loopback, is sent as audio; the row keeps the URL', async (tt) => {
