@@ -57,7 +57,7 @@ export function createApi (getKey, onUnauthorized) {
 
   /**
    * Uploads one file with XMLHttpRequest (fetch reports no upload progress).
-   * @param {'image' | 'video'} kind
+   * @param {'image' | 'video' | 'audio'} kind
    * @param {File} file
    * @param {(fraction: number) => void} onProgress 0..1
    * @returns {Promise<string>} the stored filename, for send-status

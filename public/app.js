@@ -20,7 +20,7 @@ const $ = (id) => {
 }
 
 const STATE_LABELS = { open: 'Connected', connecting: 'Connecting…', close: 'Not connected', 'logged-out': 'Logged out' }
-const TYPE_LABELS = { text: 'Text', image: 'Image', video: 'Video', url: 'URL' }
+const TYPE_LABELS = { text: 'Text', image: 'Image', video: 'Video', audio: 'Audio', url: 'URL' }
 
 // ---------------------------------------------------------------------------------------------------
 // State
@@ -709,16 +709,21 @@ function postType () {
   return $('post-form').elements.type.value
 }
 
+const MEDIA_FILE_LABELS = { image: 'Image file', video: 'Video file', audio: 'Audio file (OGG/Opus goes out as a voice note; MP3, M4A, AAC, WAV as audio)' }
+
 function syncPostType () {
   const type = postType()
   show($('post-text'), type === 'text')
-  show($('post-media'), type === 'image' || type === 'video')
+  const media = type === 'image' || type === 'video' || type === 'audio'
+  show($('post-media'), media)
   show($('post-url'), type === 'url')
-  show($('post-caption-field'), type !== 'text')
-  if (type === 'image' || type === 'video') {
-    setText($('post-file-label'), type === 'image' ? 'Image file' : 'Video file')
+  // audio carries no caption on the platform
+  show($('post-caption-field'), type !== 'text' && type !== 'audio')
+  if (media) {
+    setText($('post-file-label'), MEDIA_FILE_LABELS[type])
     const file = $('post-file')
-    const accept = `${type}/*`
+    // .opus files often come without an audio/* type
+    const accept = type === 'audio' ? 'audio/*,.opus' : `${type}/*`
     if (file.accept !== accept) { file.accept = accept; file.value = '' }
   }
   setText($('post-error'), '')
@@ -763,7 +768,7 @@ $('post-form').addEventListener('submit', (e) => {
   /** @type {Record<string, unknown>} */
   const body = { type, ...who.fields }
   const caption = $('post-caption').value.trim()
-  if (type !== 'text' && caption !== '') body.caption = caption
+  if (type !== 'text' && type !== 'audio' && caption !== '') body.caption = caption
 
   let file = null
   if (type === 'text') {
@@ -778,7 +783,7 @@ $('post-form').addEventListener('submit', (e) => {
     body.content = url
   } else {
     file = $('post-file').files?.[0] ?? null
-    if (file === null) { setText(errorEl, `Choose ${type === 'image' ? 'an image' : 'a video'} file to upload.`); $('post-file').focus(); return }
+    if (file === null) { setText(errorEl, `Choose ${type === 'image' ? 'an image' : type === 'video' ? 'a video' : 'an audio'} file to upload.`); $('post-file').focus(); return }
   }
 
   const submit = $('post-submit')

@@ -2,12 +2,12 @@ import { Type, type Static } from '@sinclair/typebox'
 import { AudienceSnapshotSchema, SendAudienceSchema } from './audience.js'
 import { IsoDateSchema, Nullable } from './common.js'
 
-export const StatusTypeSchema = Type.Union(['text', 'image', 'video', 'url'].map((t) => Type.Literal(t)))
+export const StatusTypeSchema = Type.Union(['text', 'image', 'video', 'audio', 'url'].map((t) => Type.Literal(t)))
 
 export const SendStatusBodySchema = Type.Object({
-  type: Type.Union([Type.Literal('text'), Type.Literal('image'), Type.Literal('video'), Type.Literal('url')]),
-  content: Type.String({ minLength: 1, maxLength: 65536, description: 'text: the body; image/video: a filename returned by upload; url: a direct http(s) media URL' }),
-  caption: Type.Optional(Type.String({ maxLength: 4096, description: 'For image, video and url; ignored for text' })),
+  type: Type.Union([Type.Literal('text'), Type.Literal('image'), Type.Literal('video'), Type.Literal('audio'), Type.Literal('url')]),
+  content: Type.String({ minLength: 1, maxLength: 65536, description: 'text: the body; image/video/audio: a filename returned by upload; url: a direct http(s) media URL' }),
+  caption: Type.Optional(Type.String({ maxLength: 4096, description: 'For image, video and url; ignored for text and audio (the platform\'s audio carries no caption)' })),
   targetNumbers: Type.Optional(Type.String({ maxLength: 1_000_000, description: 'Comma-separated numbers with country code, no plus sign; empty: own number only. Not together with `audience`' })),
   audience: Type.Optional(SendAudienceSchema),
   backgroundColor: Type.Optional(Type.String({ pattern: '^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$', description: 'Text statuses: #RRGGBB or #AARRGGBB' })),
@@ -130,6 +130,7 @@ export const UploadResultSchema = Type.Object({
   data: Type.Object({
     filename: Type.String(),
     size: Type.Integer(),
-    mimeType: Type.String()
+    mimeType: Type.String(),
+    seconds: Type.Optional(Type.Integer({ minimum: 1, description: 'Audio uploads: the duration read from the file, in whole seconds' }))
   })
 })

@@ -26,6 +26,8 @@ export const SendFailed = createError<[string]>('ST_SEND_FAILED', 'Failed to sen
 
 export const NoFileUploaded = createError('ST_NO_FILE', 'No file uploaded', 400)
 export const WrongFileType = createError('ST_WRONG_FILE_TYPE', 'Only image and video files are allowed', 400)
+/** an audio upload that is not OGG/Opus, MP3, M4A, AAC or WAV (by declared type, content or a readable duration) */
+export const WrongAudioType = createError('ST_WRONG_AUDIO_TYPE', 'audio must be an audio file: OGG/Opus, MP3, M4A, AAC or WAV', 400)
 export const FileTooLarge = createError('ST_FILE_TOO_LARGE', 'File too large', 413)
 export const VideoTooLarge = createError<[number]>('ST_VIDEO_TOO_LARGE', 'File size exceeds %dMB limit', 413)
 export const UploadNotFound = createError('ST_UPLOAD_NOT_FOUND', 'Uploaded file not found', 400)

@@ -38,6 +38,8 @@ export interface StanzaShape {
   statusSetting?: string
   hasMeta: boolean
   skmsg?: BinaryNode
+  /** the skmsg `<enc mediatype>` (whatsapp-rust wacore/src/send/classify.rs media_type_from_message) */
+  mediatype?: string
   deviceIdentity: boolean
 }
 
@@ -61,13 +63,15 @@ export function readStanza (node: BinaryNode): StanzaShape {
   }
   const meta = getBinaryNodeChildren(node, 'meta')
   const withSetting = meta.find((m) => m.attrs.status_setting !== undefined)
+  const skmsg = getBinaryNodeChildren(node, 'enc').find((e) => e.attrs.type === 'skmsg')
   return {
     attrs: { ...node.attrs },
     bare,
     devices,
     statusSetting: withSetting?.attrs.status_setting,
     hasMeta: withSetting !== undefined,
-    skmsg: getBinaryNodeChildren(node, 'enc').find((e) => e.attrs.type === 'skmsg'),
+    skmsg,
+    mediatype: skmsg?.attrs.mediatype,
     deviceIdentity: getBinaryNodeChild(node, 'device-identity') !== undefined
   }
 }
@@ -131,5 +135,19 @@ export function kindRuleBroken (shape: StanzaShape, poster: Account, kind: Statu
   if (shape.hasMeta) {
     return { rule: kind === 'reaction' ? 'status-setting-on-reaction' : 'status-setting-on-revoke', detail: `a ${kind} carrying <meta status_setting>` }
   }
+  return undefined
+}
+
+/**
+ * The `<enc mediatype>` WA Web puts on a message with this content (whatsapp-rust wacore/src/send/classify.rs
+ * media_type_from_message, "Matches WAWebBackendJobsCommon.mediaTypeFromProtobuf": image, video or gif, ptv,
+ * `ptt` for an audioMessage with ptt, else `audio`); undefined for content that carries none (text, revoke).
+ * The same file notes that the server drops a `type="media"` stanza without its mediatype.
+ */
+export function expectedMediaType (content: proto.IMessage): string | undefined {
+  if (content.imageMessage) return 'image'
+  if (content.videoMessage) return content.videoMessage.gifPlayback === true ? 'gif' : 'video'
+  if (content.ptvMessage) return 'ptv'
+  if (content.audioMessage) return content.audioMessage.ptt === true ? 'ptt' : 'audio'
   return undefined
 }

@@ -18,7 +18,7 @@ import { signalNameOf, type Account, type Directory, type Party } from './accoun
 import { EmulatorError } from './errors.js'
 import { MediaServer } from './media-server.js'
 import { decryptSenderKeyMessage, signalSenderFor, type SignalSender, type SimulatedDevice } from './signal-party.js'
-import { kindFromStanza, kindOfContent, kindRuleBroken, readStanza, RULE_ERROR, stanzaRuleBroken, type RuleBreak, type StanzaShape, type StanzaTarget } from './status-rules.js'
+import { expectedMediaType, kindFromStanza, kindOfContent, kindRuleBroken, readStanza, RULE_ERROR, stanzaRuleBroken, type RuleBreak, type StanzaShape, type StanzaTarget } from './status-rules.js'
 import type { RejectedMessage, StatusDelivery, StatusKind, StatusMedia, StatusRecord, StatusStanza, StatusType } from './types.js'
 
 const STATUS_JID = 'status@broadcast'
@@ -242,6 +242,7 @@ export class StatusCenter {
       devices: shape.devices.map((t) => t.jid),
       skdmDevices: shape.devices.filter((t) => t.enc).map((t) => t.jid),
       statusSetting: shape.statusSetting,
+      ...(shape.mediatype !== undefined ? { mediatype: shape.mediatype } : {}),
       deviceIdentity: shape.deviceIdentity,
       accepted: false
     }
@@ -509,12 +510,21 @@ export class StatusCenter {
       type = 'video'
       if (content.videoMessage.caption) record.caption = content.videoMessage.caption
       record.media = await this.describeMedia(content.videoMessage, 'video', record)
+    } else if (content.audioMessage) {
+      // a voice note (ptt) or other audio: what a recipient plays, decrypted like image and video
+      type = 'audio'
+      const audio = content.audioMessage
+      record.media = { ...await this.describeMedia(audio, 'audio', record), ptt: audio.ptt === true, ...(audio.seconds != null ? { seconds: audio.seconds } : {}) }
     }
     record.type = type
+    // the mediatype the stanza announced must be the one WA Web gives this content (status-rules.ts expectedMediaType)
+    const expected = expectedMediaType(content)
+    const announced = record.stanzas.find((st) => st.accepted)?.mediatype
+    if (expected !== undefined && announced !== expected) record.errors.push(`media: <enc mediatype="${announced ?? ''}"> for content WA Web sends as "${expected}"`)
   }
 
   private async describeMedia (
-    message: proto.Message.IImageMessage | proto.Message.IVideoMessage,
+    message: proto.Message.IImageMessage | proto.Message.IVideoMessage | proto.Message.IAudioMessage,
     mediaType: MediaType,
     record: StatusRecord
   ): Promise<StatusMedia> {

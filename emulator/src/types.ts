@@ -5,7 +5,7 @@ import type { KeyPair } from './xeddsa.js'
 export type ReceiptType = 'read' | 'played' | 'delivery'
 export type ReceiptVia = 'pn' | 'lid'
 export type FaultKind = 'drop' | 'logout' | 'restart-required' | 'reject-next-status'
-export type StatusType = 'text' | 'image' | 'video' | 'other'
+export type StatusType = 'text' | 'image' | 'video' | 'audio' | 'other'
 /** what a stanza to status@broadcast is: a post, a reaction or a revoke (status-rules.ts) */
 export type StatusKind = 'post' | 'reaction' | 'revoke'
 /** a rule of status-rules.ts / "Rules the emulator enforces" in the README */
@@ -126,6 +126,10 @@ export interface StatusMedia {
   /** MAC valid and plaintext hash equal to the message's fileSha256 */
   verified: boolean
   directPath?: string
+  /** audio: a voice note (`ptt`) */
+  ptt?: boolean
+  /** audio and video: the duration the message declares */
+  seconds?: number
 }
 
 export interface StatusDelivery {
@@ -158,6 +162,8 @@ export interface StatusStanza {
   skdmDevices: string[]
   /** `<meta status_setting>` value, if any */
   statusSetting?: string
+  /** `mediatype` of the skmsg `<enc>`, if any (`image`, `video`, `ptt`, `audio`…) */
+  mediatype?: string
   deviceIdentity: boolean
   /** acked without error */
   accepted: boolean

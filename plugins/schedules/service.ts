@@ -96,7 +96,7 @@ export function createScheduleService (deps: ScheduleDeps) {
     if (status.type === 'url') {
       try { parseHttpUrl(status.content) } catch { throw new BadRequest('body.status.content must be an http(s) URL for type url') }
     }
-    if (status.type !== 'image' && status.type !== 'video') return null
+    if (status.type !== 'image' && status.type !== 'video' && status.type !== 'audio') return null
     if (await findUpload(db, status.content) === undefined) throw new BadRequest('body.status.content: uploaded file not found (upload it first; the schedule keeps it until the schedule is deleted)')
     return status.content
   }

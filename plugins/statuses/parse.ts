@@ -3,7 +3,8 @@ import { mediaTypeOfExtension, type MediaKind } from '../../src/media/types.js'
 import { parseNumberList } from '../audiences/numbers.js'
 
 /** Extensions a status URL may end in to go out as media; any other URL goes out as a text status. */
-const URL_MEDIA_EXTENSIONS = new Set(['jpg', 'jpeg', 'png', 'gif', 'webp', 'bmp', 'mp4', 'avi', 'mov', 'wmv', 'flv', 'mkv', 'webm'])
+const URL_MEDIA_EXTENSIONS = new Set(['jpg', 'jpeg', 'png', 'gif', 'webp', 'bmp', 'mp4', 'avi', 'mov', 'wmv', 'flv', 'mkv', 'webm',
+  'mp3', 'm4a', 'ogg', 'opus', 'wav', 'aac'])
 
 /**
  * Comma-separated numbers → trimmed, validated, de-duplicated list in the order given: the audiences' list rule

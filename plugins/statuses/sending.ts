@@ -6,7 +6,7 @@ import { fromPlatform, NotConnected, SendFailed, SessionNotFound } from '../../s
 import type { SendStatusResult, StatusContent } from '../../src/platform/types.js'
 import type { SendStatusBody } from '../../schemas/status.js'
 import { iso } from './api-shapes.js'
-import { prepareContent } from './content.js'
+import { fromLocalCopy, prepareContent } from './content.js'
 import { whenOpen } from './when-open.js'
 import { chooseRecipients, storedRecipients, type ResolvedRecipients } from './recipients.js'
 import type { SendStatusAnswer, StatusDeps } from './service.js'
@@ -55,9 +55,7 @@ export function createSending (deps: StatusDeps) {
     // url media: a local copy fetched through the guard; Baileys gets the file, the row keeps the URL
     // (a resumed send does not need it again: the built message, media uploaded, is stored)
     const local = prepared.remote === null ? null : await remoteMedia.fetch(prepared.remote.url, prepared.remote.kind)
-    const content: StatusContent = local === null || prepared.content.kind === 'text'
-      ? prepared.content
-      : { ...prepared.content, source: { path: local.path }, mimetype: local.type.mimeType }
+    const content: StatusContent = local === null ? prepared.content : await fromLocalCopy(prepared.content, local)
 
     const contactCount = Math.max(1, recipients.length)
     await deps.admit?.(sessionId, contactCount)

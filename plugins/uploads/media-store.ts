@@ -9,8 +9,9 @@ import type { MultipartFile } from '@fastify/multipart'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { Database } from '../../src/db/database.js'
-import { BadRequest, FileTooLarge, NoFileUploaded, VideoTooLarge, WrongFileType } from '../../src/errors.js'
+import { BadRequest, FileTooLarge, NoFileUploaded, VideoTooLarge, WrongAudioType, WrongFileType } from '../../src/errors.js'
 import { deleteUpload, uploadCommitterFor, type UploadCommit } from '../../src/db/repositories/uploads.js'
+import { audioDetails } from '../../src/media/audio.js'
 import { sniff, SNIFF_BYTES, type SniffedType } from '../../src/media/sniff.js'
 import { extensionsOf, type MediaKind } from '../../src/media/types.js'
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, secureUploadDir } from '../../src/db/file-modes.js'
@@ -41,12 +42,14 @@ export function createMediaStore (opts: MediaStoreOptions) {
   const dir = resolvePath(opts.dir)
   const { db, maxUploadBytes } = opts
   const { commitUpload } = opts
-  const tooLarge = (kind: MediaKind) => kind === 'image' ? new FileTooLarge() : new VideoTooLarge(opts.maxUploadMb)
+  const tooLarge = (kind: MediaKind) => kind === 'video' ? new VideoTooLarge(opts.maxUploadMb) : new FileTooLarge()
+  // audio is an addition to the seed's two kinds: its refusal names its field and the formats accepted
+  const wrongType = (kind: MediaKind) => kind === 'audio' ? new WrongAudioType() : new WrongFileType()
 
-  async function save (file: MultipartFile, kind: MediaKind): Promise<{ filename: string, size: number, mimeType: string }> {
-    if (!file.mimetype.toLowerCase().startsWith(`${kind}/`)) {
+  async function save (file: MultipartFile, kind: MediaKind): Promise<{ filename: string, size: number, mimeType: string, seconds?: number }> {
+    if (!declaredAs(file.mimetype, kind)) {
       await drain(file)
-      throw new WrongFileType()
+      throw wrongType(kind)
     }
     const part = join(dir, `.upload-${randomBytes(8).toString('hex')}.part`)
     const tap = new HeadTap(kind, maxUploadBytes)
@@ -66,7 +69,10 @@ export function createMediaStore (opts: MediaStoreOptions) {
       if (file.file.truncated || tap.bytes > maxUploadBytes) throw tooLarge(kind)
       if (tap.bytes === 0) throw new NoFileUploaded()
       const type = tap.sniffed()
-      if (type === null || type.kind !== kind) throw new WrongFileType()
+      if (type === null || type.kind !== kind) throw wrongType(kind)
+      // audio: the duration is read from the file now (send-status reads it again); a file without one is not audio we can send
+      const audio = type.kind === 'audio' ? await audioDetails(part, type) : null
+      if (type.kind === 'audio' && audio === null) throw wrongType(kind)
 
       const filename = `${Date.now()}-${randomBytes(6).toString('hex')}-${safeName(file.filename, type)}`
       // the row and the rename in one synchronous transaction: nothing else runs in between, a failed rename
@@ -74,7 +80,7 @@ export function createMediaStore (opts: MediaStoreOptions) {
       // (PostgreSQL: the rename runs inside the transaction, before the commit; a failed commit removes the file)
       await commitUpload({ filename, kind, mime_type: type.mimeType, size: tap.bytes, created_at: Date.now() },
         () => { renameSync(part, join(dir, filename)) }, () => { rmSync(join(dir, filename), { force: true }) })
-      return { filename, size: tap.bytes, mimeType: type.mimeType }
+      return { filename, size: tap.bytes, mimeType: type.mimeType, ...(audio !== null ? { seconds: audio.seconds } : {}) }
     } finally {
       await unlinkQuiet(part)
     }
@@ -188,6 +194,12 @@ export function safeName (original: string, type: SniffedType): string {
   const stem = (m === null ? cleaned : m[1]).slice(0, MAX_STEM).replace(/^\.+|\.+$/g, '')
   const allowed = extensionsOf(type)
   return `${stem === '' ? 'upload' : stem}.${ext !== undefined && allowed.includes(ext) ? ext : type.ext}`
+}
+
+/** Whether the part's declared content type fits the kind: `<kind>/*`, and for audio also `application/ogg` (RFC 5334). */
+function declaredAs (mimetype: string, kind: MediaKind): boolean {
+  const declared = mimetype.toLowerCase()
+  return declared.startsWith(`${kind}/`) || (kind === 'audio' && declared.startsWith('application/ogg'))
 }
 
 /** Reads a file part to its end without keeping it, so the rest of the request can be parsed and answered. */

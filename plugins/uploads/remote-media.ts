@@ -1,5 +1,6 @@
 import fp from 'fastify-plugin'
 import { UrlFetchFailed, UrlRefused } from '../../src/errors.js'
+import type { MediaKind } from '../../src/media/types.js'
 import { checkUrl, fetchRemoteMedia, RemoteFetchError, type FetchedMedia, type RemoteFetchOptions } from '../../src/media/remote-fetch.js'
 
 declare module 'fastify' {
@@ -13,7 +14,7 @@ export interface RemoteMedia {
   /** refuses, before anything is sent, what can be refused without a network call (scheme, IP literals) */
   check: (url: URL) => void
   /** downloads into the upload folder (0600); the caller removes the file after the send */
-  fetch: (url: URL, expected: 'image' | 'video') => Promise<FetchedMedia>
+  fetch: (url: URL, expected: MediaKind) => Promise<FetchedMedia>
 }
 
 /** RemoteFetchError → the API's errors: 400 for a refused URL, 502 when the remote failed. */

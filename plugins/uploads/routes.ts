@@ -21,6 +21,13 @@ const KINDS: ReadonlyArray<{ kind: MediaKind, summary: string, description: stri
     summary: 'Upload a video for a video status',
     description: 'multipart/form-data with one file in the field `video` (MP4, M4V, 3GP, MOV, WebM, MKV, AVI, FLV or WMV; checked by content). ' +
       'Answers the stored filename, to pass as `content` to send-status.'
+  },
+  {
+    kind: 'audio',
+    summary: 'Upload audio for an audio (voice) status',
+    description: 'multipart/form-data with one file in the field `audio` (OGG/Opus, MP3, M4A, AAC or WAV; checked by content, and its duration read from it). ' +
+      'Answers the stored filename, to pass as `content` to send-status with type `audio`, and the duration in `data.seconds`. ' +
+      'OGG/Opus goes out as a voice note, the others as audio.'
   }
 ]
 
@@ -45,7 +52,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         description,
         consumes: ['multipart/form-data'],
         body: Type.Object({
-          [kind]: Type.String({ format: 'binary', description: `The ${kind} file (${kind}/* content type)` })
+          [kind]: Type.String({ format: 'binary', description: `The ${kind} file (${kind}/* content type${kind === 'audio' ? ', or application/ogg' : ''})` })
         }),
         response: { 200: UploadResultSchema, ...failures(400, 413) }
       }

@@ -34,7 +34,7 @@ export interface AuthKeyTable {
 export interface StatusTable {
   id: Generated<number>
   session_id: string
-  type: 'text' | 'image' | 'video' | 'url'
+  type: 'text' | 'image' | 'video' | 'audio' | 'url'
   content: string
   caption: string
   /** platform message id; set before sending so receipts that race the insert still match */
@@ -119,7 +119,7 @@ export interface StatusReplyTable {
 
 export interface UploadTable {
   filename: string
-  kind: 'image' | 'video'
+  kind: 'image' | 'video' | 'audio'
   mime_type: string
   size: number
   created_at: Millis

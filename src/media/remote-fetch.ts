@@ -7,6 +7,7 @@ import { isIP, type LookupFunction } from 'node:net'
 import { join } from 'node:path'
 import { nonPublicRange } from '../net/address-ranges.js'
 import { sniff, SNIFF_BYTES, type SniffedType } from './sniff.js'
+import type { MediaKind } from './types.js'
 
 // The server fetches `url` statuses' media itself, through this guard, instead of handing the URL to
 // Baileys: http(s) only; every address a host resolves to is checked, and the connection goes to the
@@ -91,7 +92,7 @@ async function resolveChecked (url: URL, opts: RemoteFetchOptions): Promise<{ ad
  * Fetches `url` into a 0600 file in `opts.dir` and checks that it is `expected` media. Throws
  * RemoteFetchError: 'refused' (scheme, address, size, content) or 'failed' (network, HTTP status, timeout).
  */
-export async function fetchRemoteMedia (url: URL, expected: 'image' | 'video', opts: RemoteFetchOptions): Promise<FetchedMedia> {
+export async function fetchRemoteMedia (url: URL, expected: MediaKind, opts: RemoteFetchOptions): Promise<FetchedMedia> {
   const totalMs = opts.totalTimeoutMs ?? 60_000
   const abort = new AbortController()
   const timer = setTimeout(() => { abort.abort(failed(`no complete answer within ${Math.round(totalMs / 1000)} s`)) }, totalMs)
@@ -131,6 +132,11 @@ export async function fetchRemoteMedia (url: URL, expected: 'image' | 'video', o
     clearTimeout(timer)
     if (!keep) await unlink(path).catch(() => {})
   }
+}
+
+/** `an image`, `a video`, `audio`: for messages */
+function kindPhrase (kind: MediaKind): string {
+  return kind === 'image' ? 'an image' : kind === 'video' ? 'a video' : 'audio'
 }
 
 function formatMb (bytes: number): string {
@@ -173,7 +179,7 @@ async function request (url: URL, target: { address: string, family: 4 | 6 }, co
       lookup: pinned,
       family: target.family,
       signal,
-      headers: { 'user-agent': 'status-tracker', accept: 'image/*, video/*;q=0.9, */*;q=0.1', 'accept-encoding': 'identity' }
+      headers: { 'user-agent': 'status-tracker', accept: 'image/*, video/*;q=0.9, audio/*;q=0.9, */*;q=0.1', 'accept-encoding': 'identity' }
     })
     const connectTimer = setTimeout(() => { req.destroy(failed(`no connection within ${Math.round(connectMs / 1000)} s`)) }, connectMs)
     req.once('socket', (socket) => {
@@ -188,7 +194,7 @@ async function request (url: URL, target: { address: string, family: 4 | 6 }, co
 }
 
 /** Streams the body into `path` (0600) while counting and sniffing it. */
-async function saveChecked (res: IncomingMessage, path: string, expected: 'image' | 'video', maxBytes: number, signal: AbortSignal): Promise<{ size: number, type: SniffedType }> {
+async function saveChecked (res: IncomingMessage, path: string, expected: MediaKind, maxBytes: number, signal: AbortSignal): Promise<{ size: number, type: SniffedType }> {
   const file = await open(path, 'wx', 0o600)
   try {
     const head: Buffer[] = []
@@ -199,7 +205,7 @@ async function saveChecked (res: IncomingMessage, path: string, expected: 'image
       if (type !== null || (!final && headBytes < SNIFF_BYTES)) return
       const found = sniff(Buffer.concat(head))
       if (found === null || found.kind !== expected) {
-        throw refused(`the content at the URL is not ${expected === 'image' ? 'an image' : 'a video'}${found === null ? '' : ` (it is ${found.mimeType})`}`)
+        throw refused(`the content at the URL is not ${kindPhrase(expected)}${found === null ? '' : ` (it is ${found.mimeType})`}`)
       }
       type = found
     }
@@ -222,7 +228,7 @@ async function saveChecked (res: IncomingMessage, path: string, expected: 'image
       throw err
     }
     if (!res.complete) throw failed('the server closed the connection before the end of the media')
-    if (size === 0) throw refused(`the URL answered with no content, not ${expected === 'image' ? 'an image' : 'a video'}`)
+    if (size === 0) throw refused(`the URL answered with no content, not ${kindPhrase(expected)}`)
     checkHead(true)
     return { size, type: type as unknown as SniffedType }
   } finally {

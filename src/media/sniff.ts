@@ -8,7 +8,7 @@ export const SNIFF_BYTES = 256
 
 const ASF_GUID = Buffer.from('3026b2758e66cf11a6d900aa0062ce6c', 'hex')
 
-const { jpg: JPEG, png: PNG, gif: GIF, webp: WEBP, bmp: BMP, mp4: MP4, m4v: M4V, mov: MOV, '3gp': GPP, '3g2': GPP2, webm: WEBM, mkv: MKV, avi: AVI, flv: FLV, wmv: WMV } = MEDIA_TYPES
+const { jpg: JPEG, png: PNG, gif: GIF, webp: WEBP, bmp: BMP, mp4: MP4, m4v: M4V, mov: MOV, '3gp': GPP, '3g2': GPP2, webm: WEBM, mkv: MKV, avi: AVI, flv: FLV, wmv: WMV, ogg: OGG, mp3: MP3, m4a: M4A, aac: AAC, wav: WAV } = MEDIA_TYPES
 
 // ISO-BMFF brands (major or compatible) that mean a video we can send; M4A/HEIF/AVIF brands are left out on purpose.
 const VIDEO_BRANDS = new Map<string, SniffedType>([
@@ -21,7 +21,9 @@ const VIDEO_BRANDS = new Map<string, SniffedType>([
   ['mmp4', MP4], ['XAVC', MP4], ['FACE', MP4]
 ])
 // A major brand naming audio or a still image wins over any video-ish compatible brand listed after it.
-const NON_VIDEO_BRANDS = new Set(['M4A ', 'M4B ', 'M4P ', 'F4A ', 'F4B ', 'heic', 'heix', 'heim', 'heis', 'hevc', 'hevx', 'mif1', 'msf1', 'avif', 'avis', 'crx '])
+// `M4A ` is the audio we send (Apple's AAC-in-MP4 brand); the others are refused.
+const AUDIO_BRANDS = new Map<string, SniffedType>([['M4A ', M4A]])
+const NON_VIDEO_BRANDS = new Set(['M4B ', 'M4P ', 'F4A ', 'F4B ', 'heic', 'heix', 'heim', 'heis', 'hevc', 'hevx', 'mif1', 'msf1', 'avif', 'avis', 'crx '])
 // Classic QuickTime files may start straight with one of these atoms instead of `ftyp`.
 const QUICKTIME_ATOMS = new Set(['moov', 'mdat', 'wide'])
 const BMP_HEADER_SIZES = new Set([12, 16, 40, 52, 56, 64, 108, 124])
@@ -38,6 +40,7 @@ export function sniff (head: Uint8Array): SniffedType | null {
     const form = ascii(8, 12)
     if (form === 'WEBP') return WEBP
     if (form === 'AVI ') return AVI
+    if (form === 'WAVE') return WAV
     return null
   }
   // "BM" alone is too weak: also require the zero reserved words and a known DIB header size
@@ -48,12 +51,42 @@ export function sniff (head: Uint8Array): SniffedType | null {
   if (b.length >= 4 && b.readUInt32BE(0) === 0x1a45dfa3) return ebmlDocType(b)
   if (b.length >= 4 && ascii(0, 3) === 'FLV' && b[3] === 0x01) return FLV
   if (b.length >= 16 && b.subarray(0, 16).equals(ASF_GUID)) return WMV
-  return null
+  if (b.length >= 36 && ascii(0, 4) === 'OggS') return oggOpus(b)
+  if (b.length >= 10 && ascii(0, 3) === 'ID3') return afterId3(b)
+  return audioFrame(b, 0)
+}
+
+/** An Ogg stream whose first packet is an Opus header (RFC 7845 §5.1: `OpusHead`); Vorbis or others: null. */
+function oggOpus (b: Buffer): SniffedType | null {
+  // the first page's header is 27 bytes plus its segment table (byte 26 gives its length, RFC 3533 §6)
+  const packet = 27 + b[26]
+  return b.length >= packet + 8 && b.toString('latin1', packet, packet + 8) === 'OpusHead' ? OGG : null
+}
+
+/** MP3 (or ADTS AAC) behind an ID3v2 tag: the first frame when the tag ends within the head, else MP3. */
+function afterId3 (b: Buffer): SniffedType | null {
+  // ID3v2 size: four 7-bit bytes (synchsafe), not counting the 10-byte header (id3.org, id3v2.4.0-structure §3.1)
+  if ((b[6] | b[7] | b[8] | b[9]) & 0x80) return null
+  const end = 10 + ((b[6] << 21) | (b[7] << 14) | (b[8] << 7) | b[9]) + ((b[5] & 0x10) !== 0 ? 10 : 0)
+  return end + 4 <= b.length ? audioFrame(b, end) : MP3
+}
+
+/** An MPEG-1/2 Layer III frame header (MP3) or an ADTS header (AAC) at `at`; null for anything else. */
+function audioFrame (b: Buffer, at: number): SniffedType | null {
+  if (b.length < at + 4 || b[at] !== 0xff) return null
+  const second = b[at + 1]
+  const third = b[at + 2]
+  // ADTS: 12-bit sync, layer 00; sampling frequency index 0-12 (ISO/IEC 14496-3 1.A.2.2.1)
+  if ((second & 0xf6) === 0xf0) return ((third >> 2) & 0x0f) <= 12 ? AAC : null
+  // MPEG audio: 11-bit sync, version not reserved (01), layer III (01), bitrate index not 0000/1111, sample rate index not 11
+  if ((second & 0xe0) !== 0xe0 || ((second >> 3) & 0x03) === 0x01 || ((second >> 1) & 0x03) !== 0x01) return null
+  const bitrate = third >> 4
+  return bitrate !== 0 && bitrate !== 0x0f && ((third >> 2) & 0x03) !== 0x03 ? MP3 : null
 }
 
 function isoBrand (b: Buffer): SniffedType | null {
   const major = b.toString('latin1', 8, 12)
-  const known = VIDEO_BRANDS.get(major)
+  const known = VIDEO_BRANDS.get(major) ?? AUDIO_BRANDS.get(major)
   if (known !== undefined) return known
   if (NON_VIDEO_BRANDS.has(major)) return null
   // compatible brands follow the minor version, up to the end of the ftyp box

@@ -1,4 +1,4 @@
-export type MediaKind = 'image' | 'video'
+export type MediaKind = 'image' | 'video' | 'audio'
 
 /** A media type the service accepts. */
 export interface MediaType {
@@ -10,6 +10,7 @@ export interface MediaType {
 
 const image = (ext: string, mimeType: string): MediaType => ({ kind: 'image', mimeType, ext })
 const video = (ext: string, mimeType: string): MediaType => ({ kind: 'video', mimeType, ext })
+const audio = (ext: string, mimeType: string): MediaType => ({ kind: 'audio', mimeType, ext })
 
 /** The one extension → MIME table: every media type the service accepts, by canonical extension. */
 export const MEDIA_TYPES = {
@@ -27,7 +28,13 @@ export const MEDIA_TYPES = {
   mkv: video('mkv', 'video/x-matroska'),
   avi: video('avi', 'video/x-msvideo'),
   flv: video('flv', 'video/x-flv'),
-  wmv: video('wmv', 'video/x-ms-wmv')
+  wmv: video('wmv', 'video/x-ms-wmv'),
+  // OGG only with Opus in it: the codec of the platform's voice notes (whatsapp-rust src/media.rs audio_message's default mimetype)
+  ogg: audio('ogg', 'audio/ogg; codecs=opus'),
+  mp3: audio('mp3', 'audio/mpeg'),
+  m4a: audio('m4a', 'audio/mp4'),
+  aac: audio('aac', 'audio/aac'),
+  wav: audio('wav', 'audio/wav')
 } as const satisfies Record<string, MediaType>
 
 /** Other spellings of some canonical extensions, accepted as they are in original filenames. */
@@ -36,7 +43,8 @@ const EXTENSION_ALIASES: Readonly<Record<string, readonly string[]>> = {
   mov: ['mov', 'qt'],
   '3gp': ['3gp', '3gpp'],
   '3g2': ['3g2', '3gpp2'],
-  wmv: ['wmv', 'asf']
+  wmv: ['wmv', 'asf'],
+  ogg: ['ogg', 'opus', 'oga']
 }
 
 /** Every spelling of a type's extension, canonical first. */

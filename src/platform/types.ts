@@ -164,6 +164,8 @@ export interface PlatformEventMap {
 export type StatusContent =
   | { kind: 'text', text: string, backgroundColor?: string, font?: number }
   | { kind: 'image' | 'video', source: { path: string } | { url: string }, mimetype?: string, caption?: string }
+  /** `ptt`: a voice note (OGG/Opus); `seconds`: the duration read from the file. The platform's audio has no caption. */
+  | { kind: 'audio', source: { path: string } | { url: string }, mimetype: string, ptt: boolean, seconds?: number }
 
 /** `<meta status_setting>` of a post: the poster's status privacy it follows (baileys/status-post.ts) */
 export type StatusSetting = StatusPrivacyMode

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { readdirSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import type { FastifyInstance } from 'fastify'
 import { PNG } from 'pngjs'
 
@@ -63,4 +63,34 @@ export async function uploadRows (app: FastifyInstance): Promise<Array<{ filenam
 export async function assertNothingStored (app: FastifyInstance, what = ''): Promise<void> {
   assert.deepEqual(filesIn(app.config.uploadDir), [], `files left on disk ${what}`)
   assert.deepEqual(await uploadRows(app), [], `rows left in uploads ${what}`)
+}
+
+/** 3 s of a 330 Hz tone as OGG/Opus (made once with opus-tools' opusenc 0.2, libopus 1.3.1: `--bitrate 6`). */
+export function voiceOgg (): Buffer {
+  return readFileSync(new URL('audio/voice.ogg', import.meta.url))
+}
+
+/** 2.09 s of a 440 Hz tone as MP3 (made once with LAME 3.100: `-b 16 -m m`; 2.088 s with the encoder's padding). */
+export function toneMp3 (): Buffer {
+  return readFileSync(new URL('audio/tone.mp3', import.meta.url))
+}
+
+/** A real PCM WAV (8 kHz, mono, 8-bit) of `seconds` of silence, written field by field (RIFF/WAVE, `fmt `, `data`). */
+export function wav (seconds: number): Buffer {
+  const rate = 8000
+  const samples = Math.round(rate * seconds)
+  const head = Buffer.alloc(44)
+  head.write('RIFF', 0, 'latin1')
+  head.writeUInt32LE(36 + samples, 4)
+  head.write('WAVEfmt ', 8, 'latin1')
+  head.writeUInt32LE(16, 16) // fmt chunk size
+  head.writeUInt16LE(1, 20) // PCM
+  head.writeUInt16LE(1, 22) // mono
+  head.writeUInt32LE(rate, 24)
+  head.writeUInt32LE(rate, 28) // bytes per second
+  head.writeUInt16LE(1, 32) // block align
+  head.writeUInt16LE(8, 34) // bits per sample
+  head.write('data', 36, 'latin1')
+  head.writeUInt32LE(samples, 40)
+  return Buffer.concat([head, Buffer.alloc(samples, 0x80)])
 }

@@ -1,5 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
 import { sniff, SNIFF_BYTES } from '../../src/media/sniff.js'
 import { jpeg, mp4, png } from './fixtures.js'
 
@@ -69,8 +70,11 @@ test('everything else is unknown', () => {
     ['ZIP', pad(hex('504b0304 1400 0000'))],
     ['truncated PNG signature', hex('89504e470d0a')],
     ['JPEG start only', hex('ffd8')],
-    ['RIFF WAVE audio', riff('WAVEfmt ')],
-    ['M4A audio', mp4(16, 'M4A ', ['M4A ', 'mp42', 'isom'])],
+    ['M4B audiobook', mp4(16, 'M4B ', ['M4B ', 'mp42', 'isom'])],
+    ['Ogg Vorbis (only Opus is sent)', pad(Buffer.concat([latin('OggS'), hex('0002'), Buffer.alloc(20), hex('01'), hex('1e'), latin('\x01vorbis')]))],
+    ['MPEG audio frame with the free bitrate', hex('fffb0000 00000000')],
+    ['MPEG Layer I frame', hex('ffff9000 00000000')],
+    ['an ID3 tag before a non-audio frame', pad(Buffer.concat([latin('ID3'), hex('0400 00000000 0a'), Buffer.alloc(10), latin('not a frame')]))],
     ['HEIC still image', mp4(16, 'heic', ['mif1', 'heic'])],
     ['AVIF still image', mp4(16, 'avif', ['avif', 'mif1', 'miaf'])],
     ['ftyp with no known brand', mp4(16, 'abcd', ['efgh'])],
@@ -80,6 +84,24 @@ test('everything else is unknown', () => {
     ['part of the ASF GUID', hex('3026b2758e66cf11')]
   ]
   for (const [what, bytes] of cases) assert.equal(sniff(bytes), null, what)
+})
+
+test('audio: OGG/Opus, MP3 (frame or ID3 tag), M4A, ADTS AAC and WAV by their first bytes', () => {
+  const ogg = readFileSync(new URL('audio/voice.ogg', import.meta.url))
+  const mp3 = readFileSync(new URL('audio/tone.mp3', import.meta.url))
+  const cases: Array<[string, Buffer, string, string]> = [
+    ['OGG/Opus (opusenc)', ogg, 'audio/ogg; codecs=opus', 'ogg'],
+    ['MP3 frame (lame)', mp3, 'audio/mpeg', 'mp3'],
+    ['MP3 behind a short ID3v2 tag', Buffer.concat([latin('ID3'), hex('0300 00000000 0a'), Buffer.alloc(10), mp3]), 'audio/mpeg', 'mp3'],
+    ['MP3 behind an ID3v2 tag longer than the head', pad(Buffer.concat([latin('ID3'), hex('0400 00001000')]), 64), 'audio/mpeg', 'mp3'],
+    ['M4A', mp4(16, 'M4A ', ['M4A ', 'mp42', 'isom']), 'audio/mp4', 'm4a'],
+    ['ADTS AAC', pad(hex('fff15080 02ffc0')), 'audio/aac', 'aac'],
+    ['WAV', riff('WAVEfmt '), 'audio/wav', 'wav']
+  ]
+  for (const [what, bytes, mimeType, ext] of cases) {
+    const type = sniff(bytes.subarray(0, SNIFF_BYTES))
+    assert.deepEqual(type && { kind: type.kind, mimeType: type.mimeType, ext: type.ext }, { kind: 'audio', mimeType, ext }, what)
+  }
 })
 
 test('the sniffing window is enough for every format and a longer head changes nothing', () => {

@@ -2,7 +2,7 @@ import type SQLite from 'better-sqlite3'
 import type pg from 'pg'
 import { sql, type Kysely } from 'kysely'
 import type { DbHandle } from '../connection.js'
-import type { Database, NewUploadRow } from '../database.js'
+import type { Database, NewUploadRow, UploadTable } from '../database.js'
 import { inTransaction } from './pg-tx.js'
 
 type Db = Kysely<Database>
@@ -51,7 +51,7 @@ export async function deleteUpload (db: Db, filename: string): Promise<void> {
   await db.deleteFrom('uploads').where('filename', '=', filename).execute()
 }
 
-export async function findUpload (db: Db, filename: string): Promise<{ kind: 'image' | 'video', mime_type: string } | undefined> {
+export async function findUpload (db: Db, filename: string): Promise<{ kind: UploadTable['kind'], mime_type: string } | undefined> {
   return await db.selectFrom('uploads').select(['kind', 'mime_type']).where('filename', '=', filename).executeTakeFirst()
 }
 

@@ -36,7 +36,7 @@ function guessMimetype (source: { path: string } | { url: string }): string | un
   return MIME_BY_EXTENSION[extname(name).toLowerCase()]
 }
 
-/** Builds the status message once; image/video media is encrypted and uploaded here, once. */
+/** Builds the status message once; image/video/audio media is encrypted and uploaded here, once. */
 export async function buildStatusMessage (content: StatusContent, upload: WAMediaUploadFunction, logger: Logger): Promise<proto.IMessage> {
   if (content.kind === 'text') {
     return proto.Message.fromObject({
@@ -48,6 +48,12 @@ export async function buildStatusMessage (content: StatusContent, upload: WAMedi
     })
   }
   const url = 'path' in content.source ? content.source.path : content.source.url
+  if (content.kind === 'audio') {
+    // an audioMessage as WA Web builds one (whatsapp-rust src/media.rs audio_message): mimetype, seconds, ptt
+    // for a voice note; `seconds` given, so Baileys does not parse the file again for it
+    const audio = { audio: { url }, mimetype: content.mimetype, ptt: content.ptt, ...(content.seconds !== undefined ? { seconds: content.seconds } : {}) }
+    return await prepareWAMessageMedia(audio, { upload, logger, mediaUploadTimeoutMs: 60_000 })
+  }
   const mimetype = content.mimetype ?? guessMimetype(content.source)
   const common = { caption: content.caption, ...(mimetype !== undefined ? { mimetype } : {}) }
   const media = content.kind === 'image'
