@@ -4,11 +4,11 @@ import { migrationProvider } from '../../src/db/migrations/index.js'
 import { sqliteOf } from '../helper.js'
 import { dialectTest, openTestDb } from '../support/db-matrix.js'
 
-// 015-audio widens two CHECK constraints of 001 (statuses.type, uploads.kind) to accept 'audio'. PostgreSQL
+// 016-audio widens two CHECK constraints of 001 (statuses.type, uploads.kind) to accept 'audio'. PostgreSQL
 // replaces them in place; SQLite rebuilds both tables: rows, their children (viewers cascade from statuses,
 // key_uploads from uploads), indexes and the status id counter must come through unchanged.
 
-dialectTest('015-audio: statuses and uploads accept audio; existing rows, children and ids are kept; down removes audio rows', async (t, dialect) => {
+dialectTest('016-audio: statuses and uploads accept audio; existing rows, children and ids are kept; down removes audio rows', async (t, dialect) => {
   const handle = await openTestDb(t, dialect)
   const { db } = handle
   const migrator = new Migrator({ db, provider: migrationProvider, allowUnorderedMigrations: true })
@@ -23,7 +23,7 @@ dialectTest('015-audio: statuses and uploads accept audio; existing rows, childr
   await db.insertInto('viewers').values({ status_id: 1, viewer: '1555', number: '1555', jid: '1555@s.whatsapp.net', viewed_at: now, is_real: 1 }).execute()
   await db.insertInto('uploads').values({ filename: 'a.png', kind: 'image', mime_type: 'image/png', size: 1, created_at: now }).execute()
   await db.deleteFrom('statuses').where('id', '=', 7).execute()
-  // before 015 audio is refused
+  // before 016 audio is refused
   await assert.rejects(db.insertInto('statuses').values(status(8, 'audio', 'M8')).execute(), /check/i)
   await assert.rejects(db.insertInto('uploads').values({ filename: 'b.ogg', kind: 'audio', mime_type: 'audio/ogg', size: 1, created_at: now }).execute(), /check/i)
   if (dialect === 'postgres') await sql`select setval(pg_get_serial_sequence('statuses', 'id'), 7)`.execute(db)

@@ -13,7 +13,7 @@ import * as m011 from './011-schedules.js'
 import * as m012 from './012-cluster-secret.js'
 import * as m013 from './013-phone-contacts.js'
 import * as m014 from './014-audiences.js'
-import * as m015 from './015-audio.js'
+import * as m016 from './016-audio.js'
 
 // A static index instead of a file-system provider: src (tsx) and dist (tsc) resolve the same migrations.
 const migrations: Record<string, Migration> = {
@@ -31,7 +31,7 @@ const migrations: Record<string, Migration> = {
   '012-cluster-secret': m012,
   '013-phone-contacts': m013,
   '014-audiences': m014,
-  '015-audio': m015
+  '016-audio': m016
 }
 
 export const migrationProvider: MigrationProvider = {

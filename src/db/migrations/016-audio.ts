@@ -64,8 +64,8 @@ async function rebuildSqlite (db: Kysely<unknown>, table: string, from: string, 
   const schema = await sql<{ type: string, name: string, sql: string | null }>`
     select type, name, sql from sqlite_master where tbl_name = ${table}`.execute(db)
   const definition = schema.rows.find((r) => r.type === 'table')?.sql
-  if (typeof definition !== 'string' || !definition.includes(from)) throw new Error(`015-audio: ${table} has no check "${from}" to widen`)
-  if (schema.rows.some((r) => r.type === 'trigger' || r.type === 'view')) throw new Error(`015-audio: ${table} has triggers; rebuild them too`)
+  if (typeof definition !== 'string' || !definition.includes(from)) throw new Error(`016-audio: ${table} has no check "${from}" to widen`)
+  if (schema.rows.some((r) => r.type === 'trigger' || r.type === 'view')) throw new Error(`016-audio: ${table} has triggers; rebuild them too`)
   const indexes = schema.rows.filter((r) => r.type === 'index' && r.sql !== null).map((r) => r.sql as string)
   const created = definition.replace(from, to).replace(/^create table\s+("?)[A-Za-z_]+\1/i, `create table "${temp}"`)
   await db.transaction().execute(async (trx) => {
@@ -81,6 +81,6 @@ async function rebuildSqlite (db: Kysely<unknown>, table: string, from: string, 
       await sql`insert into sqlite_sequence (name, seq) values (${table}, ${seq.rows[0].seq})`.execute(trx)
     }
     const broken = await sql`pragma foreign_key_check`.execute(trx)
-    if (broken.rows.length > 0) throw new Error(`015-audio: rebuilding ${table} broke ${broken.rows.length} foreign keys`)
+    if (broken.rows.length > 0) throw new Error(`016-audio: rebuilding ${table} broke ${broken.rows.length} foreign keys`)
   })
 }
