@@ -155,6 +155,30 @@ export interface PlatformEventMap {
   'status-receipts': { sessionId: string, receipts: ReceiptSeen[] }
   /** a rejection the platform reported after the status was written (e.g. error 479) */
   'status-error': { sessionId: string, messageId: string, error: string }
+  /** a recipient device asked for a status again (a retry receipt), and what was done about it */
+  'status-retry': StatusRetrySeen
+}
+
+/**
+ * What became of a status retry receipt (session/status-retries.ts): `answered` (sent again to status@broadcast
+ * with the sender key for the device, and acknowledged), `unknown-message` (no longer kept: the device gets
+ * the key with the next post), `too-many` (the device's fifth retry of it, or the fifth answer), `sending-device`
+ * (the posting device itself), `bad-keys` (its key bundle could not be installed), `refused` (the platform
+ * answered the resend with an error), `failed` (it could not be sent)
+ */
+export type StatusRetryOutcome = 'answered' | 'unknown-message' | 'too-many' | 'sending-device' | 'bad-keys' | 'refused' | 'failed'
+
+export interface StatusRetrySeen {
+  sessionId: string
+  messageId: string
+  /** the device as the receipt named it */
+  requester: string
+  /** the device answered (a phone-number requester mapped to its LID device) */
+  device: string
+  /** the receipt's `<retry count>` */
+  count: number
+  outcome: StatusRetryOutcome
+  error?: string
 }
 
 export type StatusContent =

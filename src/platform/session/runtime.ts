@@ -58,6 +58,7 @@ export class SessionRuntime {
       onReceiptsSeen: (receipts) => { deps.events.emit('status-receipts', { sessionId: this.id, receipts }) },
       sentMessage: (id) => this.sender.sentMessage(id),
       onMessagesUpdate: (updates) => { this.sender.onMessagesUpdate(updates) },
+      onStatusRetry: (seen) => { this.emit('status-retry', seen) },
       events: {
         onQr: (attempt, qr) => { if (!auth.isLinked() && this.state.wantsSocket()) this.linking.onQr(attempt, qr) },
         onNewLogin: () => { this.linking.clearTimer() },
