@@ -80,6 +80,11 @@ export class Account {
   /** the primary phone (device 0): Baileys encrypts statuses to it too */
   readonly primary = new SimulatedDevice(0, 0)
   readonly companions = new Map<number, CompanionDevice>()
+  /**
+   * the account's other devices the emulator plays itself (another WA Web or desktop linked to the same
+   * phone): listed like companions, and they decrypt what they are sent (`addOwnDevice`)
+   */
+  readonly ownDevices = new Map<number, SimulatedDevice>()
   rejectNextStatus = false
   private nextDeviceId = 1
 
@@ -100,7 +105,16 @@ export class Account {
 
   /** Devices as the server lists them in usync: primary + every linked, not removed companion. */
   deviceList (): { id: number, keyIndex: number }[] {
-    return [{ id: 0, keyIndex: 0 }, ...this.activeCompanions().map((d) => ({ id: d.id, keyIndex: d.keyIndex }))]
+    const own = [...this.ownDevices.values()].map((d) => ({ id: d.deviceId, keyIndex: d.keyIndex }))
+    return [{ id: 0, keyIndex: 0 }, ...this.activeCompanions().map((d) => ({ id: d.id, keyIndex: d.keyIndex })), ...own].sort((a, b) => a.id - b.id)
+  }
+
+  /** One more device of the account that the emulator plays (next free id). */
+  addOwnDevice (): SimulatedDevice {
+    const id = this.allocateDeviceId()
+    const device = new SimulatedDevice(id, id)
+    this.ownDevices.set(id, device)
+    return device
   }
 }
 
@@ -266,6 +280,8 @@ export class Directory {
     if (deviceId === 0) {
       return { party, deviceId, simulated: party.primary }
     }
+    const own = party.ownDevices.get(deviceId)
+    if (own) return { party, deviceId, simulated: own }
     const companion = party.companions.get(deviceId)
     return companion && !companion.removed ? { party, deviceId, companion } : undefined
   }
