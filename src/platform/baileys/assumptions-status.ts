@@ -190,7 +190,7 @@ export const STATUS_ASSUMPTIONS: readonly Assumption[] = [
     check: (l) => {
       const lidMapping = signalRepositoryOf(l)?.lidMapping as Record<string, unknown> | undefined
       return isFunction(lidMapping?.getLIDForPN) && inOrder(l.source('lib/Signal/lid-mapping.js'), 'async getLIDForPN(pn)', 'return (await this.getLIDsForPNs([pn]))?.[0]?.lid || null',
-        'const pnDevice = decoded.device', "`${normalizedLidUser}${!!pnDevice ? `:${pnDevice}` : ``}@")
+        'const pnDevice = decoded.device', '`${normalizedLidUser}${!!pnDevice ? `:${pnDevice}` : ``}@')
     }
   },
   {
