@@ -168,6 +168,15 @@ export interface PlatformEventMap {
  */
 export type StatusRetryOutcome = 'answered' | 'unknown-message' | 'too-many' | 'sending-device' | 'bad-keys' | 'refused' | 'failed'
 
+/**
+ * The statuses the service stored: the message of a status as it went out (the bytes `onPrepared` got), by the
+ * session and the platform message id; null when it is not stored (any more). Read to answer a retry receipt for
+ * a status the session no longer keeps in memory (after a restart, or past the last 64).
+ */
+export interface SentStatusStore {
+  payload: (sessionId: string, messageId: string) => Uint8Array | null | Promise<Uint8Array | null>
+}
+
 export interface StatusRetrySeen {
   sessionId: string
   messageId: string

@@ -134,6 +134,8 @@ export interface ConnectionDeps {
   /** receipts as they arrive (views after their commit), for counting */
   onReceiptsSeen: (receipts: ReceiptSeen[]) => void
   sentMessage: (id: string) => proto.IMessage | undefined
+  /** a status we sent: the recent ones in memory, else as the service stored it (status-retries.ts) */
+  storedMessage: (id: string) => Promise<proto.IMessage | undefined>
   onMessagesUpdate: (updates: WAMessageUpdate[]) => void
   /** a status retry receipt was taken (answered or not): status-retries.ts */
   onStatusRetry: (seen: StatusRetrySeen) => void
@@ -198,7 +200,7 @@ export class Connection {
       sessionId: deps.sessionId,
       log: deps.log,
       live: deps.live,
-      sentMessage: deps.sentMessage,
+      message: deps.storedMessage,
       ackTimeoutMs: () => deps.timing.sendAckTimeoutMs,
       onRetry: deps.onStatusRetry
     })

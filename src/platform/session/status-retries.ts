@@ -30,8 +30,8 @@ export interface StatusRetryHost {
   readonly sessionId: string
   readonly log: Logger
   live: () => boolean
-  /** the status message we sent under this id (what the service keeps of its recent statuses), if any */
-  sentMessage: (id: string) => proto.IMessage | undefined
+  /** the status message we sent under this id (kept in memory, else as the service stored it), if any */
+  message: (id: string) => Promise<proto.IMessage | undefined>
   /** how long the answer waits for the platform's ack */
   ackTimeoutMs: () => number
   /** every retry receipt taken, with what was done about it */
@@ -85,7 +85,7 @@ export class StatusRetries {
     if (answers >= MAX_STATUS_RETRY_COUNT) return done('too-many')
     // the device is marked as lacking the key before the message is looked up: the next post gives it the key
     if (!await prepareStatusRetry(sock, device, frame, this.host.log)) return done('bad-keys')
-    const message = this.host.sentMessage(request.messageId)
+    const message = await this.host.message(request.messageId)
     if (message === undefined) return done('unknown-message')
     this.#count(key, answers + 1)
     const ack = awaitAck(sock, request.messageId, this.host.ackTimeoutMs())
