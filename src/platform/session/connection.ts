@@ -136,6 +136,8 @@ export interface ConnectionDeps {
   sentMessage: (id: string) => proto.IMessage | undefined
   /** a status we sent: the recent ones in memory, else as the service stored it (status-retries.ts) */
   storedMessage: (id: string) => Promise<proto.IMessage | undefined>
+  /** runs a task between the session's sends, never beside one (the sender's queue) */
+  exclusive: <T>(task: () => Promise<T>) => Promise<T>
   onMessagesUpdate: (updates: WAMessageUpdate[]) => void
   /** a status retry receipt was taken (answered or not): status-retries.ts */
   onStatusRetry: (seen: StatusRetrySeen) => void
@@ -201,6 +203,7 @@ export class Connection {
       log: deps.log,
       live: deps.live,
       message: deps.storedMessage,
+      exclusive: deps.exclusive,
       ackTimeoutMs: () => deps.timing.sendAckTimeoutMs,
       onRetry: deps.onStatusRetry
     })

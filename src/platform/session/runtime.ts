@@ -59,6 +59,7 @@ export class SessionRuntime {
       onReceiptsSeen: (receipts) => { deps.events.emit('status-receipts', { sessionId: this.id, receipts }) },
       sentMessage: (id) => this.sender.sentMessage(id),
       storedMessage: async (id) => await this.sender.storedMessage(id, deps.sentStatuses),
+      exclusive: async (task) => await this.sender.exclusive(task),
       onMessagesUpdate: (updates) => { this.sender.onMessagesUpdate(updates) },
       onStatusRetry: (seen) => { this.emit('status-retry', seen) },
       events: {

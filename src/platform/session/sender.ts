@@ -51,6 +51,14 @@ export class StatusSender {
     return this.#sent.get(id)
   }
 
+  /**
+   * Runs `task` between this session's sends and revokes, never beside one: an answer to a retry receipt goes out
+   * under the id of a status whose chunks may still be waiting for their acks (all under that id).
+   */
+  async exclusive<T> (task: () => Promise<T>): Promise<T> {
+    return await this.#queue.run(task)
+  }
+
   /** A status we sent under this id: kept in memory, else as the service stored it; undefined when neither has it. */
   async storedMessage (id: string, store: SentStatusStore | undefined): Promise<proto.IMessage | undefined> {
     const recent = this.#sent.get(id)

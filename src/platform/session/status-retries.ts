@@ -32,6 +32,11 @@ export interface StatusRetryHost {
   live: () => boolean
   /** the status message we sent under this id (kept in memory, else as the service stored it), if any */
   message: (id: string) => Promise<proto.IMessage | undefined>
+  /**
+   * runs the answer between the session's sends, never beside one: it goes out under the id of a status whose
+   * chunks may still wait for their acks (an ack is matched by id)
+   */
+  exclusive: <T>(task: () => Promise<T>) => Promise<T>
   /** how long the answer waits for the platform's ack */
   ackTimeoutMs: () => number
   /** every retry receipt taken, with what was done about it */
@@ -58,7 +63,7 @@ export class StatusRetries {
   async #take (sock: WASocket, frame: BinaryNode, request: StatusRetryRequest): Promise<void> {
     let seen: StatusRetrySeen
     try {
-      seen = await this.#answer(sock, frame, request)
+      seen = await this.host.exclusive(async () => await this.#answer(sock, frame, request))
     } catch (err) {
       seen = { ...this.#base(request), outcome: 'failed', error: messageOf(err) }
     }
