@@ -294,7 +294,9 @@ export class StatusCenter {
   /**
    * Retry receipts of the devices that failed: `<receipt from="status@broadcast" participant=DEVICE id type="retry">`
    * with `<retry count id t v="1"/>` and `<registration>`, plus `<keys>` from the second retry on. The shape is
-   * rc14's sendRetryRequest (lib/Socket/messages-recv.js) as the server relays it to the poster
+   * WA Web's as whatsapp-rust builds it (src/retry.rs, the retry receipt builder: `<retry v="1" id t count>`,
+   * `<registration>` 4 bytes big-endian, `<keys>` when should_include_keys; `error` only for a known reason,
+   * left out here) and rc14's sendRetryRequest (lib/Socket/messages-recv.js), as the server relays it to the poster
    * (whatsapp-rust src/retry.rs resolve_retry_chat_info: for status@broadcast the requester is `participant`);
    * keys from count 2: whatsapp-rust wacore/src/protocol/retry.rs MIN_RETRY_COUNT_FOR_KEYS ("WhatsApp Web only
    * includes keys when retryCount >= 2").
