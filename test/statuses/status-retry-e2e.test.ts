@@ -17,6 +17,7 @@ const OWN = '4915300000001'
 const A = '4915300000011'
 const B = '4915300000012'
 const C = '4915300000013'
+const D = '4915300000014'
 const SID = 'retry'
 
 interface Sent { statusId: string, platformMessageId: string, state: string }
@@ -52,6 +53,7 @@ test('status retry receipts answered the WA Web way, through real Baileys', { ti
   s.emu.addContact({ number: A })
   s.emu.addContact({ number: B, devices: 2 })
   s.emu.addContact({ number: C, devices: 2 })
+  s.emu.addContact({ number: D })
   s.emu.createAccount(OWN)
   // another WA Web of the same account, played by the emulator (it decrypts what it is sent)
   const ownOther = s.emu.addOwnDevice(OWN)
@@ -106,6 +108,18 @@ test('status retry receipts answered the WA Web way, through real Baileys', { ti
     assert.deepEqual(answers.map((d) => d.jid), [`${lid(B).replace('@lid', '')}:1@lid`, `${lid(B).replace('@lid', '')}:1@lid`], 'each answer addressed its LID device')
     await s.emu.sendView(sent.platformMessageId, { viewer: B })
     await waitFor(async () => (await viewers(s, sent.statusId)).some((v) => v.number === B), 10_000, 'B recorded as a viewer')
+  })
+
+  await t.test('bounded as WA Web: a fifth retry of one message (count 5) is refused, the four before it answered', async () => {
+    s.emu.failNextDecrypt(D, { times: 5 })
+    const sent = await send(s, { type: 'text', content: 'five times', targetNumbers: D })
+    await waitFor(() => seen.filter((e) => e.messageId === sent.platformMessageId).length === 5 || undefined, 30_000, 'five retries taken')
+    const mine = seen.filter((e) => e.messageId === sent.platformMessageId)
+    assert.deepEqual(mine.map((e) => [e.count, e.outcome]), [[1, 'answered'], [2, 'answered'], [3, 'answered'], [4, 'answered'], [5, 'too-many']])
+    await s.emu.settled()
+    const record = s.emu.status(sent.platformMessageId)
+    assert.deepEqual(record.retries.map((r) => r.answered), [true, true, true, true, false])
+    assert.equal(await retriesMetric(s, 'too-many'), 1)
   })
 
   await t.test("the poster's own devices get the key on every post; a contact's devices that hold it get none", async () => {
