@@ -148,6 +148,24 @@ describe('status retry receipts', () => {
     assert.throws(() => emu.requestStatusRetry(id, { number: bob.number }), /did not receive status/)
   })
 
+  it('control API: POST /contacts/:number/fail-decrypt, /statuses/:id/retry and /accounts/:number/devices', async () => {
+    const call = async (path: string, body: Record<string, unknown>): Promise<{ status: number, json: Record<string, unknown> }> => {
+      const response = await fetch(`${emu.controlUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+      return { status: response.status, json: await response.json() as Record<string, unknown> }
+    }
+    assert.equal((await call(`/contacts/${alice.number}/fail-decrypt`, { times: 9 })).status, 400)
+    assert.equal((await call(`/contacts/${alice.number}/fail-decrypt`, { via: 7 })).status, 400)
+    const told = await call(`/contacts/${alice.number}/fail-decrypt`, { device: 0, statuses: 1, times: 1, via: 'lid' })
+    assert.deepEqual([told.status, told.json.number], [200, alice.number])
+    const id = emu.statuses().find((st) => st.recipients.includes(alice.number))!.id
+    assert.equal((await call(`/statuses/${id}/retry`, {})).status, 400, 'number is required')
+    const asked = await call(`/statuses/${id}/retry`, { number: alice.number })
+    assert.deepEqual([asked.status, asked.json.requester, asked.json.answered], [200, lidJid(alice.lid), false])
+    const own = await call(`/accounts/${OWN}/devices`, {})
+    assert.equal(own.status, 201)
+    assert.match(String(own.json.lidJid), new RegExp(`^${ownLid}:\\d+@lid$`))
+  })
+
   async function waitForReceipts (id: string, n: number): Promise<BinaryNode[]> {
     for (let i = 0; i < 100; i++) {
       const found = receipts.filter((r) => r.attrs.id === id)
