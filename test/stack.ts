@@ -51,8 +51,18 @@ export async function startStack (t: TestContext, env: Record<string, string> = 
     socket.once('connect_error', (err) => { clearTimeout(timer); reject(err) })
   })
 
+  function accountExists (number: string): boolean {
+    try {
+      emu.getAccount(number)
+      return true
+    } catch {
+      return false
+    }
+  }
+
   async function link (sessionId: string, number: string, options: { legacy?: boolean } = {}): Promise<void> {
-    emu.createAccount(number, options)
+    // an account a test made beforehand (e.g. with devices of its own) is linked as it is
+    if (!accountExists(number)) emu.createAccount(number, options)
     await app.app.db.db.insertInto('sessions')
       .values({ id: sessionId, name: sessionId, auth_method: 'qrcode', phone_number: null, own_number: null, own_lid: null, created_at: Date.now() })
       .execute()

@@ -83,6 +83,11 @@ export class Account {
   readonly companions = new Map<number, CompanionDevice>()
   /** status stanzas still to be refused, and with which code (`Emulator.refuseStatuses`) */
   statusRefusal: Refusal | null = null
+  /**
+   * the account's other devices the emulator plays itself (another WA Web or desktop linked to the same
+   * phone): listed like companions, and they decrypt what they are sent (`addOwnDevice`)
+   */
+  readonly ownDevices = new Map<number, SimulatedDevice>()
   private nextDeviceId = 1
 
   constructor (
@@ -102,7 +107,16 @@ export class Account {
 
   /** Devices as the server lists them in usync: primary + every linked, not removed companion. */
   deviceList (): { id: number, keyIndex: number }[] {
-    return [{ id: 0, keyIndex: 0 }, ...this.activeCompanions().map((d) => ({ id: d.id, keyIndex: d.keyIndex }))]
+    const own = [...this.ownDevices.values()].map((d) => ({ id: d.deviceId, keyIndex: d.keyIndex }))
+    return [{ id: 0, keyIndex: 0 }, ...this.activeCompanions().map((d) => ({ id: d.id, keyIndex: d.keyIndex })), ...own].sort((a, b) => a.id - b.id)
+  }
+
+  /** One more device of the account that the emulator plays (next free id). */
+  addOwnDevice (): SimulatedDevice {
+    const id = this.allocateDeviceId()
+    const device = new SimulatedDevice(id, id)
+    this.ownDevices.set(id, device)
+    return device
   }
 }
 
@@ -268,6 +282,8 @@ export class Directory {
     if (deviceId === 0) {
       return { party, deviceId, simulated: party.primary }
     }
+    const own = party.ownDevices.get(deviceId)
+    if (own) return { party, deviceId, simulated: own }
     const companion = party.companions.get(deviceId)
     return companion && !companion.removed ? { party, deviceId, companion } : undefined
   }

@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Emulator } from './emulator.js'
 import { EmulatorError } from './errors.js'
 import { readBody } from './media-server.js'
-import type { BulkViewOptions, FaultKind, GroupedReceiptOptions, InteractionOptions } from './types.js'
+import type { BulkViewOptions, FailDecryptOptions, FaultKind, GroupedReceiptOptions, InteractionOptions } from './types.js'
 
 const MAX_BODY = 16 * 1024 * 1024
 
@@ -87,6 +87,17 @@ const routes: Route[] = [
   { method: 'POST', pattern: new RegExp(`^/contacts/${SEGMENT}/devices$`), handler: (e, [number]) => [201, e.addContactDevice(number)] },
   {
     method: 'POST',
+    pattern: new RegExp(`^/contacts/${SEGMENT}/fail-decrypt$`),
+    handler: (e, [number], body) => [200, e.failNextDecrypt(number, {
+      device: optionalNumber(body, 'device'),
+      statuses: optionalNumber(body, 'statuses'),
+      times: optionalNumber(body, 'times'),
+      via: body.via === undefined ? undefined : requireString(body, 'via') as FailDecryptOptions['via']
+    })]
+  },
+  { method: 'POST', pattern: new RegExp(`^/accounts/${SEGMENT}/devices$`), handler: (e, [number]) => [201, e.addOwnDevice(number)] },
+  {
+    method: 'POST',
     pattern: new RegExp(`^/contacts/${SEGMENT}/reveal-lid$`),
     handler: (e, [number], body) => [200, e.revealLid(number, { to: requireString(body, 'to') })]
   },
@@ -110,6 +121,15 @@ const routes: Route[] = [
       }
       return [200, await e.sendViews(id, options)]
     }
+  },
+  {
+    method: 'POST',
+    pattern: new RegExp(`^/statuses/${SEGMENT}/retry$`),
+    handler: (e, [id], body) => [200, e.requestStatusRetry(id, {
+      number: requireString(body, 'number'),
+      device: optionalNumber(body, 'device'),
+      via: body.via === undefined ? undefined : requireString(body, 'via') as FailDecryptOptions['via']
+    })]
   },
   {
     method: 'POST',

@@ -56,6 +56,7 @@ import type {
   GroupedReceiptsResult,
   ContactInfo,
   EmulatorOptions,
+  FailDecryptOptions,
   FaultKind,
   InteractionOptions,
   InteractionResult,
@@ -73,6 +74,7 @@ import type {
   StatusRecord,
   StatusRefusalInfo,
   StatusRefusalOptions,
+  StatusRetryRecord,
   ViewOptions
 } from './types.js'
 import { generateX25519KeyPair, toSigningKeyPair, type KeyPair, type SigningKeyPair } from './xeddsa.js'
@@ -110,6 +112,16 @@ export interface Emulator {
   getContact(number: string): ContactInfo
   /** The contact links one more device; usync lists it from now on (it holds no sender key yet). */
   addContactDevice(number: string): ContactInfo
+  /**
+   * The contact's device fails to decrypt the next status it receives and sends a retry receipt for it
+   * (`<receipt type="retry">` with `<retry count id t v>`, `<registration>`, `<keys>` from count 2); how the
+   * poster answers is recorded on the status (`retries`), strict by default (EmulatorOptions.strictStatusRetries).
+   */
+  failNextDecrypt(number: string, options?: FailDecryptOptions): ContactInfo
+  /** A contact's device asks for a status again now (a retry receipt, next count), queued while the poster is offline. */
+  requestStatusRetry(statusId: string, options: { number: string, device?: number, via?: ReceiptVia }): StatusRetryRecord
+  /** The account gets another device the emulator plays (a second WA Web): it decrypts the statuses sent to it. */
+  addOwnDevice(number: string): { number: string, device: number, lidJid: string }
   statuses(): StatusRecord[]
   status(id: string): StatusRecord
   sendView(statusId: string, options: ViewOptions): Promise<SendViewsResult>
@@ -212,6 +224,7 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
   private readonly phoneWork = new Set<Promise<unknown>>()
   private stopped = false
   private temporaryDir?: string
+  private readonly strictStatusRetries: boolean
 
   constructor (options: EmulatorOptions) {
     this.logger = options.logger ?? pino({ level: process.env.EMULATOR_LOG_LEVEL ?? 'silent', name: 'wa-emulator' })
@@ -229,6 +242,7 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
       autoCreateContacts: options.autoCreateContacts ?? true
     }
     this.autoCreateContacts = this.config.autoCreateContacts
+    this.strictStatusRetries = options.strictStatusRetries ?? true
   }
 
   get mediaHost (): string {
@@ -249,7 +263,11 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
     this.temporaryDir = tls.temporaryDir
     this.certChain = buildCertChain(this.root, this.serverStatic.public)
     this.media = await MediaServer.start(tls, this.config.mediaPort, this.logger)
-    this.center = new StatusCenter(this.directory, this.media, this.logger)
+    this.center = new StatusCenter(this.directory, this.media, this.logger, (poster, deviceId, receipt) => {
+      // the retry receipt goes to the device that posted (offline: at its next login)
+      const device = poster.companions.get(deviceId)
+      if (device && !device.removed) this.deliverToDevice(poster, device, [receipt])
+    }, this.strictStatusRetries)
     const http = createServer((req, res) => void handleControlRequest(this, req, res))
     http.on('upgrade', (req, socket, head) => {
       const path = new URL(req.url ?? '/', 'http://127.0.0.1').pathname
@@ -774,8 +792,53 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
       })
     } else {
       conn.send({ tag: 'ack', attrs: { class: 'message', id, from: to, t: unixNow() } })
-      this.logger.debug({ id, to }, 'non-status message acked, not recorded')
+      // rc14's answer to a status retry receipt goes to the requesting device itself (recorded as such)
+      void this.statusCenter.directRetryAnswer(account, device.id, node, new Date()).then((answer) => {
+        if (!answer) this.logger.debug({ id, to }, 'non-status message acked, not recorded')
+      })
     }
+  }
+
+  /**
+   * The contact's device fails to decrypt the next status(es) it receives (it lost the sender key) and sends
+   * the poster a retry receipt for each (`<receipt type="retry">`, statuses.ts askAgain); the answer is
+   * recorded on the status (`retries`).
+   */
+  failNextDecrypt (number: string, options: FailDecryptOptions = {}): ContactInfo {
+    const contact = this.directory.contact(number)
+    const deviceId = options.device ?? 0
+    const device = contact.devices.find((d) => d.deviceId === deviceId)
+    if (!device) throw new EmulatorError(404, `${contact.number} has no device ${deviceId}`)
+    const statuses = options.statuses ?? 1
+    const times = options.times ?? 1
+    if (!Number.isInteger(statuses) || statuses < 1 || statuses > 100) throw new EmulatorError(400, 'statuses must be an integer between 1 and 100')
+    // a fifth retry is refused (WA Web's MAX_RETRY = 5: whatsapp-rust wacore/src/protocol/retry.rs MAX_RETRY_COUNT)
+    if (!Number.isInteger(times) || times < 1 || times > 5) throw new EmulatorError(400, 'times must be an integer between 1 and 5')
+    const via = options.via ?? 'lid'
+    if (via !== 'pn' && via !== 'lid') throw new EmulatorError(400, 'via must be pn or lid')
+    Object.assign(device, { failStatuses: statuses, failTimes: times, failVia: via })
+    return contactInfo(contact)
+  }
+
+  /**
+   * A contact's device asks for a status it received again now (a retry receipt with the next count), as if
+   * its decrypt had failed late; delivered to the poster's device, or queued until it logs in.
+   */
+  requestStatusRetry (statusId: string, options: { number: string, device?: number, via?: ReceiptVia }): StatusRetryRecord {
+    const contact = this.directory.contact(options?.number)
+    const device = contact.devices.find((d) => d.deviceId === (options.device ?? 0))
+    if (!device) throw new EmulatorError(404, `${contact.number} has no device ${options.device ?? 0}`)
+    const via = options.via ?? 'lid'
+    if (via !== 'pn' && via !== 'lid') throw new EmulatorError(400, 'via must be pn or lid')
+    device.failVia = via
+    return this.statusCenter.askAgainNow(statusId, contact, device)
+  }
+
+  /** The account gets one more device the emulator plays (another WA Web linked to the phone): it decrypts statuses sent to it. */
+  addOwnDevice (number: string): { number: string, device: number, lidJid: string } {
+    const account = this.directory.account(number)
+    const device = account.addOwnDevice()
+    return { number: account.number, device: device.deviceId, lidJid: `${account.lid}:${device.deviceId}@lid` }
   }
 
   statuses (): StatusRecord[] {
@@ -867,6 +930,11 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
         for (const s of allStatuses) {
           if (!s.recipients.includes(number)) throw new EmulatorError(400, `${number} did not receive status ${s.id}`)
           if (s.revoked) throw new EmulatorError(409, `status ${s.id} was revoked`)
+          // a viewer whose every device failed to read it (asked for it again, unanswered) cannot have seen it
+          const own = s.deliveries.filter((d) => d.number === number)
+          if (own.length > 0 && own.some((d) => d.retry !== undefined) && !own.some((d) => d.decrypted)) {
+            throw new EmulatorError(409, `${number} could not decrypt status ${s.id} (its retry was not answered the WA Web way)`)
+          }
         }
       }
       const participant = via === 'lid' ? `${viewer.lid}@lid` : `${viewer.number}@s.whatsapp.net`

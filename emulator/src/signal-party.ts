@@ -58,6 +58,12 @@ export class SimulatedDevice {
   private readonly sessions = new Map<string, SessionRecord>()
   /** last sender-key distribution message per (group, sender), for skmsg stanzas that carry none */
   private readonly senderKeys = new Map<string, Buffer>()
+  /** told to fail (`failNextDecrypt`): statuses still to fail, how often each, and how it names itself in the retry */
+  failStatuses = 0
+  failTimes = 1
+  failVia: 'pn' | 'lid' = 'lid'
+  /** status id → decrypts of it failed so far (each one a retry receipt) */
+  readonly failures = new Map<string, number>()
   private readonly store: SignalStorage
 
   constructor (
@@ -102,6 +108,26 @@ export class SimulatedDevice {
 
   get identityKey (): Buffer {
     return this.keys.identity.public
+  }
+
+  get registrationId (): number {
+    return this.keys.registrationId
+  }
+
+  /**
+   * Whether this delivery of status `id` fails (the device was told to fail: `failNextDecrypt`); the retry
+   * count it asks with, 0 when it does not fail.
+   */
+  failsStatus (id: string): number {
+    const failed = this.failures.get(id) ?? 0
+    if (failed === 0) {
+      if (this.failStatuses <= 0) return 0
+      this.failStatuses--
+    } else if (failed >= this.failTimes) {
+      return 0
+    }
+    this.failures.set(id, failed + 1)
+    return failed + 1
   }
 
   /**
@@ -177,6 +203,10 @@ export class SimulatedDevice {
 
   rememberSenderKey (groupId: string, sender: SignalSender, skdm: Uint8Array): void {
     this.senderKeys.set(`${groupId}|${sender.name}.${sender.device}`, Buffer.from(skdm))
+  }
+
+  forgetSenderKey (groupId: string, sender: SignalSender): void {
+    this.senderKeys.delete(`${groupId}|${sender.name}.${sender.device}`)
   }
 
   senderKeyFor (groupId: string, sender: SignalSender): Buffer | undefined {

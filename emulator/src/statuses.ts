@@ -17,9 +17,9 @@ import type { Logger } from 'pino'
 import { signalNameOf, type Account, type Directory, type Party } from './accounts.js'
 import { EmulatorError } from './errors.js'
 import { MediaServer } from './media-server.js'
-import { decryptSenderKeyMessage, signalSenderFor, type SignalSender, type SimulatedDevice } from './signal-party.js'
+import { bundleNode, decryptSenderKeyMessage, signalSenderFor, type SignalSender, type SimulatedDevice } from './signal-party.js'
 import { expectedMediaType, kindFromStanza, kindOfContent, kindRuleBroken, readStanza, RULE_ERROR, stanzaRuleBroken, type RuleBreak, type StanzaShape, type StanzaTarget } from './status-rules.js'
-import type { RejectedMessage, StatusDelivery, StatusKind, StatusMedia, StatusRecord, StatusStanza, StatusType } from './types.js'
+import type { RejectedMessage, StatusDelivery, StatusKind, StatusMedia, StatusRecord, StatusRetryRecord, StatusStanza, StatusType } from './types.js'
 
 const STATUS_JID = 'status@broadcast'
 /** Yield to the event loop every this many device decryptions so acks/receipts keep flowing. */
@@ -63,6 +63,22 @@ interface Waiter {
   reject: (error: Error) => void
 }
 
+/** A device told to fail a status (`failNextDecrypt`) asks for it again with this retry count. */
+interface RetryAsk {
+  device: SimulatedDevice
+  party: Party
+  count: number
+}
+
+/** What the poster is sent: the retry receipt, as the server hands it over. */
+export type RetrySender = (poster: Account, posterDevice: number, receipt: BinaryNode) => void
+
+function bigEndian (value: number, bytes: number): Buffer {
+  const out = Buffer.alloc(bytes)
+  out.writeUIntBE(value, 0, bytes)
+  return out
+}
+
 function b64 (data: Uint8Array | null | undefined): string {
   return data ? Buffer.from(data).toString('base64') : ''
 }
@@ -79,7 +95,8 @@ function copy (record: StatusRecord): StatusRecord {
     audience: [...record.audience],
     skdmDevices: [...record.skdmDevices],
     rejected: record.rejected ? { ...record.rejected } : undefined,
-    revokedFor: record.revokedFor ? [...record.revokedFor] : undefined
+    revokedFor: record.revokedFor ? [...record.revokedFor] : undefined,
+    retries: record.retries.map((r) => ({ ...r, violations: [...r.violations] }))
   }
 }
 
@@ -98,7 +115,11 @@ export class StatusCenter {
   constructor (
     private readonly directory: Directory,
     private readonly media: MediaServer,
-    private readonly logger: Logger
+    private readonly logger: Logger,
+    /** delivers a retry receipt to the device that posted */
+    private readonly sendRetry: RetrySender = () => {},
+    /** an answer to a retry receipt must be WA Web's (EmulatorOptions.strictStatusRetries) */
+    private readonly strictRetries = true
   ) {}
 
   /**
@@ -116,6 +137,22 @@ export class StatusCenter {
       Object.assign(decision, { decided: true, kind, broken })
       verdict(broken)
     }
+    const retried = this.retryAnswerOf(account, shape)
+    if (retried) {
+      // WA Web's answer to a retry carries no <meta> and no audience list (whatsapp-rust src/retry.rs
+      // retransmit_status_message: prepare_group_stanza with extra_nodes empty): only the stanza rules apply
+      decide('post', stanzaRuleBroken(shape, account))
+      this.queue = this.queue.then(async () => {
+        try {
+          await this.processRetryAnswer(account, deviceId, shape, retried, arrivedAt, decision)
+        } catch (error) {
+          this.logger.error({ id: node.attrs.id, err: (error as Error).message }, 'status retry answer processing failed')
+        } finally {
+          this.settle()
+        }
+      })
+      return
+    }
     const shown = kindFromStanza(shape)
     const stanzaBroken = stanzaRuleBroken(shape, account)
     if (stanzaBroken) decide(shown ?? 'post', stanzaBroken)
@@ -128,13 +165,162 @@ export class StatusCenter {
         this.logger.error({ id: node.attrs.id, err: (error as Error).message }, 'status processing failed')
       } finally {
         decide('post', undefined)
-        this.pending--
-        if (this.pending === 0) {
-          for (const resolve of this.idleWaiters) resolve()
-          this.idleWaiters.clear()
-        }
+        this.settle()
       }
     })
+  }
+
+  private settle (): void {
+    this.pending--
+    if (this.pending === 0) {
+      for (const resolve of this.idleWaiters) resolve()
+      this.idleWaiters.clear()
+    }
+  }
+
+  /** The unanswered retries of this status whose device the stanza addresses: then it is an answer to them. */
+  private retryAnswerOf (poster: Account, shape: StanzaShape): StatusRetryRecord[] | undefined {
+    const state = this.states.get(shape.attrs.id)
+    if (!state || state.record.from !== poster.number) return undefined
+    const pending = state.record.retries.filter((r) => !r.answered)
+    if (!pending.length) return undefined
+    const addressed = pending.filter((r) => shape.devices.some((t) => this.sameDevice(t, r)))
+    return addressed.length ? addressed : undefined
+  }
+
+  private sameDevice (target: { user: string, server: string, device?: number }, retry: StatusRetryRecord): boolean {
+    const party = this.directory.resolveUser(target.user, target.server)
+    return party?.number === retry.number && (target.device ?? 0) === retry.device
+  }
+
+  /**
+   * An answer to a retry receipt addressed to the device itself, not to status@broadcast (rc14's
+   * sendMessagesAgain relays it pairwise to the requesting device). WA Web sends the status again to
+   * status@broadcast with a sender key distribution message for the device (whatsapp-rust src/retry.rs
+   * retransmit_status_message, PR #559, 2026-04-17): strict (the default), the device does not read this as
+   * the status (a pairwise message outside status@broadcast is a chat message); lenient, it does. True when the
+   * stanza was such an answer.
+   */
+  async directRetryAnswer (poster: Account, posterDevice: number, node: BinaryNode, arrivedAt: Date): Promise<boolean> {
+    const to = jidDecode(node.attrs.to)
+    const state = node.attrs.id ? this.states.get(node.attrs.id) : undefined
+    if (!to || !state || state.record.from !== poster.number) return false
+    const retry = state.record.retries.find((r) => !r.answered && this.sameDevice({ user: to.user, server: to.server, device: to.device }, r))
+    if (!retry) return false
+    Object.assign(retry, { answered: true, answeredAt: arrivedAt.toISOString(), answeredTo: node.attrs.to, skdm: false, decrypted: false })
+    retry.violations.push('addressed to the device, not to status@broadcast (WA Web: whatsapp-rust src/retry.rs retransmit_status_message)')
+    if (!this.strictRetries) {
+      const enc = Array.isArray(node.content) ? node.content.find((c) => c.tag === 'enc') : undefined
+      const party = this.directory.getByNumber(retry.number)
+      const device = party ? this.directory.resolveDevice(party.number, 's.whatsapp.net', retry.device)?.simulated : undefined
+      const type = enc?.attrs.type
+      if (device && enc?.content instanceof Uint8Array && (type === 'pkmsg' || type === 'msg')) {
+        const name = signalNameOf(poster)
+        try {
+          await device.decrypt(signalSenderFor(name.user, name.server, posterDevice), type, enc.content)
+          retry.decrypted = true
+          state.record.deliveries.push({ number: retry.number, device: retry.device, jid: node.attrs.to, chunk: state.record.chunks, encType: type, skdm: false, decrypted: true, resend: true })
+        } catch (error) {
+          retry.error = `decrypt failed: ${(error as Error).message}`
+        }
+      }
+    }
+    this.logger.info({ id: state.record.id, to: node.attrs.to, strict: this.strictRetries }, 'status retry answered to the device itself')
+    this.notify(state.record)
+    return true
+  }
+
+  /**
+   * The answer to retry receipts (to status@broadcast): each requesting device it addresses reads it (the
+   * sender key from its SKDM, else one it holds), and the retry is recorded as answered.
+   */
+  private async processRetryAnswer (poster: Account, deviceId: number, shape: StanzaShape, retries: StatusRetryRecord[], arrivedAt: Date, decision: Decision): Promise<void> {
+    const state = this.states.get(shape.attrs.id)
+    if (!state) return
+    const { record } = state
+    if (decision.broken) {
+      for (const retry of retries) retry.error = `answer NACKed: ${decision.broken.rule}`
+      this.notify(record)
+      return
+    }
+    const name = signalNameOf(poster)
+    const sender = signalSenderFor(name.user, name.server, deviceId)
+    const asks: RetryAsk[] = []
+    for (const retry of retries) {
+      const target = shape.devices.find((t) => this.sameDevice(t, retry))!
+      const party = this.directory.getByNumber(retry.number)
+      const result = await this.decryptFor({ jid: target.jid, deviceId: retry.device, enc: target.enc, party }, sender, shape.skmsg, record.chunks, record.id)
+      const { delivery } = result
+      delivery.resend = true
+      record.deliveries.push(delivery)
+      Object.assign(retry, { answered: true, answeredAt: arrivedAt.toISOString(), answeredTo: STATUS_JID, skdm: delivery.skdm, decrypted: delivery.decrypted })
+      if (delivery.error) retry.error = delivery.error
+      // WA Web's answer: a sender key distribution message for exactly this device (whatsapp-rust
+      // retransmit_status_message, distribution_targets = [requester], SenderKeyDistributionPolicy::Required)
+      if (!delivery.skdm) retry.violations.push('no sender key distribution message for the device (WA Web: whatsapp-rust src/retry.rs retransmit_status_message)')
+      if (result.skdm) result.skdm.device.rememberSenderKey(STATUS_JID, sender, result.skdm.skdm)
+      if (delivery.decrypted && !state.recipients.has(delivery.number)) {
+        state.recipients.add(delivery.number)
+        record.recipients.push(delivery.number)
+      }
+      if (result.retry) asks.push(result.retry)
+    }
+    this.logger.info({ id: record.id, devices: retries.map((r) => `${r.number}:${r.device}`) }, 'status retry answered')
+    this.askAgain(poster, deviceId, record, asks, arrivedAt)
+    this.notify(record)
+  }
+
+  /**
+   * The device asks for status `id` again now (it received it, and its decrypt failed late: e.g. the sender key
+   * it held was lost): a retry receipt with the next count, delivered to the poster's sending device (queued
+   * while it is offline).
+   */
+  askAgainNow (id: string, party: Party, device: SimulatedDevice): StatusRetryRecord {
+    const state = this.states.get(id)
+    if (!state) throw new EmulatorError(404, `no status ${id}`)
+    const poster = this.directory.getByNumber(state.record.from)
+    if (!poster || poster.kind !== 'account') throw new EmulatorError(409, `status ${id} was not posted by an account`)
+    if (!state.record.deliveries.some((d) => d.number === party.number && d.device === device.deviceId)) {
+      throw new EmulatorError(400, `${party.number}:${device.deviceId} did not receive status ${id}`)
+    }
+    const count = (device.failures.get(id) ?? 0) + 1
+    device.failures.set(id, count)
+    device.forgetSenderKey(STATUS_JID, signalSenderFor(signalNameOf(poster).user, signalNameOf(poster).server, state.record.fromDevice))
+    this.askAgain(poster, state.record.fromDevice, state.record, [{ device, party, count }], new Date(state.record.receivedAt))
+    this.notify(state.record)
+    return { ...state.record.retries[state.record.retries.length - 1] }
+  }
+
+  /**
+   * Retry receipts of the devices that failed: `<receipt from="status@broadcast" participant=DEVICE id type="retry">`
+   * with `<retry count id t v="1"/>` and `<registration>`, plus `<keys>` from the second retry on. The shape is
+   * WA Web's as whatsapp-rust builds it (src/retry.rs, the retry receipt builder: `<retry v="1" id t count>`,
+   * `<registration>` 4 bytes big-endian, `<keys>` when should_include_keys; `error` only for a known reason,
+   * left out here) and rc14's sendRetryRequest (lib/Socket/messages-recv.js), as the server relays it to the poster
+   * (whatsapp-rust src/retry.rs resolve_retry_chat_info: for status@broadcast the requester is `participant`);
+   * keys from count 2: whatsapp-rust wacore/src/protocol/retry.rs MIN_RETRY_COUNT_FOR_KEYS ("WhatsApp Web only
+   * includes keys when retryCount >= 2").
+   */
+  private askAgain (poster: Account, posterDevice: number, record: StatusRecord, asks: RetryAsk[], arrivedAt: Date): void {
+    const t = String(Math.floor(arrivedAt.getTime() / 1000))
+    for (const { device, party, count } of asks) {
+      const requester = device.failVia === 'pn'
+        ? jidEncode(party.number, 's.whatsapp.net', device.deviceId || undefined)
+        : jidEncode(party.lid, 'lid', device.deviceId || undefined)
+      const content: BinaryNode[] = [
+        { tag: 'retry', attrs: { count: String(count), id: record.id, t, v: '1' } },
+        { tag: 'registration', attrs: {}, content: bigEndian(device.registrationId, 4) }
+      ]
+      if (count >= 2) {
+        const bundle = bundleNode(requester, device.takeBundle())
+        const parts = (bundle.content as BinaryNode[]).filter((c) => c.tag !== 'registration')
+        content.push({ tag: 'keys', attrs: {}, content: parts })
+      }
+      record.retries.push({ requester, number: party.number, device: device.deviceId, count, requestedAt: new Date().toISOString(), answered: false, violations: [] })
+      const receipt: BinaryNode = { tag: 'receipt', attrs: { from: STATUS_JID, participant: requester, id: record.id, type: 'retry', t: String(Math.floor(Date.now() / 1000)) }, content }
+      this.logger.info({ id: record.id, requester, count }, 'status retry receipt sent')
+      setImmediate(() => { this.sendRetry(poster, posterDevice, receipt) })
+    }
   }
 
   /** Read the skmsg with the last sender key seen from this device (stateless); the queue decides if this fails. */
@@ -254,14 +440,17 @@ export class StatusCenter {
     const repeats = new Set<StatusDelivery>()
     /** sender keys learnt from this stanza: kept by the devices only if the server accepted it */
     const learnt: { device: SimulatedDevice, skdm: Uint8Array }[] = []
+    /** devices told to fail it: they ask for it again once it was recorded */
+    const asks: RetryAsk[] = []
     if (!decision.broken) {
       const fanout = this.fanout(account, deviceId, shape)
       let count = 0
       for (const target of fanout) {
         if (++count % YIELD_EVERY === 0) await new Promise((resolve) => setImmediate(resolve))
         if (decision.broken) break
-        const result = await this.decryptFor(target, sender, shape.skmsg, chunk)
+        const result = await this.decryptFor(target, sender, shape.skmsg, chunk, id)
         deliveries.push(result.delivery)
+        if (result.retry) asks.push(result.retry)
         if (result.oldCounter) repeats.add(result.delivery)
         if (result.skdm) {
           learnt.push(result.skdm)
@@ -355,12 +544,15 @@ export class StatusCenter {
       if (!state.contentDigest) {
         state.contentDigest = digest
         record.decrypted = true
+        const secret = messages[0].messageContextInfo?.messageSecret
+        record.messageSecret = secret instanceof Uint8Array && secret.length === 32
         await this.describe(record, content)
       } else if (state.contentDigest !== digest) {
         record.errors.push(`chunk ${chunk}: content differs from the first chunk`)
       }
     }
     this.logger.debug({ id, chunk, recipients: record.recipients.length, type: record.type }, 'status recorded')
+    this.askAgain(account, deviceId, record, asks, arrivedAt)
     this.notify(record)
     const pendingRevoke = [...this.revokes.values()].find((r) => r.targetId === id)
     if (pendingRevoke) this.markRevoked(record, pendingRevoke)
@@ -383,7 +575,8 @@ export class StatusCenter {
         errors: [],
         stanzas: [],
         audience: [],
-        skdmDevices: []
+        skdmDevices: [],
+        retries: []
       },
       addressed: new Set(),
       recipients: new Set(),
@@ -434,8 +627,9 @@ export class StatusCenter {
     target: FanoutTarget,
     sender: SignalSender,
     skmsg: BinaryNode | undefined,
-    chunk: number
-  ): Promise<{ delivery: StatusDelivery, message?: proto.Message, skdm?: { device: SimulatedDevice, skdm: Uint8Array }, oldCounter?: boolean }> {
+    chunk: number,
+    statusId: string
+  ): Promise<{ delivery: StatusDelivery, message?: proto.Message, skdm?: { device: SimulatedDevice, skdm: Uint8Array }, oldCounter?: boolean, retry?: RetryAsk }> {
     const { jid, deviceId, enc, party } = target
     const delivery: StatusDelivery = {
       number: party?.number ?? jidDecode(jid)?.user ?? jid,
@@ -472,6 +666,16 @@ export class StatusCenter {
           learnt = distribution.axolotlSenderKeyDistributionMessage
           delivery.skdm = true
         }
+      }
+      // told to fail (failNextDecrypt): the pairwise message was read (its session stays in step), but the
+      // device keeps neither the sender key nor the status, and asks for it again
+      const failing = party ? device.failsStatus(statusId) : 0
+      if (failing > 0) {
+        // it lost the sender key (why a status fails to decrypt): an answer without an SKDM fails too
+        device.forgetSenderKey(STATUS_JID, sender)
+        delivery.skdm = learnt !== undefined
+        delivery.retry = failing
+        return { delivery, retry: { device, party: party!, count: failing } }
       }
       let message = direct
       if (skmsg) {

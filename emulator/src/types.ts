@@ -43,6 +43,47 @@ export interface EmulatorOptions {
   lidBase?: bigint
   /** pino logger; default silent (EMULATOR_LOG_LEVEL overrides) */
   logger?: Logger
+  /**
+   * A status retry receipt must be answered WA Web's way (sent again to status@broadcast with a sender key
+   * distribution message for the device): an answer addressed to the device itself (rc14's
+   * sendMessagesAgain) is recorded as a violation and not read as the status. false: such an answer is
+   * decrypted and counts. Default true.
+   */
+  strictStatusRetries?: boolean
+}
+
+/** How a device that failed to decrypt a status asks for it again (`failNextDecrypt`). */
+export interface FailDecryptOptions {
+  /** the contact's device (default 0, its phone) */
+  device?: number
+  /** how many of the next statuses it receives fail, each with its retries (default 1) */
+  statuses?: number
+  /** how many times in a row the same status fails, each failure a retry receipt with the next count (default 1, at most 4) */
+  times?: number
+  /** the retry receipt names the device by LID (default, a LID-migrated device) or by phone number */
+  via?: ReceiptVia
+}
+
+/** One retry receipt a recipient device sent for a status, and how it was answered. */
+export interface StatusRetryRecord {
+  /** the device as the receipt named it (`participant`) */
+  requester: string
+  number: string
+  device: number
+  /** `<retry count>` */
+  count: number
+  requestedAt: string
+  answered: boolean
+  answeredAt?: string
+  /** `to` of the answer: status@broadcast (WA Web) or a device JID (rc14's sendMessagesAgain) */
+  answeredTo?: string
+  /** the answer carried a sender key distribution message for the device */
+  skdm?: boolean
+  /** the device read the status from the answer */
+  decrypted?: boolean
+  /** how the answer differs from WA Web's (whatsapp-rust src/retry.rs retransmit_status_message); empty when it does not */
+  violations: string[]
+  error?: string
 }
 
 export interface AccountRef {
@@ -146,6 +187,10 @@ export interface StatusDelivery {
   error?: string
   /** the device already had this id and dropped this copy, sent under a Signal counter it had used (why) */
   dropped?: string
+  /** the device was told to fail this decrypt (`failNextDecrypt`) and sent a retry receipt with this count */
+  retry?: number
+  /** a delivery of the answer to a retry receipt (not a chunk of the post) */
+  resend?: boolean
 }
 
 /** One stanza that arrived under a status id (a chunk), as the server read it. */
@@ -220,6 +265,10 @@ export interface StatusRecord {
   /** numbers that received the revoke */
   revokedFor?: string[]
   revokeMessageId?: string
+  /** the decrypted message carried `messageContextInfo.messageSecret` (32 bytes), as WA Web's statuses do */
+  messageSecret?: boolean
+  /** retry receipts recipient devices sent for it (`failNextDecrypt`), and their answers */
+  retries: StatusRetryRecord[]
 }
 
 /** `Emulator.refuseStatuses`: the account's next `count` status stanzas are refused with `error`. */

@@ -62,6 +62,12 @@ export function createMetrics () {
       labelNames: ['kind'] as const,
       registers
     }),
+    statusRetries: new Counter({
+      name: 'status_tracker_status_retries_total',
+      help: 'Status retry receipts (a recipient device could not decrypt a status) by outcome (answered, unknown-message, too-many, sending-device, bad-keys, refused, failed)',
+      labelNames: ['outcome'] as const,
+      registers
+    }),
     receiptCommitLatency: new Histogram({
       name: 'status_tracker_receipt_commit_latency_seconds',
       help: 'Time from a view receipt\'s arrival to its commit in the database',

@@ -29,8 +29,13 @@ export default fp(async (app) => {
     for (const r of receipts) byKind[r.type]++
     for (const [kind, n] of Object.entries(byKind)) if (n > 0) metrics.receipts.inc({ kind }, n)
   }
+  const onRetry = ({ outcome }: PlatformEventMap['status-retry']): void => { metrics.statusRetries.inc({ outcome }) }
   platform.on('status-receipts', onReceipts)
-  app.addHook('onClose', async () => { platform.off('status-receipts', onReceipts) })
+  platform.on('status-retry', onRetry)
+  app.addHook('onClose', async () => {
+    platform.off('status-receipts', onReceipts)
+    platform.off('status-retry', onRetry)
+  })
 
   metrics.onScrape(async () => {
     const counts: Record<string, number> = { open: 0, connecting: 0, close: 0, 'logged-out': 0 } satisfies Record<ConnectionStatus, number>

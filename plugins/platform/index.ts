@@ -35,6 +35,13 @@ function lazyPlatform (app: FastifyInstance): { platform: Platform, load: () => 
         receiptSink: app.viewerIngest.sink,
         interactionSink: app.interactionIngest.sink,
         phoneSink: app.contacts.sink,
+        // a status's message as it went out (statuses.message_payload), for retry receipts after a restart
+        sentStatuses: {
+          payload: async (sessionId, messageId) => {
+            const row = await app.db.db.selectFrom('statuses').select('message_payload').where('session_id', '=', sessionId).where('message_id', '=', messageId).executeTakeFirst()
+            return row?.message_payload ?? null
+          }
+        },
         wa: app.config.wa,
         logger: app.log,
         // burst-gc off (SPEED_TRICKS_OFF, src/speed-tricks.ts): no forced collection after a receipt burst

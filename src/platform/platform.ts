@@ -9,7 +9,7 @@ import { PlatformError } from './errors.js'
 import type { PlatformLogger } from './logger.js'
 import { SessionRuntime } from './session/runtime.js'
 import { applyTestTrustRoot } from './trust-root.js'
-import type { InteractionSink, PhoneSink, PlatformEventMap, PlatformTiming, ReceiptSink, SendStatusInput, SendStatusResult, SessionLinks, SessionSnapshot, SessionSpec } from './types.js'
+import type { InteractionSink, PhoneSink, PlatformEventMap, PlatformTiming, ReceiptSink, SendStatusInput, SendStatusResult, SentStatusStore, SessionLinks, SessionSnapshot, SessionSpec } from './types.js'
 
 export type { PlatformLogger } from './logger.js'
 export type { InteractionSink, PhoneContact, PhoneSink, PhoneStatusPrivacy, PlatformTiming, ReceiptSink, StatusInteraction, StatusView } from './types.js'
@@ -50,6 +50,8 @@ export interface PlatformOptions {
   interactionSink?: InteractionSink
   /** keeps the linked phone's saved contacts and status privacy (see PhoneSink); without one they are not read */
   phoneSink?: PhoneSink
+  /** the statuses' stored messages, for retry receipts (see SentStatusStore); without it only the recent ones in memory */
+  sentStatuses?: SentStatusStore
   wa: Config['wa']
   logger: PlatformLogger
   /** reconnect / wait bounds; the defaults suit production */
@@ -90,7 +92,11 @@ export function createPlatform (options: PlatformOptions) {
   const runtimes = new Map<string, SessionRuntime>()
   let closed = false
 
-  const deps = { wa, logger, baileysLogger, events, links, receiptSink, interactionSink, timing, ...(options.phoneSink !== undefined ? { phoneSink: options.phoneSink } : {}) }
+  const deps = {
+    wa, logger, baileysLogger, events, links, receiptSink, interactionSink, timing,
+    ...(options.phoneSink !== undefined ? { phoneSink: options.phoneSink } : {}),
+    ...(options.sentStatuses !== undefined ? { sentStatuses: options.sentStatuses } : {})
+  }
 
   function runtime (sessionId: string): SessionRuntime {
     assertCompatible()

@@ -51,10 +51,14 @@ const BREAKERS: Record<string, () => Loaded> = {
   'validate-session': () => withRepository({ validateSession: undefined }),
   'signal-address': () => withRepository({ jidToSignalProtocolAddress: (jid: string) => jid }),
   'sender-key-name': () => ({ ...real, SenderKeyName: class { constructor (readonly group: string, readonly sender: { id: string }) {} toString (): string { return `${this.group}::${this.sender.id}` } } }),
-  'lid-lookup': () => withRepository({ lidMapping: { storeLIDPNMappings: async () => {} } }),
+  'lid-lookup': () => withRepository({ lidMapping: { storeLIDPNMappings: async () => {}, getLIDForPN: async () => null } }),
   'message-encoders': () => withBaileys({ encodeSignedDeviceIdentity: undefined }),
   'identity-change-notification': () => withSource('lib/Utils/identity-change-handler.js', (text) => text.replace("getBinaryNodeChild(node, 'identity')", "getBinaryNodeChild(node, 'identity-key')")),
   'error-ack-update': () => withSource('lib/Socket/messages-recv.js', drop('status: WAMessageStatus.ERROR')),
+  // status retry receipts (src/platform/baileys/status-retry.ts)
+  'retry-receipt-relay': () => withSource('lib/Socket/messages-recv.js', drop('await sendMessagesAgain(key, ids, retryNode, node)')),
+  'retry-receipt-keys': () => withBaileys({ extractE2ESessionFromRetryReceipt: undefined }),
+  'lid-for-pn': () => withSource('lib/Signal/lid-mapping.js', drop('const pnDevice = decoded.device')),
   // the phone's contacts and status privacy (src/platform/baileys/assumptions-phone.ts)
   'app-state-resync': () => withSource('lib/Socket/chats.js', (text) => text.replace('return_snapshot: (shouldForceSnapshot || !state.version).toString()', "return_snapshot: 'false'")),
   'contact-action-upsert': () => withSource('lib/Utils/sync-action-utils.js', (text) => text.replace('name: action.fullName || action.firstName', 'name: action.firstName || action.fullName')),

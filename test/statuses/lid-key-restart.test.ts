@@ -6,7 +6,7 @@ import { killableService } from '../durability/killable.js'
 
 // The record of which devices hold the status sender key is stored with the session's keys: after a
 // SIGKILL and a restart, a post to the same recipients still carries no SKDM except to a new recipient's
-// device and to a device a known recipient linked meanwhile (only those).
+// device, to a device a known recipient linked meanwhile and to the own phone (only those).
 
 const OWN = '4915400000001'
 const SID = 'keys'
@@ -35,7 +35,8 @@ test('the status sender key and who holds it survive a SIGKILL: the next post se
   await waitFor(async () => (await serviceApi(again.base).get<{ connected: boolean }>(`/sessions/${SID}/connection-status`)).connected, 60_000, 'the session to reconnect')
 
   const second = await post(again.base, [a.number, b.number, c.number])
-  assert.deepEqual([...second.skdmDevices].sort(), [`${c.lid}@lid`, `${a.lid}:1@lid`].sort(), 'only the new recipient and the new device get the key')
+  // and the own phone: the poster's own devices get it on every post (whatsapp-rust #999)
+  assert.deepEqual([...second.skdmDevices].sort(), [`${c.lid}@lid`, `${a.lid}:1@lid`, `${emu.getAccount(OWN).lid}@lid`].sort(), 'only the new recipient, the new device and the own phone get the key')
   const decrypted = new Set(second.deliveries.filter((d) => d.decrypted).map((d) => d.number))
   for (const n of [a.number, b.number, c.number, OWN]) assert.ok(decrypted.has(n), `${n} decrypted the second post`)
 })

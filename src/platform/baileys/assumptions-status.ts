@@ -163,6 +163,37 @@ export const STATUS_ASSUMPTIONS: readonly Assumption[] = [
       l.source('lib/Utils/identity-change-handler.js').includes("getBinaryNodeChild(node, 'identity')")
   },
   {
+    name: 'retry-receipt-relay',
+    expects: "rc14 answers a <receipt type=\"retry\"> only from its CB:receipt handler (handleReceipt → sendMessagesAgain, which re-relays a status pairwise to the requesting device and clears sender-key-memory only for groups), so a receipt held back in the 'frame' listener is not answered twice",
+    source: '@whiskeysockets/baileys lib/Socket/messages-recv.js (handleReceipt, sendMessagesAgain)',
+    guard: 'test/statuses/status-retry-e2e.test.ts',
+    check: (l) => inOrder(l.source(MESSAGES_RECV), 'const sendMessagesAgain = async (key, ids, retryNode, receiptNode)', 'if (isJidGroup(remoteJid))', "'sender-key-memory': { [remoteJid]: null }",
+      'msgRelayOpts.participant = {', 'await relayMessage(key.remoteJid, msg, msgRelayOpts)', 'const handleReceipt = async (node)', "if (attrs.type === 'retry')",
+      'await sendMessagesAgain(key, ids, retryNode, node)', "ws.on('CB:receipt'")
+  },
+  {
+    name: 'retry-receipt-keys',
+    expects: "Baileys exports extractE2ESessionFromRetryReceipt(receipt) (the <keys> bundle of a retry receipt, null without one) and the signal repository's injectE2ESession({ jid, session }) sets up a session from it",
+    source: '@whiskeysockets/baileys lib/Utils/signal.js (extractE2ESessionFromRetryReceipt), lib/Signal/libsignal.js (injectE2ESession)',
+    guard: 'test/statuses/status-retry-e2e.test.ts',
+    check: (l) => {
+      const extract = l.baileys.extractE2ESessionFromRetryReceipt
+      return isFunction(extract) && extract({ tag: 'receipt', attrs: {}, content: [] }) === null &&
+        isFunction(signalRepositoryOf(l)?.injectE2ESession) && inOrder(l.source(LIBSIGNAL), 'async injectE2ESession({ jid, session })')
+    }
+  },
+  {
+    name: 'lid-for-pn',
+    expects: "the signal repository's lidMapping.getLIDForPN(pnDeviceJid) answers the LID device JID (the phone number's device kept), null when no LID is known",
+    source: '@whiskeysockets/baileys lib/Signal/lid-mapping.js (LIDMappingStore.getLIDForPN)',
+    guard: 'test/statuses/status-retry-e2e.test.ts',
+    check: (l) => {
+      const lidMapping = signalRepositoryOf(l)?.lidMapping as Record<string, unknown> | undefined
+      return isFunction(lidMapping?.getLIDForPN) && inOrder(l.source('lib/Signal/lid-mapping.js'), 'async getLIDForPN(pn)', 'return (await this.getLIDsForPNs([pn]))?.[0]?.lid || null',
+        'const pnDevice = decoded.device', '`${normalizedLidUser}${!!pnDevice ? `:${pnDevice}` : ``}@')
+    }
+  },
+  {
     name: 'error-ack-update',
     expects: 'an <ack class="message" error=…> becomes messages.update with status ERROR and the error as messageStubParameters[0] (handleBadAck)',
     source: '@whiskeysockets/baileys lib/Socket/messages-recv.js (handleBadAck)',

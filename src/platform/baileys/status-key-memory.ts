@@ -1,4 +1,4 @@
-import { getBinaryNodeChild, jidDecode, jidNormalizedUser, type BinaryNode, type WASocket } from '@whiskeysockets/baileys'
+import { getBinaryNodeChild, jidDecode, jidEncode, jidNormalizedUser, type BinaryNode, type JidServer, type WASocket } from '@whiskeysockets/baileys'
 import type { PlatformLogger as Logger } from '../logger.js'
 import { STATUS_JID } from '../session/status-message.js'
 import { onStanza } from './socket.js'
@@ -10,7 +10,34 @@ import { onStanza } from './socket.js'
 // a sender key distribution message, the way WA Web keeps ParticipantStore.skDistribList (whatsapp-rust
 // wacore/src/send/status.rs resolve_status_skdm_targets).
 
+//
+// What counts as holding the key follows WA Web (whatsapp-rust #872, 2026-06-15, "gate SKDM redistribution on
+// the primary device", mirroring WA Web's ParticipantStore skDistribList; #999, 2026-07-07, "never memoize
+// own devices in the sender-key map", WA Web's `!isMeDevice` guard on markHasSenderKey/markForgetSenderKey):
+// - a device holds it only when it AND its user's primary (device 0) are recorded as holding it: a primary
+//   marked as lacking it (a retry receipt, status-retry.ts) gets it again with every companion of its user;
+// - the poster's own devices (its phone, its other companions) are never recorded: they get it on every post.
+// A device marked as lacking the key is kept as `false` (WA Web's has_key=false), not deleted.
+
 export type KeyMemory = Record<string, boolean>
+
+/** The user's primary device (device 0) of a device JID: `<user>@<server>`. */
+function primaryOf (jid: string): string | null {
+  const d = jidDecode(jid)
+  return d === undefined ? null : jidEncode(d.user, d.server as JidServer)
+}
+
+/** an own device (the poster's phone or another of its companions): never recorded (whatsapp-rust #999) */
+export function isOwnDevice (jid: string, meLid: string | undefined, meId?: string): boolean {
+  const user = jidDecode(jid)?.user
+  return user !== undefined && (user === jidDecode(meLid)?.user || user === jidDecode(meId)?.user)
+}
+
+/** The device holds the key: it and its primary are recorded as holding it (whatsapp-rust #872). */
+export function holdsKey (memory: KeyMemory, jid: string): boolean {
+  const primary = primaryOf(jid)
+  return memory[jid] === true && primary !== null && memory[primary] === true
+}
 
 export async function loadKeyMemory (sock: WASocket): Promise<KeyMemory> {
   const stored = await sock.authState.keys.get('sender-key-memory', [STATUS_JID])
@@ -21,12 +48,29 @@ async function saveKeyMemory (sock: WASocket, memory: KeyMemory): Promise<void> 
   await sock.authState.keys.set({ 'sender-key-memory': { [STATUS_JID]: memory } })
 }
 
-/** These devices got the key in a chunk the platform accepted. */
+/** These devices got the key in a chunk the platform accepted (own devices are not recorded: whatsapp-rust #999). */
 export async function rememberDevices (sock: WASocket, devices: string[]): Promise<void> {
-  if (devices.length === 0) return
+  const me = sock.authState.creds.me
+  const others = devices.filter((jid) => !isOwnDevice(jid, me?.lid, me?.id))
+  if (others.length === 0) return
   await sock.authState.keys.transaction(async () => {
     const memory = await loadKeyMemory(sock)
-    for (const jid of devices) memory[jid] = true
+    for (const jid of others) memory[jid] = true
+    await saveKeyMemory(sock, memory)
+  }, STATUS_JID)
+}
+
+/**
+ * This device lacks the key (it asked for a status again): the next post, or the answer to its retry, gives
+ * it a sender key distribution message. WA Web's markForgetSenderKey on a retry receipt (whatsapp-rust
+ * src/retry.rs mark_requester_for_fresh_skdm, PR #559, 2026-04-17); own devices are left alone (never recorded).
+ */
+export async function forgetDevice (sock: WASocket, jid: string): Promise<void> {
+  const me = sock.authState.creds.me
+  if (isOwnDevice(jid, me?.lid, me?.id)) return
+  await sock.authState.keys.transaction(async () => {
+    const memory = await loadKeyMemory(sock)
+    memory[jid] = false
     await saveKeyMemory(sock, memory)
   }, STATUS_JID)
 }

@@ -13,7 +13,7 @@ import {
 import type { PlatformLogger as Logger } from '../logger.js'
 import type { StatusSetting } from '../types.js'
 import { STATUS_JID, statusMediaType, statusStanzaType } from './status-shape.js'
-import { loadKeyMemory, rememberDevices, rotateStatusSenderKey } from './status-key-memory.js'
+import { holdsKey, isOwnDevice, loadKeyMemory, rememberDevices, rotateStatusSenderKey } from './status-key-memory.js'
 
 // A status post from an LID-migrated account, shaped the way WhatsApp Web posts one today (documented from
 // WA Web by oxidezap/whatsapp-rust: src/send/mod.rs send_status_message, wacore/src/send/status.rs,
@@ -126,7 +126,7 @@ export async function writeLidStatusChunk (sock: WASocket, chunk: StatusChunk): 
     // and everyone else, get the new key)
     const current = new Set(devices.map((d) => d.jid))
     const chunkUsers = new Set(users.map((u) => jidDecode(u)?.user))
-    const gone = Object.keys(memory).filter((jid) => chunkUsers.has(jidDecode(jid)?.user) && !current.has(jid))
+    const gone = Object.keys(memory).filter((jid) => memory[jid] && chunkUsers.has(jidDecode(jid)?.user) && !current.has(jid))
     if (gone.length > 0) {
       chunk.logger.info({ devices: gone.length }, 'a recipient device that held the status sender key is gone; rotating the key')
       await rotateStatusSenderKey(sock, meLid)
@@ -138,7 +138,10 @@ export async function writeLidStatusChunk (sock: WASocket, chunk: StatusChunk): 
       data: encodeWAMessage(chunk.message),
       meId: meLid
     })
-    const lacking = devices.filter((d) => memory[d.jid] !== true).map((d) => d.jid)
+    // the poster's own devices get it on every post; any other device unless it and its primary hold it
+    // (whatsapp-rust #999 and #872: status-key-memory.ts)
+    const me = sock.authState.creds.me
+    const lacking = devices.filter((d) => isOwnDevice(d.jid, meLid, me?.id) || !holdsKey(memory, d.jid)).map((d) => d.jid)
     const skdmNodes: BinaryNode[] = []
     let pkmsg = false
     if (lacking.length > 0) {

@@ -13,9 +13,10 @@ import type { SessionAuth } from '../auth-state.js'
 import type { PlatformLogger as Logger } from '../logger.js'
 import { InteractionIntake } from '../interactions.js'
 import { ReceiptIntake } from '../receipts.js'
-import type { InteractionSink, PhoneSink, PlatformTiming, ReceiptSeen, ReceiptSink } from '../types.js'
+import type { InteractionSink, PhoneSink, PlatformTiming, ReceiptSeen, ReceiptSink, StatusRetrySeen } from '../types.js'
 import { forgetHalfLink } from './linking.js'
 import { PhoneSync } from './phone.js'
+import { StatusRetries } from './status-retries.js'
 import { gateSends } from '../send-gate.js'
 import { releasePendingQueries } from '../baileys/index.js'
 import { watchIdentityChanges } from '../baileys/status-key-memory.js'
@@ -133,7 +134,13 @@ export interface ConnectionDeps {
   /** receipts as they arrive (views after their commit), for counting */
   onReceiptsSeen: (receipts: ReceiptSeen[]) => void
   sentMessage: (id: string) => proto.IMessage | undefined
+  /** a status we sent: the recent ones in memory, else as the service stored it (status-retries.ts) */
+  storedMessage: (id: string) => Promise<proto.IMessage | undefined>
+  /** runs a task between the session's sends, never beside one (the sender's queue) */
+  exclusive: <T>(task: () => Promise<T>) => Promise<T>
   onMessagesUpdate: (updates: WAMessageUpdate[]) => void
+  /** a status retry receipt was taken (answered or not): status-retries.ts */
+  onStatusRetry: (seen: StatusRetrySeen) => void
   events: ConnectionEvents
 }
 
@@ -147,6 +154,7 @@ export class Connection {
   readonly #receipts: ReceiptIntake
   readonly #interactions: InteractionIntake
   readonly #phone: PhoneSync | null
+  readonly #retries: StatusRetries
   readonly backoff: Backoff
 
   constructor (private readonly deps: ConnectionDeps) {
@@ -190,6 +198,15 @@ export class Connection {
     this.#phone = deps.phoneSink === undefined
       ? null
       : new PhoneSync({ sessionId: deps.sessionId, sink: deps.phoneSink, log: deps.log, numberForLid: (lidUser) => deps.auth.numberForLid(lidUser), live: deps.live })
+    this.#retries = new StatusRetries({
+      sessionId: deps.sessionId,
+      log: deps.log,
+      live: deps.live,
+      message: deps.storedMessage,
+      exclusive: deps.exclusive,
+      ackTimeoutMs: () => deps.timing.sendAckTimeoutMs,
+      onRetry: deps.onStatusRetry
+    })
     this.backoff = new Backoff(deps.timing.reconnectBaseMs, deps.timing.reconnectMaxMs)
   }
 
@@ -248,6 +265,7 @@ export class Connection {
     })
     // receipts and rejections are facts even from a socket being replaced: not filtered by attempt
     this.#receipts.listen(sock)
+    this.#retries.listen(sock)
     this.#interactions.listen(sock)
     this.#phone?.listen(sock)
     sock.ev.on('messages.update', (updates) => { if (this.deps.live()) this.deps.onMessagesUpdate(updates) })

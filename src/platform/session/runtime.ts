@@ -6,7 +6,7 @@ import type { TypedEmitter } from '../emitter.js'
 import { PlatformError } from '../errors.js'
 import { pnDigits } from '../lid.js'
 import type { PlatformLogger as Logger } from '../logger.js'
-import type { AuthMethod, InteractionSink, PhoneSink, PlatformEventMap, PlatformTiming, ReceiptSink, SendStatusInput, SendStatusResult, SessionLinks, SessionSnapshot, SessionSpec } from '../types.js'
+import type { AuthMethod, InteractionSink, PhoneSink, PlatformEventMap, PlatformTiming, ReceiptSink, SendStatusInput, SendStatusResult, SentStatusStore, SessionLinks, SessionSnapshot, SessionSpec } from '../types.js'
 import { afterClose, Connection, type Attempt } from './connection.js'
 import { Linking, type Emit } from './linking.js'
 import { StatusSender } from './sender.js'
@@ -22,6 +22,7 @@ export interface RuntimeDeps {
   receiptSink: ReceiptSink
   interactionSink: InteractionSink
   phoneSink?: PhoneSink
+  sentStatuses?: SentStatusStore
   timing: PlatformTiming
 }
 
@@ -57,7 +58,10 @@ export class SessionRuntime {
       live: () => !this.state.is('removed'),
       onReceiptsSeen: (receipts) => { deps.events.emit('status-receipts', { sessionId: this.id, receipts }) },
       sentMessage: (id) => this.sender.sentMessage(id),
+      storedMessage: async (id) => await this.sender.storedMessage(id, deps.sentStatuses),
+      exclusive: async (task) => await this.sender.exclusive(task),
       onMessagesUpdate: (updates) => { this.sender.onMessagesUpdate(updates) },
+      onStatusRetry: (seen) => { this.emit('status-retry', seen) },
       events: {
         onQr: (attempt, qr) => { if (!auth.isLinked() && this.state.wantsSocket()) this.linking.onQr(attempt, qr) },
         onNewLogin: () => { this.linking.clearTimer() },

@@ -3,7 +3,7 @@ import { SerialQueue } from '../async.js'
 import { PlatformError, isPlatformError } from '../errors.js'
 import { isLidUser, pnDigits, pnJid, recipientJid } from '../lid.js'
 import type { PlatformLogger as Logger } from '../logger.js'
-import type { SendStatusInput, SendStatusResult, StatusSetting } from '../types.js'
+import type { SendStatusInput, SendStatusResult, SentStatusStore, StatusSetting } from '../types.js'
 import { messageOf, type Emit } from './linking.js'
 import { buildStatusMessage, revokeMessage, STATUS_JID } from './status-message.js'
 
@@ -49,6 +49,28 @@ export class StatusSender {
 
   sentMessage (id: string): proto.IMessage | undefined {
     return this.#sent.get(id)
+  }
+
+  /**
+   * Runs `task` between this session's sends and revokes, never beside one: an answer to a retry receipt goes out
+   * under the id of a status whose chunks may still be waiting for their acks (all under that id).
+   */
+  async exclusive<T> (task: () => Promise<T>): Promise<T> {
+    return await this.#queue.run(task)
+  }
+
+  /** A status we sent under this id: kept in memory, else as the service stored it; undefined when neither has it. */
+  async storedMessage (id: string, store: SentStatusStore | undefined): Promise<proto.IMessage | undefined> {
+    const recent = this.#sent.get(id)
+    if (recent !== undefined || store === undefined) return recent
+    const payload = await store.payload(this.host.id, id)
+    if (payload === null) return undefined
+    try {
+      return proto.Message.decode(payload)
+    } catch (err) {
+      this.host.log.warn({ err, messageId: id }, 'stored status message unreadable')
+      return undefined
+    }
   }
 
   async send (input: SendStatusInput): Promise<SendStatusResult> {

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import { extname } from 'node:path'
 import { prepareWAMessageMedia, proto, type WAMediaUploadFunction } from '@whiskeysockets/baileys'
 import type { PlatformLogger as Logger } from '../logger.js'
@@ -36,16 +37,34 @@ function guessMimetype (source: { path: string } | { url: string }): string | un
   return MIME_BY_EXTENSION[extname(name).toLowerCase()]
 }
 
+/**
+ * A status carries `messageContextInfo.messageSecret` (32 random bytes), as WA Web's do: whatsapp-rust sends
+ * every status through wacore/src/send/group.rs prepare_group_stanza, which mints a message secret for every
+ * message with reportable fields (wacore/src/reporting_token.rs REPORTING_FIELDS: extendedTextMessage,
+ * imageMessage, videoMessage, protocolMessage…) and splices `messageContextInfo { messageSecret }` onto the
+ * plaintext ("matching WA Web (the reporting token derives from messageSecret)"); rc14's own
+ * generateWAMessageContent adds one the same way (lib/Utils/messages.js). It is part of the message the
+ * service stores for the status (`onPrepared`), so a resumed send and a retry answer carry the same secret.
+ * Reactions to a status do not use it: whatsapp-rust src/features/reaction.rs sends a status reaction as a
+ * plain reactionMessage (only a Community Announcement Group's reactions are encrypted with the secret).
+ * The `<reporting>` token whatsapp-rust derives from it is not sent (neither does this service's stanza
+ * carry one: see docs/platform.md).
+ */
+function withMessageSecret (message: proto.IMessage): proto.IMessage {
+  message.messageContextInfo = { ...message.messageContextInfo, messageSecret: randomBytes(32) }
+  return message
+}
+
 /** Builds the status message once; image/video/audio media is encrypted and uploaded here, once. */
 export async function buildStatusMessage (content: StatusContent, upload: WAMediaUploadFunction, logger: Logger): Promise<proto.IMessage> {
   if (content.kind === 'text') {
-    return proto.Message.fromObject({
+    return withMessageSecret(proto.Message.fromObject({
       extendedTextMessage: {
         text: content.text,
         ...(content.backgroundColor !== undefined ? { backgroundArgb: argbFromHex(content.backgroundColor) } : {}),
         ...(content.font !== undefined ? { font: content.font } : {})
       }
-    })
+    }))
   }
   const url = 'path' in content.source ? content.source.path : content.source.url
   if (content.kind === 'audio') {
@@ -59,15 +78,15 @@ export async function buildStatusMessage (content: StatusContent, upload: WAMedi
   const media = content.kind === 'image'
     ? { image: { url }, ...common }
     : { video: { url }, ...common }
-  return await prepareWAMessageMedia(media, { upload, logger, mediaUploadTimeoutMs: 60_000 })
+  return withMessageSecret(await prepareWAMessageMedia(media, { upload, logger, mediaUploadTimeoutMs: 60_000 }))
 }
 
 /** Revokes (deletes for everyone) one of our statuses. */
 export function revokeMessage (messageId: string): proto.IMessage {
-  return proto.Message.fromObject({
+  return withMessageSecret(proto.Message.fromObject({
     protocolMessage: {
       key: { remoteJid: STATUS_JID, fromMe: true, id: messageId },
       type: proto.Message.ProtocolMessage.Type.REVOKE
     }
-  })
+  }))
 }
