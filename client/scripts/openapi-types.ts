@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url'
 import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript'
+import ts from 'typescript'
 
 // The client's types are generated from the service's own OpenAPI document (GET /docs/json) by
 // openapi-typescript: `npm run generate:client` writes them (generate.ts), and client/test/openapi.test.ts
@@ -17,7 +18,14 @@ const HEADER = [
   ''
 ].join('\n')
 
-/** the TypeScript source openapi-typescript makes of an OpenAPI document, with the header above */
+const BLOB = ts.factory.createTypeReferenceNode('Blob')
+
+/**
+ * The TypeScript source openapi-typescript makes of an OpenAPI document, with the header above. A file field
+ * (`format: binary`, the uploads' multipart bodies) is a Blob (openapi-typescript's recipe for files), which
+ * the client sends as multipart/form-data.
+ */
 export async function typesOf (doc: OpenAPI3): Promise<string> {
-  return HEADER + astToString(await openapiTS(doc, { silent: true }))
+  const ast = await openapiTS(doc, { silent: true, transform: (schema) => schema.format === 'binary' ? BLOB : undefined })
+  return HEADER + astToString(ast)
 }

@@ -1,4 +1,4 @@
-import createFetchClient, { type Client, type ClientOptions, type FetchResponse, type MaybeOptionalInit } from 'openapi-fetch'
+import createFetchClient, { defaultBodySerializer, type Client, type ClientOptions, type FetchResponse, type MaybeOptionalInit } from 'openapi-fetch'
 import type { HttpMethod, MediaType, PathsWithMethod, RequiredKeysOf } from 'openapi-typescript-helpers'
 import type { components, operations, paths } from './generated/openapi.js'
 
@@ -72,6 +72,23 @@ export function errorOf (response: Response, body: unknown): StatusTrackerError 
 }
 
 /**
+ * A body with a Blob (or File) among its fields is sent as multipart/form-data, one part per field (the
+ * uploads: `{ image: blob }`); any other body as openapi-fetch sends it (JSON).
+ */
+export function serializeBody (body: unknown, headers?: unknown): unknown {
+  if (typeof body !== 'object' || body === null || body instanceof FormData || !Object.values(body).some((v) => v instanceof Blob)) {
+    // openapi-fetch passes the headers too (a form-urlencoded Content-Type), which its types leave out
+    return (defaultBodySerializer as (body: unknown, headers?: unknown) => unknown)(body, headers)
+  }
+  const form = new FormData()
+  for (const [name, value] of Object.entries(body)) {
+    if (value instanceof Blob) form.append(name, value)
+    else if (value !== undefined) form.append(name, String(value))
+  }
+  return form
+}
+
+/**
  * A client of one service. Every method takes openapi-fetch's arguments (`params.path`, `params.query`,
  * `body`) and resolves to the answer's `data`, or rejects with a StatusTrackerError. Network failures reject
  * with fetch's own error.
@@ -79,7 +96,7 @@ export function errorOf (response: Response, body: unknown): StatusTrackerError 
 export function createClient (options: StatusTrackerOptions): StatusTracker {
   const { apiKey, auth = 'x-api-key', headers = {}, ...rest } = options
   const keyHeader = auth === 'bearer' ? { authorization: `Bearer ${apiKey}` } : { 'x-api-key': apiKey }
-  const raw = createFetchClient<paths>({ ...rest, headers: { ...headers, ...keyHeader } })
+  const raw = createFetchClient<paths>({ bodySerializer: serializeBody, ...rest, headers: { ...headers, ...keyHeader } })
 
   type Answer = { data?: unknown, error?: unknown, response: Response }
   const call = (method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE') => async (url: string, ...init: unknown[]): Promise<unknown> => {

@@ -3,6 +3,7 @@ import { test } from 'node:test'
 import { build, TEST_API_KEY } from '../../test/helper.js'
 import { startStack } from '../../test/stack.js'
 import { EventRecorder } from '../../test/events.js'
+import { png } from '../../test/uploads/fixtures.js'
 import { createClient, StatusTrackerError } from '../src/index.js'
 import { connectEvents, type EventName, type EventPayload, type EventSocket } from '../src/events.js'
 
@@ -73,7 +74,7 @@ test('a program using only the client links a session, posts a status, reads its
   assert.equal(viewers[0].viewedAt, added.viewers[0].viewedAt)
 })
 
-test('a refused call rejects with a StatusTrackerError: the status code and the service\'s message', async (t) => {
+test('a refused call rejects with a StatusTrackerError (the status code and the service\'s message); a Blob field uploads as multipart', async (t) => {
   const { listen: serve } = await build(t)
   const baseUrl = await serve()
   const st = createClient({ baseUrl, apiKey: TEST_API_KEY, auth: 'bearer' })
@@ -97,4 +98,13 @@ test('a refused call rejects with a StatusTrackerError: the status code and the 
 
   // the same key as Bearer works, and a success is the envelope's data
   assert.deepEqual(await st.GET('/api/sessions'), [])
+
+  // an upload: a Blob field goes as multipart/form-data; a file that is no image is refused
+  const image = png()
+  const uploaded = await st.POST('/api/upload-image', { body: { image: new File([new Uint8Array(image)], 'dot.png', { type: 'image/png' }) } })
+  assert.match(uploaded.filename, /dot\.png$/)
+  assert.deepEqual([uploaded.size, uploaded.mimeType], [image.length, 'image/png'])
+  const notImage = await st.POST('/api/upload-image', { body: { image: new Blob(['plain text'], { type: 'image/png' }) } }).then(() => null, (err: unknown) => err)
+  assert.ok(notImage instanceof StatusTrackerError)
+  assert.deepEqual([notImage.status, notImage.message], [400, 'Only image and video files are allowed'])
 })

@@ -2447,7 +2447,7 @@ export interface operations {
                      * Format: binary
                      * @description The image file (image/* content type)
                      */
-                    image: string;
+                    image: Blob;
                 };
             };
         };
@@ -2549,7 +2549,7 @@ export interface operations {
                      * Format: binary
                      * @description The video file (video/* content type)
                      */
-                    video: string;
+                    video: Blob;
                 };
             };
         };
