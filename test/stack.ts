@@ -12,6 +12,8 @@ import { EventRecorder } from './events.js'
 
 export interface Stack extends TestApp {
   emu: Emulator
+  /** where the service listens (http://127.0.0.1:<port>) */
+  baseUrl: string
   events: Recorder
   /**
    * creates the session row, starts it through the platform, scans its QR in the emulator, waits until
@@ -72,7 +74,7 @@ export async function startStack (t: TestContext, env: Record<string, string> = 
     await waitFor(() => app.app.platform.snapshot(sessionId)?.connected, 30_000, `${sessionId} to connect`)
   }
 
-  return { ...app, emu, events: new Recorder(socket), link }
+  return { ...app, emu, baseUrl: base, events: new Recorder(socket), link }
 }
 
 /** A tiny HTTP server on 127.0.0.1 answering fixed bodies by path. */

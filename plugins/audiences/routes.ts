@@ -36,6 +36,8 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/sessions/:sessionId/audiences/:audienceId', {
     schema: {
       tags,
+      // the collection's GET would get the same generated id (operationIds are unique: OpenAPI 3, openapi-typescript)
+      operationId: 'getSessionsAudience',
       summary: 'One saved audience with its numbers',
       params: AudienceParamsSchema,
       response: { 200: Ok(AudienceSchema), ...failures(400, 404) }

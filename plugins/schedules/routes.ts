@@ -36,6 +36,8 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/sessions/:sessionId/scheduled-statuses/:scheduleId', {
     schema: {
       tags,
+      // the collection's GET would get the same generated id (operationIds are unique: OpenAPI 3, openapi-typescript)
+      operationId: 'getSessionsScheduledStatus',
       summary: 'One schedule: its state, next run and every run recorded (status id, state, late, error)',
       params: ScheduleParamsSchema,
       response: { 200: Ok(ScheduleSchema), ...failures(400, 404) }
