@@ -293,6 +293,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/upload-audio": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Upload audio for an audio (voice) status
+         * @description multipart/form-data with one file in the field `audio` (OGG/Opus, MP3, M4A, AAC or WAV; checked by content, and its duration read from it). Answers the stored filename, to pass as `content` to send-status with type `audio`, and the duration in `data.seconds`. OGG/Opus goes out as a voice note, the others as audio.
+         *
+         *     Needs scope `manage` (or the admin key); a scoped key sees only its sessions: another session answers 404.
+         */
+        post: operations["postUploadAudio"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/sessions/{sessionId}/send-status": {
         parameters: {
             query?: never;
@@ -902,7 +924,7 @@ export interface components {
             sessionId: string;
             statusId: string;
             id: string;
-            type: "text" | "image" | "video" | "url";
+            type: "text" | "image" | "video" | "audio" | "url";
             content: string;
             caption: string;
             timestamp: string;
@@ -2466,6 +2488,8 @@ export interface operations {
                             filename: string;
                             size: number;
                             mimeType: string;
+                            /** @description Audio uploads: the duration read from the file, in whole seconds */
+                            seconds?: number;
                         };
                     };
                 };
@@ -2568,6 +2592,112 @@ export interface operations {
                             filename: string;
                             size: number;
                             mimeType: string;
+                            /** @description Audio uploads: the duration read from the file, in whole seconds */
+                            seconds?: number;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    postUploadAudio: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description The audio file (audio/* content type, or application/ogg)
+                     */
+                    audio: Blob;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        filename: string;
+                        data: {
+                            filename: string;
+                            size: number;
+                            mimeType: string;
+                            /** @description Audio uploads: the duration read from the file, in whole seconds */
+                            seconds?: number;
                         };
                     };
                 };
@@ -2650,10 +2780,10 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    type: "text" | "image" | "video" | "url";
-                    /** @description text: the body; image/video: a filename returned by upload; url: a direct http(s) media URL */
+                    type: "text" | "image" | "video" | "audio" | "url";
+                    /** @description text: the body; image/video/audio: a filename returned by upload; url: a direct http(s) media URL */
                     content: string;
-                    /** @description For image, video and url; ignored for text */
+                    /** @description For image, video and url; ignored for text and audio (the platform's audio carries no caption) */
                     caption?: string;
                     /** @description Comma-separated numbers with country code, no plus sign; empty: own number only. Not together with `audience` */
                     targetNumbers?: string;
@@ -2698,7 +2828,7 @@ export interface operations {
                             platformMessageId: string;
                             /** @description Recipients addressed (the own number only: 1) */
                             contactCount: number;
-                            /** @description 'sent': every reachable recipient has it (see `unreachable`). 'partial': the link was lost for good (logout, no reconnect within SEND_RECONNECT_WAIT_MS, shutdown) or the platform failed after some chunks went out; the status is kept, listed and revocable. A send that stopped before anyone had it answers an error instead (500) and leaves no status. */
+                            /** @description 'sent': the platform acknowledged every chunk without an error and every reachable recipient has it (see `unreachable`). 'partial': the link was lost for good (logout, no reconnect within SEND_RECONNECT_WAIT_MS, shutdown), or the platform failed or refused a chunk (an error ack such as 479; 429, 503 and rate-overlimit are waited out and sent again first) after some chunks went out; the status is kept, listed and revocable. A send that stopped before anyone had it answers an error instead (500) and leaves no status. */
                             state: "sent" | "partial";
                             /** @description Recipients (counted like contactCount) the platform acknowledged; contactCount minus the unreachable ones when sent */
                             sentCount: number;
@@ -2837,7 +2967,7 @@ export interface operations {
                         data: {
                             /** @description Numeric status id */
                             id: string;
-                            type: "text" | "image" | "video" | "url";
+                            type: "text" | "image" | "video" | "audio" | "url";
                             content: string;
                             caption: string;
                             /**
@@ -2878,7 +3008,7 @@ export interface operations {
                             reactionCount: number;
                             /** @description Replies received */
                             replyCount: number;
-                            /** @description Rejection reported by the platform after sending, or why a partial send stopped; null when fine */
+                            /** @description Why a partial send stopped (e.g. the platform's refusal code), or a rejection the platform reported later for a status an earlier run sent; null when fine */
                             error: string | null;
                             /** @description 'sending' while chunks go out (or until a send interrupted by a restart is resumed), 'sent' once every recipient has it, 'partial' when sending stopped part-way (logout, no reconnect in time, restart, an error): `sentCount` recipients have it and a revoke reaches exactly them */
                             state: "sending" | "sent" | "partial";
@@ -3298,6 +3428,7 @@ export interface operations {
                         data: {
                             statusId: string;
                             message: string;
+                            /** @description true only when ?revoke=true and the platform acknowledged every chunk of the revoke without an error; otherwise false, and `note` says why (a refusal with its code) */
                             deletedFromPlatform: boolean;
                             deletedFromDatabase: boolean;
                             deletedImageFile: boolean;
@@ -4776,10 +4907,10 @@ export interface operations {
                             /** @description 'done' once no run is left */
                             state: "active" | "paused" | "done";
                             status: {
-                                type: "text" | "image" | "video" | "url";
-                                /** @description text: the body; image/video: a filename returned by upload; url: a direct http(s) media URL */
+                                type: "text" | "image" | "video" | "audio" | "url";
+                                /** @description text: the body; image/video/audio: a filename returned by upload; url: a direct http(s) media URL */
                                 content: string;
-                                /** @description For image, video and url; ignored for text */
+                                /** @description For image, video and url; ignored for text and audio (the platform's audio carries no caption) */
                                 caption?: string;
                                 /** @description Comma-separated numbers with country code, no plus sign; empty: own number only. Not together with `audience` */
                                 targetNumbers?: string;
@@ -4953,10 +5084,10 @@ export interface operations {
             content: {
                 "application/json": {
                     status: {
-                        type: "text" | "image" | "video" | "url";
-                        /** @description text: the body; image/video: a filename returned by upload; url: a direct http(s) media URL */
+                        type: "text" | "image" | "video" | "audio" | "url";
+                        /** @description text: the body; image/video/audio: a filename returned by upload; url: a direct http(s) media URL */
                         content: string;
-                        /** @description For image, video and url; ignored for text */
+                        /** @description For image, video and url; ignored for text and audio (the platform's audio carries no caption) */
                         caption?: string;
                         /** @description Comma-separated numbers with country code, no plus sign; empty: own number only. Not together with `audience` */
                         targetNumbers?: string;
@@ -5123,10 +5254,10 @@ export interface operations {
                             /** @description 'done' once no run is left */
                             state: "active" | "paused" | "done";
                             status: {
-                                type: "text" | "image" | "video" | "url";
-                                /** @description text: the body; image/video: a filename returned by upload; url: a direct http(s) media URL */
+                                type: "text" | "image" | "video" | "audio" | "url";
+                                /** @description text: the body; image/video/audio: a filename returned by upload; url: a direct http(s) media URL */
                                 content: string;
-                                /** @description For image, video and url; ignored for text */
+                                /** @description For image, video and url; ignored for text and audio (the platform's audio carries no caption) */
                                 caption?: string;
                                 /** @description Comma-separated numbers with country code, no plus sign; empty: own number only. Not together with `audience` */
                                 targetNumbers?: string;
@@ -5396,10 +5527,10 @@ export interface operations {
             content: {
                 "application/json": {
                     status?: {
-                        type: "text" | "image" | "video" | "url";
-                        /** @description text: the body; image/video: a filename returned by upload; url: a direct http(s) media URL */
+                        type: "text" | "image" | "video" | "audio" | "url";
+                        /** @description text: the body; image/video/audio: a filename returned by upload; url: a direct http(s) media URL */
                         content: string;
-                        /** @description For image, video and url; ignored for text */
+                        /** @description For image, video and url; ignored for text and audio (the platform's audio carries no caption) */
                         caption?: string;
                         /** @description Comma-separated numbers with country code, no plus sign; empty: own number only. Not together with `audience` */
                         targetNumbers?: string;
@@ -5468,10 +5599,10 @@ export interface operations {
                             /** @description 'done' once no run is left */
                             state: "active" | "paused" | "done";
                             status: {
-                                type: "text" | "image" | "video" | "url";
-                                /** @description text: the body; image/video: a filename returned by upload; url: a direct http(s) media URL */
+                                type: "text" | "image" | "video" | "audio" | "url";
+                                /** @description text: the body; image/video/audio: a filename returned by upload; url: a direct http(s) media URL */
                                 content: string;
-                                /** @description For image, video and url; ignored for text */
+                                /** @description For image, video and url; ignored for text and audio (the platform's audio carries no caption) */
                                 caption?: string;
                                 /** @description Comma-separated numbers with country code, no plus sign; empty: own number only. Not together with `audience` */
                                 targetNumbers?: string;
@@ -5659,10 +5790,10 @@ export interface operations {
                             /** @description 'done' once no run is left */
                             state: "active" | "paused" | "done";
                             status: {
-                                type: "text" | "image" | "video" | "url";
-                                /** @description text: the body; image/video: a filename returned by upload; url: a direct http(s) media URL */
+                                type: "text" | "image" | "video" | "audio" | "url";
+                                /** @description text: the body; image/video/audio: a filename returned by upload; url: a direct http(s) media URL */
                                 content: string;
-                                /** @description For image, video and url; ignored for text */
+                                /** @description For image, video and url; ignored for text and audio (the platform's audio carries no caption) */
                                 caption?: string;
                                 /** @description Comma-separated numbers with country code, no plus sign; empty: own number only. Not together with `audience` */
                                 targetNumbers?: string;
@@ -5850,10 +5981,10 @@ export interface operations {
                             /** @description 'done' once no run is left */
                             state: "active" | "paused" | "done";
                             status: {
-                                type: "text" | "image" | "video" | "url";
-                                /** @description text: the body; image/video: a filename returned by upload; url: a direct http(s) media URL */
+                                type: "text" | "image" | "video" | "audio" | "url";
+                                /** @description text: the body; image/video/audio: a filename returned by upload; url: a direct http(s) media URL */
                                 content: string;
-                                /** @description For image, video and url; ignored for text */
+                                /** @description For image, video and url; ignored for text and audio (the platform's audio carries no caption) */
                                 caption?: string;
                                 /** @description Comma-separated numbers with country code, no plus sign; empty: own number only. Not together with `audience` */
                                 targetNumbers?: string;
