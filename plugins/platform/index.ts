@@ -35,6 +35,7 @@ function lazyPlatform (app: FastifyInstance): { platform: Platform, load: () => 
         receiptSink: app.viewerIngest.sink,
         interactionSink: app.interactionIngest.sink,
         phoneSink: app.contacts.sink,
+        contactStatusSink: app.contactStatuses.sink,
         wa: app.config.wa,
         logger: app.log,
         // burst-gc off (SPEED_TRICKS_OFF, src/speed-tricks.ts): no forced collection after a receipt burst
@@ -74,6 +75,8 @@ function lazyPlatform (app: FastifyInstance): { platform: Platform, load: () => 
     },
     sendStatus: async (sessionId, input) => await (await load()).sendStatus(sessionId, input),
     revokeStatus: async (sessionId, messageId, jids) => await (await load()).revokeStatus(sessionId, messageId, jids),
+    viewContactStatus: async (sessionId, status) => { await (await load()).viewContactStatus(sessionId, status) },
+    contactStatusMedia: async (mediaRef, host) => await (await load()).contactStatusMedia(mediaRef, host),
     restoreAll: async () => await (await load()).restoreAll(),
     // nothing runs before the platform is loaded
     releaseSession: async (sessionId) => { if (real !== undefined) await real.releaseSession(sessionId) },
@@ -102,4 +105,4 @@ export default fp(async (app) => {
   app.addHook('preClose', async () => {
     await platform.close()
   })
-}, { name: 'platform', dependencies: ['config', 'db', 'domain-events', 'viewer-ingest', 'interaction-ingest', 'contacts'] })
+}, { name: 'platform', dependencies: ['config', 'db', 'domain-events', 'viewer-ingest', 'interaction-ingest', 'contacts', 'contact-statuses'] })

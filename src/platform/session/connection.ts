@@ -13,6 +13,7 @@ import type { SessionAuth } from '../auth-state.js'
 import type { PlatformLogger as Logger } from '../logger.js'
 import { InteractionIntake } from '../interactions.js'
 import { ReceiptIntake } from '../receipts.js'
+import { ContactStatusIntake, type ContactStatusSink } from '../contact-statuses.js'
 import type { InteractionSink, PhoneSink, PlatformTiming, ReceiptSeen, ReceiptSink } from '../types.js'
 import { forgetHalfLink } from './linking.js'
 import { PhoneSync } from './phone.js'
@@ -130,6 +131,8 @@ export interface ConnectionDeps {
   interactionSink: InteractionSink
   /** where the phone's saved contacts and status privacy are kept (session/phone.ts); none: not read */
   phoneSink?: PhoneSink
+  /** where contacts' statuses are committed before their `<status>` stanza is acknowledged (contact-statuses.ts) */
+  contactStatusSink: ContactStatusSink
   /** receipts as they arrive (views after their commit), for counting */
   onReceiptsSeen: (receipts: ReceiptSeen[]) => void
   sentMessage: (id: string) => proto.IMessage | undefined
@@ -146,6 +149,7 @@ export class Connection {
   #gen = 0
   readonly #receipts: ReceiptIntake
   readonly #interactions: InteractionIntake
+  readonly #contactStatuses: ContactStatusIntake
   readonly #phone: PhoneSync | null
   readonly backoff: Backoff
 
@@ -187,6 +191,8 @@ export class Connection {
       live: deps.live,
       logger: deps.log
     })
+    const numberForLid = (lidUser: string): string | null => this.#receipts.numberForLid(lidUser)
+    this.#contactStatuses = new ContactStatusIntake({ sessionId: deps.sessionId, sink: deps.contactStatusSink, numberForLid, live: deps.live, logger: deps.log })
     this.#phone = deps.phoneSink === undefined
       ? null
       : new PhoneSync({ sessionId: deps.sessionId, sink: deps.phoneSink, log: deps.log, numberForLid: (lidUser) => deps.auth.numberForLid(lidUser), live: deps.live })
@@ -249,6 +255,7 @@ export class Connection {
     // receipts and rejections are facts even from a socket being replaced: not filtered by attempt
     this.#receipts.listen(sock)
     this.#interactions.listen(sock)
+    this.#contactStatuses.listen(sock)
     this.#phone?.listen(sock)
     sock.ev.on('messages.update', (updates) => { if (this.deps.live()) this.deps.onMessagesUpdate(updates) })
     return linked

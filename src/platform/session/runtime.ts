@@ -6,22 +6,19 @@ import type { TypedEmitter } from '../emitter.js'
 import { PlatformError } from '../errors.js'
 import { pnDigits } from '../lid.js'
 import type { PlatformLogger as Logger } from '../logger.js'
-import type { AuthMethod, InteractionSink, PhoneSink, PlatformEventMap, PlatformTiming, ReceiptSink, SendStatusInput, SendStatusResult, SessionLinks, SessionSnapshot, SessionSpec } from '../types.js'
-import { afterClose, Connection, type Attempt } from './connection.js'
+import type { AuthMethod, PlatformEventMap, PlatformTiming, SendStatusInput, SendStatusResult, SessionLinks, SessionSnapshot, SessionSpec } from '../types.js'
+import { afterClose, Connection, type Attempt, type ConnectionDeps } from './connection.js'
 import { Linking, type Emit } from './linking.js'
 import { StatusSender } from './sender.js'
-import { openSocket, pairingReady } from './waits.js'
+import { openNow, openSocket, pairingReady } from './waits.js'
 import { SessionStateMachine, statusChange } from './state.js'
 
-export interface RuntimeDeps {
+export interface RuntimeDeps extends Pick<ConnectionDeps, 'receiptSink' | 'interactionSink' | 'contactStatusSink' | 'phoneSink'> {
   wa: Config['wa']
   logger: Logger
   baileysLogger: Logger
   events: TypedEmitter<PlatformEventMap>
   links: SessionLinks
-  receiptSink: ReceiptSink
-  interactionSink: InteractionSink
-  phoneSink?: PhoneSink
   timing: PlatformTiming
 }
 
@@ -172,6 +169,9 @@ export class SessionRuntime {
     if (!this.state.is('open') || this.ownNumber === null) throw new PlatformError('NOT_CONNECTED')
     return await this.sender.send(input)
   }
+
+  /** The socket, open now (waits.ts openNow); NOT_CONNECTED otherwise. */
+  openSock (): WASocket { this.assertPresent(); return openNow(this.state, this.connection) }
 
   /** Revokes a status for the JIDs it went to; false when the platform could not be told. */
   async revokeStatus (messageId: string, recipientJids: string[]): Promise<boolean> {
