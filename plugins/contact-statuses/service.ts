@@ -6,7 +6,7 @@ import {
   contactStatusPage, findContactStatus, markContactStatusViewed, recordContactStatus
 } from '../../src/db/repositories/contact-statuses.js'
 import { findSession } from '../../src/db/repositories/sessions.js'
-import { NoStatusMedia, SessionNotFound, StatusMediaFailed, StatusNotFound } from '../../src/errors.js'
+import { NoStatusMedia, NotConnected, SessionNotFound, StatusMediaFailed, StatusNotFound } from '../../src/errors.js'
 import { pageOf, pageRead } from '../../src/paging.js'
 import type { ContactStatus, ContactStatusSink, Platform } from '../../src/platform/platform.js'
 import type { ContactStatusesQuery, ContactStatusPage, ContactStatusView } from '../../schemas/contact-statuses.js'
@@ -121,6 +121,8 @@ export function createContactStatusService (deps: ContactStatusDeps) {
     async view (sessionId: string, statusId: string): Promise<{ id: string, viewedAt: string, sent: boolean }> {
       const row = await requireStatus(sessionId, statusId)
       if (row.viewed_at !== null) return { id: row.message_id, viewedAt: iso(row.viewed_at), sent: false }
+      // a stored session that is not running here (yet) is not connected, as for a send
+      if (deps.platform().snapshot(sessionId)?.connected !== true) throw new NotConnected()
       const participant = row.from_lid ?? row.from_jid
       await deps.platform().viewContactStatus(sessionId, {
         messageId: row.message_id,
