@@ -82,13 +82,15 @@ interface AccountLog {
 }
 
 /** Validates a post request; text or media, never both or neither. */
-export function checkContactStatus (options: ContactStatusOptions): { text?: string, media?: { mimetype: string, size: number, caption?: string } } {
+export function checkContactStatus (options: ContactStatusOptions): { text?: string, media?: { mimetype: string, size: number, caption?: string }, withoutKey?: boolean } {
   if (options === null || typeof options !== 'object') throw new EmulatorError(400, 'a JSON body is required')
   const { text, media } = options
   if ((text === undefined) === (media === undefined)) throw new EmulatorError(400, 'exactly one of text or media is required')
+  if (options.withoutKey !== undefined && typeof options.withoutKey !== 'boolean') throw new EmulatorError(400, 'withoutKey must be a boolean')
+  const withoutKey = options.withoutKey === true ? { withoutKey: true } : {}
   if (text !== undefined) {
     if (typeof text !== 'string' || text === '') throw new EmulatorError(400, 'text must be a non-empty string')
-    return { text }
+    return { text, ...withoutKey }
   }
   if (media === null || typeof media !== 'object') throw new EmulatorError(400, 'media must be an object')
   const mimetype = media.mimetype ?? 'image/jpeg'
@@ -96,7 +98,7 @@ export function checkContactStatus (options: ContactStatusOptions): { text?: str
   const size = media.size ?? 1024
   if (!Number.isInteger(size) || size < 1 || size > 16 * 1024 * 1024) throw new EmulatorError(400, 'media.size must be 1..16777216')
   if (media.caption !== undefined && typeof media.caption !== 'string') throw new EmulatorError(400, 'media.caption must be a string')
-  return { media: { mimetype, size, ...(media.caption !== undefined ? { caption: media.caption } : {}) } }
+  return { media: { mimetype, size, ...(media.caption !== undefined ? { caption: media.caption } : {}) }, ...withoutKey }
 }
 
 /** Keeps the accounts' logs and the contacts' sender keys; builds and encrypts the stanzas. */
@@ -194,7 +196,8 @@ export class ContactStatuses {
     for (const device of account.activeCompanions()) {
       const holder = `${account.number}:${device.id}`
       const encs: BinaryNode[] = []
-      if (!holders.has(holder)) {
+      // `withoutKey`: a device that lacks the key gets none (as one that lost its sender-key state): it cannot decrypt
+      if (!holders.has(holder) && post.withoutKey !== true) {
         const enc = await phone.encrypt(signalSenderFor(name.user, name.server, device.id), () => device.takeBundle(), skdmMessage)
         encs.push({ tag: 'enc', attrs: { v: '2', type: enc.type }, content: enc.body })
         holders.add(holder)

@@ -353,6 +353,8 @@ export interface ContactStatusOptions {
   from: string
   text?: string
   media?: { mimetype?: string, size?: number, caption?: string }
+  /** no sender-key distribution even for a device that lacks the key (as after it lost it): such a device cannot decrypt it */
+  withoutKey?: boolean
 }
 
 export interface ContactStatusResult {

@@ -81,4 +81,22 @@ test("a contact's status is acked only after its row is committed; a failed comm
     assert.equal(row?.text, 'comes again')
     assert.deepEqual(emu.contactStatusLog(OWN).streamErrors, [])
   })
+
+  await t.test('a stanza that cannot be decrypted: recorded as such, then acked (no delivery receipt)', async () => {
+    // carol's first status reaches the device without her sender key: it cannot be read
+    const carol = emu.addContact({ number: '15550004013' })
+    const { id } = await emu.postContactStatus(OWN, { from: carol.number, text: 'unreadable', withoutKey: true })
+    await waitFor(() => delivery(id).deliveries[0].acked, 15_000, 'the ack of the undecryptable stanza')
+    const row = await findContactStatus(tmp.db.db, SID, id)
+    assert.equal(row?.type, 'undecryptable')
+    assert.equal(row?.text, null)
+    assert.ok((row?.error ?? '') !== '', 'the reason is kept')
+    assert.deepEqual(delivery(id).deliveries[0].ack, { class: 'status', id, to: 'status@broadcast', participant: `${carol.lid}@lid`, type: 'text', from: delivery(id).deliveries[0].ack!.from })
+    assert.deepEqual(delivery(id).receipts, [], 'no delivery receipt for what was not read')
+    assert.deepEqual(delivery(id).deliveries[0].encTypes, ['skmsg'])
+    // her next status brings the key: read as usual
+    const next = await emu.postContactStatus(OWN, { from: carol.number, text: 'readable' })
+    await waitFor(() => delivery(next.id).deliveries[0].acked, 15_000, 'the next one acked')
+    assert.equal((await findContactStatus(tmp.db.db, SID, next.id))?.text, 'readable')
+  })
 })

@@ -3,7 +3,6 @@ import {
   downloadContentFromMessage,
   proto,
   type BinaryNode,
-  type WAMessage,
   type WASocket
 } from '@whiskeysockets/baileys'
 import type { Readable } from 'node:stream'
@@ -28,7 +27,7 @@ export function isContactStatusStanza (frame: BinaryNode): boolean {
 }
 
 /** What Baileys' decryption made of the stanza: the message, or why it could not be read. */
-export interface DecryptedStatus { message: proto.IMessage | null, error: string | null, key: WAMessage['key'], timestamp: number }
+export interface DecryptedStatus { message: proto.IMessage | null, error: string | null }
 
 /**
  * Decrypts the stanza with Baileys' message pipeline as WA Web retags it (`status` → `message`), and runs
@@ -42,12 +41,19 @@ export async function decryptStatusStanza<T> (sock: WASocket, frame: BinaryNode,
   const keys = sock.authState.keys as { transaction?: <R>(work: () => Promise<R>, key: string) => Promise<R> }
   if (typeof keys.transaction !== 'function') throw new Error('Baileys assumption "decrypt-in-key-transaction" broke: the signal key store has no transactions')
   return await keys.transaction(async () => {
-    const { fullMessage, decrypt } = decryptMessageNode({ ...frame, tag: 'message' }, me.id, me.lid ?? '', sock.signalRepository, logger as never)
-    await decrypt()
-    const failed = fullMessage.messageStubType === proto.WebMessageInfo.StubType.CIPHERTEXT
-    const message = failed ? null : fullMessage.message ?? null
-    const error = failed ? String(fullMessage.messageStubParameters?.[0] ?? 'could not decrypt') : message === null ? 'no message in the stanza' : null
-    return await commit({ message, error, key: fullMessage.key, timestamp: Number(fullMessage.messageTimestamp ?? 0) })
+    let decrypted: DecryptedStatus
+    try {
+      const { fullMessage, decrypt } = decryptMessageNode({ ...frame, tag: 'message' }, me.id, me.lid ?? '', sock.signalRepository, logger as never)
+      await decrypt()
+      const failed = fullMessage.messageStubType === proto.WebMessageInfo.StubType.CIPHERTEXT
+      const message = failed ? null : fullMessage.message ?? null
+      const error = failed ? String(fullMessage.messageStubParameters?.[0] ?? 'could not decrypt') : message === null ? 'no message in the stanza' : null
+      decrypted = { message, error }
+    } catch (err) {
+      // a stanza Baileys cannot even decode (no participant…) would fail the same way at every login: recorded as such
+      decrypted = { message: null, error: (err as Error).message }
+    }
+    return await commit(decrypted)
   }, STATUS_JID)
 }
 
