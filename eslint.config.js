@@ -28,6 +28,6 @@ export default tseslint.config(
   },
   {
     files: ['public/**/*.js'],
-    languageOptions: { globals: { window: 'readonly', document: 'readonly', sessionStorage: 'readonly', fetch: 'readonly', io: 'readonly', FormData: 'readonly', XMLHttpRequest: 'readonly', console: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', URLSearchParams: 'readonly', confirm: 'readonly', Date: 'readonly' } }
+    languageOptions: { globals: { window: 'readonly', document: 'readonly', sessionStorage: 'readonly', fetch: 'readonly', io: 'readonly', FormData: 'readonly', XMLHttpRequest: 'readonly', console: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', URLSearchParams: 'readonly', URL: 'readonly', FileReader: 'readonly', confirm: 'readonly', Date: 'readonly' } }
   }
 )

@@ -97,6 +97,21 @@ export function createApi (getKey, onUnauthorized) {
     })
   }
 
+  /** A contact's status media (GET …/media: bytes, not the envelope) as a Blob; failures as ApiError. */
+  async function contactStatusMedia (id, statusId) {
+    let res
+    try {
+      res = await fetch(`/api/sessions/${enc(id)}/contact-statuses/${enc(statusId)}/media`, { headers: { 'x-api-key': getKey() ?? '' }, cache: 'no-store' })
+    } catch {
+      throw new ApiError(errorFrom(0, null), 0)
+    }
+    if (res.ok) return await res.blob()
+    let payload = null
+    try { payload = await res.json() } catch { /* reported by status below */ }
+    if (res.status === 401) onUnauthorized(errorFrom(401, payload))
+    throw new ApiError(errorFrom(res.status, payload), res.status)
+  }
+
   const enc = encodeURIComponent
   /** a query string of the parameters that have a value */
   const query = (params) => new URLSearchParams(Object.entries(params).filter(([, v]) => v !== null && v !== undefined && v !== '').map(([k, v]) => [k, String(v)])).toString()
@@ -134,6 +149,9 @@ export function createApi (getKey, onUnauthorized) {
     contacts: (id, { search = '', limit = 20, cursor = null } = {}) =>
       call('GET', `/sessions/${enc(id)}/contacts?${query({ search, limit, cursor })}`),
     statusPrivacy: (id) => call('GET', `/sessions/${enc(id)}/status-privacy`),
+    contactStatuses: (id, { limit = 20, cursor = null } = {}) => call('GET', `/sessions/${enc(id)}/contact-statuses?${query({ limit, cursor })}`),
+    viewContactStatus: (id, statusId) => call('POST', `/sessions/${enc(id)}/contact-statuses/${enc(statusId)}/view`),
+    contactStatusMedia,
     audiences: (id, { limit = 200, cursor = null } = {}) => call('GET', `/sessions/${enc(id)}/audiences?${query({ limit, cursor })}`),
     createAudience: (id, body) => call('POST', `/sessions/${enc(id)}/audiences`, body),
     deleteAudience: (id, audienceId) => call('DELETE', `/sessions/${enc(id)}/audiences/${enc(audienceId)}`),

@@ -8,6 +8,7 @@ import { applyReaction, applyReply, renderAnswers, renderReachLine, viewsChart }
 import { createAudiencePicker, recipientList, snapshotText } from './picker.js'
 import { createSavedAudiencesPanel } from './audiences.js'
 import { createSchedules } from './schedules.js'
+import { createContactStatusesPanel } from './contact-statuses.js'
 
 const KEY_STORAGE = 'statusTracker.apiKey'
 const SELECTED_STORAGE = 'statusTracker.selectedSession'
@@ -125,6 +126,7 @@ function lockOut (message) {
   picker.reset()
   savedAudiences.reset()
   schedules.reset()
+  contactStatuses.reset()
   me = null
   showKeyScreen(message)
 }
@@ -250,6 +252,7 @@ function connectSocket () {
   // a scheduled run: its schedule's card is read again (the status's own events update the list)
   socket.on('scheduled-status-fired', (e) => { schedules.onRun(e) })
   socket.on('scheduled-status-failed', (e) => { schedules.onRun(e) })
+  socket.on('contact-status', (e) => { contactStatuses.onEvent(e) })
   socket.on('statuses-updated', (e) => {
     // 'sent' and 'deleted' come with status-sent / status-deleted, handled above: no second read of the list
     if (e.action === 'sent' || e.action === 'deleted') return
@@ -617,6 +620,7 @@ function renderDetailHead () {
   picker.setSession(id)
   savedAudiences.setSession(id)
   schedules.setSession(id)
+  contactStatuses.setSession(id)
   const badge = $('detail-badge')
   show(badge, s !== undefined)
   if (s === undefined) { setText($('detail-title'), 'Statuses'); return }
@@ -845,6 +849,7 @@ const schedules = createSchedules({
   audienceText: (body) => picker.describe(body),
   audienceError: picker.errorEl
 })
+const contactStatuses = createContactStatusesPanel({ api, describe, busy, confirmAction, toast })
 
 // status dialog ------------------------------------------------------------------------------------
 
@@ -1046,7 +1051,7 @@ async function loadMe () {
 async function refreshAll ({ again = false } = {}) {
   await loadMe()
   await Promise.all([loadOverview(), loadSessions(), webhooks.load(), keys.load()])
-  if (state.selectedId !== null) await Promise.all([loadStatuses(), ...(again ? [schedules.load()] : [])])
+  if (state.selectedId !== null) await Promise.all([loadStatuses(), ...(again ? [schedules.load(), contactStatuses.load()] : [])])
 }
 
 function start () {

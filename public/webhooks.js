@@ -5,7 +5,7 @@ import { h, setText, show, formatWhen, formatDateTime } from './dom.js'
 /** The socket.io events an endpoint can subscribe to (the API refuses any other name). */
 const EVENT_NAMES = [
   'status-sent', 'status-viewers-update', 'status-viewers-added', 'status-send-progress', 'status-reaction', 'status-reply', 'status-deleted',
-  'statuses-updated', 'scheduled-status-fired', 'scheduled-status-failed',
+  'statuses-updated', 'contact-status', 'scheduled-status-fired', 'scheduled-status-failed',
   'session-created', 'session-deleted', 'connection-status', 'pairing-code', 'pairing-code-error', 'qr-code', 'qr-code-error'
 ]
 const DELIVERY_LABELS = { pending: 'Pending', sending: 'Sending', succeeded: 'Delivered', failed: 'Failed' }

@@ -12,7 +12,7 @@ export const ErrorRef = Type.Unsafe<ErrorEnvelope>(Type.Ref(ErrorEnvelopeSchema)
 /** `{ success: true, data }` around a payload schema. */
 export const Ok = <T extends TSchema>(data: T) => Type.Object({ success: Type.Literal(true), data })
 
-type ErrorCode = 400 | 401 | 403 | 404 | 409 | 413 | 429 | 500 | 503
+type ErrorCode = 400 | 401 | 403 | 404 | 409 | 413 | 429 | 500 | 502 | 503
 /**
  * Response map entries for the failure codes a route can send; 401, 403 (a scoped key without the route's
  * scope), 429 and 500 apply to every /api route,

@@ -2,6 +2,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import { Nullable } from './common.js'
 import { AuthMethodSchema, ConnectionStatusSchema } from './session.js'
 import { ReactionSchema, ReplySchema, StatusTypeSchema, ViewerSchema } from './status.js'
+import { ContactStatusSchema } from './contact-statuses.js'
 
 // Payloads of every socket.io event the server emits. They are documented in the OpenAPI document
 // (components) and typed for the broadcaster, the one place that emits.
@@ -31,6 +32,7 @@ export const EventSchemas = {
   }),
   'status-reply': Type.Object({ sessionId: SessionId, statusId: Type.String(), reply: ReplySchema }),
   'status-deleted': Type.Object({ sessionId: SessionId, statusId: Type.String() }),
+  'contact-status': Type.Object({ sessionId: SessionId, status: ContactStatusSchema }, { description: "One of the account's contacts posted a status (GET …/contact-statuses lists them)" }),
   'statuses-updated': Type.Object({ sessionId: SessionId, message: Type.Optional(Type.String()), action: Type.Optional(Type.String({ description: "Emitted whenever a session's sent-statuses list changes. 'sent' when a send ended with every recipient it could reach (besides status-sent); 'deleted' after delete-status (besides status-deleted); 'cleanup' after expiry; 'failed' when the platform rejected a status; 'partial' when a send stopped part-way (the status is kept as partial); 'send-failed' when a send stopped before anyone had it (the status is removed); 'unreachable' when recipients of a send have no LID and were not sent to (listed in `unreachable`)" })), statusId: Type.Optional(Type.String()), unreachable: Type.Optional(Type.Array(Type.String(), { description: "action 'unreachable': the recipient numbers the status was not sent to" })) }),
   'scheduled-status-fired': Type.Object({
     sessionId: SessionId,

@@ -13,6 +13,8 @@ import viewerIngestPlugin from '../plugins/statuses/viewer-ingest.js'
 import interactionIngestPlugin from '../plugins/statuses/interaction-ingest.js'
 import contactsPlugin from '../plugins/contacts/index.js'
 import contactRoutes from '../plugins/contacts/routes.js'
+import contactStatusesPlugin from '../plugins/contact-statuses/index.js'
+import contactStatusRoutes from '../plugins/contact-statuses/routes.js'
 import platformPlugin from '../plugins/platform/index.js'
 import broadcasterPlugin from '../plugins/broadcaster/index.js'
 import webhooksPlugin from '../plugins/webhooks/index.js'
@@ -88,6 +90,7 @@ const apiRoutes: FastifyPluginAsync = async (api) => {
   await api.register(scheduleRoutes)
   await api.register(reportRoutes)
   await api.register(contactRoutes)
+  await api.register(contactStatusRoutes)
   await api.register(audienceRoutes)
 }
 
@@ -114,6 +117,7 @@ export const serviceApp: FastifyPluginAsync<AppOptions> = async (app, opts) => {
   await app.register(viewerIngestPlugin)
   await app.register(interactionIngestPlugin)
   await app.register(contactsPlugin)
+  await app.register(contactStatusesPlugin)
   await app.register(platformPlugin)
   await app.register(broadcasterPlugin)
   await app.register(clusterPlugin)

@@ -14,6 +14,10 @@ export const BadRequest = createError<[string]>('ST_BAD_REQUEST', '%s', 400)
 export const SessionExists = createError('ST_SESSION_EXISTS', 'Session already exists', 409)
 export const SessionNotFound = createError('ST_SESSION_NOT_FOUND', 'Session not found', 404)
 export const StatusNotFound = createError('ST_STATUS_NOT_FOUND', 'Status not found', 404)
+/** a contact's status with no media (GET …/contact-statuses/{statusId}/media) */
+export const NoStatusMedia = createError('ST_NO_STATUS_MEDIA', 'This status has no media', 404)
+/** the platform's media server did not give a contact status' media (expired, unreachable) */
+export const StatusMediaFailed = createError<[string]>('ST_STATUS_MEDIA_FAILED', 'Downloading the media failed: %s', 502)
 export const StatusSending = createError('ST_STATUS_SENDING', 'Status is still being sent; delete it once it is sent or partial', 409)
 
 export const AlreadyConnected = createError('ST_ALREADY_CONNECTED', 'Session is already connected', 400)
@@ -53,7 +57,7 @@ export const PacingLimit = createError<[string]>('ST_PACING_LIMIT', '%s', 429)
 export const OwnerUnavailable = createError<[string]>('ST_OWNER_UNAVAILABLE', '%s', 503)
 
 /** Status codes whose messages are written for users and shown as-is even when 5xx. */
-export const EXPOSED_5XX_CODES = new Set(['ST_PAIRING_UNAVAILABLE', 'ST_NOT_CONNECTED', 'ST_SEND_FAILED', 'ST_URL_FETCH_FAILED', 'ST_OWNER_UNAVAILABLE', 'ST_PLATFORM_INCOMPATIBLE'])
+export const EXPOSED_5XX_CODES = new Set(['ST_PAIRING_UNAVAILABLE', 'ST_NOT_CONNECTED', 'ST_SEND_FAILED', 'ST_URL_FETCH_FAILED', 'ST_STATUS_MEDIA_FAILED', 'ST_OWNER_UNAVAILABLE', 'ST_PLATFORM_INCOMPATIBLE'])
 
 const FROM_PLATFORM: Record<PlatformErrorCode, (err: PlatformError) => FastifyError> = {
   SESSION_NOT_FOUND: () => new SessionNotFound(),

@@ -7,8 +7,11 @@
 import { getBinaryNodeChild, getBinaryNodeChildren, type BinaryNode } from '@whiskeysockets/baileys'
 import type { ConnectionAckStats } from './types.js'
 
-/** Stanzas the client acknowledges with `<ack class=tag>` (Baileys: `sendMessageAck` in messages-recv). */
-const ACKED_TAGS: ReadonlySet<string> = new Set(['receipt', 'message', 'notification', 'call'])
+/**
+ * Stanzas the client acknowledges with `<ack class=tag>` (Baileys: `sendMessageAck` in messages-recv), and a
+ * contact's `<status>`, acked `<ack class="status">` (oxidezap/whatsapp-rust PR #1101; see contact-statuses.ts).
+ */
+const ACKED_TAGS: ReadonlySet<string> = new Set(['receipt', 'message', 'notification', 'call', 'status'])
 /** Unacked stanzas kept per device; oldest dropped beyond this (as the offline queue). */
 const UNACKED_LIMIT = 100_000
 /** Closed connections whose counters are still reported per device. */
@@ -101,16 +104,29 @@ export class AckLedger {
 
   /** An `<ack>` arrived on the connection counted by `counters`: the oldest matching stanza is done. */
   ack (node: BinaryNode, counters: AckCounters): boolean {
+    return this.ackedStanza(node, counters) !== undefined
+  }
+
+  /** As `ack`, returning the stanza it acknowledged (undefined: it matched none). */
+  ackedStanza (node: BinaryNode, counters: AckCounters): BinaryNode | undefined {
     const seqs = this.byKey.get(ackKey(node))
     if (!seqs?.length) {
       counters.unmatched++
-      return false
+      return undefined
     }
     const entry = this.remove(seqs[0])!
     entry.counters.unacked--
     counters.acked++
     if (node.attrs.error) counters.nacked++
-    return true
+    return entry.node
+  }
+
+  /** `node` (this very stanza) is still waiting for its ack; `counters`: and it was last delivered on that connection. */
+  isPending (node: BinaryNode, counters?: AckCounters): boolean {
+    return (this.byKey.get(stanzaKey(node)) ?? []).some((seq) => {
+      const entry = this.pending.get(seq)
+      return entry?.node === node && (counters === undefined || entry.counters === counters)
+    })
   }
 
   /**

@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Emulator } from './emulator.js'
 import { EmulatorError } from './errors.js'
 import { readBody } from './media-server.js'
-import type { BulkViewOptions, FailDecryptOptions, FaultKind, GroupedReceiptOptions, InteractionOptions } from './types.js'
+import type { BulkViewOptions, ContactStatusOptions, FailDecryptOptions, FaultKind, GroupedReceiptOptions, InteractionOptions } from './types.js'
 
 const MAX_BODY = 16 * 1024 * 1024
 
@@ -68,6 +68,23 @@ const routes: Route[] = [
     handler: async (e, [number], body) => [200, await e.setStatusPrivacy(number, body as unknown as Parameters<Emulator['setStatusPrivacy']>[1])]
   },
   { method: 'GET', pattern: new RegExp(`^/accounts/${SEGMENT}/status-privacy$`), handler: (e, [number]) => [200, e.statusPrivacy(number)] },
+  // contacts' statuses (contact-statuses.ts): delivered as `<status>` stanzas, owed an `<ack class="status">`
+  {
+    method: 'POST',
+    pattern: new RegExp(`^/accounts/${SEGMENT}/contact-statuses$`),
+    handler: async (e, [number], body) => [200, await e.postContactStatus(number, body as unknown as ContactStatusOptions)]
+  },
+  { method: 'GET', pattern: new RegExp(`^/accounts/${SEGMENT}/contact-statuses$`), handler: (e, [number]) => [200, e.contactStatusLog(number)] },
+  {
+    method: 'PUT',
+    pattern: /^\/settings\/status-ack-deadline$/,
+    handler: (e, _, body) => {
+      const ms = optionalNumber(body, 'ms')
+      if (ms === undefined) throw new EmulatorError(400, 'ms (number) is required')
+      e.setStatusAckDeadline(ms)
+      return [200, { ms }]
+    }
+  },
   {
     method: 'POST',
     pattern: /^\/contacts$/,

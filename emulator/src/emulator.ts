@@ -29,6 +29,7 @@ import {
 import { MediaServer, type MediaUploadInfo } from './media-server.js'
 import type { HandshakeResult } from './noise.js'
 import { encryptInteraction, prepareInteraction, type InteractionKind } from './interactions.js'
+import { ackOf, checkContactStatus, ContactStatuses, DEFAULT_STATUS_ACK_DEADLINE_MS } from './contact-statuses.js'
 import { decodeQrDataUrl, isPngDataUrl } from './qr-image.js'
 import { groupedReceiptNodes } from './grouped-receipts.js'
 import {
@@ -52,6 +53,9 @@ import type {
   AccountRef,
   BulkViewOptions,
   ConnectionAckStats,
+  ContactStatusLog,
+  ContactStatusOptions,
+  ContactStatusResult,
   GroupedReceiptOptions,
   GroupedReceiptsResult,
   ContactInfo,
@@ -171,6 +175,15 @@ export interface Emulator {
   unackedCount(number: string): number
   /** Ack counters per logged-in connection of the account's linked devices, oldest first (recent closed ones too). */
   ackStats(number: string): ConnectionAckStats[]
+  /**
+   * The contact posts a status the account sees: each linked device gets a `<status>` stanza (contact-statuses.ts),
+   * owed an `<ack class="status">` within the ack deadline; offline devices get it at their next login.
+   */
+  postContactStatus(accountNumber: string, options: ContactStatusOptions): Promise<ContactStatusResult>
+  /** What the account was sent of its contacts' statuses: deliveries, acks (with their attributes), redeliveries, receipts, stream errors. */
+  contactStatusLog(accountNumber: string): ContactStatusLog
+  /** How long a `<status>` stanza may stay unacked before the stream is ended (for stanzas delivered from now on). */
+  setStatusAckDeadline(ms: number): void
   stop(): Promise<void>
 }
 
@@ -225,6 +238,10 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
   private stopped = false
   private temporaryDir?: string
   private readonly strictStatusRetries: boolean
+  /** contacts' statuses sent to accounts, and how they were answered (contact-statuses.ts) */
+  private readonly contactStatuses: ContactStatuses
+  /** ack deadlines of status stanzas delivered (cleared on stop) */
+  private readonly statusDeadlines = new Set<NodeJS.Timeout>()
 
   constructor (options: EmulatorOptions) {
     this.logger = options.logger ?? pino({ level: process.env.EMULATOR_LOG_LEVEL ?? 'silent', name: 'wa-emulator' })
@@ -243,6 +260,7 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
     }
     this.autoCreateContacts = this.config.autoCreateContacts
     this.strictStatusRetries = options.strictStatusRetries ?? true
+    this.contactStatuses = new ContactStatuses(nonNegative(options.statusAckDeadlineMs, DEFAULT_STATUS_ACK_DEADLINE_MS, 'statusAckDeadlineMs'))
   }
 
   get mediaHost (): string {
@@ -303,6 +321,8 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
     }
     this.connections.clear()
     this.refs.clear()
+    for (const timer of this.statusDeadlines) clearTimeout(timer)
+    this.statusDeadlines.clear()
     this.center?.close()
     for (const listener of this.changeListeners) listener()
     this.wss.close()
@@ -357,10 +377,17 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
         this.onMessage(conn, node)
         return
       case 'ack':
-        if (conn.device && conn.acks) conn.device.acks.ack(node, conn.acks)
+        if (conn.account && conn.device && conn.acks) {
+          const acked = conn.device.acks.ackedStanza(node, conn.acks)
+          if (acked) this.contactStatuses.acked(acked, node)
+          else this.contactStatuses.unmatchedAck(conn.account, conn.device.id, node)
+        }
         return
       case 'receipt':
-        if (conn.device && conn.acks) conn.device.acks.receipt(node, conn.acks)
+        if (conn.account && conn.device && conn.acks) {
+          conn.device.acks.receipt(node, conn.acks)
+          this.contactStatuses.receipt(conn.account, conn.device.id, node)
+        }
         return
       case 'presence':
       case 'ib':
@@ -578,6 +605,8 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
       { tag: 'ib', attrs: { from: 's.whatsapp.net' }, content: [{ tag: 'offline', attrs: { count: String(offline.length) } }] }
     ])
     device.acks.delivered(queued, conn.acks)
+    this.statusesWritten(conn, device, unacked, true)
+    this.statusesWritten(conn, device, queued, false)
     this.shareAppStateKey(party, device)
     this.logger.debug({ conn: conn.id, number, device: device.id, offline: queued.length, redelivered: unacked.length }, 'logged in')
     this.changed()
@@ -1116,8 +1145,64 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
     for (const conn of conns) {
       conn.sendMany(nodes)
       if (conn.acks) device.acks.delivered(nodes, conn.acks)
+      this.statusesWritten(conn, device, nodes, false)
     }
     return true
+  }
+
+  // ---------------------------------------------------------------- contacts' statuses (contact-statuses.ts)
+
+  async postContactStatus (accountNumber: string, options: ContactStatusOptions): Promise<ContactStatusResult> {
+    const account = this.directory.account(accountNumber)
+    const post = checkContactStatus(options)
+    const contact = this.directory.contact(normalizeNumber(options.from))
+    const { id, nodes } = await this.contactStatuses.build(account, contact, post, (mediaType, body) => this.media!.store(mediaType, body))
+    let deliveredTo = 0
+    let queuedFor = 0
+    const live = this.liveConnections(account)
+    for (const { device, node } of nodes) {
+      if (this.deliverToDevice(account, device, [node], live)) deliveredTo++
+      else queuedFor++
+    }
+    this.logger.info({ id, from: contact.number, to: account.number, deliveredTo, queuedFor }, 'contact status delivered')
+    return { id, deliveredTo, queuedFor }
+  }
+
+  contactStatusLog (accountNumber: string): ContactStatusLog {
+    return this.contactStatuses.log(this.directory.account(accountNumber))
+  }
+
+  setStatusAckDeadline (ms: number): void {
+    if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 1) throw new EmulatorError(400, 'ms must be a positive number')
+    this.contactStatuses.deadlineMs = ms
+  }
+
+  /**
+   * Contacts' `<status>` stanzas were written on `conn` (`again`: still unacked from an earlier connection). If
+   * one is still unacked on this connection when the deadline passes, the server ends the stream with
+   * `<stream:error><ack class="status" id to participant type/></stream:error>` and closes it; the stanza stays
+   * pending for the device and comes again at its next login (oxidezap/whatsapp-rust PR #1101: "redelivers it at
+   * every login, and ends the stream about every 50 minutes"; its log: 46 forced reconnects, the same 7 statuses
+   * redelivered up to 25 times).
+   */
+  private statusesWritten (conn: WaConnection, device: CompanionDevice, nodes: readonly BinaryNode[], again: boolean): void {
+    const statuses = nodes.filter((n) => n.tag === 'status' && this.contactStatuses.isContactStatus(n))
+    if (statuses.length === 0) return
+    for (const node of statuses) this.contactStatuses.written(node, again)
+    const counters = conn.acks
+    const timer = setTimeout(() => {
+      this.statusDeadlines.delete(timer)
+      if (!conn.isOpen || conn.device !== device || counters === undefined || conn.acks !== counters || !conn.account) return
+      const late = statuses.find((n) => device.acks.isPending(n, counters))
+      if (late === undefined) return
+      const ack = ackOf(late)
+      this.contactStatuses.streamError(conn.account, device.id, conn.id, ack)
+      this.logger.info({ conn: conn.id, number: conn.account.number, device: device.id, id: ack.id }, 'status stanza not acked in time: stream ended')
+      conn.send({ tag: 'stream:error', attrs: {}, content: [{ tag: 'ack', attrs: ack }] })
+      conn.close()
+    }, this.contactStatuses.deadlineMs)
+    timer.unref()
+    this.statusDeadlines.add(timer)
   }
 
   /** `w:sync:app:state`: the patches each `<collection>` asks for, once the writes under way are encoded. */

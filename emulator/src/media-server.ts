@@ -94,6 +94,17 @@ export class MediaServer {
     return undefined
   }
 
+  /** Keeps an encrypted blob and serves it at the returned url / direct path (an upload, or a contact's status media). */
+  store (mediaType: string, body: Buffer): StoredUpload {
+    const encSha = createHash('sha256').update(body).digest()
+    const pathname = `/v/t62.7118-24/${randomBytes(16).toString('hex')}.enc`
+    const directPath = `${pathname}?ccb=11-4&oh=${randomBytes(8).toString('hex')}&oe=${Math.floor(Date.now() / 1000 + 30 * 86400).toString(16).toUpperCase()}&_nc_sid=5e03e0`
+    const upload: StoredUpload = { mediaType, encSha256: encSha.toString('base64'), directPath, url: `${this.url}${directPath}&mms3=true`, body, uploadedAt: new Date() }
+    this.byPath.set(pathname, upload)
+    this.byEncSha.set(upload.encSha256, upload)
+    return upload
+  }
+
   /** WhatsApp media encryption: AES-256-CBC(cipherKey, iv) || HMAC-SHA256(macKey, iv || ciphertext)[0..10]. */
   static async decrypt (body: Buffer, mediaKey: Uint8Array, mediaType: MediaType): Promise<DecryptedMedia> {
     const { iv, cipherKey, macKey } = await getMediaKeys(mediaKey, mediaType)
@@ -126,20 +137,8 @@ export class MediaServer {
         if (b64url(encSha) !== token || url.searchParams.get('token') !== token) {
           return this.reply(res, 400, { error: 'token does not match the sha256 of the uploaded bytes' })
         }
-        const id = randomBytes(16).toString('hex')
-        const pathname = `/v/t62.7118-24/${id}.enc`
-        const directPath = `${pathname}?ccb=11-4&oh=${randomBytes(8).toString('hex')}&oe=${Math.floor(Date.now() / 1000 + 30 * 86400).toString(16).toUpperCase()}&_nc_sid=5e03e0`
-        const upload: StoredUpload = {
-          mediaType: match[1],
-          encSha256: encSha.toString('base64'),
-          directPath,
-          url: `${this.url}${directPath}&mms3=true`,
-          body,
-          uploadedAt: new Date()
-        }
-        this.byPath.set(pathname, upload)
-        this.byEncSha.set(upload.encSha256, upload)
-        this.logger.debug({ mediaType: upload.mediaType, size: body.length, directPath }, 'media uploaded')
+        const upload = this.store(match[1], body)
+        this.logger.debug({ mediaType: upload.mediaType, size: body.length, directPath: upload.directPath }, 'media uploaded')
         return this.reply(res, 200, { url: upload.url, direct_path: upload.directPath })
       }
       if (req.method === 'GET' || req.method === 'HEAD') {

@@ -50,6 +50,12 @@ export interface EmulatorOptions {
    * decrypted and counts. Default true.
    */
   strictStatusRetries?: boolean
+  /**
+   * how long a linked device may leave a contact's `<status>` stanza unacked before the server ends its stream
+   * with `<stream:error><ack class="status" …/></stream:error>` (default 3000000: the platform's ~50 minutes,
+   * oxidezap/whatsapp-rust PR #1101)
+   */
+  statusAckDeadlineMs?: number
 }
 
 /** How a device that failed to decrypt a status asks for it again (`failNextDecrypt`). */
@@ -431,4 +437,75 @@ export interface ConnectionAckStats {
   unmatched: number
   /** delivered here and not acked (yet, or before the connection closed) */
   unacked: number
+}
+
+/** A contact posts a status (`postContactStatus`): text, or media (random bytes of `size`, encrypted and hosted). */
+export interface ContactStatusOptions {
+  /** the contact's number */
+  from: string
+  text?: string
+  media?: { mimetype?: string, size?: number, caption?: string }
+  /** no sender-key distribution even for a device that lacks the key (as after it lost it): such a device cannot decrypt it */
+  withoutKey?: boolean
+}
+
+export interface ContactStatusResult {
+  /** the stanza id (`3A…`, as a phone's) */
+  id: string
+  /** linked devices it was written to now */
+  deliveredTo: number
+  /** linked devices that get it at their next login */
+  queuedFor: number
+}
+
+/** One linked device's copy of a contact's `<status>` stanza. */
+export interface ContactStatusDelivery {
+  device: number
+  /** the `<enc>` types it carried: `pkmsg`/`msg` (the sender key distribution) only the first time, then `skmsg` */
+  encTypes: string[]
+  /** times written to the device (the first delivery and each redelivery) */
+  delivered: number
+  /** times written again at a login because it was still unacked */
+  redelivered: number
+  acked: boolean
+  ackedAt?: string
+  /** the attributes of the `<ack>` that matched it */
+  ack?: Record<string, string>
+}
+
+/** A `<receipt to="status@broadcast">` a linked device sent for a contact's status. */
+export interface ContactStatusReceipt {
+  at: string
+  device: number
+  /** the receipt's `type` (`delivery` when it has none) */
+  type: string
+  attrs: Record<string, string>
+}
+
+export interface ContactStatusInfo {
+  id: string
+  /** the account it was delivered to */
+  to: string
+  /** the contact's number and LID */
+  from: string
+  fromLid: string
+  /** the stanza's `participant` (`<lid>@lid`; `<number>@s.whatsapp.net` for a legacy contact) */
+  participant: string
+  type: 'text' | 'media'
+  text?: string
+  caption?: string
+  media?: { mimetype: string, size: number }
+  postedAt: string
+  deliveries: ContactStatusDelivery[]
+  receipts: ContactStatusReceipt[]
+}
+
+/** What an account was sent of its contacts' statuses, and how its linked devices answered. */
+export interface ContactStatusLog {
+  ackDeadlineMs: number
+  statuses: ContactStatusInfo[]
+  /** `<stream:error><ack class="status" …/></stream:error>` sent: a status stanza went unacked past the deadline */
+  streamErrors: Array<{ at: string, device: number, connection: number, ack: Record<string, string> }>
+  /** acks with `class="status"` or `to="status@broadcast"` that matched no stanza waiting for one (e.g. a wrong attribute) */
+  unmatchedAcks: Array<{ at: string, device: number, attrs: Record<string, string> }>
 }

@@ -10,6 +10,8 @@ export type RouteScope = Scope | 'admin' | 'any'
  */
 const SEND_ROUTES = new Set([
   'POST /sessions/:sessionId/send-status',
+  // tells a contact the account viewed their status: something sent on the account's behalf, as a post is
+  'POST /sessions/:sessionId/contact-statuses/:statusId/view',
   'DELETE /sessions/:sessionId/delete-status/:statusId',
   'POST /upload-image',
   'POST /upload-video'

@@ -42,6 +42,7 @@ function lazyPlatform (app: FastifyInstance): { platform: Platform, load: () => 
             return row?.message_payload ?? null
           }
         },
+        contactStatusSink: app.contactStatuses.sink,
         wa: app.config.wa,
         logger: app.log,
         // burst-gc off (SPEED_TRICKS_OFF, src/speed-tricks.ts): no forced collection after a receipt burst
@@ -81,6 +82,8 @@ function lazyPlatform (app: FastifyInstance): { platform: Platform, load: () => 
     },
     sendStatus: async (sessionId, input) => await (await load()).sendStatus(sessionId, input),
     revokeStatus: async (sessionId, messageId, jids) => await (await load()).revokeStatus(sessionId, messageId, jids),
+    viewContactStatus: async (sessionId, status) => { await (await load()).viewContactStatus(sessionId, status) },
+    contactStatusMedia: async (mediaRef, host) => await (await load()).contactStatusMedia(mediaRef, host),
     restoreAll: async () => await (await load()).restoreAll(),
     // nothing runs before the platform is loaded
     releaseSession: async (sessionId) => { if (real !== undefined) await real.releaseSession(sessionId) },
@@ -109,4 +112,4 @@ export default fp(async (app) => {
   app.addHook('preClose', async () => {
     await platform.close()
   })
-}, { name: 'platform', dependencies: ['config', 'db', 'domain-events', 'viewer-ingest', 'interaction-ingest', 'contacts'] })
+}, { name: 'platform', dependencies: ['config', 'db', 'domain-events', 'viewer-ingest', 'interaction-ingest', 'contacts', 'contact-statuses'] })

@@ -1,10 +1,14 @@
+import { expireContactStatuses } from '../../src/db/repositories/contact-statuses.js'
 import { deleteStatusesBefore } from '../../src/db/repositories/statuses.js'
 import { unusedUploadsBefore } from '../../src/db/repositories/uploads.js'
 import type { StatusDeps } from './service.js'
 
 export interface CleanupResult { statuses: number, uploads: number }
 
-/** Expiry: removes statuses older than the TTL (with viewers and media) and old unused uploads, now and on a timer. */
+/**
+ * Expiry: removes statuses older than the TTL (with viewers and media), contacts' statuses posted before it (they
+ * live 24 hours on the platform too) and old unused uploads, now and on a timer.
+ */
 export function createCleanup (deps: Pick<StatusDeps, 'db' | 'config' | 'events' | 'log'>, releaseMedia: (filename: string | null) => Promise<boolean>) {
   const { config, events, log } = deps
   const db = deps.db.db
@@ -30,7 +34,8 @@ export function createCleanup (deps: Pick<StatusDeps, 'db' | 'config' | 'events'
     for (const file of await unusedUploadsBefore(db, before)) {
       if (await releaseMedia(file)) uploads++
     }
-    if (expired.length > 0 || uploads > 0) log.info({ statuses: expired.length, uploads }, 'expired statuses and uploads removed')
+    const contactStatuses = [...(await expireContactStatuses(db, before)).values()].reduce((a, b) => a + b, 0)
+    if (expired.length > 0 || uploads > 0 || contactStatuses > 0) log.info({ statuses: expired.length, uploads, contactStatuses }, 'expired statuses and uploads removed')
     return { statuses: expired.length, uploads }
   }
 

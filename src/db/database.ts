@@ -237,6 +237,8 @@ import type { PhoneContactTable, PhoneStatusPrivacyTable } from './phone-tables.
 export type { PhoneContactTable, PhoneStatusPrivacyTable } from './phone-tables.js'
 import type { AudienceTable } from './audience-tables.js'
 export type { AudienceTable, AudienceRow } from './audience-tables.js'
+import type { ContactStatusTable } from './contact-status-tables.js'
+export type { ContactStatusTable, ContactStatusRow } from './contact-status-tables.js'
 
 export interface Database {
   sessions: SessionTable
@@ -263,6 +265,7 @@ export interface Database {
   phone_contacts: PhoneContactTable
   phone_status_privacy: PhoneStatusPrivacyTable
   audiences: AudienceTable
+  contact_statuses: ContactStatusTable
 }
 
 export type SessionRow = Selectable<SessionTable>

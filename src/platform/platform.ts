@@ -3,6 +3,8 @@ import type { DbHandle } from '../db/connection.js'
 import { QUIET_MS } from './burst-gc.js'
 import { createAuthStore } from './auth-state.js'
 import { checkCompatibility, describeBroken, type Compatibility } from './baileys/index.js'
+import { downloadStatusMedia, sendStatusReadReceipt, type StatusMediaRef } from './baileys/status-stanza.js'
+import type { ContactStatusSink } from './contact-statuses.js'
 import { authBackendFor } from './auth-state-pg.js'
 import { TypedEmitter } from './emitter.js'
 import { PlatformError } from './errors.js'
@@ -14,6 +16,7 @@ import type { InteractionSink, PhoneSink, PlatformEventMap, PlatformTiming, Rece
 export type { PlatformLogger } from './logger.js'
 export type { InteractionSink, PhoneContact, PhoneSink, PhoneStatusPrivacy, PlatformTiming, ReceiptSink, StatusInteraction, StatusView } from './types.js'
 export type { BrokenAssumption, Compatibility } from './baileys/index.js'
+export type { ContactStatus, ContactStatusSink } from './contact-statuses.js'
 
 export const DEFAULT_TIMING: PlatformTiming = {
   reconnectBaseMs: 1000,
@@ -52,6 +55,8 @@ export interface PlatformOptions {
   phoneSink?: PhoneSink
   /** the statuses' stored messages, for retry receipts (see SentStatusStore); without it only the recent ones in memory */
   sentStatuses?: SentStatusStore
+  /** commits contacts' statuses before their `<status>` stanzas are acknowledged (see ContactStatusSink); without one they are acked unkept */
+  contactStatusSink?: ContactStatusSink
   wa: Config['wa']
   logger: PlatformLogger
   /** reconnect / wait bounds; the defaults suit production */
@@ -59,6 +64,8 @@ export interface PlatformOptions {
 }
 
 const IGNORE_INTERACTIONS: InteractionSink = { commit: () => {}, lidsMapped: () => {}, unmappedLids: () => [] }
+/** still acked (unacked, the platform ends the stream every ~50 minutes), not kept */
+const IGNORE_CONTACT_STATUSES: ContactStatusSink = { commit: () => {} }
 
 type Listener<K extends keyof PlatformEventMap> = (payload: PlatformEventMap[K]) => void
 
@@ -92,10 +99,10 @@ export function createPlatform (options: PlatformOptions) {
   const runtimes = new Map<string, SessionRuntime>()
   let closed = false
 
+  const contactStatusSink = options.contactStatusSink ?? IGNORE_CONTACT_STATUSES
   const deps = {
-    wa, logger, baileysLogger, events, links, receiptSink, interactionSink, timing,
-    ...(options.phoneSink !== undefined ? { phoneSink: options.phoneSink } : {}),
-    ...(options.sentStatuses !== undefined ? { sentStatuses: options.sentStatuses } : {})
+    wa, logger, baileysLogger, events, links, receiptSink, interactionSink, contactStatusSink, timing, sentStatuses: options.sentStatuses,
+    ...(options.phoneSink !== undefined ? { phoneSink: options.phoneSink } : {})
   }
 
   function runtime (sessionId: string): SessionRuntime {
@@ -211,6 +218,20 @@ export function createPlatform (options: PlatformOptions) {
     /** Revokes a status for the JIDs it was sent to (`SendStatusResult.recipientJids`); true when sent. */
     async revokeStatus (sessionId: string, messageId: string, recipientJids: string[]): Promise<boolean> {
       return await runtime(sessionId).revokeStatus(messageId, recipientJids)
+    },
+
+    /**
+     * Tells the contact their status was viewed: the read receipt WA Web sends (baileys/status-stanza.ts), only
+     * when asked (`participant`: the stanza's, `participantPn`: the poster's number JID when known).
+     */
+    async viewContactStatus (sessionId: string, status: { messageId: string, participant: string, participantPn: string | null }): Promise<void> {
+      await sendStatusReadReceipt(runtime(sessionId).openSock(), status)
+    },
+
+    /** The decrypted media of a contact's status (its stored `mediaRef`), streamed from `host` (absent: the one its URL names). */
+    async contactStatusMedia (mediaRef: string, host?: string): Promise<import('node:stream').Readable> {
+      assertCompatible()
+      return await downloadStatusMedia(JSON.parse(mediaRef) as StatusMediaRef, host)
     },
 
     /**

@@ -65,7 +65,11 @@ const BREAKERS: Record<string, () => Loaded> = {
   'status-privacy-setting': () => withSource('lib/Utils/chat-utils.js', (text) => text.replace("setting: 'statusPrivacy'", "setting: 'statusPrivacySetting'")),
   'app-state-key-share': () => withSource('lib/Utils/process-message.js', drop("ev.emit('creds.update', { myAppStateKeyId: newAppStateSyncKeyId });")),
   'server-sync-notification': () => withSource('lib/Socket/messages-recv.js', drop('await resyncAppState([name], false);')),
-  'event-buffer-flush': () => withBaileys({ makeEventBuffer: undefined })
+  'event-buffer-flush': () => withBaileys({ makeEventBuffer: undefined }),
+  // contacts' statuses as <status> stanzas (src/platform/baileys/assumptions-contact-status.ts)
+  'status-stanza-unhandled': () => withSource('lib/Socket/messages-recv.js', (text) => text.replace("ws.on('CB:message'", "ws.on('CB:status', handleMessage);\n    ws.on('CB:message'")),
+  'status-stanza-decrypt': () => withSource('lib/Utils/decode-wa-message.js', drop('await repository.processSenderKeyDistributionMessage({')),
+  'media-download-host': () => withSource('lib/Utils/messages-media.js', drop('const fallbackHost = opts.host ?? extractHost(url)'))
 }
 
 test('every assumption holds against the installed Baileys; each names its source and a guard test that exists', () => {

@@ -5,7 +5,7 @@ import { Writable } from 'node:stream'
 import { pino } from 'pino'
 import { openDatabase, type SqliteHandle as DbHandle } from '../../src/db/connection.js'
 import { createSessionLinks } from '../../src/db/repositories/session-links.js'
-import { createPlatform, type Platform, type PlatformTiming } from '../../src/platform/platform.js'
+import { createPlatform, type Platform, type PlatformOptions, type PlatformTiming } from '../../src/platform/platform.js'
 import type { AuthMethod, ConnectionStatusChange, PlatformEventMap, ReceiptSink, SessionLinks, StatusView } from '../../src/platform/types.js'
 import { EventRecorder } from '../events.js'
 import type { Config } from '../../src/config.js'
@@ -137,14 +137,14 @@ function unlogged (links: ReturnType<typeof createSessionLinks>, handed: Connect
 export interface PlatformUnderTest { platform: Platform, events: EventLog, logs: LogSink, sink: RecordingSink, handed: ConnectionStatusChange[] }
 
 /** `links`: wraps the session rows the platform writes (e.g. to hold a write back, as a slow database would) */
-export function startPlatform (db: DbHandle, wa: Config['wa'], timing: Partial<PlatformTiming> = FAST_TIMING, links: (rows: SessionLinks) => SessionLinks = (rows) => rows): PlatformUnderTest {
+export function startPlatform (db: DbHandle, wa: Config['wa'], timing: Partial<PlatformTiming> = FAST_TIMING, links: (rows: SessionLinks) => SessionLinks = (rows) => rows, more: Pick<PlatformOptions, 'contactStatusSink'> = {}): PlatformUnderTest {
   const logs = new LogSink()
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'info' }, logs.stream)
   const sink = new RecordingSink()
   const handed: ConnectionStatusChange[] = []
   // SPEED_TRICKS_OFF in the environment (test/foundation/speed-tricks-off.test.ts), as the service's config takes it
   const gcOff = parseSpeedTricksOff(process.env.SPEED_TRICKS_OFF).off.has('burst-gc') ? { burstGcQuietMs: null } : {}
-  const platform = createPlatform({ db, links: links(unlogged(createSessionLinks(db.sqlite), handed)), receiptSink: sink, wa, logger, timing: { ...timing, ...gcOff } })
+  const platform = createPlatform({ db, links: links(unlogged(createSessionLinks(db.sqlite), handed)), receiptSink: sink, wa, logger, timing: { ...timing, ...gcOff }, ...more })
   return { platform, events: new EventLog(platform), logs, sink, handed }
 }
 

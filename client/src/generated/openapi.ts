@@ -803,6 +803,92 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/sessions/{sessionId}/contact-statuses": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Statuses the account's contacts posted in the last 24 hours, newest first
+         * @description Who posted (number where known, and LID), type, text or caption, media type and size, and times. Kept as the platform delivers them; no media is downloaded and no view receipt is sent by listing them. Paged: pass `nextCursor` as `cursor` for older ones.
+         *
+         *     Needs scope `read` (or the admin key); a scoped key sees only its sessions: another session answers 404.
+         */
+        get: operations["getSessionsContactStatuses"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sessions/{sessionId}/contact-statuses/{statusId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One contact's status
+         * @description Needs scope `read` (or the admin key); a scoped key sees only its sessions: another session answers 404.
+         */
+        get: operations["getSessionsContactStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sessions/{sessionId}/contact-statuses/{statusId}/media": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The media of a contact's status, downloaded from the platform now and streamed (nothing is kept)
+         * @description The only way the service downloads a contact's media. `download=true` answers it as an attachment. Fetching it sends the poster nothing (no view receipt). 404 for a status without media; 502 when the platform's media server does not give it.
+         *
+         *     Needs scope `read` (or the admin key); a scoped key sees only its sessions: another session answers 404.
+         */
+        get: operations["getSessionsContactStatusesMedia"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sessions/{sessionId}/contact-statuses/{statusId}/view": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Tell the poster their status was viewed: sends the platform's read receipt for it (once)
+         * @description Never sent otherwise: the account's owner decides who learns they looked. A second call sends nothing (`sent: false`). The session must be connected.
+         *
+         *     Needs scope `send` (or the admin key); a scoped key sees only its sessions: another session answers 404.
+         */
+        post: operations["postSessionsContactStatusesView"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/sessions/{sessionId}/audiences": {
         parameters: {
             query?: never;
@@ -1020,6 +1106,44 @@ export interface components {
         EventStatusDeleted: {
             sessionId: string;
             statusId: string;
+        };
+        /** @description One of the account's contacts posted a status (GET …/contact-statuses lists them) */
+        EventContactStatus: {
+            sessionId: string;
+            status: {
+                /** @description The platform's message id of the status (`statusId` in the routes below) */
+                id: string;
+                /** @description The poster's number (digits); null while only their LID is known */
+                number: string | null;
+                /** @description The poster's LID as `<lid>@lid`; null for a contact the platform named by number */
+                lid: string | null;
+                /** @description The poster as the platform named them */
+                jid: string;
+                /** @description 'undecryptable': it arrived but could not be read (see `error`); 'other': a kind the service does not read */
+                type: "text" | "image" | "video" | "audio" | "other" | "undecryptable";
+                /** @description The text of a text status */
+                text: string | null;
+                /** @description The caption of a media status */
+                caption: string | null;
+                /** @description MIME type of the media */
+                mediaType: string | null;
+                /** @description Size of the media in bytes, as the status states it (nothing is downloaded unless asked) */
+                mediaSize: number | null;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 timestamp
+                 */
+                postedAt: string;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 timestamp
+                 */
+                receivedAt: string;
+                /** @description When this service told the poster it was viewed (POST …/view); null: never */
+                viewedAt: string | (never | null);
+                /** @description Why an 'undecryptable' status could not be read */
+                error: string | null;
+            };
         };
         EventStatusesUpdated: {
             sessionId: string;
@@ -3623,7 +3747,7 @@ export interface operations {
                     /** @description http:// or https:// address that receives the POSTs; private and loopback addresses only with ALLOW_PRIVATE_URLS=true */
                     url: string;
                     /** @description Events to send; leave out (or null) for every event */
-                    events?: ("connection-status" | "pairing-code" | "pairing-code-error" | "qr-code" | "qr-code-error" | "status-sent" | "status-send-progress" | "status-viewers-update" | "status-viewers-added" | "status-reaction" | "status-reply" | "status-deleted" | "statuses-updated" | "scheduled-status-fired" | "scheduled-status-failed" | "session-created" | "session-deleted")[] | null;
+                    events?: ("connection-status" | "pairing-code" | "pairing-code-error" | "qr-code" | "qr-code-error" | "status-sent" | "status-send-progress" | "status-viewers-update" | "status-viewers-added" | "status-reaction" | "status-reply" | "status-deleted" | "contact-status" | "statuses-updated" | "scheduled-status-fired" | "scheduled-status-failed" | "session-created" | "session-deleted")[] | null;
                     /** @description Letters, digits, underscore and hyphen; at most 64 characters */
                     sessionId?: string | null;
                     description?: string | null;
@@ -3943,7 +4067,7 @@ export interface operations {
                     /** @description http:// or https:// address that receives the POSTs; private and loopback addresses only with ALLOW_PRIVATE_URLS=true */
                     url?: string;
                     /** @description Events to send; leave out (or null) for every event */
-                    events?: ("connection-status" | "pairing-code" | "pairing-code-error" | "qr-code" | "qr-code-error" | "status-sent" | "status-send-progress" | "status-viewers-update" | "status-viewers-added" | "status-reaction" | "status-reply" | "status-deleted" | "statuses-updated" | "scheduled-status-fired" | "scheduled-status-failed" | "session-created" | "session-deleted")[] | null;
+                    events?: ("connection-status" | "pairing-code" | "pairing-code-error" | "qr-code" | "qr-code-error" | "status-sent" | "status-send-progress" | "status-viewers-update" | "status-viewers-added" | "status-reaction" | "status-reply" | "status-deleted" | "contact-status" | "statuses-updated" | "scheduled-status-fired" | "scheduled-status-failed" | "session-created" | "session-deleted")[] | null;
                     enabled?: boolean;
                     description?: string | null;
                 };
@@ -6455,6 +6579,482 @@ export interface operations {
             };
             /** @description Default Response */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getSessionsContactStatuses: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description nextCursor of the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Letters, digits, underscore and hyphen; at most 64 characters */
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description newest first; only those of the last 24 hours */
+                            statuses: {
+                                /** @description The platform's message id of the status (`statusId` in the routes below) */
+                                id: string;
+                                /** @description The poster's number (digits); null while only their LID is known */
+                                number: string | null;
+                                /** @description The poster's LID as `<lid>@lid`; null for a contact the platform named by number */
+                                lid: string | null;
+                                /** @description The poster as the platform named them */
+                                jid: string;
+                                /** @description 'undecryptable': it arrived but could not be read (see `error`); 'other': a kind the service does not read */
+                                type: "text" | "image" | "video" | "audio" | "other" | "undecryptable";
+                                /** @description The text of a text status */
+                                text: string | null;
+                                /** @description The caption of a media status */
+                                caption: string | null;
+                                /** @description MIME type of the media */
+                                mediaType: string | null;
+                                /** @description Size of the media in bytes, as the status states it (nothing is downloaded unless asked) */
+                                mediaSize: number | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 timestamp
+                                 */
+                                postedAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 timestamp
+                                 */
+                                receivedAt: string;
+                                /** @description When this service told the poster it was viewed (POST …/view); null: never */
+                                viewedAt: string | (never | null);
+                                /** @description Why an 'undecryptable' status could not be read */
+                                error: string | null;
+                            }[];
+                            /** @description pass as cursor for the next (older) page; null on the last page */
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getSessionsContactStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Letters, digits, underscore and hyphen; at most 64 characters */
+                sessionId: string;
+                /** @description The contact status' `id` */
+                statusId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description The platform's message id of the status (`statusId` in the routes below) */
+                            id: string;
+                            /** @description The poster's number (digits); null while only their LID is known */
+                            number: string | null;
+                            /** @description The poster's LID as `<lid>@lid`; null for a contact the platform named by number */
+                            lid: string | null;
+                            /** @description The poster as the platform named them */
+                            jid: string;
+                            /** @description 'undecryptable': it arrived but could not be read (see `error`); 'other': a kind the service does not read */
+                            type: "text" | "image" | "video" | "audio" | "other" | "undecryptable";
+                            /** @description The text of a text status */
+                            text: string | null;
+                            /** @description The caption of a media status */
+                            caption: string | null;
+                            /** @description MIME type of the media */
+                            mediaType: string | null;
+                            /** @description Size of the media in bytes, as the status states it (nothing is downloaded unless asked) */
+                            mediaSize: number | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 timestamp
+                             */
+                            postedAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 timestamp
+                             */
+                            receivedAt: string;
+                            /** @description When this service told the poster it was viewed (POST …/view); null: never */
+                            viewedAt: string | (never | null);
+                            /** @description Why an 'undecryptable' status could not be read */
+                            error: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getSessionsContactStatusesMedia: {
+        parameters: {
+            query?: {
+                /** @description Answer as an attachment (Content-Disposition) instead of inline */
+                download?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description Letters, digits, underscore and hyphen; at most 64 characters */
+                sessionId: string;
+                /** @description The contact status' `id` */
+                statusId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The decrypted media bytes (its MIME type as Content-Type) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    postSessionsContactStatusesView: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Letters, digits, underscore and hyphen; at most 64 characters */
+                sessionId: string;
+                /** @description The contact status' `id` */
+                statusId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 timestamp
+                             */
+                            viewedAt: string;
+                            /** @description false when it was viewed before: no second read receipt is sent */
+                            sent: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -13,6 +13,7 @@ import * as m011 from './011-schedules.js'
 import * as m012 from './012-cluster-secret.js'
 import * as m013 from './013-phone-contacts.js'
 import * as m014 from './014-audiences.js'
+import * as m015 from './015-contact-statuses.js'
 import * as m016 from './016-audio.js'
 
 // A static index instead of a file-system provider: src (tsx) and dist (tsc) resolve the same migrations.
@@ -31,6 +32,7 @@ const migrations: Record<string, Migration> = {
   '012-cluster-secret': m012,
   '013-phone-contacts': m013,
   '014-audiences': m014,
+  '015-contact-statuses': m015,
   '016-audio': m016
 }
 

@@ -1,6 +1,7 @@
 import type { Loaded } from './compat.js'
 import { STATUS_ASSUMPTIONS } from './assumptions-status.js'
 import { PHONE_ASSUMPTIONS } from './assumptions-phone.js'
+import { CONTACT_STATUS_ASSUMPTIONS } from './assumptions-contact-status.js'
 import { getter, inOrder, isFunction, method, signalRepositoryOf } from './check-helpers.js'
 
 // THE REGISTRY of what the service assumes about Baileys' (and ws', libsignal's) internals. Each entry: a
@@ -120,5 +121,7 @@ export const ASSUMPTIONS: readonly Assumption[] = [
   // the internals the WA-Web-shaped status posts rely on (status-post.ts, status-key-memory.ts, devices.ts)
   ...STATUS_ASSUMPTIONS,
   // the phone's contacts and status privacy (app-state.ts, session/phone.ts)
-  ...PHONE_ASSUMPTIONS
+  ...PHONE_ASSUMPTIONS,
+  // contacts' statuses, delivered as <status> stanzas (status-stanza.ts, ../contact-statuses.ts)
+  ...CONTACT_STATUS_ASSUMPTIONS
 ]

@@ -3,7 +3,6 @@ import makeWASocket, {
   DisconnectReason,
   type AuthenticationState,
   type proto,
-  type WAMessageUpdate,
   type SocketConfig,
   type WASocket
 } from '@whiskeysockets/baileys'
@@ -11,12 +10,11 @@ import type { Config } from '../../config.js'
 import { backoffDelay, withTimeout, type Waiters } from '../async.js'
 import type { SessionAuth } from '../auth-state.js'
 import type { PlatformLogger as Logger } from '../logger.js'
-import { InteractionIntake } from '../interactions.js'
-import { ReceiptIntake } from '../receipts.js'
+import type { ContactStatusSink } from '../contact-statuses.js'
 import type { InteractionSink, PhoneSink, PlatformTiming, ReceiptSeen, ReceiptSink, StatusRetrySeen } from '../types.js'
 import { forgetHalfLink } from './linking.js'
-import { PhoneSync } from './phone.js'
-import { StatusRetries } from './status-retries.js'
+import { StanzaIntakes } from './intakes.js'
+import type { StatusSender } from './sender.js'
 import { gateSends } from '../send-gate.js'
 import { releasePendingQueries } from '../baileys/index.js'
 import { watchIdentityChanges } from '../baileys/status-key-memory.js'
@@ -131,14 +129,15 @@ export interface ConnectionDeps {
   interactionSink: InteractionSink
   /** where the phone's saved contacts and status privacy are kept (session/phone.ts); none: not read */
   phoneSink?: PhoneSink
+  /** where contacts' statuses are committed before their `<status>` stanza is acknowledged (contact-statuses.ts) */
+  contactStatusSink: ContactStatusSink
   /** receipts as they arrive (views after their commit), for counting */
   onReceiptsSeen: (receipts: ReceiptSeen[]) => void
-  sentMessage: (id: string) => proto.IMessage | undefined
-  /** a status we sent: the recent ones in memory, else as the service stored it (status-retries.ts) */
-  storedMessage: (id: string) => Promise<proto.IMessage | undefined>
-  /** runs a task between the session's sends, never beside one (the sender's queue) */
-  exclusive: <T>(task: () => Promise<T>) => Promise<T>
-  onMessagesUpdate: (updates: WAMessageUpdate[]) => void
+  /**
+   * the session's sender: the statuses it sent (served to retry receipts: recent ones from memory, else as the
+   * service stored them), its queue (a retry answer runs between sends, never beside one), and message updates
+   */
+  sender: Pick<StatusSender, 'sentMessage' | 'storedMessage' | 'exclusive' | 'onMessagesUpdate'>
   /** a status retry receipt was taken (answered or not): status-retries.ts */
   onStatusRetry: (seen: StatusRetrySeen) => void
   events: ConnectionEvents
@@ -151,62 +150,11 @@ export interface ConnectionDeps {
 export class Connection {
   #attempt: Attempt | null = null
   #gen = 0
-  readonly #receipts: ReceiptIntake
-  readonly #interactions: InteractionIntake
-  readonly #phone: PhoneSync | null
-  readonly #retries: StatusRetries
+  readonly #intakes: StanzaIntakes
   readonly backoff: Backoff
 
   constructor (private readonly deps: ConnectionDeps) {
-    const { receiptSink: views, interactionSink: answers } = deps
-    this.#receipts = new ReceiptIntake({
-      sessionId: deps.sessionId,
-      // LIDs the platform maps later reach viewers, reactions and replies alike
-      sink: {
-        commit: (sessionId, seen) => views.commit(sessionId, seen),
-        // only when the service stores deliveries (else Baileys handles delivery receipts as before)
-        ...(views.commitDeliveries !== undefined ? { commitDeliveries: views.commitDeliveries.bind(views) } : {}),
-        lidsMapped: (sessionId, mappings) => {
-          const a = views.lidsMapped(sessionId, mappings)
-          const b = answers.lidsMapped(sessionId, mappings)
-          // an asynchronous database (PostgreSQL): done when both are
-          if (a instanceof Promise || b instanceof Promise) return Promise.all([a, b]).then(() => {})
-        },
-        unmappedLids: (sessionId, limit) => {
-          const a = views.unmappedLids(sessionId, limit)
-          const b = answers.unmappedLids(sessionId, limit)
-          const merge = (x: string[], y: string[]): string[] => [...new Set([...x, ...y])].slice(0, limit)
-          return a instanceof Promise || b instanceof Promise ? Promise.all([a, b]).then(([x, y]) => merge(x, y)) : merge(a, b)
-        }
-      },
-      seen: (receipts) => { if (deps.live()) deps.onReceiptsSeen(receipts) },
-      numberForLid: (lidUser) => deps.auth.numberForLid(lidUser),
-      me: () => deps.auth.state.creds.me,
-      live: deps.live,
-      lookupIntervalMs: deps.timing.lidLookupIntervalMs,
-      burstGcQuietMs: deps.timing.burstGcQuietMs,
-      logger: deps.log
-    })
-    this.#interactions = new InteractionIntake({
-      sessionId: deps.sessionId,
-      sink: answers,
-      numberForLid: (lidUser) => this.#receipts.numberForLid(lidUser),
-      me: () => deps.auth.state.creds.me,
-      live: deps.live,
-      logger: deps.log
-    })
-    this.#phone = deps.phoneSink === undefined
-      ? null
-      : new PhoneSync({ sessionId: deps.sessionId, sink: deps.phoneSink, log: deps.log, numberForLid: (lidUser) => deps.auth.numberForLid(lidUser), live: deps.live })
-    this.#retries = new StatusRetries({
-      sessionId: deps.sessionId,
-      log: deps.log,
-      live: deps.live,
-      message: deps.storedMessage,
-      exclusive: deps.exclusive,
-      ackTimeoutMs: () => deps.timing.sendAckTimeoutMs,
-      onRetry: deps.onStatusRetry
-    })
+    this.#intakes = new StanzaIntakes(deps)
     this.backoff = new Backoff(deps.timing.reconnectBaseMs, deps.timing.reconnectMaxMs)
   }
 
@@ -231,8 +179,8 @@ export class Connection {
       auth: state,
       wa,
       logger: baileysLogger.child({ sessionId }),
-      getMessage: this.deps.sentMessage,
-      makeSignalRepository: this.#interactions.makeSignalRepository
+      getMessage: (id) => this.deps.sender.sentMessage(id),
+      makeSignalRepository: this.#intakes.interactions.makeSignalRepository
     })
     const attempt: Attempt = { gen: ++this.#gen, sock, ready: false, open: false, codeRequested: false, codeChain: Promise.resolve() }
     this.#attempt = attempt
@@ -255,8 +203,8 @@ export class Connection {
         attempt.open = true
         this.backoff.reset()
         // views stored under a LID by an earlier run may be mappable by now
-        this.#receipts.scheduleLookup()
-        this.#phone?.onOpen(sock)
+        this.#intakes.receipts.scheduleLookup()
+        this.#intakes.phone?.onOpen(sock)
         events.onOpen(attempt)
       } else if (update.connection === 'close') {
         this.#attempt = null
@@ -264,22 +212,19 @@ export class Connection {
       }
     })
     // receipts and rejections are facts even from a socket being replaced: not filtered by attempt
-    this.#receipts.listen(sock)
-    this.#retries.listen(sock)
-    this.#interactions.listen(sock)
-    this.#phone?.listen(sock)
-    sock.ev.on('messages.update', (updates) => { if (this.deps.live()) this.deps.onMessagesUpdate(updates) })
+    this.#intakes.listen(sock)
+    sock.ev.on('messages.update', (updates) => { if (this.deps.live()) this.deps.sender.onMessagesUpdate(updates) })
     return linked
   }
 
   /** The account was logged out: what its phone shared is forgotten. */
   forgetPhone (): void {
-    this.#phone?.forget()
+    this.#intakes.phone?.forget()
   }
 
   /** Ends the current socket; its late events are ignored because it is no longer current. */
   async close (): Promise<void> {
-    this.#receipts.pause()
+    this.#intakes.receipts.pause()
     const attempt = this.#attempt
     if (attempt === null) return
     this.#attempt = null

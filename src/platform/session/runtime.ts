@@ -6,23 +6,19 @@ import type { TypedEmitter } from '../emitter.js'
 import { PlatformError } from '../errors.js'
 import { pnDigits } from '../lid.js'
 import type { PlatformLogger as Logger } from '../logger.js'
-import type { AuthMethod, InteractionSink, PhoneSink, PlatformEventMap, PlatformTiming, ReceiptSink, SendStatusInput, SendStatusResult, SentStatusStore, SessionLinks, SessionSnapshot, SessionSpec } from '../types.js'
-import { afterClose, Connection, type Attempt } from './connection.js'
+import type { AuthMethod, PlatformEventMap, PlatformTiming, SendStatusInput, SendStatusResult, SessionLinks, SessionSnapshot, SessionSpec } from '../types.js'
+import { afterClose, Connection, type Attempt, type ConnectionDeps } from './connection.js'
 import { Linking, type Emit } from './linking.js'
-import { StatusSender } from './sender.js'
-import { openSocket, pairingReady } from './waits.js'
+import { relayPolicy, StatusSender, type SenderHost } from './sender.js'
+import { openNow, openSocket, pairingReady } from './waits.js'
 import { SessionStateMachine, statusChange } from './state.js'
 
-export interface RuntimeDeps {
+export interface RuntimeDeps extends Pick<ConnectionDeps, 'receiptSink' | 'interactionSink' | 'contactStatusSink' | 'phoneSink'>, Pick<SenderHost, 'sentStatuses'> {
   wa: Config['wa']
   logger: Logger
   baileysLogger: Logger
   events: TypedEmitter<PlatformEventMap>
   links: SessionLinks
-  receiptSink: ReceiptSink
-  interactionSink: InteractionSink
-  phoneSink?: PhoneSink
-  sentStatuses?: SentStatusStore
   timing: PlatformTiming
 }
 
@@ -44,7 +40,6 @@ export class SessionRuntime {
   private readonly sender: StatusSender
 
   constructor (spec: SessionSpec, private readonly auth: SessionAuth, private readonly deps: RuntimeDeps) {
-    const { timing, wa } = deps
     this.id = spec.sessionId
     this.authMethod = spec.authMethod
     this.phoneNumber = spec.phoneNumber
@@ -52,15 +47,22 @@ export class SessionRuntime {
     this.state = new SessionStateMachine(this.log, (status, reason, recorded) => {
       this.emit('connection-status', { ...statusChange(this.id, status, this.ownNumber, reason), ...(recorded ? { recorded } : {}) })
     })
+    this.sender = new StatusSender({
+      id: this.id,
+      log: this.log,
+      policy: () => relayPolicy(deps.wa.statusChunkSize, deps.timing),
+      openSocket: this.openSocket,
+      ownNumber: () => this.ownNumber,
+      newMessageId: () => this.newMessageId(),
+      emit: this.emit,
+      sentStatuses: deps.sentStatuses
+    })
     this.connection = new Connection({
       ...deps,
       sessionId: this.id, auth, log: this.log, waiters: this.state.waiters,
       live: () => !this.state.is('removed'),
       onReceiptsSeen: (receipts) => { deps.events.emit('status-receipts', { sessionId: this.id, receipts }) },
-      sentMessage: (id) => this.sender.sentMessage(id),
-      storedMessage: async (id) => await this.sender.storedMessage(id, deps.sentStatuses),
-      exclusive: async (task) => await this.sender.exclusive(task),
-      onMessagesUpdate: (updates) => { this.sender.onMessagesUpdate(updates) },
+      sender: this.sender,
       onStatusRetry: (seen) => { this.emit('status-retry', seen) },
       events: {
         onQr: (attempt, qr) => { if (!auth.isLinked() && this.state.wantsSocket()) this.linking.onQr(attempt, qr) },
@@ -76,16 +78,7 @@ export class SessionRuntime {
       current: () => this.connection.attempt,
       isOpen: () => this.state.is('open'),
       emit: this.emit
-    }, timing.pairingReadyTimeoutMs)
-    this.sender = new StatusSender({
-      id: this.id,
-      log: this.log,
-      policy: () => ({ chunkSize: wa.statusChunkSize, attempts: timing.sendAttempts, retryBaseMs: timing.sendRetryBaseMs, retryMaxMs: timing.sendRetryMaxMs, ackTimeoutMs: timing.sendAckTimeoutMs }),
-      openSocket: this.openSocket,
-      ownNumber: () => this.ownNumber,
-      newMessageId: () => this.newMessageId(),
-      emit: this.emit
-    })
+    }, deps.timing.pairingReadyTimeoutMs)
   }
 
   /** Connects unless a socket is already in use; also how a pairing-code request starts linking. */
@@ -176,6 +169,9 @@ export class SessionRuntime {
     if (!this.state.is('open') || this.ownNumber === null) throw new PlatformError('NOT_CONNECTED')
     return await this.sender.send(input)
   }
+
+  /** The socket, open now (waits.ts openNow); NOT_CONNECTED otherwise. */
+  openSock (): WASocket { this.assertPresent(); return openNow(this.state, this.connection) }
 
   /** Revokes a status for the JIDs it went to; false when the platform could not be told. */
   async revokeStatus (messageId: string, recipientJids: string[]): Promise<boolean> {

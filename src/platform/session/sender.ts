@@ -3,7 +3,7 @@ import { SerialQueue } from '../async.js'
 import { PlatformError, isPlatformError } from '../errors.js'
 import { isLidUser, pnDigits, pnJid, recipientJid } from '../lid.js'
 import type { PlatformLogger as Logger } from '../logger.js'
-import type { SendStatusInput, SendStatusResult, SentStatusStore, StatusSetting } from '../types.js'
+import type { PlatformTiming, SendStatusInput, SendStatusResult, SentStatusStore, StatusSetting } from '../types.js'
 import { messageOf, type Emit } from './linking.js'
 import { buildStatusMessage, revokeMessage, STATUS_JID } from './status-message.js'
 
@@ -34,6 +34,13 @@ export interface SenderHost {
   ownNumber: () => string | null
   newMessageId: () => string
   emit: Emit
+  /** the statuses' stored messages, for retry receipts of statuses no longer in memory (see SentStatusStore) */
+  sentStatuses: SentStatusStore | undefined
+}
+
+/** The relay policy of a session's sends: its chunk size setting and the platform's send timings. */
+export function relayPolicy (chunkSize: number, timing: PlatformTiming): RelayPolicy {
+  return { chunkSize, attempts: timing.sendAttempts, retryBaseMs: timing.sendRetryBaseMs, retryMaxMs: timing.sendRetryMaxMs, ackTimeoutMs: timing.sendAckTimeoutMs }
 }
 
 /**
@@ -60,7 +67,8 @@ export class StatusSender {
   }
 
   /** A status we sent under this id: kept in memory, else as the service stored it; undefined when neither has it. */
-  async storedMessage (id: string, store: SentStatusStore | undefined): Promise<proto.IMessage | undefined> {
+  async storedMessage (id: string): Promise<proto.IMessage | undefined> {
+    const store = this.host.sentStatuses
     const recent = this.#sent.get(id)
     if (recent !== undefined || store === undefined) return recent
     const payload = await store.payload(this.host.id, id)

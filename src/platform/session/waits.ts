@@ -32,3 +32,10 @@ export async function openSocket (state: SessionStateMachine, connection: Connec
     throw isPlatformError(err, 'NOT_CONNECTED') ? err : new PlatformError('NOT_CONNECTED', `WhatsApp is not connected (no reconnect within ${Math.round(waitMs / 1000)} s)`)
   })
 }
+
+/** The socket, open now (what a read receipt for a contact's status is written on); NOT_CONNECTED otherwise. */
+export function openNow (state: SessionStateMachine, connection: Connection): WASocket {
+  const attempt = connection.attempt
+  if (!state.is('open') || attempt === null || !attempt.open) throw new PlatformError('NOT_CONNECTED')
+  return attempt.sock
+}

@@ -1,0 +1,23 @@
+import fp from 'fastify-plugin'
+import { createContactStatusService, type ContactStatusService } from './service.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** contacts' statuses (service.ts): committed through `sink` by the platform, read by the routes */
+    contactStatuses: ContactStatusService
+  }
+}
+
+// Registered before the platform, which is created with its sink.
+export default fp(async (app) => {
+  const service = createContactStatusService({
+    db: app.db,
+    events: app.domainEvents,
+    log: app.log.child({ plugin: 'contact-statuses' }),
+    platform: () => app.platform,
+    statusTtlMs: app.config.statusTtlMs,
+    anyMediaHost: app.config.allowPrivateUrls
+  })
+  app.decorate('contactStatuses', service)
+  app.addHook('onClose', async () => { service.stop() })
+}, { name: 'contact-statuses', dependencies: ['config', 'db', 'domain-events'] })

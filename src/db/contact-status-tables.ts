@@ -1,0 +1,35 @@
+import type { Generated, Selectable } from 'kysely'
+/** milliseconds since the epoch (as in database.ts) */
+type Millis = number
+
+// The contacts' statuses table (migration 015), beside database.ts.
+
+/** A status one of the session's contacts posted, as the platform delivered it; kept 24 hours. */
+export interface ContactStatusTable {
+  /** arrival order (the list's cursor, newest first) */
+  seq: Generated<number>
+  session_id: string
+  /** the platform's message id */
+  message_id: string
+  /** `<lid>@lid` or `<number>@s.whatsapp.net`, as the platform named the poster */
+  from_jid: string
+  from_lid: string | null
+  /** digits; null while a LID is not mapped */
+  from_number: string | null
+  /** text, image, video, audio, other, undecryptable */
+  type: string
+  text: string | null
+  caption: string | null
+  mimetype: string | null
+  size: number | null
+  /** what downloading the media takes (JSON; holds its key: never sent out) */
+  media_ref: string | null
+  /** why it could not be read */
+  error: string | null
+  posted_at: Millis
+  received_at: Millis
+  /** when the read receipt was sent (POST …/view); null: never */
+  viewed_at: Millis | null
+}
+
+export type ContactStatusRow = Selectable<ContactStatusTable>

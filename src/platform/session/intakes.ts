@@ -1,0 +1,82 @@
+import type { WASocket } from '@whiskeysockets/baileys'
+import { ContactStatusIntake } from '../contact-statuses.js'
+import { InteractionIntake } from '../interactions.js'
+import { ReceiptIntake } from '../receipts.js'
+import type { ConnectionDeps } from './connection.js'
+import { PhoneSync } from './phone.js'
+import { StatusRetries } from './status-retries.js'
+
+/**
+ * What a session takes in from its sockets, each committed before it is acknowledged: status views, reactions
+ * and replies, contacts' statuses, status retry receipts and what the phone shares. One set per session; every
+ * socket of it is listened to (receipts and rejections are facts even from a socket being replaced).
+ */
+export class StanzaIntakes {
+  readonly receipts: ReceiptIntake
+  readonly interactions: InteractionIntake
+  readonly contactStatuses: ContactStatusIntake
+  readonly phone: PhoneSync | null
+  readonly retries: StatusRetries
+
+  constructor (deps: ConnectionDeps) {
+    const { receiptSink: views, interactionSink: answers } = deps
+    this.receipts = new ReceiptIntake({
+      sessionId: deps.sessionId,
+      // LIDs the platform maps later reach viewers, reactions and replies alike
+      sink: {
+        commit: (sessionId, seen) => views.commit(sessionId, seen),
+        // only when the service stores deliveries (else Baileys handles delivery receipts as before)
+        ...(views.commitDeliveries !== undefined ? { commitDeliveries: views.commitDeliveries.bind(views) } : {}),
+        lidsMapped: (sessionId, mappings) => {
+          const a = views.lidsMapped(sessionId, mappings)
+          const b = answers.lidsMapped(sessionId, mappings)
+          // an asynchronous database (PostgreSQL): done when both are
+          if (a instanceof Promise || b instanceof Promise) return Promise.all([a, b]).then(() => {})
+        },
+        unmappedLids: (sessionId, limit) => {
+          const a = views.unmappedLids(sessionId, limit)
+          const b = answers.unmappedLids(sessionId, limit)
+          const merge = (x: string[], y: string[]): string[] => [...new Set([...x, ...y])].slice(0, limit)
+          return a instanceof Promise || b instanceof Promise ? Promise.all([a, b]).then(([x, y]) => merge(x, y)) : merge(a, b)
+        }
+      },
+      seen: (receipts) => { if (deps.live()) deps.onReceiptsSeen(receipts) },
+      numberForLid: (lidUser) => deps.auth.numberForLid(lidUser),
+      me: () => deps.auth.state.creds.me,
+      live: deps.live,
+      lookupIntervalMs: deps.timing.lidLookupIntervalMs,
+      burstGcQuietMs: deps.timing.burstGcQuietMs,
+      logger: deps.log
+    })
+    this.interactions = new InteractionIntake({
+      sessionId: deps.sessionId,
+      sink: answers,
+      numberForLid: (lidUser) => this.receipts.numberForLid(lidUser),
+      me: () => deps.auth.state.creds.me,
+      live: deps.live,
+      logger: deps.log
+    })
+    const numberForLid = (lidUser: string): string | null => this.receipts.numberForLid(lidUser)
+    this.contactStatuses = new ContactStatusIntake({ sessionId: deps.sessionId, sink: deps.contactStatusSink, numberForLid, live: deps.live, logger: deps.log })
+    this.phone = deps.phoneSink === undefined
+      ? null
+      : new PhoneSync({ sessionId: deps.sessionId, sink: deps.phoneSink, log: deps.log, numberForLid: (lidUser) => deps.auth.numberForLid(lidUser), live: deps.live })
+    this.retries = new StatusRetries({
+      sessionId: deps.sessionId,
+      log: deps.log,
+      live: deps.live,
+      message: async (id) => await deps.sender.storedMessage(id),
+      exclusive: async (task) => await deps.sender.exclusive(task),
+      ackTimeoutMs: () => deps.timing.sendAckTimeoutMs,
+      onRetry: deps.onStatusRetry
+    })
+  }
+
+  listen (sock: WASocket): void {
+    this.receipts.listen(sock)
+    this.retries.listen(sock)
+    this.interactions.listen(sock)
+    this.contactStatuses.listen(sock)
+    this.phone?.listen(sock)
+  }
+}
