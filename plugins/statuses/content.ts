@@ -20,11 +20,11 @@ export async function prepareContent (deps: Pick<StatusDeps, 'db' | 'mediaStore'
     case 'image':
     case 'video': {
       const name = body.content
-      const path = mediaStore.resolve(name)
-      if (path === null) throw new UploadNotFound()
+      if (!await mediaStore.exists(name)) throw new UploadNotFound()
       const upload = await findUpload(db, name)
       if (upload !== undefined && upload.kind !== body.type) throw new BadRequest(`content is an uploaded ${upload.kind}, not an ${body.type}`)
-      const content: StatusContent = { kind: body.type, source: { path }, caption }
+      // the source is the store's local copy, opened by the send once the session is known to be connected
+      const content: StatusContent = { kind: body.type, source: { path: name }, caption }
       if (upload !== undefined) content.mimetype = upload.mime_type
       return { content, caption, mediaFile: name, backgroundColor: null, font: null, remote: null }
     }

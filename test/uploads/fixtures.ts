@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { readdirSync } from 'node:fs'
 import type { FastifyInstance } from 'fastify'
 import { PNG } from 'pngjs'
+import type { LocalMediaStore } from '../../plugins/uploads/media-store.js'
 
 /** A real 2×2 PNG, encoded by pngjs. */
 export function png (): Buffer {
@@ -63,4 +64,10 @@ export async function uploadRows (app: FastifyInstance): Promise<Array<{ filenam
 export async function assertNothingStored (app: FastifyInstance, what = ''): Promise<void> {
   assert.deepEqual(filesIn(app.config.uploadDir), [], `files left on disk ${what}`)
   assert.deepEqual(await uploadRows(app), [], `rows left in uploads ${what}`)
+}
+
+/** The app's media store as the local store it is by default (MEDIA_STORE=local): its folder and file paths. */
+export function local (app: FastifyInstance): LocalMediaStore {
+  assert.equal(app.mediaStore.kind, 'local')
+  return app.mediaStore as LocalMediaStore
 }
