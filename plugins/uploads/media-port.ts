@@ -123,4 +123,3 @@ export async function unlinkQuiet (path: string): Promise<boolean> {
     throw err
   }
 }
-

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { lstatSync, renameSync, rmSync } from 'node:fs'
-import { lstat, mkdir, open, readdir, unlink } from 'node:fs/promises'
+import { open, readdir } from 'node:fs/promises'
 import { dirname, join, resolve as resolvePath } from 'node:path'
 import { Transform, type TransformCallback } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
@@ -12,7 +12,7 @@ import { BadRequest, FileTooLarge, NoFileUploaded, VideoTooLarge, WrongFileType 
 import { deleteUpload, uploadCommitterFor, type UploadCommit } from '../../src/db/repositories/uploads.js'
 import { sniff, SNIFF_BYTES, type SniffedType } from '../../src/media/sniff.js'
 import type { MediaKind } from '../../src/media/types.js'
-import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, secureUploadDir } from '../../src/db/file-modes.js'
+import { PRIVATE_FILE_MODE, secureUploadDir } from '../../src/db/file-modes.js'
 import { abandoned, drain, isStoredName, safeName, logReconciled, prepareUploadDir, SHARED_DIR_GRACE_MS, STORED_NAME, unlinkQuiet, type MediaStore, type Reconciled } from './media-port.js'
 import { createS3MediaStore } from './s3-store.js'
 
@@ -182,16 +182,11 @@ class HeadTap extends Transform {
 }
 
 export default fp(async (app) => {
-  const media = app.config.media
+  const { media, uploadDir, maxUploadBytes, maxUploadMb } = app.config
+  // chosen once: nothing else asks which store it has
   const store: MediaStore = media.store === 's3'
-    ? createS3MediaStore({ s3: media.s3, scratchDir: app.config.uploadDir, db: app.db.db, maxUploadBytes: app.config.maxUploadBytes, maxUploadMb: app.config.maxUploadMb, log: app.log })
-    : createMediaStore({
-      dir: app.config.uploadDir,
-      db: app.db.db,
-      commitUpload: uploadCommitterFor(app.db),
-      maxUploadBytes: app.config.maxUploadBytes,
-      maxUploadMb: app.config.maxUploadMb
-    })
+    ? createS3MediaStore({ s3: media.s3, scratchDir: uploadDir, db: app.db.db, maxUploadBytes, maxUploadMb, log: app.log })
+    : createMediaStore({ dir: uploadDir, db: app.db.db, commitUpload: uploadCommitterFor(app.db), maxUploadBytes, maxUploadMb })
   app.addHook('onClose', async () => { await store.close() })
   // before any request: none of this node's uploads can be half-way now (other nodes' can: see SHARED_DIR_GRACE_MS)
   const graceMs = app.db.dialect === 'sqlite' ? 0 : SHARED_DIR_GRACE_MS
