@@ -40,3 +40,22 @@ export async function prepareContent (deps: Pick<StatusDeps, 'db' | 'mediaStore'
     }
   }
 }
+
+/**
+ * The local file Baileys reads: url media fetched through the guard (the row keeps the URL; a resumed send
+ * does not need it again: the built message, media uploaded, is stored), or an upload as the store gives it
+ * (local: its file; S3: a copy of its object, read here, on the session's owner). `release` removes copies.
+ */
+export async function openMedia (deps: Pick<StatusDeps, 'mediaStore' | 'remoteMedia'>, prepared: Awaited<ReturnType<typeof prepareContent>>): Promise<{ content: StatusContent, release: () => Promise<void> }> {
+  const { content } = prepared
+  if (prepared.remote !== null && content.kind !== 'text') {
+    const local = await deps.remoteMedia.fetch(prepared.remote.url, prepared.remote.kind)
+    return { content: { ...content, source: { path: local.path }, mimetype: local.type.mimeType }, release: local.remove }
+  }
+  if (prepared.mediaFile !== null && content.kind !== 'text') {
+    const stored = await deps.mediaStore.open(prepared.mediaFile)
+    if (stored === null) throw new UploadNotFound()
+    return { content: { ...content, source: { path: stored.path } }, release: stored.release }
+  }
+  return { content, release: async () => {} }
+}

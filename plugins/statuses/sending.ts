@@ -2,11 +2,11 @@ import type { StatusRow } from '../../src/db/database.js'
 import { findSession } from '../../src/db/repositories/sessions.js'
 import { deleteStatus, finishSend, insertStatus, interruptedSends, setUnreachable, statusRecipients } from '../../src/db/repositories/statuses.js'
 import { progressWriterFor } from '../../src/db/repositories/statuses-pg.js'
-import { fromPlatform, NotConnected, SendFailed, SessionNotFound, UploadNotFound } from '../../src/errors.js'
-import type { SendStatusResult, StatusContent } from '../../src/platform/types.js'
+import { fromPlatform, NotConnected, SendFailed, SessionNotFound } from '../../src/errors.js'
+import type { SendStatusResult } from '../../src/platform/types.js'
 import type { SendStatusBody } from '../../schemas/status.js'
 import { iso } from './api-shapes.js'
-import { prepareContent } from './content.js'
+import { openMedia, prepareContent } from './content.js'
 import { whenOpen } from './when-open.js'
 import { chooseRecipients, storedRecipients, type ResolvedRecipients } from './recipients.js'
 import type { SendStatusAnswer, StatusDeps } from './service.js'
@@ -20,7 +20,7 @@ import { abandon, countContacts, isCode, jidOf, progressReport, quiet, sentMessa
 // crash left `sending` are resumed once their session is open (same message and id, remaining recipients only).
 
 export function createSending (deps: StatusDeps) {
-  const { config, platform, mediaStore, remoteMedia, events, eventLog, log } = deps
+  const { config, platform, events, eventLog, log } = deps
   const db = deps.db.db
   const sqlite = deps.db.dialect === 'sqlite' ? deps.db.sqlite : null
   // SQLite: synchronous prepared statements; PostgreSQL: the same writes, awaited
@@ -52,7 +52,7 @@ export function createSending (deps: StatusDeps) {
     const ownNumber = snap?.ownNumber ?? session.own_number
     const { recipients, audience } = resolved ?? await chosen.resolve(sessionId, { number: ownNumber, lid: session.own_lid })
     if (snap?.connected !== true || ownNumber === null) throw new NotConnected()
-    const media = await openMedia(prepared)
+    const media = await openMedia(deps, prepared)
     const contactCount = Math.max(1, recipients.length)
     let statusId: number
     let messageId: string
@@ -95,25 +95,6 @@ export function createSending (deps: StatusDeps) {
       shown: { type: body.type, content: body.content, caption: prepared.caption, createdAt }
     }).finally(media.release))
     return { statusId: String(statusId), messageId, contactCount, delivery: quiet(delivery) }
-  }
-
-  /**
-   * The local file Baileys reads: url media fetched through the guard (the row keeps the URL; a resumed send
-   * does not need it again: the built message, media uploaded, is stored), or an upload as the store gives
-   * it (local: its file; S3: a copy of its object, read here, on the session's owner). `release` removes copies.
-   */
-  async function openMedia (prepared: Awaited<ReturnType<typeof prepareContent>>): Promise<{ content: StatusContent, release: () => Promise<void> }> {
-    const { content } = prepared
-    if (prepared.remote !== null && content.kind !== 'text') {
-      const local = await remoteMedia.fetch(prepared.remote.url, prepared.remote.kind)
-      return { content: { ...content, source: { path: local.path }, mimetype: local.type.mimeType }, release: local.remove }
-    }
-    if (prepared.mediaFile !== null && content.kind !== 'text') {
-      const stored = await mediaStore.open(prepared.mediaFile)
-      if (stored === null) throw new UploadNotFound()
-      return { content: { ...content, source: { path: stored.path } }, release: stored.release }
-    }
-    return { content, release: async () => {} }
   }
 
   async function deliver (d: Delivery): Promise<SendStatusAnswer> {
