@@ -9,7 +9,7 @@ import { startEmulator, testCertPaths } from '@status-tracker/emulator'
 import { waitFor } from '../helper.js'
 import { mediaTrusted, startStack, type Stack } from '../stack.js'
 import { dialectEnv, dialectTest, postgresUrl } from '../support/db-matrix.js'
-import { startS3, type PrivateS3 } from '../support/s3.js'
+import { S3_SECRET, startS3, type PrivateS3 } from '../support/s3.js'
 import { CLUSTER_KEY, nodeApi, ownership, planNode, startNode } from '../cluster/nodes.js'
 import { filesIn, form, jpeg, uploadRows } from './fixtures.js'
 
@@ -212,7 +212,7 @@ dialectTest('MEDIA_STORE=s3: a SIGKILL in the middle of an upload leaves no obje
   // the next start: no row, no object, no scratch file; it looked for unfinished multipart uploads to abort
   // (s3rver does not list them: it answers 501, and the service goes on); uploads work again
   const mark = s3.requests.length
-  const again = await startNode(t, plan, env)
+  const again = await startNode(t, plan, { ...env, LOG_LEVEL: 'debug' })
   assert.ok(s3.requests.slice(mark).some((r) => r.method === 'GET' && /(^|&)uploads(=|&|$)/.test(r.query)), 'ListMultipartUploads at start')
   const api = nodeApi(again.base)
   const storage = await api.get<{ uploads: { count: number, store: string } }>('/storage')
@@ -223,4 +223,8 @@ dialectTest('MEDIA_STORE=s3: a SIGKILL in the middle of an upload leaves no obje
   assert.equal(res.status, 200, await res.text())
   assert.equal((await s3.keys()).length, 1)
   await again.stop()
+  // the secret is in no log line, debug included
+  const logged = [...node.output, ...again.output].join('\n')
+  assert.match(logged, /media store ready/)
+  assert.ok(!logged.includes(S3_SECRET), 'S3_SECRET_ACCESS_KEY never logged')
 })
