@@ -81,7 +81,9 @@ export const StorageSchema = Type.Object({
   }),
   uploads: Type.Object({
     count: Type.Integer(),
-    bytes: Type.Integer()
+    bytes: Type.Integer(),
+    store: Type.Union([Type.Literal('local'), Type.Literal('s3')], { description: 'MEDIA_STORE: where uploads are kept' }),
+    location: Type.String({ description: 'UPLOAD_DIR, or `s3://<bucket>` with MEDIA_STORE=s3' })
   }),
   sessions: Type.Array(Type.Object({
     sessionId: Type.String(),

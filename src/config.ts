@@ -21,6 +21,8 @@ export interface Config {
   databaseUrl: string | null
   maxUploadBytes: number
   maxUploadMb: number
+  /** where uploads live (MEDIA_STORE): UPLOAD_DIR, or an S3-compatible bucket */
+  media: MediaStoreConfig
   rateLimit: { max: number, windowMs: number }
   /** Fastify's trustProxy (TRUST_PROXY): false, true, a hop count, or the trusted proxies' addresses */
   trustProxy: boolean | number | string
@@ -65,6 +67,18 @@ export interface Config {
   }
 }
 
+export type MediaStoreConfig = { store: 'local' } | { store: 's3', s3: S3Config }
+
+export interface S3Config {
+  /** null: AWS S3 for the region */
+  endpoint: string | null
+  bucket: string
+  region: string
+  /** null: the AWS SDK's default credential chain */
+  credentials: { accessKeyId: string, secretAccessKey: string } | null
+  forcePathStyle: boolean
+}
+
 export interface ClusterConfig {
   /** several nodes share the database (DATABASE_URL is PostgreSQL); false: every session is local */
   enabled: boolean
@@ -103,7 +117,7 @@ export function validateEnv (raw: Record<string, string | undefined>): Env {
   const first = Value.Errors(EnvSchema, converted).First()
   if (first !== undefined) {
     const name = first.path.replace(/^\//, '')
-    const shown = name === 'API_KEY' || name === 'WA_TEST_TRUST_ROOT' || name === 'DATABASE_URL' || name === 'CLUSTER_SECRET' ? '' : ` (got ${JSON.stringify(raw[name])})`
+    const shown = name === 'API_KEY' || name === 'WA_TEST_TRUST_ROOT' || name === 'DATABASE_URL' || name === 'CLUSTER_SECRET' || name === 'S3_SECRET_ACCESS_KEY' ? '' : ` (got ${JSON.stringify(raw[name])})`
     const why = name === 'API_KEY' ? 'must be at least 16 characters' : first.message.toLowerCase()
     throw new ConfigError(`Invalid setting ${name}: ${why}${shown}`)
   }
@@ -126,6 +140,7 @@ function configFromEnv (env: Env): Config {
     databaseUrl: env.DATABASE_URL ?? null,
     maxUploadBytes: env.MAX_UPLOAD_MB * 1024 * 1024,
     maxUploadMb: env.MAX_UPLOAD_MB,
+    media: mediaStoreConfig(env),
     rateLimit: { max: env.RATE_LIMIT_MAX, windowMs: env.RATE_LIMIT_WINDOW_MS },
     trustProxy: trustProxyOf(env.TRUST_PROXY),
     logLevel: env.LOG_LEVEL,
@@ -173,6 +188,27 @@ function clusterConfig (env: Env, dataDir: string): ClusterConfig {
     secret: env.CLUSTER_SECRET ?? null,
     leaseTtlMs: env.LEASE_TTL_MS,
     leaseRenewMs: env.LEASE_RENEW_MS
+  }
+}
+
+function mediaStoreConfig (env: Env): MediaStoreConfig {
+  if (env.MEDIA_STORE === 'local') return { store: 'local' }
+  if (env.S3_BUCKET === undefined) throw new ConfigError('Invalid setting S3_BUCKET: required with MEDIA_STORE=s3')
+  const id = env.S3_ACCESS_KEY_ID
+  const secret = env.S3_SECRET_ACCESS_KEY
+  // the secret's value is never part of a message
+  if ((id === undefined) !== (secret === undefined)) {
+    throw new ConfigError(`Invalid setting ${id === undefined ? 'S3_ACCESS_KEY_ID' : 'S3_SECRET_ACCESS_KEY'}: set S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY together, or neither (the AWS SDK's default credential chain)`)
+  }
+  return {
+    store: 's3',
+    s3: {
+      endpoint: env.S3_ENDPOINT?.replace(/\/+$/, '') ?? null,
+      bucket: env.S3_BUCKET,
+      region: env.S3_REGION,
+      credentials: id === undefined || secret === undefined ? null : { accessKeyId: id, secretAccessKey: secret },
+      forcePathStyle: env.S3_FORCE_PATH_STYLE
+    }
   }
 }
 

@@ -3,10 +3,10 @@ import { findSession } from '../../src/db/repositories/sessions.js'
 import { deleteStatus, finishSend, insertStatus, interruptedSends, setUnreachable, statusRecipients } from '../../src/db/repositories/statuses.js'
 import { progressWriterFor } from '../../src/db/repositories/statuses-pg.js'
 import { fromPlatform, NotConnected, SendFailed, SessionNotFound } from '../../src/errors.js'
-import type { SendStatusResult, StatusContent } from '../../src/platform/types.js'
+import type { SendStatusResult } from '../../src/platform/types.js'
 import type { SendStatusBody } from '../../schemas/status.js'
 import { iso } from './api-shapes.js'
-import { fromLocalCopy, prepareContent } from './content.js'
+import { openMedia, prepareContent } from './content.js'
 import { whenOpen } from './when-open.js'
 import { chooseRecipients, storedRecipients, type ResolvedRecipients } from './recipients.js'
 import type { SendStatusAnswer, StatusDeps } from './service.js'
@@ -20,7 +20,7 @@ import { abandon, countContacts, isCode, jidOf, progressReport, quiet, sentMessa
 // crash left `sending` are resumed once their session is open (same message and id, remaining recipients only).
 
 export function createSending (deps: StatusDeps) {
-  const { config, platform, remoteMedia, events, eventLog, log } = deps
+  const { config, platform, events, eventLog, log } = deps
   const db = deps.db.db
   const sqlite = deps.db.dialect === 'sqlite' ? deps.db.sqlite : null
   // SQLite: synchronous prepared statements; PostgreSQL: the same writes, awaited
@@ -52,32 +52,36 @@ export function createSending (deps: StatusDeps) {
     const ownNumber = snap?.ownNumber ?? session.own_number
     const { recipients, audience } = resolved ?? await chosen.resolve(sessionId, { number: ownNumber, lid: session.own_lid })
     if (snap?.connected !== true || ownNumber === null) throw new NotConnected()
-    // url media: a local copy fetched through the guard; Baileys gets the file, the row keeps the URL
-    // (a resumed send does not need it again: the built message, media uploaded, is stored)
-    const local = prepared.remote === null ? null : await remoteMedia.fetch(prepared.remote.url, prepared.remote.kind)
-    const content: StatusContent = local === null ? prepared.content : await fromLocalCopy(prepared.content, local)
-
+    const media = await openMedia(deps, prepared)
     const contactCount = Math.max(1, recipients.length)
-    await deps.admit?.(sessionId, contactCount)
-    const messageId = platform.newMessageId(sessionId)
-    const createdAt = Date.now()
-    // The row exists before the first stanza goes out, so receipts that race the send find it.
-    const statusId = await insertStatus(db, {
-      session_id: sessionId,
-      type: body.type,
-      content: body.content,
-      caption: prepared.caption,
-      message_id: messageId,
-      state: 'sending',
-      created_at: createdAt,
-      contact_count: contactCount,
-      target_numbers: chosen.requested.join(','),
-      audience: audience === null ? null : JSON.stringify(audience),
-      media_file: prepared.mediaFile,
-      background_color: prepared.backgroundColor,
-      font: prepared.font,
-      error: null
-    })
+    let statusId: number
+    let messageId: string
+    let createdAt: number
+    try {
+      await deps.admit?.(sessionId, contactCount)
+      messageId = platform.newMessageId(sessionId)
+      createdAt = Date.now()
+      // The row exists before the first stanza goes out, so receipts that race the send find it.
+      statusId = await insertStatus(db, {
+        session_id: sessionId,
+        type: body.type,
+        content: body.content,
+        caption: prepared.caption,
+        message_id: messageId,
+        state: 'sending',
+        created_at: createdAt,
+        contact_count: contactCount,
+        target_numbers: chosen.requested.join(','),
+        audience: audience === null ? null : JSON.stringify(audience),
+        media_file: prepared.mediaFile,
+        background_color: prepared.backgroundColor,
+        font: prepared.font,
+        error: null
+      })
+    } catch (err) {
+      await media.release()
+      throw err
+    }
     const delivery = track(deliver({
       statusId,
       sessionId,
@@ -86,10 +90,10 @@ export function createSending (deps: StatusDeps) {
       recipients,
       statusSetting: audience?.statusSetting,
       contactCount,
-      content,
+      content: media.content,
       done: [],
       shown: { type: body.type, content: body.content, caption: prepared.caption, createdAt }
-    }).finally(async () => { await local?.remove() }))
+    }).finally(media.release))
     return { statusId: String(statusId), messageId, contactCount, delivery: quiet(delivery) }
   }
 

@@ -21,7 +21,7 @@ export interface StatusDeps {
   db: DbHandle
   config: Pick<Config, 'statusTtlMs' | 'cleanupIntervalMs' | 'sendReconnectWaitMs' | 'sendWaitMaxRecipients'>
   platform: Pick<FastifyInstance['platform'], 'snapshot' | 'newMessageId' | 'sendStatus' | 'revokeStatus' | 'on' | 'off'>
-  mediaStore: Pick<FastifyInstance['mediaStore'], 'resolve' | 'remove'>
+  mediaStore: Pick<FastifyInstance['mediaStore'], 'exists' | 'open' | 'remove'>
   remoteMedia: Pick<FastifyInstance['remoteMedia'], 'check' | 'fetch'>
   events: Pick<DomainEvents, 'emit' | 'within'>
   /** the log's feed, told after a hot path appended events in its own commit (send progress, receipts) */

@@ -115,7 +115,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       success: true as const,
       data: {
         database,
-        uploads: await uploadTotals(db),
+        uploads: { ...await uploadTotals(db), store: app.mediaStore.kind, location: app.mediaStore.location },
         sessions: await storageBySession(db)
       }
     }

@@ -1,29 +1,37 @@
 import { randomBytes } from 'node:crypto'
 import { lstatSync, renameSync, rmSync } from 'node:fs'
-import { lstat, mkdir, open, readdir, unlink } from 'node:fs/promises'
+import { open, readdir } from 'node:fs/promises'
 import { dirname, join, resolve as resolvePath } from 'node:path'
-import { Transform, Writable, type TransformCallback } from 'node:stream'
+import { Transform, type TransformCallback } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import fp from 'fastify-plugin'
 import type { MultipartFile } from '@fastify/multipart'
-import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { Database } from '../../src/db/database.js'
-import { BadRequest, FileTooLarge, NoFileUploaded, VideoTooLarge, WrongAudioType, WrongFileType } from '../../src/errors.js'
+import { BadRequest, NoFileUploaded } from '../../src/errors.js'
 import { deleteUpload, uploadCommitterFor, type UploadCommit } from '../../src/db/repositories/uploads.js'
 import { audioDetails } from '../../src/media/audio.js'
 import { sniff, SNIFF_BYTES, type SniffedType } from '../../src/media/sniff.js'
-import { extensionsOf, type MediaKind } from '../../src/media/types.js'
-import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, secureUploadDir } from '../../src/db/file-modes.js'
+import type { MediaKind } from '../../src/media/types.js'
+import { PRIVATE_FILE_MODE, secureUploadDir } from '../../src/db/file-modes.js'
+import { abandoned, declaredAs, drain, isStoredName, safeName, logReconciled, prepareUploadDir, SHARED_DIR_GRACE_MS, STORED_NAME, unlinkQuiet, type MediaStore, type Reconciled, type SavedUpload, tooLargeFor, wrongType } from './media-port.js'
+import { createS3MediaStore } from './s3-store.js'
+
+export { drain, prepareUploadDir, safeName, SHARED_DIR_GRACE_MS, type MediaStore } from './media-port.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** uploaded media in UPLOAD_DIR, one `uploads` row per file */
+    /** uploaded media (MEDIA_STORE: UPLOAD_DIR or an S3 bucket), one `uploads` row per file */
     mediaStore: MediaStore
   }
 }
 
-export type MediaStore = ReturnType<typeof createMediaStore>
+/** The local store: the port, plus the folder and the path of a stored file. */
+export interface LocalMediaStore extends MediaStore {
+  readonly dir: string
+  /** absolute path of a stored upload, or null for anything that is not a bare stored name present on disk */
+  resolve: (filename: string) => string | null
+}
 
 export interface MediaStoreOptions {
   dir: string
@@ -34,19 +42,14 @@ export interface MediaStoreOptions {
   maxUploadMb: number
 }
 
-// `<Date.now()>-<12 hex>-<sanitized name>`; the name part never holds `..` (see safeName)
-const STORED_NAME = /^[0-9]{1,16}-[0-9a-f]{12}-[A-Za-z0-9._-]{1,110}$/
-const MAX_STEM = 100
-
-export function createMediaStore (opts: MediaStoreOptions) {
+/** The local-disk store (MEDIA_STORE=local): every upload a 0600 file in UPLOAD_DIR. */
+export function createMediaStore (opts: MediaStoreOptions): LocalMediaStore {
   const dir = resolvePath(opts.dir)
   const { db, maxUploadBytes } = opts
   const { commitUpload } = opts
-  const tooLarge = (kind: MediaKind) => kind === 'video' ? new VideoTooLarge(opts.maxUploadMb) : new FileTooLarge()
-  // audio is an addition to the seed's two kinds: its refusal names its field and the formats accepted
-  const wrongType = (kind: MediaKind) => kind === 'audio' ? new WrongAudioType() : new WrongFileType()
+  const tooLarge = tooLargeFor(opts.maxUploadMb)
 
-  async function save (file: MultipartFile, kind: MediaKind): Promise<{ filename: string, size: number, mimeType: string, seconds?: number }> {
+  async function save (file: MultipartFile, kind: MediaKind): Promise<SavedUpload> {
     if (!declaredAs(file.mimetype, kind)) {
       await drain(file)
       throw wrongType(kind)
@@ -88,7 +91,7 @@ export function createMediaStore (opts: MediaStoreOptions) {
 
   /** Absolute path of a stored upload, or null for anything that is not a bare stored name present on disk. */
   function resolve (filename: string): string | null {
-    if (typeof filename !== 'string' || filename.includes('..') || !STORED_NAME.test(filename)) return null
+    if (!isStoredName(filename)) return null
     const path = join(dir, filename)
     if (dirname(path) !== dir) return null
     try {
@@ -105,47 +108,22 @@ export function createMediaStore (opts: MediaStoreOptions) {
     return deleted
   }
 
-  return { dir, save, resolve, remove }
-}
-
-/**
- * How long a file in UPLOAD_DIR must have been left untouched before a start may call it abandoned.
- * 0 on SQLite: one process owns the folder, so whatever a previous run left is abandoned. On PostgreSQL
- * several nodes may share the folder (docs/cluster.md): another node's upload in progress has a `.part`
- * file written to moments ago, or a stored name renamed a moment before its row commits, and must not be
- * removed under it. An upload stream idle this long has been dropped by the HTTP server already.
- */
-export const SHARED_DIR_GRACE_MS = 10 * 60_000
-
-/** Whether a file was last written more than graceMs ago (always, for 0; never, when it is already gone). */
-async function abandoned (path: string, graceMs: number, now: number): Promise<boolean> {
-  if (graceMs <= 0) return true
-  try {
-    return now - (await lstat(path)).mtimeMs > graceMs
-  } catch {
-    return false
+  return {
+    kind: 'local',
+    location: dir,
+    dir,
+    save,
+    resolve,
+    remove,
+    exists: async (filename: string) => resolve(filename) !== null,
+    // the file itself: nothing to release
+    open: async (filename: string) => {
+      const path = resolve(filename)
+      return path === null ? null : { path, release: async () => {} }
+    },
+    reconcile: async (graceMs: number) => await reconcileUploads(dir, db, graceMs),
+    close: async () => {}
   }
-}
-
-/** Creates the folder and removes `.part` files left by a run that stopped mid-upload (untouched for graceMs). */
-export async function prepareUploadDir (dir: string, graceMs = 0, now = Date.now()): Promise<number> {
-  await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE })
-  let removed = 0
-  for (const entry of await readdir(dir, { withFileTypes: true })) {
-    if (!entry.isFile() || !entry.name.endsWith('.part')) continue
-    const path = join(dir, entry.name)
-    if (await abandoned(path, graceMs, now) && await unlinkQuiet(path)) removed++
-  }
-  return removed
-}
-
-export interface Reconciled {
-  /** unfinished `.part` files removed */
-  parts: number
-  /** stored-name files that had no row (a crash between rename and commit), removed */
-  filesWithoutRow: string[]
-  /** rows whose file was gone (removed by hand, or a crash between unlink and delete), removed */
-  rowsWithoutFile: string[]
 }
 
 /**
@@ -173,48 +151,6 @@ export async function reconcileUploads (dir: string, db: Kysely<Database>, grace
   const rowsWithoutFile = [...rows].filter((f) => !files.has(f))
   for (const name of rowsWithoutFile) await deleteUpload(db, name)
   return { parts, filesWithoutRow, rowsWithoutFile }
-}
-
-/** Logs what reconcileUploads removed: names at warn (at most 20), counts always. */
-export function logReconciled (log: FastifyBaseLogger, dir: string, r: Reconciled): void {
-  if (r.parts > 0) log.info({ dir, removed: r.parts }, 'removed unfinished uploads from a previous run')
-  if (r.filesWithoutRow.length > 0) log.warn({ dir, removed: r.filesWithoutRow.length, files: r.filesWithoutRow.slice(0, 20) }, 'removed uploaded files that had no database row (interrupted upload)')
-  if (r.rowsWithoutFile.length > 0) log.warn({ dir, removed: r.rowsWithoutFile.length, files: r.rowsWithoutFile.slice(0, 20) }, 'removed upload rows whose file is missing')
-}
-
-/**
- * The stored suffix for an original name: basename only, `[A-Za-z0-9._-]` kept (others → `_`), no `..`,
- * length-capped, and the extension set to the sniffed type's unless it already is one of its spellings.
- */
-export function safeName (original: string, type: SniffedType): string {
-  const base = original.split(/[/\\]/).pop() ?? ''
-  const cleaned = base.replace(/[^A-Za-z0-9._-]/g, '_').replace(/\.{2,}/g, '.')
-  const m = /^(.*)\.([A-Za-z0-9]{1,5})$/.exec(cleaned)
-  const ext = m?.[2].toLowerCase()
-  const stem = (m === null ? cleaned : m[1]).slice(0, MAX_STEM).replace(/^\.+|\.+$/g, '')
-  const allowed = extensionsOf(type)
-  return `${stem === '' ? 'upload' : stem}.${ext !== undefined && allowed.includes(ext) ? ext : type.ext}`
-}
-
-/** Whether the part's declared content type fits the kind: `<kind>/*`, and for audio also `application/ogg` (RFC 5334). */
-function declaredAs (mimetype: string, kind: MediaKind): boolean {
-  const declared = mimetype.toLowerCase()
-  return declared.startsWith(`${kind}/`) || (kind === 'audio' && declared.startsWith('application/ogg'))
-}
-
-/** Reads a file part to its end without keeping it, so the rest of the request can be parsed and answered. */
-export async function drain (file: MultipartFile): Promise<void> {
-  await pipeline(file.file, new Writable({ write: (_chunk, _enc, cb) => { cb() } })).catch(() => {})
-}
-
-async function unlinkQuiet (path: string): Promise<boolean> {
-  try {
-    await unlink(path)
-    return true
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false
-    throw err
-  }
 }
 
 /**
@@ -250,16 +186,17 @@ class HeadTap extends Transform {
 }
 
 export default fp(async (app) => {
-  const store = createMediaStore({
-    dir: app.config.uploadDir,
-    db: app.db.db,
-    commitUpload: uploadCommitterFor(app.db),
-    maxUploadBytes: app.config.maxUploadBytes,
-    maxUploadMb: app.config.maxUploadMb
-  })
+  const { media, uploadDir, maxUploadBytes, maxUploadMb } = app.config
+  // chosen once: nothing else asks which store it has
+  const store: MediaStore = media.store === 's3'
+    ? createS3MediaStore({ s3: media.s3, scratchDir: uploadDir, db: app.db.db, maxUploadBytes, maxUploadMb, log: app.log })
+    : createMediaStore({ dir: uploadDir, db: app.db.db, commitUpload: uploadCommitterFor(app.db), maxUploadBytes, maxUploadMb })
+  app.addHook('onClose', async () => { await store.close() })
   // before any request: none of this node's uploads can be half-way now (other nodes' can: see SHARED_DIR_GRACE_MS)
   const graceMs = app.db.dialect === 'sqlite' ? 0 : SHARED_DIR_GRACE_MS
-  logReconciled(app.log, store.dir, await reconcileUploads(store.dir, app.db.db, graceMs))
-  for (const t of secureUploadDir(store.dir)) app.log.warn(t, `tightened the mode of ${t.path} from ${t.from} to ${t.to}`)
+  logReconciled(app.log, store.location, await store.reconcile(graceMs))
+  // S3: UPLOAD_DIR holds only the temporary copies of media being sent (and url statuses' downloads)
+  for (const t of secureUploadDir(app.config.uploadDir)) app.log.warn(t, `tightened the mode of ${t.path} from ${t.from} to ${t.to}`)
+  app.log.info({ store: store.kind, location: store.location }, 'media store ready')
   app.decorate('mediaStore', store)
 }, { name: 'media-store', dependencies: ['config', 'db'] })

@@ -30,6 +30,7 @@ test('defaults match the documented settings', (t) => {
   assert.equal(c.metricsPublic, false)
   assert.equal(c.corsOrigin, null)
   assert.equal(c.healthDisconnectedMs, 120_000)
+  assert.deepEqual(c.media, { store: 'local' })
 })
 
 test('METRICS_PUBLIC, CORS_ORIGIN and HEALTH_DISCONNECTED_MS', (t) => {
@@ -105,4 +106,35 @@ test('DATABASE_URL: postgres:// or postgresql:// selects PostgreSQL; anything el
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
+})
+
+test('MEDIA_STORE=s3: the S3_* settings, S3_BUCKET required, the key pair set together, the secret never echoed', (t) => {
+  const base = { API_KEY: 'k'.repeat(20), DATA_DIR: tempDir(t) }
+  const secret = 'hunter2-s3-secret-value'
+  const s3 = { ...base, MEDIA_STORE: 's3', S3_BUCKET: 'status-media' }
+  assert.deepEqual(loadConfig(s3, { envFile: false }).media, {
+    store: 's3',
+    s3: { endpoint: null, bucket: 'status-media', region: 'us-east-1', credentials: null, forcePathStyle: false }
+  })
+  const full = loadConfig({ ...s3, S3_ENDPOINT: 'http://127.0.0.1:9000/', S3_REGION: 'eu-west-3', S3_ACCESS_KEY_ID: 'id', S3_SECRET_ACCESS_KEY: secret, S3_FORCE_PATH_STYLE: 'true' }, { envFile: false })
+  assert.deepEqual(full.media, {
+    store: 's3',
+    s3: { endpoint: 'http://127.0.0.1:9000', bucket: 'status-media', region: 'eu-west-3', credentials: { accessKeyId: 'id', secretAccessKey: secret }, forcePathStyle: true }
+  })
+  // the S3_* settings mean nothing with the local store
+  assert.deepEqual(loadConfig({ ...base, S3_BUCKET: 'status-media' }, { envFile: false }).media, { store: 'local' })
+  const refused = (env: Record<string, string>, message: RegExp): void => {
+    assert.throws(() => loadConfig(env, { envFile: false }), (err: Error) => {
+      assert.ok(err instanceof ConfigError, String(err))
+      assert.match(err.message, message)
+      assert.doesNotMatch(err.message, /hunter2/)
+      return true
+    })
+  }
+  refused({ ...base, MEDIA_STORE: 's3' }, /^Invalid setting S3_BUCKET: required with MEDIA_STORE=s3/)
+  refused({ ...base, MEDIA_STORE: 'disk' }, /^Invalid setting MEDIA_STORE/)
+  refused({ ...s3, S3_SECRET_ACCESS_KEY: secret }, /^Invalid setting S3_ACCESS_KEY_ID: set S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY together/)
+  refused({ ...s3, S3_ACCESS_KEY_ID: 'id' }, /^Invalid setting S3_SECRET_ACCESS_KEY/)
+  refused({ ...s3, S3_BUCKET: 'Not_A_Bucket' }, /^Invalid setting S3_BUCKET/)
+  refused({ ...s3, S3_ENDPOINT: 'ftp://host' }, /^Invalid setting S3_ENDPOINT/)
 })

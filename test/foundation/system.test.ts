@@ -38,6 +38,6 @@ test('stats and storage count what the database holds', async (t) => {
   const storage = (await api({ method: 'GET', url: '/api/storage' })).json().data
   assert.ok(storage.database.bytes > 0)
   assert.equal(typeof storage.database.walBytes, 'number')
-  assert.deepEqual(storage.uploads, { count: 1, bytes: 1234 })
+  assert.deepEqual(storage.uploads, { count: 1, bytes: 1234, store: 'local', location: app.config.uploadDir })
   assert.deepEqual(storage.sessions, [{ sessionId: 's1', statuses: 2, viewers: 2, authStateRows: 1, mediaFiles: 1, mediaBytes: 1234 }])
 })

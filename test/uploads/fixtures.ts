@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { readdirSync, readFileSync } from 'node:fs'
 import type { FastifyInstance } from 'fastify'
 import { PNG } from 'pngjs'
+import type { LocalMediaStore } from '../../plugins/uploads/media-store.js'
 
 /** A real 2×2 PNG, encoded by pngjs. */
 export function png (): Buffer {
@@ -93,4 +94,10 @@ export function wav (seconds: number): Buffer {
   head.write('data', 36, 'latin1')
   head.writeUInt32LE(samples, 40)
   return Buffer.concat([head, Buffer.alloc(samples, 0x80)])
+}
+
+/** The app's media store as the local store it is by default (MEDIA_STORE=local): its folder and file paths. */
+export function local (app: FastifyInstance): LocalMediaStore {
+  assert.equal(app.mediaStore.kind, 'local')
+  return app.mediaStore as LocalMediaStore
 }

@@ -8,7 +8,7 @@ import type { MultipartFile } from '@fastify/multipart'
 import { safeName } from '../../plugins/uploads/media-store.js'
 import { sniff } from '../../src/media/sniff.js'
 import { build, sqliteOf } from '../helper.js'
-import { assertNothingStored, filesIn, form, jpeg, mp4, png, uploadRows } from './fixtures.js'
+import { assertNothingStored, filesIn, form, jpeg, local, mp4, png, uploadRows } from './fixtures.js'
 
 const PNG_TYPE = sniff(png())
 const MP4_TYPE = sniff(mp4())
@@ -55,7 +55,7 @@ test('safeName keeps a clean basename and fixes the extension from the content',
 
 test('resolve answers a path only for a stored bare filename inside UPLOAD_DIR', async (t) => {
   const { app, dir } = await build(t)
-  const store = app.mediaStore
+  const store = local(app)
   assert.equal(store.dir, app.config.uploadDir)
   const name = '1700000000000-0123456789ab-photo.png'
   writeFileSync(join(store.dir, name), png())
@@ -83,7 +83,7 @@ test('remove deletes the file and its row, and never reaches outside the folder'
 
   assert.equal(await app.mediaStore.remove(filename), true)
   await assertNothingStored(app)
-  assert.equal(app.mediaStore.resolve(filename), null)
+  assert.equal(local(app).resolve(filename), null)
   assert.equal(await app.mediaStore.remove(filename), false)
 
   writeFileSync(join(dir, 'victim.png'), 'keep me')
@@ -109,11 +109,11 @@ test('start creates UPLOAD_DIR and removes stale .part files, keeping stored upl
   writeFileSync(join(uploads, 'other.part'), 'half')
   const { app } = await build(t, {}, { keepDir: dir })
   assert.deepEqual(filesIn(uploads), [kept])
-  assert.ok(app.mediaStore.resolve(kept) !== null)
+  assert.ok(local(app).resolve(kept) !== null)
 
   const nested = join(dir, 'not', 'yet', 'there')
   const second = await build(t, { UPLOAD_DIR: nested }, { keepDir: dir })
-  assert.equal(second.app.mediaStore.dir, nested)
+  assert.equal(local(second.app).dir, nested)
   assert.deepEqual(filesIn(nested), [])
 })
 

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs'
 import { request } from 'node:http'
 import { dirname, join } from 'node:path'
 import { build, TEST_API_KEY, waitFor } from '../helper.js'
-import { assertNothingStored, filesIn, form, jpeg, mp4, png, uploadRows } from './fixtures.js'
+import { assertNothingStored, filesIn, form, jpeg, local, mp4, png, uploadRows } from './fixtures.js'
 
 const STORED = /^[0-9]{13}-[0-9a-f]{12}-[A-Za-z0-9._-]+$/
 
@@ -23,7 +23,7 @@ test('an image upload answers both response forms and stores the file and its ro
     assert.match(body.filename, STORED)
     assert.ok(body.filename.endsWith(ext), body.filename)
 
-    const path = app.mediaStore.resolve(body.filename)
+    const path = local(app).resolve(body.filename)
     assert.equal(path, join(app.config.uploadDir, body.filename))
     assert.deepEqual(readFileSync(path), data)
     const row = (await uploadRows(app)).find((r) => r.filename === body.filename)
@@ -147,7 +147,7 @@ test('path traversal in the original filename stays inside UPLOAD_DIR', async (t
     assert.match(stored, STORED, name)
     assert.ok(!stored.includes('..') && stored.length <= 140, stored)
     assert.ok(stored.endsWith('.png'), stored)
-    const path = app.mediaStore.resolve(stored)
+    const path = local(app).resolve(stored)
     assert.ok(path !== null, stored)
     assert.equal(dirname(path), app.config.uploadDir)
   }
