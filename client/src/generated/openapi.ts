@@ -1569,6 +1569,10 @@ export interface operations {
                             uploads: {
                                 count: number;
                                 bytes: number;
+                                /** @description MEDIA_STORE: where uploads are kept */
+                                store: "local" | "s3";
+                                /** @description UPLOAD_DIR, or `s3://<bucket>` with MEDIA_STORE=s3 */
+                                location: string;
                             };
                             sessions: {
                                 sessionId: string;
