@@ -79,9 +79,9 @@ function mounts (s: Service): Array<{ source: string, target: string }> {
 }
 
 /** The container's environment: the env file (`.env`), then the service's `environment`, as Compose merges them. */
-function containerEnv (name: string, s: Service): Record<string, string> {
+function containerEnv (name: string, s: Service, vars = VARS): Record<string, string> {
   assert.deepEqual(listOf(s.env_file), ['.env'], `${name} reads its settings from .env`)
-  const env: Record<string, string> = { ...VARS }
+  const env: Record<string, string> = { ...vars }
   for (const [key, value] of Object.entries(s.environment ?? {})) {
     assert.ok(key in EnvSchema.properties, `${name}: ${key} is not a setting of schemas/env.ts`)
     assert.ok(value !== null, `${name}: ${key} has no value`)
@@ -91,8 +91,8 @@ function containerEnv (name: string, s: Service): Record<string, string> {
 }
 
 /** The service's settings as it validates them at start; a value it refuses throws `Invalid setting …`. */
-function configOf (name: string, s: Service): Config {
-  const env = containerEnv(name, s)
+function configOf (name: string, s: Service, vars = VARS): Config {
+  const env = containerEnv(name, s, vars)
   return loadConfig(env, { envFile: false })
 }
 
@@ -202,11 +202,19 @@ test('compose.yaml: the cluster profile runs two nodes on one PostgreSQL and one
   const volumeAt = (n: string, dir: string): string | undefined => mounts(file.services[n] as Service).find((m) => m.target === dir)?.source
   const dataVolumes = Object.keys(file.services).map((n) => volumeAt(n, '/data')).filter((v) => v !== undefined)
   assert.equal(new Set(dataVolumes).size, dataVolumes.length, 'no two containers share a /data volume')
-  // one UPLOAD_DIR for every node (until the S3-compatible store), not the single service's
+  // media: one UPLOAD_DIR for every node (the file runs no S3-compatible server), not the single service's
+  for (const c of configs) assert.equal(c.media.store, 'local')
   const uploads = nodes.map((n, i) => volumeAt(n, (configs[i] as Config).uploadDir))
   assert.ok(uploads[0] !== undefined && uploads.every((u) => u === uploads[0]), 'the nodes share one uploads volume')
   assert.notEqual(uploads[0], volumeAt('status-tracker', '/uploads'))
   assert.notEqual(published(file.services['node-a'] as Service)[0]?.host, published(file.services['node-b'] as Service)[0]?.host)
+
+  // a bucket instead (docs/container.md): MEDIA_STORE=s3 and the S3_* settings in .env reach every node unchanged
+  const S3_VARS = { ...VARS, MEDIA_STORE: 's3', S3_ENDPOINT: 'https://s3.example.net', S3_BUCKET: 'status-media', S3_ACCESS_KEY_ID: 'compose-test-id', S3_SECRET_ACCESS_KEY: 'compose-test-secret-0123456789', S3_FORCE_PATH_STYLE: 'true' }
+  for (const n of [...nodes, 'status-tracker']) {
+    const c = configOf(n, resolved(S3_VARS).services[n] as Service, S3_VARS)
+    assert.deepEqual(c.media, { store: 's3', s3: { endpoint: 'https://s3.example.net', bucket: 'status-media', region: 'us-east-1', credentials: { accessKeyId: 'compose-test-id', secretAccessKey: 'compose-test-secret-0123456789' }, forcePathStyle: true } }, `${n} keeps media in the bucket`)
+  }
 })
 
 test('compose.yaml: every named volume a service mounts is declared, and every declared one is used', () => {
