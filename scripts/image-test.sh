@@ -17,14 +17,16 @@
 #    status, has a contact view it, reads the viewer back, checks the HEALTHCHECK command, the user and
 #    the absence of dev packages, stops the container, starts a new one from the image on the same
 #    /data and /uploads and sees the session reconnect.
-# 4. compose.yaml: podman-compose (Debian 12: 1.0.3) brings the file's service alone up on the image
-#    (a copy of the file beside a temporary .env holding a random key; podman with the runc runtime and
-#    no default ulimits, since crun cannot set RLIMIT_NOFILE nor use hybrid cgroups in these VMs; never
-#    building or pulling), answers /api/health with that key through the published loopback port, runs
-#    the image's HEALTHCHECK in it, finds the database in the `data` volume, and takes it down with its
-#    volumes and network. 1.0.3 knows no profiles: the service is named, and the `cluster` profile's
-#    nodes are run dry (--dry-run prints the podman commands; test/build/compose.test.ts checks their
-#    settings).
+# 4. compose.yaml: podman-compose (Debian 12: 1.0.3) runs a plain `up -d` on the file, no service named
+#    (a copy of the file beside a temporary .env holding a random key only; podman with the runc runtime
+#    and no default ulimits, since crun cannot set RLIMIT_NOFILE nor use hybrid cgroups in these VMs;
+#    never building or pulling): it must start the service alone and nothing else, answer /api/health
+#    with that key through the published loopback port, pass the image's HEALTHCHECK and keep the
+#    database in the `data` volume; then down with its volumes and network. The `cluster` profile
+#    (compose.cluster.yaml, merged onto compose.yaml; 1.0.3 knows no profiles, so the nodes are named) is
+#    run dry: --dry-run prints the podman commands for postgres, redis and the two nodes, checked for the
+#    settings each node gets through the second file's own fragments (test/build/compose.test.ts checks
+#    the rest); the volumes and network a 1.0.3 dry run does create are removed.
 # Everything it made (containers, images, volumes, the compose network, storage, temporary files,
 # processes) is removed on exit, whatever happens; the cached base stays.
 #
@@ -97,11 +99,17 @@ trap 'exit 130' INT TERM
 # ---- podman for compose.yaml (step 4) ----------------------------------------------------------
 # podman on this image storage, with runc and without default ulimits (containers.conf, written in step 4)
 cpodman () { CONTAINERS_CONF=$work/containers.conf podman "${STORE[@]}" "$@"; }
-# compose ARGS…: podman-compose on the copy of compose.yaml, with the storage's flags on every podman call
-compose () {
-  CONTAINERS_CONF=$work/containers.conf podman-compose --no-ansi -p "$COMPOSE_PROJECT" -f "$work/compose/compose.yaml" \
+# podman_compose FILE… -- ARGS…: podman-compose on copies of the compose files, with the storage's flags on
+# every podman call; compose ARGS…: on compose.yaml alone; compose_cluster ARGS…: with compose.cluster.yaml
+podman_compose () {
+  local files=()
+  while [ "$1" != -- ]; do files+=(-f "$work/compose/$1"); shift; done
+  shift
+  CONTAINERS_CONF=$work/containers.conf podman-compose --no-ansi -p "$COMPOSE_PROJECT" "${files[@]}" \
     "--podman-args=$(printf '%q ' "${STORE[@]}")" --podman-run-args=--pull=never "$@"
 }
+compose () { podman_compose compose.yaml -- "$@"; }
+compose_cluster () { podman_compose compose.yaml compose.cluster.yaml -- "$@"; }
 # compose_remove: whatever the project left: containers, volumes, its network (a file under
 # /etc/containers/networks, outside the storage), and any process still running from this run's storage
 # (a container's conmon: nothing else has $work in its command line); COMPOSE_LEFT lists those processes
@@ -333,17 +341,20 @@ t_smoke=$((SECONDS - phase))
 # ---- 4. compose.yaml --------------------------------------------------------------------------
 phase=$SECONDS
 mkdir -m 0700 "$work/compose"
-# a copy beside its own .env: podman-compose reads .env from the file's folder, never the checkout's
-install -m 0644 "$ROOT/compose.yaml" "$work/compose/compose.yaml"
+# copies beside their own .env: podman-compose reads .env from the first file's folder, never the checkout's
+install -m 0644 "$ROOT/compose.yaml" "$ROOT/compose.cluster.yaml" "$work/compose/"
 printf '%s\n' '[containers]' 'default_ulimits = []' '[engine]' 'runtime = "runc"' >"$work/containers.conf"
 COMPOSE_KEY=$(node -e 'process.stdout.write(require("node:crypto").randomBytes(24).toString("hex"))')
 COMPOSE_PORT=$(node -e 'const s = require("node:net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close() })')
+# what the service alone needs: the key (the rest only points it at this run's image and a free port)
 ( umask 077; printf '%s\n' "API_KEY=$COMPOSE_KEY" "STATUS_TRACKER_IMAGE=$IMAGE" "STATUS_TRACKER_PORT=$COMPOSE_PORT" >"$work/compose/.env" )
 COMPOSE_PROJECT=status-tracker-image-test-$$
 COMPOSE_VERSION=$(podman-compose --version 2>/dev/null | sed -n 's/^podman-compose[a-z]* version *//p')
-log "compose: podman-compose $COMPOSE_VERSION up -d status-tracker (project $COMPOSE_PROJECT, 127.0.0.1:$COMPOSE_PORT)"
-compose up -d --no-build status-tracker >"$work/compose-up.log" 2>&1 || { tail -n 30 "$work/compose-up.log" >&2; die "podman-compose up"; }
+log "compose: podman-compose $COMPOSE_VERSION up -d, no service named (project $COMPOSE_PROJECT, 127.0.0.1:$COMPOSE_PORT)"
+compose up -d --no-build >"$work/compose-up.log" 2>&1 || { tail -n 30 "$work/compose-up.log" >&2; die "podman-compose up"; }
 CTR=${COMPOSE_PROJECT}_status-tracker_1
+started=$(cpodman ps -a --filter "label=io.podman.compose.project=$COMPOSE_PROJECT" --format '{{.Names}}' | tr '\n' ' ')
+[ "$started" = "$CTR " ] || die "compose: up -d on compose.yaml started \"$started\", not the service alone ($CTR)"
 compose_health () {
   curl -sf --max-time 3 -H "x-api-key: $COMPOSE_KEY" "http://127.0.0.1:$COMPOSE_PORT/api/health" >"$work/compose-health.json"
 }
@@ -367,19 +378,7 @@ UPLOADS_VOLUME=$(cpodman volume inspect --format '{{.Mountpoint}}' "${COMPOSE_PR
 [ "$(stat -c %u "$UPLOADS_VOLUME")" = "$RUN_UID" ] || die "compose: the uploads volume is not writable by uid $RUN_UID"
 # the image's HEALTHCHECK with the settings compose.yaml gives (podman runs it once on request: no systemd here)
 cpodman healthcheck run "$CTR" >"$work/compose-healthcheck.log" 2>&1 || { cat "$work/compose-healthcheck.log" >&2; die "compose: the image's HEALTHCHECK fails"; }
-log "compose: /api/health healthy with the key from .env (401 without it), HEALTHCHECK passes, database in ${COMPOSE_PROJECT}_data"
-
-# the cluster profile, dry: podman-compose parses it and prints the podman commands for its four services
-compose --dry-run up -d --no-build node-a node-b >"$work/compose-cluster.log" 2>&1 \
-  || { tail -n 30 "$work/compose-cluster.log" >&2; die "podman-compose --dry-run up node-a node-b"; }
-started_services=$(sed -n "s/^podman run .*--name=${COMPOSE_PROJECT}_\([a-z-]*\)_1 .*/\1/p" "$work/compose-cluster.log" | tr '\n' ' ')
-[ "$started_services" = "postgres redis node-a node-b " ] || [ "$started_services" = "redis postgres node-a node-b " ] \
-  || die "compose --dry-run: expected postgres and redis, then node-a and node-b; got: $started_services"
-for n in node-a node-b; do
-  grep -q -- "--name=${COMPOSE_PROJECT}_${n}_1 .*-e NODE_ID=$n .*-e NODE_URL=http://$n:3000 .*${COMPOSE_PROJECT}_cluster-uploads:/uploads" "$work/compose-cluster.log" \
-    || die "compose --dry-run: $n lacks its NODE_ID, NODE_URL or the shared uploads volume"
-done
-log "compose: cluster profile dry run starts $started_services"
+log "compose: the service alone, /api/health healthy with the key from .env (401 without it), HEALTHCHECK passes, database in ${COMPOSE_PROJECT}_data"
 
 compose down -v >"$work/compose-down.log" 2>&1 || { tail -n 30 "$work/compose-down.log" >&2; die "podman-compose down"; }
 [ -z "$(cpodman ps -aq --filter "label=io.podman.compose.project=$COMPOSE_PROJECT")" ] || die "compose down left containers"
@@ -389,6 +388,28 @@ network=${COMPOSE_PROJECT}_default
 compose_remove # 1.0.3's down leaves the network
 ! cpodman network exists "$network" 2>/dev/null || die "compose: the network $network is still there"
 [ -z "$COMPOSE_LEFT" ] || die "compose down left processes running: $COMPOSE_LEFT"
+
+# the cluster profile, dry, on both files: podman-compose merges them and prints the podman commands for the
+# four services (a 1.0.3 dry run still creates the volumes and the network: compose_remove takes them away)
+POSTGRES_PASSWORD=$(node -e 'process.stdout.write(require("node:crypto").randomBytes(24).toString("hex"))')
+printf '%s\n' "POSTGRES_PASSWORD=$POSTGRES_PASSWORD" >>"$work/compose/.env"
+COMPOSE_PROJECT=status-tracker-image-test-cluster-$$ network=status-tracker-image-test-cluster-$$_default
+compose_cluster --dry-run up -d --no-build node-a node-b >"$work/compose-cluster.log" 2>&1 \
+  || { tail -n 30 "$work/compose-cluster.log" >&2; die "podman-compose -f compose.yaml -f compose.cluster.yaml --dry-run up node-a node-b"; }
+started_services=$(sed -n "s/^podman run .*--name=${COMPOSE_PROJECT}_\([a-z-]*\)_1 .*/\1/p" "$work/compose-cluster.log" | tr '\n' ' ')
+[ "$started_services" = "postgres redis node-a node-b " ] || [ "$started_services" = "redis postgres node-a node-b " ] \
+  || die "compose --dry-run: expected postgres and redis, then node-a and node-b; got: $started_services"
+grep -q -- "--name=${COMPOSE_PROJECT}_postgres_1 .*-e POSTGRES_PASSWORD=$POSTGRES_PASSWORD " "$work/compose-cluster.log" \
+  || die "compose --dry-run: postgres lacks the POSTGRES_PASSWORD from .env"
+for n in node-a node-b; do
+  grep -q -- "--name=${COMPOSE_PROJECT}_${n}_1 .*-e API_KEY=$COMPOSE_KEY .*-e DATA_DIR=/data .*-e DATABASE_URL=postgres://status:$POSTGRES_PASSWORD@postgres:5432/status_tracker -e REDIS_URL=redis://redis:6379 .*-e NODE_ID=$n .*-e NODE_URL=http://$n:3000 .*${COMPOSE_PROJECT}_cluster-uploads:/uploads .* $IMAGE\$" "$work/compose-cluster.log" \
+    || die "compose --dry-run: $n lacks the key, DATA_DIR, DATABASE_URL, REDIS_URL, its NODE_ID or NODE_URL, the shared uploads volume or the image"
+done
+log "compose: cluster profile (compose.yaml + compose.cluster.yaml) dry run starts $started_services"
+compose_remove
+[ -z "$(cpodman volume ls -q)" ] || die "compose: the cluster dry run's volumes are still there: $(cpodman volume ls -q | tr '\n' ' ')"
+! cpodman network exists "$network" 2>/dev/null || die "compose: the cluster dry run's network is still there"
+[ -z "$COMPOSE_LEFT" ] || die "compose: processes left running after the dry run: $COMPOSE_LEFT"
 t_compose=$((SECONDS - phase))
 
 # what a registry stores and a pull downloads: the layers gzipped

@@ -6,14 +6,17 @@ import { parse } from 'yaml'
 import { EnvSchema } from '../../schemas/env.js'
 import { loadConfig, parseEnvFile, type Config } from '../../src/config.js'
 
-// compose.yaml as Compose reads it: the service alone by default, and the `cluster` profile's two nodes on
-// PostgreSQL and Redis. Every variable a Status Tracker container gets from the file is a setting of
-// schemas/env.ts that the service accepts, on top of a `.env` made from .env.example (env_file); the nodes
-// share what cluster.md says they share and differ in what it says they own. scripts/image-test.sh brings the
-// service alone up with podman-compose on the image CI builds; this checks what that run cannot reach.
+// compose.yaml and compose.cluster.yaml as Compose reads them: compose.yaml alone holds the service alone and
+// nothing else (podman-compose 1.0.3, Debian 12's, ignores profiles and starts every service of the files it is
+// given), and compose.cluster.yaml, merged onto it, adds the `cluster` profile's two nodes on PostgreSQL and
+// Redis. Every variable a Status Tracker container gets from the files is a setting of schemas/env.ts that the
+// service accepts, on top of a `.env` made from .env.example (env_file); the nodes share what cluster.md says
+// they share and differ in what it says they own. scripts/image-test.sh runs a plain `podman-compose up -d` on
+// compose.yaml on the image CI builds and the cluster dry on both files; this checks what that run cannot reach.
 
 const ROOT = resolve(import.meta.dirname, '..', '..')
 const FILE = join(ROOT, 'compose.yaml')
+const CLUSTER_FILE = join(ROOT, 'compose.cluster.yaml')
 
 interface Service {
   image?: string
@@ -26,7 +29,7 @@ interface Service {
   depends_on?: Record<string, { condition?: string }>
   healthcheck?: { test?: string[] | string }
 }
-interface ComposeFile { services: Record<string, Service>, volumes?: Record<string, unknown> }
+interface ComposeFile { services: Record<string, Service>, volumes?: Record<string, unknown>, [key: `x-${string}`]: unknown }
 
 /**
  * Compose's interpolation, limited to the forms podman-compose 1.0.3 (Debian 12) also reads: `$$`, `$NAME`,
@@ -46,16 +49,26 @@ function interpolate (value: string, vars: Record<string, string>): string {
     })
 }
 
-/** Every string of the file interpolated with `vars` (what `docker compose config` shows). */
-function resolved (vars: Record<string, string>): ComposeFile {
+/** A file as YAML reads it, merge keys (<<) resolved as Compose resolves them; anchors stay within the file. */
+const parsed = (path: string): ComposeFile => parse(readFileSync(path, 'utf8'), { merge: true }) as ComposeFile
+
+/**
+ * Every string of the files interpolated with `vars` (what `docker compose -f … -f … config` shows), the later
+ * files' services and volumes added to the first's. The files share no service and no volume (a test below
+ * checks it), so the union is Compose's merge; their `x-` fragments stay each file's own.
+ */
+function resolved (vars: Record<string, string>, paths: string[] = [FILE]): ComposeFile {
   const walk = (v: unknown): unknown => {
     if (typeof v === 'string') return interpolate(v, vars)
     if (Array.isArray(v)) return v.map(walk)
     if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]))
     return v
   }
-  // merge keys (<<) as Compose reads them
-  return walk(parse(readFileSync(FILE, 'utf8'), { merge: true })) as ComposeFile
+  const files = paths.map((p) => walk(parsed(p)) as ComposeFile)
+  return {
+    services: Object.assign({}, ...files.map((f) => f.services)) as Record<string, Service>,
+    volumes: Object.assign({}, ...files.map((f) => f.volumes ?? {})) as Record<string, unknown>
+  }
 }
 
 const API_KEY = 'compose-test-key-0123456789abcdef'
@@ -105,13 +118,17 @@ function published (s: Service): Array<{ address: string | undefined, host: stri
   })
 }
 
-const file = resolved(VARS)
-const image = file.services['status-tracker']?.image
+/** compose.yaml alone: what a plain `up -d` on it starts, whatever the Compose */
+const single = resolved(VARS)
+/** compose.yaml with compose.cluster.yaml merged onto it */
+const file = resolved(VARS, [FILE, CLUSTER_FILE])
+const image = single.services['status-tracker']?.image
 
-test('compose.yaml: the service alone by default, from the Dockerfile\'s image, SQLite and uploads in named volumes, the key from .env', () => {
-  const defaults = Object.keys(file.services).filter((n) => inProfile(file.services[n] as Service, null))
-  assert.deepEqual(defaults, ['status-tracker'], 'only the service starts without a profile')
-  const s = file.services['status-tracker'] as Service
+test('compose.yaml: the service alone and nothing else, from the Dockerfile\'s image, SQLite and uploads in named volumes, the key from .env', () => {
+  // podman-compose 1.0.3 ignores profiles: every service of the file is one a plain `up -d` starts
+  assert.deepEqual(Object.keys(single.services), ['status-tracker'], 'compose.yaml has the service alone')
+  const s = single.services['status-tracker'] as Service
+  assert.equal(s.profiles, undefined, 'in no profile: Docker Compose and newer podman-compose start it too')
   assert.equal(resolved({ API_KEY }).services['status-tracker']?.image, 'status-tracker:latest')
   assert.equal(resolved({ API_KEY, STATUS_TRACKER_IMAGE: 'localhost/status-tracker:ci' }).services['status-tracker']?.image, 'localhost/status-tracker:ci')
   const context = typeof s.build === 'string' ? s.build : s.build?.context
@@ -128,7 +145,7 @@ test('compose.yaml: the service alone by default, from the Dockerfile\'s image, 
   assert.equal(config.cluster.enabled, false)
   assert.equal(config.host, '0.0.0.0')
 
-  const declared = Object.keys(file.volumes ?? {})
+  const declared = Object.keys(single.volumes ?? {})
   const m = mounts(s)
   for (const dir of [config.dataDir, config.uploadDir]) {
     const mount = m.find((x) => x.target === dir)
@@ -143,11 +160,35 @@ test('compose.yaml: the service alone by default, from the Dockerfile\'s image, 
   // the key is required; nothing the cluster needs is: the service alone starts with API_KEY only
   assert.throws(() => resolved({}), /required variable API_KEY is missing a value: set API_KEY in \.env/)
   assert.doesNotThrow(() => resolved({ API_KEY }))
+  // a .env holding API_KEY alone: the container's settings are the file's environment (and that key)
+  const alone = resolved({ API_KEY }).services['status-tracker']?.environment ?? {}
+  assert.equal(loadConfig({ API_KEY, ...Object.fromEntries(Object.entries(alone).map(([k, v]) => [k, String(v)])) }, { envFile: false }).apiKey, API_KEY)
   // a key the service refuses (under 16 characters) stops it at start
   assert.throws(() => configOf('status-tracker', resolved({ ...VARS, API_KEY: 'short' }).services['status-tracker'] as Service), /Invalid setting API_KEY/)
 })
 
-test('compose.yaml: the cluster profile runs two nodes on one PostgreSQL and one Redis, each node with its own id, address and data', () => {
+test('compose.cluster.yaml: merged onto compose.yaml, the profile `cluster` adds every service of its own and nothing else', () => {
+  const own = parsed(CLUSTER_FILE)
+  const base = parsed(FILE)
+  // a union: neither a service nor a volume of compose.yaml is redefined (Compose would merge them field by field)
+  for (const n of Object.keys(own.services)) {
+    assert.equal(base.services[n], undefined, `${n} is defined in one file only`)
+    assert.deepEqual(own.services[n]?.profiles, ['cluster'], `${n} is in the profile cluster`)
+  }
+  for (const v of Object.keys(own.volumes ?? {})) assert.ok(!(v in (base.volumes ?? {})), `volume ${v} is declared in one file only`)
+  // without the profile the merged files start what compose.yaml alone starts
+  assert.deepEqual(Object.keys(file.services).filter((n) => inProfile(file.services[n] as Service, null)), ['status-tracker'])
+  // YAML anchors do not cross files: the cluster file's copies of compose.yaml's fragments are the same
+  for (const fragment of ['x-status-tracker', 'x-environment'] as const) {
+    assert.ok(own[fragment] !== undefined, `compose.cluster.yaml has its own ${fragment}`)
+    assert.deepEqual(own[fragment], base[fragment], `${fragment} in compose.cluster.yaml is compose.yaml's`)
+  }
+  // the database password is required by the cluster only
+  assert.doesNotThrow(() => resolved({ API_KEY }))
+  assert.throws(() => resolved({ API_KEY }, [FILE, CLUSTER_FILE]), /required variable POSTGRES_PASSWORD is missing a value: set POSTGRES_PASSWORD in \.env/)
+})
+
+test('compose.cluster.yaml: the cluster profile runs two nodes on one PostgreSQL and one Redis, each node with its own id, address and data', () => {
   const names = Object.keys(file.services).filter((n) => inProfile(file.services[n] as Service, 'cluster')).sort()
   assert.deepEqual(names, ['node-a', 'node-b', 'postgres', 'redis'])
   const nodes = names.filter((n) => file.services[n]?.image === image)
@@ -217,9 +258,12 @@ test('compose.yaml: the cluster profile runs two nodes on one PostgreSQL and one
   }
 })
 
-test('compose.yaml: every named volume a service mounts is declared, and every declared one is used', () => {
-  const declared = Object.keys(file.volumes ?? {}).sort()
-  const used = [...new Set(Object.values(file.services).flatMap((s) => mounts(s).map((m) => m.source)))].sort()
-  for (const source of used) assert.ok(!source.startsWith('.') && !source.startsWith('/'), `${source}: named volumes only, no host paths`)
-  assert.deepEqual(used, declared)
+test('compose.yaml, compose.cluster.yaml: each declares every named volume its services mount, and uses every one it declares', () => {
+  for (const path of [FILE, CLUSTER_FILE]) {
+    const f = resolved(VARS, [path])
+    const declared = Object.keys(f.volumes ?? {}).sort()
+    const used = [...new Set(Object.values(f.services).flatMap((s) => mounts(s).map((m) => m.source)))].sort()
+    for (const source of used) assert.ok(!source.startsWith('.') && !source.startsWith('/'), `${source}: named volumes only, no host paths`)
+    assert.deepEqual(used, declared, path)
+  }
 })
