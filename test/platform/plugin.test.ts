@@ -8,6 +8,7 @@ import configPlugin from '../../plugins/core/config.js'
 import dbPlugin from '../../plugins/core/db.js'
 import domainEventsPlugin from '../../plugins/broadcaster/domain-events.js'
 import contactsPlugin from '../../plugins/contacts/index.js'
+import contactStatusesPlugin from '../../plugins/contact-statuses/index.js'
 import platformPlugin from '../../plugins/platform/index.js'
 import viewerIngestPlugin from '../../plugins/statuses/viewer-ingest.js'
 import interactionIngestPlugin from '../../plugins/statuses/interaction-ingest.js'
@@ -42,6 +43,7 @@ test('the platform plugin restores stored sessions on ready (not while registeri
   await app.register(viewerIngestPlugin)
   await app.register(interactionIngestPlugin)
   await app.register(contactsPlugin)
+  await app.register(contactStatusesPlugin)
   await app.register(platformPlugin)
   t.after(async () => { await app.close() })
   await app.after()
