@@ -253,7 +253,7 @@ test('compose.cluster.yaml: the cluster profile runs two nodes on one PostgreSQL
   // a bucket instead (docs/container.md): MEDIA_STORE=s3 and the S3_* settings in .env reach every node unchanged
   const S3_VARS = { ...VARS, MEDIA_STORE: 's3', S3_ENDPOINT: 'https://s3.example.net', S3_BUCKET: 'status-media', S3_ACCESS_KEY_ID: 'compose-test-id', S3_SECRET_ACCESS_KEY: 'compose-test-secret-0123456789', S3_FORCE_PATH_STYLE: 'true' }
   for (const n of [...nodes, 'status-tracker']) {
-    const c = configOf(n, resolved(S3_VARS).services[n] as Service, S3_VARS)
+    const c = configOf(n, resolved(S3_VARS, [FILE, CLUSTER_FILE]).services[n] as Service, S3_VARS)
     assert.deepEqual(c.media, { store: 's3', s3: { endpoint: 'https://s3.example.net', bucket: 'status-media', region: 'us-east-1', credentials: { accessKeyId: 'compose-test-id', secretAccessKey: 'compose-test-secret-0123456789' }, forcePathStyle: true } }, `${n} keeps media in the bucket`)
   }
 })
