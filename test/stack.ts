@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net'
 import { resolve } from 'node:path'
 import type { TestContext } from 'node:test'
 import { io, type Socket } from 'socket.io-client'
-import { startEmulator, testCertPaths, type Emulator, type EmulatorOptions } from '@status-tracker/emulator'
+import { startEmulator, testCertPaths, type Emulator, type EmulatorOptions, type StatusRecord } from '@status-tracker/emulator'
 import { build, TEST_API_KEY, waitFor, type TestApp } from './helper.js'
 import type { EventName, EventPayloads } from '../schemas/events.js'
 import { EventRecorder } from './events.js'
@@ -94,4 +94,11 @@ export async function serveFiles (t: TestContext, files: Record<string, { type: 
   })
   const { port } = server.address() as AddressInfo
   return { url: (path) => `http://127.0.0.1:${port}${path}`, hits }
+}
+
+/** A post as the emulator recorded it, once every stanza was read and every addressed device decrypted it (or failed to). */
+export async function settledPost (s: Stack, id: string): Promise<StatusRecord> {
+  await s.emu.waitForStatus((r) => r.id === id && r.decrypted, 15_000)
+  await s.emu.settled()
+  return s.emu.status(id)
 }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import type { StatusRecord } from '@status-tracker/emulator'
 import { waitFor } from '../helper.js'
-import { startStack, type Stack } from '../stack.js'
+import { settledPost, startStack, type Stack } from '../stack.js'
 
 // send-status `audience` through the HTTP API, real Baileys and the emulator (issue 24): a list and a saved
 // audience reach exactly their recipients with status_setting allowlist, and the status keeps the snapshot
@@ -37,13 +37,6 @@ async function listed (s: Stack, statusId: string): Promise<Listed> {
   return item
 }
 
-/** The post once every addressed device decrypted it (or failed to). */
-async function settled (s: Stack, id: string): Promise<StatusRecord> {
-  await s.emu.waitForStatus((r) => r.id === id && r.decrypted, 15_000)
-  await s.emu.settled()
-  return s.emu.status(id)
-}
-
 /** Accepted, every stanza with this status_setting, the audience exactly the own LID and these, each of them decrypted it and nobody else. */
 function assertReached (s: Stack, record: StatusRecord, recipients: string[], setting: string): void {
   assert.equal(record.rejected, undefined, JSON.stringify(record.rejected))
@@ -63,7 +56,7 @@ test('audiences through real Baileys and the emulator', { timeout: 200_000 }, as
   await t.test('list: exactly those recipients, allowlist; the snapshot on the status and in its report', async () => {
     const sent = await send(s, { type: 'text', content: 'to a list', audience: { type: 'list', numbers: [A, ` ${B}`, A, OWN] } })
     assert.deepEqual([sent.state, sent.contactCount, sent.sentCount], ['sent', 2, 2])
-    assertReached(s, await settled(s, sent.platformMessageId), [A, B], 'allowlist')
+    assertReached(s, await settledPost(s, sent.platformMessageId), [A, B], 'allowlist')
     const item = await listed(s, sent.statusId)
     assert.equal(item.targetNumbers, '')
     assert.deepEqual(item.audience, { type: 'list', audienceId: null, name: null, except: null, mode: null, statusSetting: 'allowlist', recipients: [A, B] })
@@ -71,7 +64,7 @@ test('audiences through real Baileys and the emulator', { timeout: 200_000 }, as
     assert.deepEqual(report.json<{ data: { recipients: Array<{ number: string }> } }>().data.recipients.map((r) => r.number), [A, B])
     // without an audience nothing changed: targetNumbers, no snapshot
     const plain = await send(s, { type: 'text', content: 'to numbers', targetNumbers: C })
-    assertReached(s, await settled(s, plain.platformMessageId), [C], 'allowlist')
+    assertReached(s, await settledPost(s, plain.platformMessageId), [C], 'allowlist')
     assert.deepEqual([(await listed(s, plain.statusId)).targetNumbers, (await listed(s, plain.statusId)).audience], [C, null])
   })
 
@@ -79,7 +72,7 @@ test('audiences through real Baileys and the emulator', { timeout: 200_000 }, as
     const made = await s.api({ method: 'POST', url: `/api/sessions/${SID}/audiences`, payload: { name: 'Regulars', numbers: [B, C] } })
     const audienceId = made.json<{ data: { id: string } }>().data.id
     const sent = await send(s, { type: 'text', content: 'to the regulars', audience: { type: 'saved', audienceId } })
-    assertReached(s, await settled(s, sent.platformMessageId), [B, C], 'allowlist')
+    assertReached(s, await settledPost(s, sent.platformMessageId), [B, C], 'allowlist')
     const put = await s.api({ method: 'PUT', url: `/api/sessions/${SID}/audiences/${audienceId}`, payload: { name: 'Others', numbers: [D] } })
     assert.equal(put.statusCode, 200, put.body)
     assert.deepEqual((await listed(s, sent.statusId)).audience,
@@ -93,7 +86,7 @@ test('audiences through real Baileys and the emulator', { timeout: 200_000 }, as
     const result = await platform.sendStatus(SID, { messageId, content: { kind: 'text', text: 'by LID' }, recipients: [lidOnly, A], statusSetting: 'denylist' })
     assert.deepEqual(result.unreachable, [])
     assert.ok(result.recipientJids.includes(lidOnly), 'the LID is what the caller commits and revokes')
-    const record = await settled(s, messageId)
+    const record = await settledPost(s, messageId)
     assertReached(s, record, [D, A], 'denylist')
     assert.equal(await platform.revokeStatus(SID, messageId, result.recipientJids), true)
     await s.emu.settled()
@@ -110,7 +103,7 @@ test('audiences through real Baileys and the emulator', { timeout: 200_000 }, as
     ])
     const sent = await send(s, { type: 'text', content: 'to my contacts but two', audience: { type: 'contacts', except: [B, lidOf(s, A)] } })
     assert.deepEqual([sent.state, sent.contactCount], ['sent', 2])
-    assertReached(s, await settled(s, sent.platformMessageId), [C, D], 'denylist')
+    assertReached(s, await settledPost(s, sent.platformMessageId), [C, D], 'denylist')
     assert.deepEqual((await listed(s, sent.statusId)).audience,
       { type: 'contacts', audienceId: null, name: null, except: [B, lidOf(s, A)], mode: null, statusSetting: 'denylist', recipients: [C, lidOf(s, D)] })
     const report = await s.api({ method: 'GET', url: `/api/sessions/${SID}/statuses/${sent.statusId}/report` })
@@ -118,10 +111,10 @@ test('audiences through real Baileys and the emulator', { timeout: 200_000 }, as
 
     await sink.statusPrivacy(SID, { mode: 'allowlist', numbers: [B, lidOf(s, D)] })
     const allow = await send(s, { type: 'text', content: 'as the phone says: only share with', audience: { type: 'phone' } })
-    assertReached(s, await settled(s, allow.platformMessageId), [B, D], 'allowlist')
+    assertReached(s, await settledPost(s, allow.platformMessageId), [B, D], 'allowlist')
     await sink.statusPrivacy(SID, { mode: 'contacts', numbers: [] })
     const all = await send(s, { type: 'text', content: 'as the phone says: my contacts', audience: { type: 'phone' } })
-    assertReached(s, await settled(s, all.platformMessageId), [A, B, C, D], 'contacts')
+    assertReached(s, await settledPost(s, all.platformMessageId), [A, B, C, D], 'contacts')
   })
 
   await t.test('a legacy account posts by phone number: a LID-only recipient is unreachable there', async () => {

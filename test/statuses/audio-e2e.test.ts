@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import type { StatusRecord } from '@status-tracker/emulator'
 import { form, toneMp3, voiceOgg } from '../uploads/fixtures.js'
-import { mediaTrusted, serveFiles, startStack, type Stack } from '../stack.js'
+import { mediaTrusted, serveFiles, settledPost, startStack, type Stack } from '../stack.js'
 
 // Audio statuses (issue 31) through the HTTP API, real Baileys and the emulator: the recipients decrypt an
 // OGG/Opus upload as a voice note and an MP3 as audio (WA Web's audioMessage: whatsapp-rust src/media.rs
@@ -32,13 +32,6 @@ async function uploadAudio (s: Stack, filename: string, type: string, data: Buff
   return res.json<{ filename: string }>().filename
 }
 
-/** The post once every addressed device decrypted it (or failed to). */
-async function settled (s: Stack, id: string): Promise<StatusRecord> {
-  await s.emu.waitForStatus((r) => r.id === id && r.decrypted, 15_000)
-  await s.emu.settled()
-  return s.emu.status(id)
-}
-
 /** Decrypted by the own phone and every recipient, verified, as a media stanza with `mediatype`. */
 function assertAudio (record: StatusRecord, media: { mimetype: string, ptt: boolean, seconds: number, mediatype: string }, audience = [OWN, A, B]): void {
   assert.deepEqual(record.errors, [])
@@ -64,7 +57,7 @@ test('audio statuses through real Baileys: a voice note and an MP3, their viewer
     const file = await uploadAudio(s, 'hello.ogg', 'audio/ogg', voiceOgg())
     voice = await send(s, { type: 'audio', content: file, targetNumbers: `${A},${B}` })
     assert.equal(voice.contactCount, 2)
-    assertAudio(await settled(s, voice.platformMessageId), { mimetype: 'audio/ogg; codecs=opus', ptt: true, seconds: 3, mediatype: 'ptt' })
+    assertAudio(await settledPost(s, voice.platformMessageId), { mimetype: 'audio/ogg; codecs=opus', ptt: true, seconds: 3, mediatype: 'ptt' })
     const ev = await s.events.next('status-sent', (p) => p.statusId === voice.statusId)
     assert.deepEqual([ev.type, ev.content, ev.caption], ['audio', file, ''])
   })
@@ -72,7 +65,7 @@ test('audio statuses through real Baileys: a voice note and an MP3, their viewer
   await t.test('an MP3 upload is decrypted as audio, not a voice note', async () => {
     const file = await uploadAudio(s, 'tone.mp3', 'audio/mpeg', toneMp3())
     const mp3 = await send(s, { type: 'audio', content: file, targetNumbers: `${A},${B}` })
-    assertAudio(await settled(s, mp3.platformMessageId), { mimetype: 'audio/mpeg', ptt: false, seconds: 2, mediatype: 'audio' })
+    assertAudio(await settledPost(s, mp3.platformMessageId), { mimetype: 'audio/mpeg', ptt: false, seconds: 2, mediatype: 'audio' })
   })
 
   await t.test('views of the voice note are recorded as for other types (PN and LID receipts, played counts)', async () => {
@@ -96,14 +89,14 @@ test('audio statuses through real Baileys: a voice note and an MP3, their viewer
     await s.link('legacy', LEGACY, { legacy: true })
     const file = await uploadAudio(s, 'legacy.opus', 'audio/ogg', voiceOgg())
     const sent = await send(s, { type: 'audio', content: file, targetNumbers: `${C},${D}` }, 'legacy')
-    assertAudio(await settled(s, sent.platformMessageId), { mimetype: 'audio/ogg; codecs=opus', ptt: true, seconds: 3, mediatype: 'ptt' }, [LEGACY, C, D])
+    assertAudio(await settledPost(s, sent.platformMessageId), { mimetype: 'audio/ogg; codecs=opus', ptt: true, seconds: 3, mediatype: 'ptt' }, [LEGACY, C, D])
   })
 
   await t.test('a url status ending in .mp3, served from loopback, is sent as audio; the row keeps the URL', async (tt) => {
     const web = await serveFiles(tt, { '/podcast/episode.mp3': { type: 'audio/mpeg', body: toneMp3() } })
     const url = web.url('/podcast/episode.mp3')
     const sent = await send(s, { type: 'url', content: url, targetNumbers: `${A},${B}` })
-    assertAudio(await settled(s, sent.platformMessageId), { mimetype: 'audio/mpeg', ptt: false, seconds: 2, mediatype: 'audio' })
+    assertAudio(await settledPost(s, sent.platformMessageId), { mimetype: 'audio/mpeg', ptt: false, seconds: 2, mediatype: 'audio' })
     assert.deepEqual(web.hits, ['/podcast/episode.mp3'])
     const list = await s.api({ method: 'GET', url: `/api/sessions/${SID}/sent-statuses` })
     const row = list.json<{ data: Array<{ id: string, type: string, content: string }> }>().data.find((r) => r.id === sent.statusId)

@@ -3,7 +3,7 @@ import { test } from 'node:test'
 import type { StatusRecord } from '@status-tracker/emulator'
 import { form, jpeg, mp4 } from '../uploads/fixtures.js'
 import { waitFor } from '../helper.js'
-import { mediaTrusted, serveFiles, startStack, type Stack } from '../stack.js'
+import { mediaTrusted, serveFiles, settledPost, startStack, type Stack } from '../stack.js'
 
 // Status posts from an LID-migrated account, shaped the way WA Web posts them (docs/platform.md), through
 // the HTTP API and real Baileys against the emulator, which enforces the server's current rules (479 for
@@ -31,13 +31,6 @@ async function upload (s: Stack, kind: 'image' | 'video', filename: string, type
   const res = await s.api({ method: 'POST', url: `/api/upload-${kind}`, payload, headers })
   assert.equal(res.statusCode, 200, res.body)
   return res.json<{ filename: string }>().filename
-}
-
-/** The post once every stanza was read and every addressed device decrypted it (or failed to). */
-async function settled (s: Stack, id: string): Promise<StatusRecord> {
-  await s.emu.waitForStatus((r) => r.id === id && r.decrypted, 15_000)
-  await s.emu.settled()
-  return s.emu.status(id)
 }
 
 const lidOf = (s: Stack, number: string): string => `${number === OWN || number === LEGACY ? s.emu.getAccount(number).lid : s.emu.getContact(number).lid}@lid`
@@ -76,7 +69,7 @@ test('LID-migrated account: WA Web-shaped posts for every content type, the send
   await t.test('text with background and font: accepted, LID audience, allowlist, SKDM to every device the first time', async () => {
     text = await send(s, { type: 'text', content: 'LID hello', backgroundColor: '#336699', font: 3, targetNumbers: `${A},${B},${C}` })
     assert.deepEqual([text.state, text.contactCount, text.sentCount, text.unreachable], ['sent', 3, 3, []])
-    const record = await settled(s, text.platformMessageId)
+    const record = await settledPost(s, text.platformMessageId)
     assertWaWebShape(s, record, [A, B, C], 'text')
     assert.equal(record.text, 'LID hello')
     assert.equal(record.backgroundArgb, 0xff336699)
@@ -90,7 +83,7 @@ test('LID-migrated account: WA Web-shaped posts for every content type, the send
   await t.test('a second post to the same recipients carries an SKDM only to the own phone (the sender key is reused); image status', { skip: !mediaTrusted() && 'NODE_EXTRA_CA_CERTS must point at test/.certs/cert.pem' }, async () => {
     const image = await upload(s, 'image', 'photo.jpg', 'image/jpeg', jpeg())
     const sent = await send(s, { type: 'image', content: image, caption: 'again', targetNumbers: `${A},${B},${C}` })
-    const record = await settled(s, sent.platformMessageId)
+    const record = await settledPost(s, sent.platformMessageId)
     assertWaWebShape(s, record, [A, B, C], 'media')
     assert.equal(record.type, 'image')
     assert.equal(record.caption, 'again')
@@ -102,12 +95,12 @@ test('LID-migrated account: WA Web-shaped posts for every content type, the send
   await t.test('video and url statuses are accepted and decrypted', { skip: !mediaTrusted() && 'NODE_EXTRA_CA_CERTS must point at test/.certs/cert.pem' }, async () => {
     const video = await upload(s, 'video', 'clip.mp4', 'video/mp4', mp4())
     const v = await send(s, { type: 'video', content: video, targetNumbers: `${A},${B}` })
-    const vr = await settled(s, v.platformMessageId)
+    const vr = await settledPost(s, v.platformMessageId)
     assertWaWebShape(s, vr, [A, B], 'media')
     assert.equal(vr.type, 'video')
     const files = await serveFiles(t, { '/p.jpg': { type: 'image/jpeg', body: jpeg() } })
     const u = await send(s, { type: 'url', content: files.url('/p.jpg'), caption: 'from a url', targetNumbers: `${C}` })
-    const ur = await settled(s, u.platformMessageId)
+    const ur = await settledPost(s, u.platformMessageId)
     assertWaWebShape(s, ur, [C], 'media')
     assert.equal(ur.type, 'image')
     assert.equal(ur.caption, 'from a url')
@@ -116,7 +109,7 @@ test('LID-migrated account: WA Web-shaped posts for every content type, the send
   await t.test('numbers without a LID are reported unreachable: answer, stored status, statuses-updated', async () => {
     const sent = await send(s, { type: 'text', content: 'some cannot get this', targetNumbers: `${A},${NOBODY}` })
     assert.deepEqual([sent.state, sent.contactCount, sent.sentCount, sent.unreachable], ['sent', 2, 1, [NOBODY]])
-    const record = await settled(s, sent.platformMessageId)
+    const record = await settledPost(s, sent.platformMessageId)
     assertWaWebShape(s, record, [A], 'text')
     const event = await s.events.next('statuses-updated', (e) => e.statusId === sent.statusId && e.action === 'unreachable')
     assert.deepEqual(event.unreachable, [NOBODY])
@@ -139,7 +132,7 @@ test('LID-migrated account: WA Web-shaped posts for every content type, the send
     await s.link('legacy', LEGACY, { legacy: true })
     const sent = await send(s, { type: 'text', content: 'legacy hello', targetNumbers: '4915200000021' }, 'legacy')
     assert.deepEqual([sent.state, sent.unreachable], ['sent', []])
-    const record = await settled(s, sent.platformMessageId)
+    const record = await settledPost(s, sent.platformMessageId)
     assert.equal(record.rejected, undefined)
     assert.deepEqual(record.errors, [])
     assert.ok(record.deliveries.some((d) => d.number === '4915200000021' && d.decrypted))
