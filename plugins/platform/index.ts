@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import { PlatformError } from '../../src/platform/errors.js'
 import type { Platform } from '../../src/platform/platform.js'
 import { loggedSessionLinks } from './session-links.js'
+import { sentMessagePayload } from '../../src/db/repositories/statuses.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -36,12 +37,7 @@ function lazyPlatform (app: FastifyInstance): { platform: Platform, load: () => 
         interactionSink: app.interactionIngest.sink,
         phoneSink: app.contacts.sink,
         // a status's message as it went out (statuses.message_payload), for retry receipts after a restart
-        sentStatuses: {
-          payload: async (sessionId, messageId) => {
-            const row = await app.db.db.selectFrom('statuses').select('message_payload').where('session_id', '=', sessionId).where('message_id', '=', messageId).executeTakeFirst()
-            return row?.message_payload ?? null
-          }
-        },
+        sentStatuses: { payload: async (sessionId, messageId) => await sentMessagePayload(app.db.db, sessionId, messageId) },
         contactStatusSink: app.contactStatuses.sink,
         wa: app.config.wa,
         logger: app.log,

@@ -15,7 +15,7 @@ export type StatusRetryOutcome = 'answered' | 'unknown-message' | 'too-many' | '
  * a status the session no longer keeps in memory (after a restart, or past the last 64).
  */
 export interface SentStatusStore {
-  payload: (sessionId: string, messageId: string) => Uint8Array | null | Promise<Uint8Array | null>
+  payload: (sessionId: string, messageId: string) => Promise<Uint8Array | null>
 }
 
 export interface StatusRetrySeen {

@@ -103,6 +103,12 @@ export async function findStatus (db: Db, sessionId: string, id: number): Promis
   return await db.selectFrom('statuses').select(INFO_COLUMNS).where('id', '=', id).where('session_id', '=', sessionId).executeTakeFirst()
 }
 
+/** The message of the status sent under `messageId` as it went out (its stored payload); null when there is none. */
+export async function sentMessagePayload (db: Db, sessionId: string, messageId: string): Promise<Uint8Array | null> {
+  const row = await db.selectFrom('statuses').select('message_payload').where('session_id', '=', sessionId).where('message_id', '=', messageId).executeTakeFirst()
+  return row?.message_payload ?? null
+}
+
 /** Sets the platform's late rejection on the status sent under `messageId`; returns its id, or undefined when unknown. */
 export async function setStatusError (db: Db, sessionId: string, messageId: string, error: string): Promise<number | undefined> {
   const row = await db.updateTable('statuses')
