@@ -29,8 +29,8 @@ export interface DispatchDeps {
   /** SQLite: the connection (a dispatch waits while another caller holds a transaction open on it) */
   sqlite: SQLite.Database | null
   log: FastifyBaseLogger
-  /** the enabled endpoints that take this event */
-  targets: (event: string, sessionId: string | null) => string[]
+  /** the endpoints that take this event, happened at `at` */
+  targets: (event: string, sessionId: string | null, at: number) => string[]
   /** deliveries were written: wake the worker */
   written: () => void
 }
@@ -53,10 +53,10 @@ export function createLogDispatcher (deps: DispatchDeps) {
     const rows: NewDelivery[] = []
     for (const e of events) {
       const eventId = Number(e.id)
-      const targets = deps.targets(e.type, e.session_id)
+      const at = Number(e.created_at)
+      const targets = deps.targets(e.type, e.session_id, at)
       if (targets.length === 0) continue
       const payload = JSON.parse(e.data) as Record<string, unknown>
-      const at = Number(e.created_at)
       const body = JSON.stringify({ type: e.type, timestamp: new Date(at).toISOString(), eventId, data: { ...payload, eventId } })
       const messageId = messageIdOf(eventId)
       const orderKey = orderKeyOf(payload)

@@ -34,7 +34,8 @@ export interface WebhookDeps {
   eventLog?: { onEvent: (listener: () => void) => void }
 }
 
-interface Subscriber { id: string, events: Set<string> | null, sessionId: string | null, keyId: string | null }
+/** `disabledAt`: null while enabled; else events that happened before it still go to the endpoint (held until it is enabled) */
+interface Subscriber { id: string, events: Set<string> | null, sessionId: string | null, keyId: string | null, disabledAt: number | null }
 
 /** `whsec_` + base64 of 24 random bytes: the Standard Webhooks secret format. */
 export function newSecret (): string {
@@ -64,7 +65,8 @@ export function createWebhookService (deps: WebhookDeps) {
           id: s.id,
           events: s.events === null ? null : new Set(JSON.parse(s.events) as string[]),
           sessionId: s.session_id,
-          keyId: s.key_id
+          keyId: s.key_id,
+          disabledAt: Number(s.enabled) === 1 ? null : Number(s.updated_at)
         }))
         resolve()
       }, (err) => { log.error({ err }, 'reading webhook endpoints failed'); resolve() })
@@ -80,9 +82,12 @@ export function createWebhookService (deps: WebhookDeps) {
     ...(deps.send !== undefined ? { send: deps.send } : {})
   })
 
-  // a webhook made with a scoped key hears only the sessions that key (still) sees
-  const targets = (event: string, sessionId: string | null): string[] => subscribers
-    .filter((s) => (s.events === null || s.events.has(event)) && (s.sessionId === null || s.sessionId === sessionId) &&
+  // the endpoints that were enabled when the event happened (`at`): deliveries are made from the log after
+  // its commit, so a 410 met meanwhile must not take away an event that came before it. A webhook made with a
+  // scoped key hears only the sessions that key (still) sees
+  const targets = (event: string, sessionId: string | null, at: number): string[] => subscribers
+    .filter((s) => (s.disabledAt === null || at < s.disabledAt) &&
+      (s.events === null || s.events.has(event)) && (s.sessionId === null || s.sessionId === sessionId) &&
       (s.keyId === null || (sessionId !== null && keySees(s.keyId, sessionId))))
     .map((s) => s.id)
 
@@ -104,9 +109,9 @@ export function createWebhookService (deps: WebhookDeps) {
   function enqueue<K extends EventName> (event: K, payload: EventPayloads[K]): void {
     if (closed || subscribers.length === 0) return
     const sessionId = payload.sessionId
-    const ids = targets(event, sessionId)
-    if (ids.length === 0) return
     const at = Date.now()
+    const ids = targets(event, sessionId, at)
+    if (ids.length === 0) return
     const body = JSON.stringify({ type: event, timestamp: new Date(at).toISOString(), data: payload })
     // one message id per event: the same on every attempt, and to every endpoint
     const messageId = `msg_${randomBytes(15).toString('base64url')}`

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { rmSync } from 'node:fs'
 import { test } from 'node:test'
+import pg from 'pg'
 import { Webhook } from 'standardwebhooks'
 import { build, testConfig, waitFor, type TestApp } from '../helper.js'
 import { DELIVERY_RETENTION_MS, retryDelay } from '../../plugins/webhooks/index.js'
@@ -248,6 +249,34 @@ dialectTest('410 Gone disables the endpoint; after the last attempt a delivery i
   s.app.domainEvents.emit('session-deleted', { sessionId: 'd' })
   await gone.waitForAccepted(2, 5000)
   assert.deepEqual(gone.accepted().map((r) => r.json.data.message ?? r.json.data.sessionId), ['second', 'd'], 'the pending one, then the new one')
+})
+
+test('an event that happened before its endpoint was disabled is still its own: held, then delivered when enabled again [postgres]', async (t) => {
+  const env = await dialectEnv('postgres')
+  const s = await build(t, { ...FAST, ...env })
+  const rx = await startReceiver(t, 200)
+  const hook = await ok<Hook>(s, 'POST', '/api/webhooks', { url: rx.url })
+  // another node holds the dispatch cursor (deliveries are made from the log after its commit), as it may
+  // while this node's worker meets a 410; the endpoint is disabled meanwhile
+  const other = new pg.Client({ connectionString: env.DATABASE_URL })
+  await other.connect()
+  t.after(async () => { await other.end() })
+  await other.query('begin')
+  await other.query("select last_id from event_cursors where name = 'webhooks' for update")
+  s.app.domainEvents.emit('session-deleted', { sessionId: 'before' })
+  await waitFor(async () => Number((await other.query('select count(*) as n from event_log')).rows[0].n) === 1, 5000, 'the event logged')
+  await ok<Hook>(s, 'PATCH', `/api/webhooks/${hook.id}`, { enabled: false })
+  await other.query('commit')
+  const held = await waitFor(async () => (await deliveries(s, hook.id)).deliveries[0], 5000, 'the delivery of the earlier event')
+  assert.equal(held.status, 'pending')
+  // a later event is not the disabled endpoint's
+  s.app.domainEvents.emit('session-deleted', { sessionId: 'after' })
+  await waitFor(async () => Number((await other.query("select last_id from event_cursors where name = 'webhooks'")).rows[0].last_id) === 2, 5000, 'the later event dispatched')
+  assert.equal((await deliveries(s, hook.id)).deliveries.length, 1)
+  assert.equal(rx.requests.length, 0, 'nothing goes to a disabled endpoint')
+  await ok<Hook>(s, 'PATCH', `/api/webhooks/${hook.id}`, { enabled: true })
+  await rx.waitForAccepted(1, 5000)
+  assert.deepEqual(rx.accepted().map((r) => r.json.data.sessionId), ['before'])
 })
 
 dialectTest('delivery listing pages with limit and cursor, filters by status; old rows are pruned after 7 days', async (t, dialect) => {

@@ -59,7 +59,7 @@ export function pgWebhookOutbox (pool: pg.Pool, claim: DeliveryClaim) {
   }
 
   return {
-    subscribers: async (): Promise<Subscriber[]> => (await pool.query<Subscriber>('select id, events, session_id, key_id from webhooks where enabled = 1')).rows,
+    subscribers: async (): Promise<Subscriber[]> => (await pool.query<Subscriber>('select id, events, session_id, key_id, enabled, updated_at from webhooks')).rows,
     /**
      * Resolves once every row is committed (one statement). Inserts run one after another, in the order
      * they were asked for, so ids follow the order the events happened in (an order key goes out in id

@@ -66,7 +66,11 @@ export interface NewDelivery {
 export type DeliveriesOf = (events: EventLogRow[]) => NewDelivery[]
 
 /** An endpoint as the outbox sees it. */
-export interface Subscriber { id: string, events: string | null, session_id: string | null, key_id: string | null }
+/**
+ * An endpoint that takes events: the enabled ones, and the disabled ones with when they were disabled
+ * (`updated_at`), since an event that happened before that is still theirs.
+ */
+export interface Subscriber { id: string, events: string | null, session_id: string | null, key_id: string | null, enabled: number, updated_at: number | string }
 
 export interface AttemptOutcome {
   id: number
@@ -81,7 +85,7 @@ export interface AttemptOutcome {
  * being sent: so one status's events reach an endpoint in the order they happened.
  */
 export function webhookOutbox (sqlite: SQLite.Database) {
-  const subscribers = sqlite.prepare<[], Subscriber>('select id, events, session_id, key_id from webhooks where enabled = 1')
+  const subscribers = sqlite.prepare<[], Subscriber>('select id, events, session_id, key_id, enabled, updated_at from webhooks')
   const insert = sqlite.prepare<[string, string, string, string | null, string, string, number, number]>(
     'insert into webhook_deliveries (webhook_id, message_id, event_type, session_id, order_key, body, status, attempts, next_attempt_at, created_at) ' +
     "values (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?)"
