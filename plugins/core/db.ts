@@ -1,11 +1,14 @@
 import fp from 'fastify-plugin'
-import { openStore, type DbHandle } from '../../src/db/connection.js'
+import type { DbHandle } from '../../src/db/connection.js'
+import { openStores, type Stores } from '../../src/db/stores/index.js'
 import { secureDatabaseFiles } from '../../src/db/file-modes.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
     /** Kysely + the raw connection (better-sqlite3, or the `pg` pool with DATABASE_URL); closed when the app closes */
     db: DbHandle
+    /** one port per aggregate (src/db/stores); the only way services reach the database */
+    stores: Stores
   }
 }
 
@@ -16,10 +19,12 @@ export default fp(async (app) => {
     for (const t of secureDatabaseFiles(databaseFile)) app.log.warn(t, `tightened the mode of ${t.path} from ${t.from} to ${t.to}: it holds account keys`)
   }
   secure()
-  const handle = await openStore({ url: databaseUrl, file: databaseFile })
+  const opened = await openStores({ url: databaseUrl, file: databaseFile })
+  const handle = opened.handle
   // created by SQLite just now, with the database file's mode; checked again in case an old one lingered
   secure()
-  app.log.info({ database: handle.dialect === 'postgres' ? 'postgres' : handle.file }, 'database ready')
+  app.log.info(opened.describe(), 'database ready')
   app.decorate<DbHandle>('db', handle)
-  app.addHook('onClose', async () => { await handle.close() })
+  app.decorate<Stores>('stores', opened.stores)
+  app.addHook('onClose', async () => { await opened.close() })
 }, { name: 'db', dependencies: ['config'] })

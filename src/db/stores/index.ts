@@ -1,0 +1,43 @@
+import { openStore, type DatabaseTarget, type DbHandle } from '../connection.js'
+
+/**
+ * The stores: one port per aggregate (issue 34), every method `Promise<T>`, chosen once at start from the
+ * database the settings name and decorated as `app.stores` (plugins/core/db.ts). Nothing outside `src/db`
+ * sees a dialect, a driver, the raw connection or a transaction flag: a store is the only place that knows.
+ *
+ * Each aggregate lives in `src/db/stores/<aggregate>.ts` (port interface + its implementations): one
+ * Kysely implementation where both dialects run the same queries, else one per dialect (`…Sqlite`,
+ * `…Postgres`) in the same file or a sibling `<aggregate>-pg.ts`. On SQLite every operation goes through
+ * Kysely, whose driver serialises use of the one connection; a raw prepared statement runs only through
+ * `onSqliteConnection` (sqlite-gate.ts), so it never joins another caller's open transaction.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled aggregate by aggregate
+export interface Stores {
+  // ── aggregates: each helper adds its own lines below, one per aggregate ──
+}
+
+/** The stores and the one database they share; `close` ends the connection (after every store is done). */
+export interface OpenedStores {
+  stores: Stores
+  /** `sqlite` (the file) or `postgres`: for the start-up log line and health only */
+  describe: () => { database: string }
+  close: () => Promise<void>
+  /** transitional: the handle the stores were built from, until every caller uses a store */
+  handle: DbHandle
+}
+
+export function buildStores (_handle: DbHandle): Stores {
+  return {
+    // ── aggregates: each helper adds its own lines below ──
+  }
+}
+
+export async function openStores (target: DatabaseTarget): Promise<OpenedStores> {
+  const handle = await openStore(target)
+  return {
+    stores: buildStores(handle),
+    describe: () => ({ database: handle.dialect === 'postgres' ? 'postgres' : handle.file }),
+    close: async () => { await handle.close() },
+    handle
+  }
+}
