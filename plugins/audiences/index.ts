@@ -1,4 +1,5 @@
 import fp from 'fastify-plugin'
+import { findSession } from '../../src/db/repositories/sessions.js'
 import { createAudienceResolver, type PhoneContacts } from './resolve.js'
 import { createAudienceService } from './service.js'
 
@@ -12,10 +13,12 @@ declare module 'fastify' {
 }
 
 export default fp(async (app) => {
-  const service = createAudienceService({ db: app.db, log: app.log.child({ plugin: 'audiences' }) })
+  // transitional: the session look-up moves to the sessions store (st-sessions)
+  const sessionExists = async (sessionId: string): Promise<boolean> => await findSession(app.db.db, sessionId) !== undefined
+  const service = createAudienceService({ audiences: app.stores.audiences, sessionExists, log: app.log.child({ plugin: 'audiences' }) })
   // the phone's saved contacts and status privacy come from the contacts plugin, looked up when an audience
   // needs them (so the two plugins may register in either order); without it those audiences answer 409
   const contacts = (): PhoneContacts | undefined => app.hasDecorator('contacts') ? app.contacts : undefined
-  const resolver = createAudienceResolver({ db: app.db, contacts })
+  const resolver = createAudienceResolver({ audiences: app.stores.audiences, contacts })
   app.decorate('audiences', { ...service, ...resolver })
 }, { name: 'audiences', dependencies: ['db'] })

@@ -1,5 +1,4 @@
-import type { DbHandle } from '../../src/db/connection.js'
-import { findAudience, numbersOf } from '../../src/db/repositories/audiences.js'
+import type { AudienceStore } from '../../src/db/stores/audiences.js'
 import { AudienceUnavailable, BadRequest } from '../../src/errors.js'
 import type { PhoneStatusPrivacy } from '../../src/platform/types.js'
 import { AUDIENCE_ID_PATTERN, type AudienceSnapshot, type SendAudience, type StatusSettingName } from '../../schemas/audience.js'
@@ -71,14 +70,12 @@ export interface ResolvedAudience {
 }
 
 export interface ResolverDeps {
-  db: DbHandle
+  audiences: Pick<AudienceStore, 'find'>
   /** the phone's contacts and status privacy; undefined while no plugin provides them */
   contacts: () => PhoneContacts | undefined
 }
 
 export function createAudienceResolver (deps: ResolverDeps) {
-  const db = deps.db.db
-
   async function savedContacts (sessionId: string, field: string): Promise<Array<{ recipient: string, number: string | null, lid: string | null }>> {
     const saved = (await deps.contacts()?.savedNumbers(sessionId) ?? []).map((c) => {
       const number = recipientOf(c.number)
@@ -126,10 +123,10 @@ export function createAudienceResolver (deps: ResolverDeps) {
         recipients = audience.numbers
         break
       case 'saved': {
-        const saved = await findAudience(db, sessionId, audience.audienceId)
+        const saved = await deps.audiences.find(sessionId, audience.audienceId)
         if (saved === undefined) throw new BadRequest(`${field}.audienceId: no saved audience ${audience.audienceId} in this session`)
         snapshot = { ...base, audienceId: saved.id, name: saved.name, statusSetting: 'allowlist' }
-        recipients = numbersOf(saved)
+        recipients = saved.numbers
         break
       }
       case 'contacts':

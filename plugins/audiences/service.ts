@@ -1,8 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
-import type { DbHandle } from '../../src/db/connection.js'
-import { deleteAudience, findAudience, findAudienceInfo, insertAudience, listAudiences, numbersOf, updateAudience, type AudienceInfo } from '../../src/db/repositories/audiences.js'
-import { findSession } from '../../src/db/repositories/sessions.js'
+import type { AudienceInfo, AudienceStore } from '../../src/db/stores/audiences.js'
 import { AudienceNotFound, BadRequest, SessionNotFound } from '../../src/errors.js'
 import type { Audience, AudiencePage, AudienceSummary, CreateAudienceBody, UpdateAudienceBody } from '../../schemas/audience.js'
 import { pageOf, pageRead, type PageQuery } from '../../src/paging.js'
@@ -12,7 +10,9 @@ import { parseNumberList } from './numbers.js'
 // entry named) and de-duplicated, that send-status `audience: { type: 'saved' }` posts to.
 
 export interface AudienceServiceDeps {
-  db: DbHandle
+  audiences: AudienceStore
+  /** whether the session is known (404 otherwise) */
+  sessionExists: (sessionId: string) => Promise<boolean>
   log: FastifyBaseLogger
   now?: () => number
 }
@@ -36,16 +36,16 @@ function checkNumbers (numbers: readonly string[]): string[] {
 }
 
 export function createAudienceService (deps: AudienceServiceDeps) {
-  const db = deps.db.db
+  const store = deps.audiences
   const now = deps.now ?? Date.now
 
   async function requireSession (sessionId: string): Promise<void> {
-    if (await findSession(db, sessionId) === undefined) throw new SessionNotFound()
+    if (!await deps.sessionExists(sessionId)) throw new SessionNotFound()
   }
 
   async function requireInfo (sessionId: string, id: string): Promise<AudienceInfo> {
     await requireSession(sessionId)
-    const row = await findAudienceInfo(db, sessionId, id)
+    const row = await store.findInfo(sessionId, id)
     if (row === undefined) throw new AudienceNotFound()
     return row
   }
@@ -56,7 +56,7 @@ export function createAudienceService (deps: AudienceServiceDeps) {
     const numbers = checkNumbers(body.numbers)
     const id = `aud_${randomBytes(12).toString('base64url')}`
     const t = now()
-    await insertAudience(db, { id, session_id: sessionId, name, numbers: numbers.join(','), number_count: numbers.length, created_at: t, updated_at: t })
+    await store.insert({ id, session_id: sessionId, name, numbers, created_at: t, updated_at: t })
     deps.log.info({ sessionId, audienceId: id, count: numbers.length }, 'audience saved')
     return { id, name, count: numbers.length, createdAt: iso(t), updatedAt: iso(t) }
   }
@@ -64,15 +64,15 @@ export function createAudienceService (deps: AudienceServiceDeps) {
   async function list (sessionId: string, query: PageQuery): Promise<AudiencePage> {
     await requireSession(sessionId)
     const { limit, fetch, after } = pageRead(query)
-    const { page, nextCursor } = pageOf(await listAudiences(db, sessionId, { limit: fetch, after }), limit, (row) => row.seq)
+    const { page, nextCursor } = pageOf(await store.list(sessionId, { limit: fetch, after }), limit, (row) => row.seq)
     return { audiences: page.map(toSummary), nextCursor }
   }
 
   async function get (sessionId: string, id: string): Promise<Audience> {
     await requireSession(sessionId)
-    const row = await findAudience(db, sessionId, id)
+    const row = await store.find(sessionId, id)
     if (row === undefined) throw new AudienceNotFound()
-    return { ...toSummary(row), numbers: numbersOf(row) }
+    return { ...toSummary(row), numbers: row.numbers }
   }
 
   /** Changes the name, the numbers (replaced whole) or both. */
@@ -80,19 +80,15 @@ export function createAudienceService (deps: AudienceServiceDeps) {
     const row = await requireInfo(sessionId, id)
     const name = patch.name === undefined ? undefined : checkName(patch.name)
     const numbers = patch.numbers === undefined ? undefined : checkNumbers(patch.numbers)
-    const changes = {
-      ...(name !== undefined ? { name } : {}),
-      ...(numbers !== undefined ? { numbers: numbers.join(','), number_count: numbers.length } : {})
-    }
     const t = now()
-    if (!await updateAudience(db, sessionId, id, changes, t)) throw new AudienceNotFound()
+    if (!await store.update(sessionId, id, { name, numbers }, t)) throw new AudienceNotFound()
     // the row read above with this write on it (not read again)
-    return toSummary({ ...row, ...changes, updated_at: t })
+    return toSummary({ ...row, ...(name !== undefined ? { name } : {}), ...(numbers !== undefined ? { number_count: numbers.length } : {}), updated_at: t })
   }
 
   async function remove (sessionId: string, id: string): Promise<{ id: string, message: string }> {
     await requireSession(sessionId)
-    if (!await deleteAudience(db, sessionId, id)) throw new AudienceNotFound()
+    if (!await store.remove(sessionId, id)) throw new AudienceNotFound()
     return { id, message: 'Audience deleted' }
   }
 

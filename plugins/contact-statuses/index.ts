@@ -1,4 +1,5 @@
 import fp from 'fastify-plugin'
+import { findSession } from '../../src/db/repositories/sessions.js'
 import { createContactStatusService, type ContactStatusService } from './service.js'
 
 declare module 'fastify' {
@@ -10,8 +11,11 @@ declare module 'fastify' {
 
 // Registered before the platform, which is created with its sink.
 export default fp(async (app) => {
+  // transitional: the session look-up moves to the sessions store
+  const sessionExists = async (sessionId: string): Promise<boolean> => await findSession(app.db.db, sessionId) !== undefined
   const service = createContactStatusService({
-    db: app.db,
+    contactStatuses: app.stores.contactStatuses,
+    sessionExists,
     events: app.domainEvents,
     log: app.log.child({ plugin: 'contact-statuses' }),
     platform: () => app.platform,

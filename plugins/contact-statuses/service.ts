@@ -1,11 +1,7 @@
 import type { Readable } from 'node:stream'
 import type { FastifyBaseLogger } from 'fastify'
-import type { DbHandle } from '../../src/db/connection.js'
 import type { ContactStatusRow } from '../../src/db/database.js'
-import {
-  contactStatusPage, findContactStatus, markContactStatusViewed, recordContactStatus
-} from '../../src/db/repositories/contact-statuses.js'
-import { findSession } from '../../src/db/repositories/sessions.js'
+import type { ContactStatusStore } from '../../src/db/stores/contact-statuses.js'
 import { NoStatusMedia, NotConnected, SessionNotFound, StatusMediaFailed, StatusNotFound } from '../../src/errors.js'
 import { pageOf, pageRead } from '../../src/paging.js'
 import type { ContactStatus, ContactStatusSink, Platform } from '../../src/platform/platform.js'
@@ -18,7 +14,9 @@ import type { DomainEvents } from '../broadcaster/domain-events.js'
 // when asked: the account's owner decides who learns they looked.
 
 export interface ContactStatusDeps {
-  db: DbHandle
+  contactStatuses: ContactStatusStore
+  /** whether the session is known (404 otherwise) */
+  sessionExists: (sessionId: string) => Promise<boolean>
   events: DomainEvents
   log: FastifyBaseLogger
   /** the platform (registered after this plugin, which it is created with the sink of) */
@@ -54,7 +52,7 @@ const PLATFORM_MEDIA_HOST = /(^|\.)whatsapp\.net$/i
 const DEFAULT_MEDIA_HOST = 'mmg.whatsapp.net'
 
 export function createContactStatusService (deps: ContactStatusDeps) {
-  const db = deps.db.db
+  const store = deps.contactStatuses
   const now = deps.now ?? Date.now
   const stats = { received: 0, redelivered: 0, undecryptable: 0 }
   let closed = false
@@ -62,7 +60,7 @@ export function createContactStatusService (deps: ContactStatusDeps) {
   async function commit (sessionId: string, s: ContactStatus): Promise<void> {
     if (closed) throw new Error('contact statuses are closed')
     const row = await deps.events.within(async (trx, emit) => {
-      const r = await recordContactStatus(trx, sessionId, {
+      const r = await store.record(sessionId, {
         message_id: s.messageId,
         from_jid: s.fromJid,
         from_lid: s.fromLid,
@@ -75,7 +73,7 @@ export function createContactStatusService (deps: ContactStatusDeps) {
         media_ref: s.mediaRef,
         error: s.error,
         posted_at: s.postedAt
-      }, now())
+      }, now(), trx)
       if (r !== undefined) emit('contact-status', { sessionId, status: toContactStatus(r) })
       return r
     })
@@ -85,12 +83,12 @@ export function createContactStatusService (deps: ContactStatusDeps) {
   }
 
   async function requireSession (sessionId: string): Promise<void> {
-    if (await findSession(db, sessionId) === undefined) throw new SessionNotFound()
+    if (!await deps.sessionExists(sessionId)) throw new SessionNotFound()
   }
 
   async function requireStatus (sessionId: string, statusId: string): Promise<ContactStatusRow> {
     await requireSession(sessionId)
-    const row = await findContactStatus(db, sessionId, statusId)
+    const row = await store.find(sessionId, statusId)
     if (row === undefined || row.posted_at < now() - deps.statusTtlMs) throw new StatusNotFound()
     return row
   }
@@ -105,7 +103,7 @@ export function createContactStatusService (deps: ContactStatusDeps) {
     async list (sessionId: string, q: ContactStatusesQuery): Promise<ContactStatusPage> {
       await requireSession(sessionId)
       const { limit, fetch, after } = pageRead(q)
-      const rows = await contactStatusPage(db, sessionId, { limit: fetch, before: after, since: now() - deps.statusTtlMs })
+      const rows = await store.page(sessionId, { limit: fetch, before: after, since: now() - deps.statusTtlMs })
       const { page, nextCursor } = pageOf(rows, limit, (r) => r.seq)
       return { statuses: page.map(toContactStatus), nextCursor }
     },
@@ -130,7 +128,7 @@ export function createContactStatusService (deps: ContactStatusDeps) {
         participantPn: row.from_number === null ? null : `${row.from_number}@s.whatsapp.net`
       })
       const at = now()
-      await markContactStatusViewed(db, sessionId, row.message_id, at)
+      await store.markViewed(sessionId, row.message_id, at)
       deps.log.info({ sessionId, statusId: row.message_id }, "contact's status marked viewed")
       return { id: row.message_id, viewedAt: iso(at), sent: true }
     },

@@ -1,4 +1,5 @@
 import fp from 'fastify-plugin'
+import { findSession } from '../../src/db/repositories/sessions.js'
 import { createContactsService, type ContactsService } from './service.js'
 
 declare module 'fastify' {
@@ -13,7 +14,9 @@ declare module 'fastify' {
 
 // Registered before the platform, which is created with its sink.
 export default fp(async (app) => {
-  const contacts = createContactsService({ db: app.db, log: app.log.child({ plugin: 'contacts' }) })
+  // transitional: the session look-up moves to the sessions store
+  const sessionExists = async (sessionId: string): Promise<boolean> => await findSession(app.db.db, sessionId) !== undefined
+  const contacts = createContactsService({ contacts: app.stores.contacts, sessionExists, log: app.log.child({ plugin: 'contacts' }) })
   app.decorate('contacts', contacts)
   // after the platform's preClose (its sockets end first): the writes it started finish before the database closes
   app.addHook('onClose', async () => { await contacts.close() })

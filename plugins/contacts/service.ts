@@ -1,9 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify'
-import type { DbHandle } from '../../src/db/connection.js'
-import {
-  allContacts, contactsPage, findStatusPrivacy, forgetPhone, removeContacts, replaceContacts, saveContacts, saveStatusPrivacy, type ContactRow
-} from '../../src/db/repositories/phone-contacts.js'
-import { findSession } from '../../src/db/repositories/sessions.js'
+import type { ContactRow, ContactStore } from '../../src/db/stores/contacts.js'
 import { SessionNotFound } from '../../src/errors.js'
 import { pageOf, pageRead } from '../../src/paging.js'
 import { writeOrder } from '../../src/db/write-order.js'
@@ -14,7 +10,9 @@ import type { ContactPage, ContactsQuery, PhoneContactView, StatusPrivacyView } 
 // app-state sync and the status privacy query deliver them; the routes and the audiences read them here.
 
 export interface ContactsDeps {
-  db: DbHandle
+  contacts: ContactStore
+  /** whether the session is known (404 otherwise) */
+  sessionExists: (sessionId: string) => Promise<boolean>
   log: FastifyBaseLogger
   now?: () => number
 }
@@ -22,7 +20,7 @@ export interface ContactsDeps {
 const view = (r: Pick<ContactRow, 'number' | 'lid' | 'name'>): PhoneContactView => ({ number: r.number, lid: r.lid, name: r.name })
 
 export function createContactsService (deps: ContactsDeps) {
-  const db = deps.db.db
+  const store = deps.contacts
   const now = deps.now ?? Date.now
   /** one session's writes commit in the order the platform made them */
   const writes = writeOrder()
@@ -32,25 +30,22 @@ export function createContactsService (deps: ContactsDeps) {
 
   const sink: PhoneSink = {
     contactsChanged: (sessionId, change) => inOrder(sessionId, async () => {
-      await db.transaction().execute(async (trx) => {
-        if (change.removed.length > 0) await removeContacts(trx, sessionId, change.removed)
-        if (change.saved.length > 0) await saveContacts(trx, sessionId, change.saved, now())
-      })
+      await store.change(sessionId, change, now())
       deps.log.debug({ sessionId, saved: change.saved.length, removed: change.removed.length }, 'phone contacts changed')
     }),
     contactsReplaced: (sessionId, contacts: PhoneContact[]) => inOrder(sessionId, async () => {
-      const gone = await db.transaction().execute(async (trx) => await replaceContacts(trx, sessionId, contacts, now()))
+      const gone = await store.replace(sessionId, contacts, now())
       deps.log.info({ sessionId, contacts: contacts.length, removed: gone.length }, 'phone contacts synced in full')
     }),
     statusPrivacy: (sessionId, privacy: PhoneStatusPrivacy) => inOrder(sessionId, async () => {
-      await saveStatusPrivacy(db, sessionId, privacy.mode, privacy.numbers, now())
+      await store.saveStatusPrivacy(sessionId, privacy.mode, privacy.numbers, now())
       deps.log.debug({ sessionId, mode: privacy.mode, numbers: privacy.numbers.length }, 'phone status privacy stored')
     }),
-    forget: (sessionId) => inOrder(sessionId, async () => { await forgetPhone(db, sessionId) })
+    forget: (sessionId) => inOrder(sessionId, async () => { await store.forget(sessionId) })
   }
 
   async function requireSession (sessionId: string): Promise<void> {
-    if (await findSession(db, sessionId) === undefined) throw new SessionNotFound()
+    if (!await deps.sessionExists(sessionId)) throw new SessionNotFound()
   }
 
   return {
@@ -59,12 +54,12 @@ export function createContactsService (deps: ContactsDeps) {
 
     /** Every saved contact of the phone (what send-status `audience` resolves `contacts` from); [] when none is known. */
     async savedNumbers (sessionId: string): Promise<Array<{ number: string | null, lid: string | null, name: string | null }>> {
-      return (await allContacts(db, sessionId)).map(view)
+      return (await store.all(sessionId)).map(view)
     },
 
     /** The phone's status privacy as last read from it; null while not known. */
     async statusPrivacy (sessionId: string): Promise<{ mode: StatusPrivacyMode, numbers: string[] } | null> {
-      const row = await findStatusPrivacy(db, sessionId)
+      const row = await store.statusPrivacy(sessionId)
       return row === undefined ? null : { mode: row.mode, numbers: row.numbers }
     },
 
@@ -72,14 +67,14 @@ export function createContactsService (deps: ContactsDeps) {
     async list (sessionId: string, q: ContactsQuery): Promise<ContactPage> {
       await requireSession(sessionId)
       const { limit, fetch, after } = pageRead(q)
-      const { page, nextCursor } = pageOf(await contactsPage(db, sessionId, { limit: fetch, after, search: q.search }), limit, (row) => row.id)
+      const { page, nextCursor } = pageOf(await store.page(sessionId, { limit: fetch, after, search: q.search }), limit, (row) => row.id)
       return { contacts: page.map(view), nextCursor }
     },
 
     /** GET …/status-privacy; 404 for an unknown session. */
     async privacy (sessionId: string): Promise<StatusPrivacyView> {
       await requireSession(sessionId)
-      const row = await findStatusPrivacy(db, sessionId)
+      const row = await store.statusPrivacy(sessionId)
       return row === undefined
         ? { mode: null, numbers: [], updatedAt: null }
         : { mode: row.mode, numbers: row.numbers, updatedAt: new Date(row.updatedAt).toISOString() }

@@ -1,4 +1,6 @@
 import fp from 'fastify-plugin'
+import { findSession } from '../../src/db/repositories/sessions.js'
+import { findUpload } from '../../src/db/repositories/uploads.js'
 import { createScheduleService } from './service.js'
 import { createScheduler } from './scheduler.js'
 
@@ -13,9 +15,13 @@ declare module 'fastify' {
 
 export default fp(async (app) => {
   const log = app.log.child({ plugin: 'schedules' })
-  const service = createScheduleService({ db: app.db, config: app.config, releaseMedia: app.statuses.releaseMedia, log })
+  // transitional: these look-ups move to the sessions and uploads stores
+  const sessionExists = async (sessionId: string): Promise<boolean> => await findSession(app.db.db, sessionId) !== undefined
+  const uploadExists = async (filename: string): Promise<boolean> => await findUpload(app.db.db, filename) !== undefined
+  const { schedules, audiences } = app.stores
+  const service = createScheduleService({ schedules, audiences, sessionExists, uploadExists, config: app.config, releaseMedia: app.statuses.releaseMedia, log })
   const scheduler = createScheduler({
-    db: app.db,
+    schedules,
     config: app.config,
     platform: app.platform,
     statuses: app.statuses,

@@ -1,9 +1,8 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import type { Config } from '../../src/config.js'
-import type { DbHandle } from '../../src/db/connection.js'
 import type { ScheduleRow } from '../../src/db/database.js'
 import { findStatus } from '../../src/db/repositories/statuses.js'
-import { dueSchedules, finishRun, interruptedRuns, runOfStatus, takeRun, takeRunIn, updateSchedule, type RunToRecord } from '../../src/db/repositories/schedules.js'
+import type { RunToRecord, ScheduleStore } from '../../src/db/stores/schedules.js'
 import { runAfter } from '../../src/schedules/recurrence.js'
 import type { DomainEvents } from '../broadcaster/domain-events.js'
 import type { Pacing } from '../pacing/index.js'
@@ -28,7 +27,7 @@ export const LATE_MS = 5000
 const MISSED_PER_PASS = 50
 
 export interface SchedulerDeps {
-  db: DbHandle
+  schedules: ScheduleStore
   config: Pick<Config, 'schedules' | 'cluster'>
   platform: Pick<FastifyInstance['platform'], 'snapshot'>
   statuses: Pick<StatusService, 'submit' | 'recipientsOf'>
@@ -41,7 +40,7 @@ export interface SchedulerDeps {
 
 export function createScheduler (deps: SchedulerDeps) {
   const { config, platform, statuses, pacing, events, log } = deps
-  const db = deps.db.db
+  const store = deps.schedules
   const now = deps.now ?? Date.now
   const nodeId = config.cluster.nodeId
   let timer: NodeJS.Timeout | null = null
@@ -67,7 +66,7 @@ export function createScheduler (deps: SchedulerDeps) {
       const next = nextAfter(row, at)
       const error = `Missed: due ${iso(at)}, more than SCHEDULE_GRACE_MS (${config.schedules.graceMs} ms) ago, while no node could post it`
       const runId = await events.within(async (trx, emit) => {
-        const id = await takeRunIn(trx, row.id, at, next, record('missed', t, false, error), t)
+        const id = await store.takeRun(row.id, at, next, record('missed', t, false, error), t, trx)
         if (id !== null) emit('scheduled-status-failed', { sessionId: row.session_id, scheduleId: row.id, at: iso(at), state: 'missed', error })
         return id
       })
@@ -81,7 +80,7 @@ export function createScheduler (deps: SchedulerDeps) {
   async function recordFailure (runId: number, f: { sessionId: string, scheduleId: string, at: number, error: string, statusId: number | undefined }): Promise<void> {
     const posted = f.statusId === undefined ? {} : { statusId: f.statusId }
     await events.within(async (trx, emit) => {
-      await finishRun(trx, runId, { state: 'failed', error: f.error, ...posted })
+      await store.finishRun(runId, { state: 'failed', error: f.error, ...posted }, trx)
       emit('scheduled-status-failed', { sessionId: f.sessionId, scheduleId: f.scheduleId, at: iso(f.at), state: 'failed', ...(f.statusId === undefined ? {} : { statusId: String(f.statusId) }), error: f.error })
     })
   }
@@ -96,13 +95,13 @@ export function createScheduler (deps: SchedulerDeps) {
       try { resolved = await statuses.recipientsOf(s.session_id, body) } catch { /* the send says why */ }
       const verdict = await pacing.check(s.session_id, Math.max(1, resolved?.recipients.length ?? 1))
       if (!verdict.ok) {
-        await updateSchedule(db, s.id, { deferred_until: t + verdict.retryAfterMs }, t)
+        await store.update(s.id, { deferred_until: t + verdict.retryAfterMs }, t)
         log.info({ sessionId: s.session_id, scheduleId: s.id, retryAfterMs: verdict.retryAfterMs, reason: verdict.reason }, 'scheduled run deferred by pacing')
         return
       }
     }
     const late = t - at > LATE_MS
-    const runId = await takeRun(db, s.id, at, nextAfter(s, at), record('firing', t, late, null), t)
+    const runId = await store.takeRun(s.id, at, nextAfter(s, at), record('firing', t, late, null), t)
     if (runId === null) return // another node took it
     let statusId: number | undefined
     try {
@@ -110,7 +109,7 @@ export function createScheduler (deps: SchedulerDeps) {
       const id = Number(started.statusId)
       statusId = id
       await events.within(async (trx, emit) => {
-        await finishRun(trx, runId, { state: 'fired', statusId: id })
+        await store.finishRun(runId, { state: 'fired', statusId: id }, trx)
         // a send that reached nobody before the run was recorded (its status is gone already): onUpdated missed it
         if (await findStatus(trx, s.session_id, id) === undefined) throw new Error('The send reached nobody; the status was not kept')
         emit('scheduled-status-fired', { sessionId: s.session_id, scheduleId: s.id, statusId: started.statusId, at: iso(at), firedAt: iso(t), late })
@@ -127,7 +126,7 @@ export function createScheduler (deps: SchedulerDeps) {
   /** One pass over the due schedules. */
   async function tick (): Promise<void> {
     const t = now()
-    for (const s of await dueSchedules(db, t)) {
+    for (const s of await store.due(t)) {
       if (stopped) return
       const at = s.next_run_at as number
       try {
@@ -145,7 +144,7 @@ export function createScheduler (deps: SchedulerDeps) {
     if (e.action !== 'send-failed' || e.statusId === undefined) return
     const statusId = Number(e.statusId)
     void (async () => {
-      const run = await runOfStatus(db, statusId)
+      const run = await store.runOfStatus(statusId)
       if (run === undefined) return
       await recordFailure(run.id, { sessionId: run.session_id, scheduleId: run.schedule_id, at: run.at, error: e.message ?? 'the send failed', statusId })
     })().catch((err: unknown) => { log.warn({ err, statusId }, 'scheduler: could not record a failed run') })
@@ -163,8 +162,8 @@ export function createScheduler (deps: SchedulerDeps) {
     /** Runs this node left `firing` (it stopped between taking a run and recording its status) are failed; then polls. */
     async start (): Promise<void> {
       stopped = false
-      for (const run of await interruptedRuns(db, nodeId)) {
-        await finishRun(db, run.id, { state: 'failed', error: 'The service stopped while the run was starting; not posted again (a run fires at most once)' })
+      for (const run of await store.interruptedRuns(nodeId)) {
+        await store.finishRun(run.id, { state: 'failed', error: 'The service stopped while the run was starting; not posted again (a run fires at most once)' })
       }
       events.on('statuses-updated', onUpdated)
       loop()

@@ -1,12 +1,9 @@
 import { randomBytes } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../../src/config.js'
-import type { DbHandle } from '../../src/db/connection.js'
 import type { ScheduleRow, ScheduleRunRow } from '../../src/db/database.js'
-import { deleteSchedule, findSchedule, insertSchedule, listSchedules, runsOf, updateSchedule } from '../../src/db/repositories/schedules.js'
-import { findAudienceInfo } from '../../src/db/repositories/audiences.js'
-import { findSession } from '../../src/db/repositories/sessions.js'
-import { findUpload } from '../../src/db/repositories/uploads.js'
+import type { AudienceStore } from '../../src/db/stores/audiences.js'
+import type { ScheduleStore } from '../../src/db/stores/schedules.js'
 import { BadRequest, ScheduleNotFound, SessionNotFound } from '../../src/errors.js'
 import { isTimeZone, runAtOrAfter, writtenOffset, type RepeatRule } from '../../src/schedules/recurrence.js'
 import type { CreateScheduleBody, RepeatBody, Schedule, ScheduleRun, UpdateScheduleBody } from '../../schemas/schedule.js'
@@ -17,7 +14,12 @@ import { checkAudience, checkRecipientFields } from '../audiences/resolve.js'
 // Scheduled statuses: create, list, read, change, pause, resume, delete (issue 24). The runs themselves: scheduler.ts.
 
 export interface ScheduleDeps {
-  db: DbHandle
+  schedules: ScheduleStore
+  audiences: Pick<AudienceStore, 'findInfo'>
+  /** whether the session is known (404 otherwise) */
+  sessionExists: (sessionId: string) => Promise<boolean>
+  /** whether an upload of this name is kept */
+  uploadExists: (filename: string) => Promise<boolean>
   config: Pick<Config, 'schedules'>
   /** removes an upload once no status and no schedule names it */
   releaseMedia: (filename: string | null) => Promise<boolean>
@@ -63,16 +65,16 @@ export function toRun (r: ScheduleRunRow): ScheduleRun {
 
 export function createScheduleService (deps: ScheduleDeps) {
   const { config } = deps
-  const db = deps.db.db
+  const store = deps.schedules
   const now = deps.now ?? Date.now
 
   async function requireSession (sessionId: string): Promise<void> {
-    if (await findSession(db, sessionId) === undefined) throw new SessionNotFound()
+    if (!await deps.sessionExists(sessionId)) throw new SessionNotFound()
   }
 
   async function requireSchedule (sessionId: string, id: string): Promise<ScheduleRow> {
     await requireSession(sessionId)
-    const row = await findSchedule(db, sessionId, id)
+    const row = await store.find(sessionId, id)
     if (row === undefined) throw new ScheduleNotFound()
     return row
   }
@@ -90,14 +92,14 @@ export function createScheduleService (deps: ScheduleDeps) {
     // meanwhile fails that run)
     checkRecipientFields(status, 'body.status')
     const audience = status.audience === undefined ? null : checkAudience(status.audience, 'body.status.audience')
-    if (audience?.type === 'saved' && await findAudienceInfo(db, sessionId, audience.audienceId) === undefined) {
+    if (audience?.type === 'saved' && await deps.audiences.findInfo(sessionId, audience.audienceId) === undefined) {
       throw new BadRequest(`body.status.audience.audienceId: no saved audience ${audience.audienceId} in this session`)
     }
     if (status.type === 'url') {
       try { parseHttpUrl(status.content) } catch { throw new BadRequest('body.status.content must be an http(s) URL for type url') }
     }
     if (status.type !== 'image' && status.type !== 'video' && status.type !== 'audio') return null
-    if (await findUpload(db, status.content) === undefined) throw new BadRequest('body.status.content: uploaded file not found (upload it first; the schedule keeps it until the schedule is deleted)')
+    if (!await deps.uploadExists(status.content)) throw new BadRequest('body.status.content: uploaded file not found (upload it first; the schedule keeps it until the schedule is deleted)')
     return status.content
   }
 
@@ -123,7 +125,7 @@ export function createScheduleService (deps: ScheduleDeps) {
       runCount: row.run_count,
       createdAt: iso(row.created_at),
       updatedAt: iso(row.updated_at),
-      runs: (await runsOf(db, row.id)).map(toRun)
+      runs: (await store.runs(row.id)).map(toRun)
     }
   }
 
@@ -145,7 +147,7 @@ export function createScheduleService (deps: ScheduleDeps) {
     const next = nextFrom(firstAt, repeat, firstAt, 0)
     if (next === null) throw new BadRequest('body.repeat allows no run at all (check until, weekdays and timeOfDay)')
     const id = `sch_${randomBytes(12).toString('base64url')}`
-    await insertSchedule(db, {
+    await store.insert({
       id, session_id: sessionId, body: JSON.stringify(body.status), media_file: mediaFile, first_at: firstAt, repeat,
       state: 'active', next_run_at: next, deferred_until: null, created_at: t, updated_at: t
     })
@@ -155,7 +157,7 @@ export function createScheduleService (deps: ScheduleDeps) {
 
   async function list (sessionId: string): Promise<Schedule[]> {
     await requireSession(sessionId)
-    return await Promise.all((await listSchedules(db, sessionId)).map(view))
+    return await Promise.all((await store.list(sessionId)).map(view))
   }
 
   async function get (sessionId: string, id: string): Promise<Schedule> {
@@ -182,7 +184,7 @@ export function createScheduleService (deps: ScheduleDeps) {
     const runCount = restart ? 0 : row.run_count
     const next = nextFrom(firstAt, repeat, restart ? Math.max(firstAt, t) : Math.max(row.next_run_at ?? t, t), runCount)
     const state = row.state === 'paused' ? 'paused' : next === null ? 'done' : 'active'
-    await updateSchedule(db, row.id, {
+    await store.update(row.id, {
       ...(patch.status !== undefined ? { body: JSON.stringify(patch.status), media_file: mediaFile } : {}),
       first_at: firstAt, repeat, next_run_at: next, run_count: runCount, state, deferred_until: null
     }, t)
@@ -192,7 +194,7 @@ export function createScheduleService (deps: ScheduleDeps) {
 
   async function pause (sessionId: string, id: string): Promise<Schedule> {
     const row = await requireSchedule(sessionId, id)
-    if (row.state === 'active') await updateSchedule(db, row.id, { state: 'paused' }, now())
+    if (row.state === 'active') await store.update(row.id, { state: 'paused' }, now())
     return await get(sessionId, id)
   }
 
@@ -202,14 +204,14 @@ export function createScheduleService (deps: ScheduleDeps) {
     if (row.state === 'paused') {
       const t = now()
       const next = nextFrom(row.first_at, row.repeat, Math.max(row.next_run_at ?? t, t), row.run_count)
-      await updateSchedule(db, row.id, { state: next === null ? 'done' : 'active', next_run_at: next, deferred_until: null }, t)
+      await store.update(row.id, { state: next === null ? 'done' : 'active', next_run_at: next, deferred_until: null }, t)
     }
     return await get(sessionId, id)
   }
 
   async function remove (sessionId: string, id: string): Promise<{ id: string, message: string }> {
     const row = await requireSchedule(sessionId, id)
-    await deleteSchedule(db, row.id)
+    await store.remove(row.id)
     await deps.releaseMedia(row.media_file)
     return { id: row.id, message: 'Schedule deleted' }
   }

@@ -1,4 +1,4 @@
-import { expireContactStatuses } from '../../src/db/repositories/contact-statuses.js'
+import { contactStatusStore } from '../../src/db/stores/contact-statuses.js'
 import { deleteStatusesBefore } from '../../src/db/repositories/statuses.js'
 import { unusedUploadsBefore } from '../../src/db/repositories/uploads.js'
 import type { StatusDeps } from './service.js'
@@ -12,6 +12,8 @@ export interface CleanupResult { statuses: number, uploads: number }
 export function createCleanup (deps: Pick<StatusDeps, 'db' | 'config' | 'events' | 'log'>, releaseMedia: (filename: string | null) => Promise<boolean>) {
   const { config, events, log } = deps
   const db = deps.db.db
+  // transitional: app.stores.contactStatuses once the status deps carry the stores
+  const contactStatusRows = contactStatusStore(db)
   let running: Promise<CleanupResult> | null = null
   let timer: NodeJS.Timeout | null = null
 
@@ -34,7 +36,7 @@ export function createCleanup (deps: Pick<StatusDeps, 'db' | 'config' | 'events'
     for (const file of await unusedUploadsBefore(db, before)) {
       if (await releaseMedia(file)) uploads++
     }
-    const contactStatuses = [...(await expireContactStatuses(db, before)).values()].reduce((a, b) => a + b, 0)
+    const contactStatuses = [...(await contactStatusRows.expire(before)).values()].reduce((a, b) => a + b, 0)
     if (expired.length > 0 || uploads > 0 || contactStatuses > 0) log.info({ statuses: expired.length, uploads, contactStatuses }, 'expired statuses and uploads removed')
     return { statuses: expired.length, uploads }
   }

@@ -65,7 +65,7 @@ export interface PlatformOptions {
 
 const IGNORE_INTERACTIONS: InteractionSink = { commit: () => {}, lidsMapped: () => {}, unmappedLids: () => [] }
 /** still acked (unacked, the platform ends the stream every ~50 minutes), not kept */
-const IGNORE_CONTACT_STATUSES: ContactStatusSink = { commit: () => {} }
+const IGNORE_CONTACT_STATUSES: ContactStatusSink = { commit: async () => {} }
 
 type Listener<K extends keyof PlatformEventMap> = (payload: PlatformEventMap[K]) => void
 

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { checkAudience, createAudienceResolver, type PhoneContacts } from '../../plugins/audiences/resolve.js'
 import { recipientOf } from '../../plugins/audiences/numbers.js'
+import { audienceStore } from '../../src/db/stores/audiences.js'
 import { openTestDb } from '../support/db-matrix.js'
 
 // How an audience resolves from what the phone sent (its saved contacts and status privacy, given here as
@@ -18,7 +19,7 @@ type Privacy = Awaited<ReturnType<PhoneContacts['statusPrivacy']>>
 async function resolverWith (t: Parameters<typeof openTestDb>[0], saved: Saved, privacy: Privacy) {
   const db = await openTestDb(t, 'sqlite')
   const phone: PhoneContacts = { savedNumbers: async () => saved, statusPrivacy: async () => privacy }
-  return { db, resolver: createAudienceResolver({ db, contacts: () => phone }) }
+  return { db, resolver: createAudienceResolver({ audiences: audienceStore(db.db), contacts: () => phone }) }
 }
 
 const SAVED: Saved = [

@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { test } from 'node:test'
 import { startEmulator, testCertPaths } from '@status-tracker/emulator'
 import { openPostgres } from '../../src/db/connection.js'
-import { takeRun } from '../../src/db/repositories/schedules.js'
+import { scheduleStore } from '../../src/db/stores/schedules.js'
 import { waitFor } from '../helper.js'
 import { startPostgres } from '../support/postgres.js'
 import { nodeApi, ownership, planNode, startNode } from './nodes.js'
@@ -84,7 +84,7 @@ test('two nodes on PostgreSQL fire each scheduled run once between them', { time
   const handles = await Promise.all(Array.from({ length: 8 }, async () => await openPostgres(databaseUrl, { max: 1 })))
   t.after(async () => { for (const h of handles) await h.close() })
   const row = await handles[0].db.selectFrom('schedules').select(['id', 'next_run_at']).where('body', 'like', '%"race"%').executeTakeFirstOrThrow()
-  const won = await Promise.all(handles.map(async (h, i) => await takeRun(h.db, row.id, row.next_run_at as number, null, { state: 'firing', firedAt: Date.now(), late: false, error: null, nodeId: `n${i}` }, Date.now())))
+  const won = await Promise.all(handles.map(async (h, i) => await scheduleStore(h.db).takeRun(row.id, row.next_run_at as number, null, { state: 'firing', firedAt: Date.now(), late: false, error: null, nodeId: `n${i}` }, Date.now())))
   assert.equal(won.filter((id) => id !== null).length, 1, `one winner: ${JSON.stringify(won)}`)
   const runs = await handles[0].db.selectFrom('schedule_runs').selectAll().where('schedule_id', '=', row.id).execute()
   assert.equal(runs.length, 1)

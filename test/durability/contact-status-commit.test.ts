@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { startEmulator, testCertPaths } from '@status-tracker/emulator'
-import { findContactStatus, recordContactStatus } from '../../src/db/repositories/contact-statuses.js'
+import { contactStatusStore } from '../../src/db/stores/contact-statuses.js'
 import type { ContactStatus, ContactStatusSink } from '../../src/platform/platform.js'
 import { waitFor } from '../helper.js'
 import { FAST_TIMING, insertSession, startPlatform, tempDb, waConfig } from '../platform/harness.js'
@@ -21,6 +21,7 @@ test("a contact's status is acked only after its row is committed; a failed comm
   t.after(async () => { await emu.stop() })
   const tmp = await tempDb()
   t.after(async () => { await tmp.close() })
+  const store = contactStatusStore(tmp.db.db)
   let hold: Promise<void> | null = null
   let failNext = false
   const calls: ContactStatus[] = []
@@ -29,7 +30,7 @@ test("a contact's status is acked only after its row is committed; a failed comm
       calls.push(s)
       if (hold !== null) await hold
       if (failNext) { failNext = false; throw new Error('database unavailable') }
-      await recordContactStatus(tmp.db.db, sessionId, {
+      await store.record(sessionId, {
         message_id: s.messageId, from_jid: s.fromJid, from_lid: s.fromLid, from_number: s.fromNumber, type: s.type, text: s.text, caption: s.caption,
         mimetype: s.mimetype, size: s.size, media_ref: s.mediaRef, error: s.error, posted_at: s.postedAt
       }, Date.now())
@@ -55,11 +56,11 @@ test("a contact's status is acked only after its row is committed; a failed comm
     await sleep(700)
     assert.equal(delivery(id).deliveries[0].acked, false, 'not acked while the commit is held')
     assert.deepEqual(delivery(id).receipts, [])
-    assert.equal(await findContactStatus(tmp.db.db, SID, id), undefined)
+    assert.equal(await store.find(SID, id), undefined)
     hold = null
     release()
     await waitFor(() => delivery(id).deliveries[0].acked, 15_000, 'the ack after the commit')
-    assert.equal((await findContactStatus(tmp.db.db, SID, id))?.text, 'held')
+    assert.equal((await store.find(SID, id))?.text, 'held')
     assert.deepEqual(delivery(id).receipts.map((r) => r.type), ['delivery'])
   })
 
@@ -76,7 +77,7 @@ test("a contact's status is acked only after its row is committed; a failed comm
     const d = delivery(id).deliveries[0]
     assert.equal(d.redelivered, 1)
     assert.deepEqual(d.encTypes, ['pkmsg', 'skmsg'])
-    const row = await findContactStatus(tmp.db.db, SID, id)
+    const row = await store.find(SID, id)
     assert.equal(row?.type, 'text', 'the redelivered copy decrypted')
     assert.equal(row?.text, 'comes again')
     assert.deepEqual(emu.contactStatusLog(OWN).streamErrors, [])
@@ -87,7 +88,7 @@ test("a contact's status is acked only after its row is committed; a failed comm
     const carol = emu.addContact({ number: '15550004013' })
     const { id } = await emu.postContactStatus(OWN, { from: carol.number, text: 'unreadable', withoutKey: true })
     await waitFor(() => delivery(id).deliveries[0].acked, 15_000, 'the ack of the undecryptable stanza')
-    const row = await findContactStatus(tmp.db.db, SID, id)
+    const row = await store.find(SID, id)
     assert.equal(row?.type, 'undecryptable')
     assert.equal(row?.text, null)
     assert.ok((row?.error ?? '') !== '', 'the reason is kept')
@@ -97,6 +98,6 @@ test("a contact's status is acked only after its row is committed; a failed comm
     // her next status brings the key: read as usual
     const next = await emu.postContactStatus(OWN, { from: carol.number, text: 'readable' })
     await waitFor(() => delivery(next.id).deliveries[0].acked, 15_000, 'the next one acked')
-    assert.equal((await findContactStatus(tmp.db.db, SID, next.id))?.text, 'readable')
+    assert.equal((await store.find(SID, next.id))?.text, 'readable')
   })
 })

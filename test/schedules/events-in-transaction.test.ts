@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict'
 import type { FastifyInstance } from 'fastify'
 import { createScheduler } from '../../plugins/schedules/scheduler.js'
-import { insertSchedule } from '../../src/db/repositories/schedules.js'
 import { harness, type Harness } from '../statuses/harness.js'
 import { dialectEnv, dialectTest } from '../support/db-matrix.js'
 import { logged, refuse } from '../support/event-refusal.js'
@@ -12,12 +11,12 @@ import { logged, refuse } from '../support/event-refusal.js'
 
 async function setUp (h: Harness, dueAt: number) {
   await h.addSession('s1')
-  await insertSchedule(h.app.db.db, {
+  await h.app.stores.schedules.insert({
     id: 'sch_test', session_id: 's1', body: JSON.stringify({ type: 'text', content: 'scheduled', targetNumbers: '15551230001' }),
     media_file: null, first_at: dueAt, repeat: null, state: 'active', next_run_at: dueAt, deferred_until: null, created_at: dueAt, updated_at: dueAt
   })
   return createScheduler({
-    db: h.app.db,
+    schedules: h.app.stores.schedules,
     config: h.app.config,
     platform: h.platform as unknown as FastifyInstance['platform'],
     statuses: h.app.statuses,

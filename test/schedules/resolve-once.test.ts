@@ -3,7 +3,6 @@ import { test } from 'node:test'
 import type { FastifyInstance } from 'fastify'
 import { createScheduler } from '../../plugins/schedules/scheduler.js'
 import type { ResolvedRecipients } from '../../plugins/statuses/recipients.js'
-import { insertSchedule } from '../../src/db/repositories/schedules.js'
 import { harness } from '../statuses/harness.js'
 
 // A scheduled run with pacing resolves its recipients once: pacing's look-ahead counts them and the send
@@ -13,7 +12,7 @@ test('a paced scheduled run resolves its recipients once and sends to what pacin
   const h = await harness(t)
   await h.addSession('s1')
   const dueAt = Date.now() - 1000
-  await insertSchedule(h.app.db.db, {
+  await h.app.stores.schedules.insert({
     id: 'sch_once', session_id: 's1', body: JSON.stringify({ type: 'text', content: 'scheduled', targetNumbers: '15551230001,15551230002' }),
     media_file: null, first_at: dueAt, repeat: null, state: 'active', next_run_at: dueAt, deferred_until: null, created_at: dueAt, updated_at: dueAt
   })
@@ -21,7 +20,7 @@ test('a paced scheduled run resolves its recipients once and sends to what pacin
   const handed: Array<ResolvedRecipients | undefined> = []
   const counted: number[] = []
   const scheduler = createScheduler({
-    db: h.app.db,
+    schedules: h.app.stores.schedules,
     config: h.app.config,
     platform: h.platform as unknown as FastifyInstance['platform'],
     statuses: {

@@ -1,4 +1,8 @@
 import { openStore, type DatabaseTarget, type DbHandle } from '../connection.js'
+import { audienceStore, type AudienceStore } from './audiences.js'
+import { contactStatusStore, type ContactStatusStore } from './contact-statuses.js'
+import { contactStore, type ContactStore } from './contacts.js'
+import { scheduleStore, type ScheduleStore } from './schedules.js'
 
 /**
  * The stores: one port per aggregate (issue 34), every method `Promise<T>`, chosen once at start from the
@@ -11,9 +15,16 @@ import { openStore, type DatabaseTarget, type DbHandle } from '../connection.js'
  * Kysely, whose driver serialises use of the one connection; a raw prepared statement runs only through
  * `onSqliteConnection` (sqlite-gate.ts), so it never joins another caller's open transaction.
  */
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled aggregate by aggregate
 export interface Stores {
   // ── aggregates: each helper adds its own lines below, one per aggregate ──
+  /** saved audiences */
+  audiences: AudienceStore
+  /** scheduled statuses and their runs */
+  schedules: ScheduleStore
+  /** the linked phone's saved contacts and status privacy */
+  contacts: ContactStore
+  /** the statuses the session's contacts posted */
+  contactStatuses: ContactStatusStore
 }
 
 /** The stores and the one database they share; `close` ends the connection (after every store is done). */
@@ -26,9 +37,13 @@ export interface OpenedStores {
   handle: DbHandle
 }
 
-export function buildStores (_handle: DbHandle): Stores {
+export function buildStores (handle: DbHandle): Stores {
   return {
     // ── aggregates: each helper adds its own lines below ──
+    audiences: audienceStore(handle.db),
+    schedules: scheduleStore(handle.db),
+    contacts: contactStore(handle.db),
+    contactStatuses: contactStatusStore(handle.db)
   }
 }
 
