@@ -8,6 +8,7 @@ import {
 import { findSession } from '../../src/db/repositories/sessions.js'
 import { NoStatusMedia, NotConnected, SessionNotFound, StatusMediaFailed, StatusNotFound } from '../../src/errors.js'
 import { pageOf, pageRead } from '../../src/paging.js'
+import { pnJid } from '../../src/platform/jid.js'
 import type { ContactStatus, ContactStatusSink, Platform } from '../../src/platform/platform.js'
 import type { ContactStatusesQuery, ContactStatusPage, ContactStatusView } from '../../schemas/contact-statuses.js'
 import type { DomainEvents } from '../broadcaster/domain-events.js'
@@ -127,7 +128,7 @@ export function createContactStatusService (deps: ContactStatusDeps) {
       await deps.platform().viewContactStatus(sessionId, {
         messageId: row.message_id,
         participant,
-        participantPn: row.from_number === null ? null : `${row.from_number}@s.whatsapp.net`
+        participantPn: row.from_number === null ? null : pnJid(row.from_number)
       })
       const at = now()
       await markContactStatusViewed(db, sessionId, row.message_id, at)

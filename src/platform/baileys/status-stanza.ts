@@ -6,6 +6,7 @@ import {
   type WASocket
 } from '@whiskeysockets/baileys'
 import type { Readable } from 'node:stream'
+import { STATUS_JID } from '../jid.js'
 import type { PlatformLogger as Logger } from '../logger.js'
 
 // A contact's status as the platform delivers it today: a top-level `<status from="status@broadcast"
@@ -18,8 +19,6 @@ import type { PlatformLogger as Logger } from '../logger.js'
 // `status-stanza-decrypt`), inside one transaction of the socket's key store (assumption
 // `decrypt-in-key-transaction`), so the Signal state advances only when the caller's commit succeeded.
 // The ack and the receipts are written here with sendNode (public), in WA Web's shapes.
-
-export const STATUS_JID = 'status@broadcast'
 
 /** a `<status>` stanza from status@broadcast (a newsletter's `<status>` is another thing: whatsapp-rust PR #1101) */
 export function isContactStatusStanza (frame: BinaryNode): boolean {

@@ -1,10 +1,9 @@
 import { randomBytes } from 'node:crypto'
 import { extname } from 'node:path'
 import { prepareWAMessageMedia, proto, type WAMediaUploadFunction } from '@whiskeysockets/baileys'
+import { STATUS_JID } from '../jid.js'
 import type { PlatformLogger as Logger } from '../logger.js'
 import type { StatusContent } from '../types.js'
-
-export const STATUS_JID = 'status@broadcast'
 
 /** `#RRGGBB` (opaque) or `#AARRGGBB` → the unsigned ARGB integer WhatsApp stores. */
 export function argbFromHex (color: string): number {
