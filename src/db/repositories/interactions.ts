@@ -3,6 +3,7 @@ import type pg from 'pg'
 import type { Kysely } from 'kysely'
 import type { DbHandle } from '../connection.js'
 import type { Database, StatusReactionRow, StatusReplyRow } from '../database.js'
+import { pnJid } from '../../platform/jid.js'
 import { inTransaction } from './pg-tx.js'
 
 // Reactions and replies to statuses (tables status_reactions, status_replies; migration 005).
@@ -113,7 +114,7 @@ export function interactionLidWriter (sqlite: SQLite.Database) {
   const mapLids = sqlite.transaction((sessionId: string, mappings: Array<{ lid: string, number: string }>): Set<number> => {
     const changed = new Set<number>()
     for (const { lid, number } of mappings) {
-      const jid = `${number}@s.whatsapp.net`
+      const jid = pnJid(number)
       for (const row of lidReactions.all(lid, sessionId)) {
         removeReaction.run(row.status_id, lid)
         upsertReaction.run(row.status_id, number, number, jid, row.emoji, row.reacted_at, row.message_id)
@@ -142,7 +143,7 @@ export function pgInteractionLidWriter (pool: pg.Pool) {
     mapLids: async (sessionId: string, mappings: Array<{ lid: string, number: string }>): Promise<Set<number>> => await inTransaction(pool, async (client) => {
       const changed = new Set<number>()
       for (const { lid, number } of mappings) {
-        const jid = `${number}@s.whatsapp.net`
+        const jid = pnJid(number)
         const moved = await client.query<StatusReactionRow>(
           `delete from status_reactions r using statuses s where s.id = r.status_id and r.reactor = $1 and r.number is null and s.session_id = $2
            returning r.*`, [lid, sessionId])

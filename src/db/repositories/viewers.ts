@@ -1,5 +1,6 @@
 import type SQLite from 'better-sqlite3'
 import type { Kysely } from 'kysely'
+import { pnJid } from '../../platform/jid.js'
 import type { Database, ViewerRow } from '../database.js'
 
 type Db = Kysely<Database>
@@ -135,10 +136,10 @@ export function viewerWriter (sqlite: SQLite.Database) {
     for (const { lid, number } of mappings) {
       for (const row of lidRows.all(lid, sessionId)) {
         removeLidRow.run(row.status_id, lid)
-        upsert.run(row.status_id, number, number, `${number}@s.whatsapp.net`, row.viewed_at, row.is_real)
+        upsert.run(row.status_id, number, number, pnJid(number), row.viewed_at, row.is_real)
         changed.add(row.status_id)
       }
-      moveDeliveries.run(number, number, `${number}@s.whatsapp.net`, lid, sessionId)
+      moveDeliveries.run(number, number, pnJid(number), lid, sessionId)
       dropLidDeliveries.run(lid, sessionId)
     }
     if (during !== undefined && changed.size > 0) during(changed)
