@@ -240,7 +240,8 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'log' | 'metri
       await idle()
       sqlite.transaction(() => { sqliteLog.append(updateEvents(statusId, sessionId, sqliteWriter.list(statusId))) })()
     } else if (handle.dialect === 'postgres') {
-      await inTransaction(handle.pool, async (client) => { await pgAppendEvents(client, await pgClaimedEvents(client, ofSession(sessionId, new Set([statusId])))) })
+      const claimed = ofSession(sessionId, new Set([statusId]))
+      await inTransaction(handle.pool, async (client) => { await pgAppendEvents(client, await pgClaimedEvents(client, claimed)) })
     }
     eventLog.committed()
   }

@@ -80,7 +80,9 @@ export function parseStatusReceipt (node: BinaryNode): ParsedReceipt[] {
     for (const item of getBinaryNodeChildren(list, 'item')) if (item.attrs.id !== undefined) stanzaIds.push(item.attrs.id)
   }
   const viewers: Viewer[] = []
-  if (attrs.participant !== undefined) viewers.push({ jid: jidNormalizedUser(attrs.participant), at, type: stanzaType, pn: pnOf(attrs.participant_pn), ids: stanzaIds })
+  if (attrs.participant !== undefined) {
+    viewers.push({ jid: jidNormalizedUser(attrs.participant), at, type: stanzaType, pn: pnOf(attrs.participant_pn), ids: stanzaIds })
+  }
   for (const group of children.filter((c) => c.tag === 'participants')) {
     const groupId = group.attrs.message_id ?? group.attrs.key
     const ids = groupId === undefined || groupId === '' ? stanzaIds : [groupId]

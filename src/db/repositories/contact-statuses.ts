@@ -21,7 +21,9 @@ export async function recordContactStatus (db: Db, sessionId: string, s: NewCont
 }
 
 /** One page, newest first: `limit` rows arrived before the row `before` (its seq; undefined: from the newest). */
-export async function contactStatusPage (db: Db, sessionId: string, q: { limit: number, before: number | undefined, since: number }): Promise<ContactStatusRow[]> {
+export async function contactStatusPage (
+  db: Db, sessionId: string, q: { limit: number, before: number | undefined, since: number }
+): Promise<ContactStatusRow[]> {
   let query = db.selectFrom('contact_statuses').selectAll()
     .where('session_id', '=', sessionId).where('posted_at', '>=', q.since)
   if (q.before !== undefined) query = query.where('seq', '<', q.before)

@@ -27,7 +27,9 @@ async function statusIdOf (db: Db, sessionId: string, messageId: string): Promis
  * empty emoji stays as the taken-back state). Returns the row when something changed, undefined for an
  * unknown status, an older reaction or the same message again (a redelivery).
  */
-export async function recordReaction (db: Db, sessionId: string, r: From & { statusMessageId: string, messageId: string, emoji: string, at: number }): Promise<StatusReactionRow | undefined> {
+export async function recordReaction (
+  db: Db, sessionId: string, r: From & { statusMessageId: string, messageId: string, emoji: string, at: number }
+): Promise<StatusReactionRow | undefined> {
   const statusId = await statusIdOf(db, sessionId, r.statusMessageId)
   if (statusId === undefined) return undefined
   return await db.insertInto('status_reactions')
@@ -49,11 +51,16 @@ export async function recordReaction (db: Db, sessionId: string, r: From & { sta
 }
 
 /** Records a reply; undefined for an unknown status or a message already recorded (a redelivery). */
-export async function recordReply (db: Db, sessionId: string, r: From & { statusMessageId: string, messageId: string, text: string, at: number }): Promise<StatusReplyRow | undefined> {
+export async function recordReply (
+  db: Db, sessionId: string, r: From & { statusMessageId: string, messageId: string, text: string, at: number }
+): Promise<StatusReplyRow | undefined> {
   const statusId = await statusIdOf(db, sessionId, r.statusMessageId)
   if (statusId === undefined) return undefined
   return await db.insertInto('status_replies')
-    .values({ status_id: statusId, message_id: r.messageId, replier: r.number ?? r.jid, number: r.number, jid: r.jid, text: r.text, replied_at: r.at, received_at: Date.now() })
+    .values({
+      status_id: statusId, message_id: r.messageId, replier: r.number ?? r.jid, number: r.number, jid: r.jid, text: r.text, replied_at: r.at,
+      received_at: Date.now()
+    })
     .onConflict((oc) => oc.columns(['status_id', 'message_id']).doNothing())
     .returningAll()
     .executeTakeFirst()

@@ -15,7 +15,9 @@ export function pgViewerWriter (pool: pg.Pool) {
    * `during` runs in the same transaction once the views are in, when any status changed (the event
    * log's append); without it the views are one autocommit statement.
    */
-  async function record (views: ViewToRecord[], during?: (changes: Map<number, StatusChange>, client: pg.PoolClient) => Promise<void>): Promise<Map<number, StatusChange>> {
+  async function record (
+    views: ViewToRecord[], during?: (changes: Map<number, StatusChange>, client: pg.PoolClient) => Promise<void>
+  ): Promise<Map<number, StatusChange>> {
     if (views.length === 0) return new Map()
     if (during === undefined) return await recordOn(pool, views)
     return await inTransaction(pool, async (client) => {
@@ -81,7 +83,9 @@ export function pgViewerWriter (pool: pg.Pool) {
   }
 
   /** As on SQLite; `during` runs in the same transaction at its end when any status changed (the event log's append). */
-  async function mapLids (sessionId: string, mappings: Array<{ lid: string, number: string }>, during?: (changed: Set<number>, client: pg.PoolClient) => Promise<void>): Promise<Set<number>> {
+  async function mapLids (
+    sessionId: string, mappings: Array<{ lid: string, number: string }>, during?: (changed: Set<number>, client: pg.PoolClient) => Promise<void>
+  ): Promise<Set<number>> {
     return await inTransaction(pool, async (client) => {
       const changed = new Set<number>()
       for (const { lid, number } of mappings) {

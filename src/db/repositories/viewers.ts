@@ -131,7 +131,9 @@ export function viewerWriter (sqlite: SQLite.Database) {
    * number already has there (the earlier view time wins). `during` runs in the same transaction at its
    * end when any status changed (the event log's append). Returns the statuses whose viewers changed.
    */
-  const mapLids = sqlite.transaction((sessionId: string, mappings: Array<{ lid: string, number: string }>, during?: (changed: Set<number>) => void): Set<number> => {
+  const mapLids = sqlite.transaction((
+    sessionId: string, mappings: Array<{ lid: string, number: string }>, during?: (changed: Set<number>) => void
+  ): Set<number> => {
     const changed = new Set<number>()
     for (const { lid, number } of mappings) {
       for (const row of lidRows.all(lid, sessionId)) {

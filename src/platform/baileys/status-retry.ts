@@ -110,7 +110,9 @@ export interface WrittenRetry {
  * message for `device` only (WA Web's answer to a status retry, see above). Throws when the device cannot be
  * given the key (no session can be set up): the answer would be useless to it.
  */
-export async function writeStatusRetry (sock: WASocket, input: { message: proto.IMessage, messageId: string, device: string, logger: Logger }): Promise<WrittenRetry> {
+export async function writeStatusRetry (
+  sock: WASocket, input: { message: proto.IMessage, messageId: string, device: string, logger: Logger }
+): Promise<WrittenRetry> {
   const meLid = ownLidOf(sock)
   if (meLid === null) throw new Error('this account has no LID: its statuses go the phone-number way')
   const { message, messageId, device } = input

@@ -34,7 +34,9 @@ export interface DecryptedStatus { message: proto.IMessage | null, error: string
  * decryption are committed only after `commit` resolved; a throw abandons them (the stanza then decrypts
  * again when the platform delivers it again). Assumptions `status-stanza-decrypt`, `decrypt-in-key-transaction`.
  */
-export async function decryptStatusStanza<T> (sock: WASocket, frame: BinaryNode, logger: Logger, commit: (decrypted: DecryptedStatus) => Promise<T>): Promise<T> {
+export async function decryptStatusStanza<T> (
+  sock: WASocket, frame: BinaryNode, logger: Logger, commit: (decrypted: DecryptedStatus) => Promise<T>
+): Promise<T> {
   const me = sock.authState.creds.me
   if (me?.id === undefined) throw new Error('not logged in')
   const keys = sock.authState.keys as { transaction?: <R>(work: () => Promise<R>, key: string) => Promise<R> }
