@@ -138,7 +138,8 @@ await runBench('reads', 270_000, async ({ smoke, dir, log, emulator, service }) 
 
   // the controls: each with its own Baileys socket linked on the same emulator, the service's database read-only
   const scanner = (number: string) => async (qr: string): Promise<void> => { await emu.scan(number, qr) }
-  const baileys = (number: string): { wsUrl: string, rootPublicKey: string, scan: (qr: string) => Promise<void> } => ({ wsUrl: emuProc.wsUrl, rootPublicKey: emuProc.rootPublicKey, scan: scanner(number) })
+  const baileys = (number: string): { wsUrl: string, rootPublicKey: string, scan: (qr: string) => Promise<void> } =>
+    ({ wsUrl: emuProc.wsUrl, rootPublicKey: emuProc.rootPublicKey, scan: scanner(number) })
   await emu.createAccount('15555000002')
   await emu.createAccount('15555000003')
   const stops: Array<() => Promise<unknown>> = []

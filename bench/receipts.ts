@@ -152,7 +152,10 @@ await runBench('receipts', 240_000, async ({ smoke, log, emulator, service, dir 
     const svcBest = best(svcRounds)
     const bareBest = best(bareRounds)
     const list = (rs: Round[]): string => rs.map((r) => r.rate.toFixed(0)).join(', ')
-    const median = (xs: number[]): number => { const s = [...xs].sort((a, b) => a - b); return s.length % 2 === 1 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2 }
+    const median = (xs: number[]): number => {
+      const s = [...xs].sort((a, b) => a - b)
+      return s.length % 2 === 1 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2
+    }
 
     // ---- 2. paced
     const b = await sendStatus('paced')

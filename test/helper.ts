@@ -46,7 +46,9 @@ export function testConfig (env: Record<string, string> = {}): { config: Config,
 
 /** Builds the same app as production, over a temporary folder that is removed after the test. */
 /** `logStream`: the app's log lines (JSON) go there instead of stdout, at the config's LOG_LEVEL. */
-export async function build (t: TestContext, env: Record<string, string> = {}, opts: { keepDir?: string, logStream?: { write: (line: string) => void } } = {}): Promise<TestApp> {
+export async function build (
+  t: TestContext, env: Record<string, string> = {}, opts: { keepDir?: string, logStream?: { write: (line: string) => void } } = {}
+): Promise<TestApp> {
   let config: Config
   let dir: string
   if (opts.keepDir !== undefined) {

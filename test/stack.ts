@@ -78,7 +78,9 @@ export async function startStack (t: TestContext, env: Record<string, string> = 
 }
 
 /** A tiny HTTP server on 127.0.0.1 answering fixed bodies by path. */
-export async function serveFiles (t: TestContext, files: Record<string, { type: string, body: Buffer | string }>): Promise<{ url: (path: string) => string, hits: string[] }> {
+export async function serveFiles (
+  t: TestContext, files: Record<string, { type: string, body: Buffer | string }>
+): Promise<{ url: (path: string) => string, hits: string[] }> {
   const hits: string[] = []
   const server: Server = createServer((req, res) => {
     const path = new URL(req.url ?? '/', 'http://127.0.0.1').pathname

@@ -45,7 +45,10 @@ export async function measure (pid: number, url: string, seconds: number): Promi
   const cpu0 = cpuSeconds(pid)
   const r = await autocannon(url, seconds, 10)
   const cpuUs = (cpuSeconds(pid) - cpu0) / Math.max(1, r.requests.total) * 1e6
-  return { rps: r.requests.average, total: r.requests.total, p50: r.latency.p50, p99: r.latency.p99, max: r.latency.max, mibPerS: r.throughput.average / 1024 / 1024, cpuUs }
+  return {
+    rps: r.requests.average, total: r.requests.total, p50: r.latency.p50, p99: r.latency.p99, max: r.latency.max,
+    mibPerS: r.throughput.average / 1024 / 1024, cpuUs
+  }
 }
 
 export function combine (runs: Load[]): Load {
@@ -62,7 +65,9 @@ export function combine (runs: Load[]): Load {
 }
 
 /** A helper server (TypeScript, under tsx) that prints `ready` once listening; its other lines go to `onLine`. */
-async function startHelper (script: string, name: string, dir: string, env: Record<string, string>, onLine: (line: string) => void = () => undefined): Promise<Proc & { base: string }> {
+async function startHelper (
+  script: string, name: string, dir: string, env: Record<string, string>, onLine: (line: string) => void = () => undefined
+): Promise<Proc & { base: string }> {
   const port = await freePort()
   let ready: () => void = () => undefined
   const started = new Promise<void>((resolve) => { ready = resolve })

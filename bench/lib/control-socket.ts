@@ -49,7 +49,9 @@ export async function startControlSocket (env: NodeJS.ProcessEnv = process.env):
  * once listening), and on SIGTERM the socket stopped, the server closed, then `close` (its database).
  * Answers the socket (its state is the Express control's health).
  */
-export async function serveControl (app: { listen: (port: number, host: string, ready: () => void) => { close: (done: () => void) => unknown } }, port: number, close: () => void): Promise<ControlSocket> {
+export async function serveControl (
+  app: { listen: (port: number, host: string, ready: () => void) => { close: (done: () => void) => unknown } }, port: number, close: () => void
+): Promise<ControlSocket> {
   const socket = await startControlSocket()
   const server = app.listen(port, '127.0.0.1', () => { process.stdout.write('ready\n') })
   process.on('SIGTERM', () => {

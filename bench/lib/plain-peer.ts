@@ -19,7 +19,16 @@ const { PORT, API_KEY, DB_FILE } = process.env
 if (PORT === undefined || API_KEY === undefined || DB_FILE === undefined) throw new Error('PORT, API_KEY and DB_FILE are required')
 const DAY_MS = 24 * 3_600_000
 
-interface Row { id: number, type: string, content: string, caption: string, created_at: number, message_id: string, contact_count: number, target_numbers: string }
+interface Row {
+  id: number
+  type: string
+  content: string
+  caption: string
+  created_at: number
+  message_id: string
+  contact_count: number
+  target_numbers: string
+}
 const db = new SQLite(DB_FILE, { readonly: true, fileMustExist: true })
 const session = db.prepare<[string]>('select id from sessions where id = ?')
 const statuses = db.prepare<[string, number], Row>('select * from statuses where session_id = ? and created_at >= ? order by created_at desc')

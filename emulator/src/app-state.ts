@@ -32,7 +32,10 @@ import { encodeSyncdPatch, newLTHashState, proto, type BinaryNode, type LTHashSt
 export const COLLECTIONS = ['critical_block', 'critical_unblock_low', 'regular_high', 'regular_low', 'regular'] as const
 export type CollectionName = typeof COLLECTIONS[number]
 
-/** patches per answer before `has_more_patches="true"`: the emulator's own page size (no public source gives the server's; rc14 follows has_more_patches whatever it is) */
+/**
+ * patches per answer before `has_more_patches="true"`: the emulator's own page size (no public source gives the
+ * server's; rc14 follows has_more_patches whatever it is)
+ */
 export const PATCHES_PER_ANSWER = 500
 
 export interface Mutation {

@@ -191,7 +191,9 @@ export function waitForMessageError (sock: WASocket, id: () => string, timeoutMs
  * NACKed): listens on the raw stanza (Baileys' `CB:ack,class:message`), so it works whatever Baileys
  * makes of the ack. Start waiting before sending.
  */
-export function waitForMessageAck (sock: WASocket, id: () => string, timeoutMs = 10_000): Promise<{ id: string, error?: string, attrs: Record<string, string> }> {
+export function waitForMessageAck (
+  sock: WASocket, id: () => string, timeoutMs = 10_000
+): Promise<{ id: string, error?: string, attrs: Record<string, string> }> {
   return new Promise((resolve, reject) => {
     const onAck = (node: BinaryNode) => {
       if (node.attrs.id !== id()) return

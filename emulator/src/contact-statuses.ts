@@ -71,7 +71,17 @@ export async function encryptMedia (plaintext: Buffer, mediaKey: Buffer, mediaTy
   return Buffer.concat([ciphertext, mac])
 }
 
-interface Delivery { device: number, node: BinaryNode, encTypes: string[], delivered: number, redelivered: number, ackedAt?: string, ack?: Record<string, string> }
+interface Delivery {
+  device: number
+  node: BinaryNode
+  encTypes: string[]
+  delivered: number
+  redelivered: number
+  ackedAt?: string
+  ack?: Record<string, string>
+}
+/** keeps a post's encrypted media on the emulator's media server: where a device downloads it */
+type StoreMedia = (mediaType: string, body: Buffer) => { url: string, directPath: string }
 interface Entry { info: Omit<ContactStatusInfo, 'deliveries' | 'receipts'>, deliveries: Delivery[], receipts: ContactStatusReceipt[] }
 
 /** What one account was sent of its contacts' statuses, and how its devices answered. */
@@ -82,7 +92,9 @@ interface AccountLog {
 }
 
 /** Validates a post request; text or media, never both or neither. */
-export function checkContactStatus (options: ContactStatusOptions): { text?: string, media?: { mimetype: string, size: number, caption?: string }, withoutKey?: boolean } {
+export function checkContactStatus (
+  options: ContactStatusOptions
+): { text?: string, media?: { mimetype: string, size: number, caption?: string }, withoutKey?: boolean } {
   if (options === null || typeof options !== 'object') throw new EmulatorError(400, 'a JSON body is required')
   const { text, media } = options
   if ((text === undefined) === (media === undefined)) throw new EmulatorError(400, 'exactly one of text or media is required')
@@ -128,13 +140,17 @@ export class ContactStatuses {
    * sender-key distribution message, encrypted by the contact's phone through its Signal session with the
    * device (the same two `<enc>`s a `<message from="status@broadcast">` carries; whatsapp-rust PR #1101 test).
    */
-  async build (account: Account, contact: Contact, post: ReturnType<typeof checkContactStatus>, storeMedia: (mediaType: string, body: Buffer) => { url: string, directPath: string }): Promise<{ id: string, nodes: Array<{ device: CompanionDevice, node: BinaryNode }> }> {
+  async build (
+    account: Account, contact: Contact, post: ReturnType<typeof checkContactStatus>, storeMedia: StoreMedia
+  ): Promise<{ id: string, nodes: Array<{ device: CompanionDevice, node: BinaryNode }> }> {
     const run = this.chain.then(async () => await this.encrypt(account, contact, post, storeMedia))
     this.chain = run.catch(() => undefined)
     return await run
   }
 
-  private async encrypt (account: Account, contact: Contact, post: ReturnType<typeof checkContactStatus>, storeMedia: (mediaType: string, body: Buffer) => { url: string, directPath: string }): Promise<{ id: string, nodes: Array<{ device: CompanionDevice, node: BinaryNode }> }> {
+  private async encrypt (
+    account: Account, contact: Contact, post: ReturnType<typeof checkContactStatus>, storeMedia: StoreMedia
+  ): Promise<{ id: string, nodes: Array<{ device: CompanionDevice, node: BinaryNode }> }> {
     let key = this.keys.get(contact)
     if (key === undefined) {
       key = new SenderKey(contact)
@@ -185,7 +201,9 @@ export class ContactStatuses {
         participant,
         type,
         ...(post.text !== undefined ? { text: post.text } : {}),
-        ...(post.media !== undefined ? { media: { mimetype: post.media.mimetype, size: post.media.size }, ...(post.media.caption !== undefined ? { caption: post.media.caption } : {}) } : {}),
+        ...(post.media !== undefined
+          ? { media: { mimetype: post.media.mimetype, size: post.media.size }, ...(post.media.caption !== undefined ? { caption: post.media.caption } : {}) }
+          : {}),
         postedAt: now.toISOString()
       },
       deliveries: [],

@@ -24,7 +24,10 @@ const routes: Route[] = [
     pattern: /^\/(?:health)?$/,
     handler: (emulator) => [
       200,
-      { ok: true, wsUrl: emulator.wsUrl, controlUrl: emulator.controlUrl, mediaUrl: emulator.mediaUrl, rootPublicKey: emulator.rootPublicKey, caFile: emulator.caFile }
+      {
+        ok: true, wsUrl: emulator.wsUrl, controlUrl: emulator.controlUrl, mediaUrl: emulator.mediaUrl,
+        rootPublicKey: emulator.rootPublicKey, caFile: emulator.caFile
+      }
     ]
   },
   { method: 'POST', pattern: /^\/accounts$/, handler: (e, _, body) => [201, e.createAccount(body.number as string, { legacy: optionalBoolean(body, 'legacy') })] },

@@ -1127,7 +1127,8 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
    */
   private async keyShareNode (account: Account, phone: Phone, device: CompanionDevice): Promise<BinaryNode> {
     const name = signalNameOf(account)
-    const enc = await account.primary.encryptFresh(signalSenderFor(name.user, name.server, device.id), () => device.takeBundle(), encodeWAMessage(phone.appState.keyShareMessage()))
+    const sender = signalSenderFor(name.user, name.server, device.id)
+    const enc = await account.primary.encryptFresh(sender, () => device.takeBundle(), encodeWAMessage(phone.appState.keyShareMessage()))
     return {
       tag: 'message',
       attrs: { id: phoneMessageId(), from: `${name.user}@${name.server}`, type: 'text', category: 'peer', t: unixNow() },

@@ -91,7 +91,9 @@ function copy (record: StatusRecord): StatusRecord {
     deliveries: record.deliveries.map((d) => ({ ...d })),
     duplicateRecipients: [...record.duplicateRecipients],
     errors: [...record.errors],
-    stanzas: record.stanzas.map((st) => ({ ...st, attrs: { ...st.attrs }, audience: [...st.audience], devices: [...st.devices], skdmDevices: [...st.skdmDevices] })),
+    stanzas: record.stanzas.map((st) => ({
+      ...st, attrs: { ...st.attrs }, audience: [...st.audience], devices: [...st.devices], skdmDevices: [...st.skdmDevices]
+    })),
     audience: [...record.audience],
     skdmDevices: [...record.skdmDevices],
     rejected: record.rejected ? { ...record.rejected } : undefined,
@@ -219,7 +221,10 @@ export class StatusCenter {
         try {
           await device.decrypt(signalSenderFor(name.user, name.server, posterDevice), type, enc.content)
           retry.decrypted = true
-          state.record.deliveries.push({ number: retry.number, device: retry.device, jid: node.attrs.to, chunk: state.record.chunks, encType: type, skdm: false, decrypted: true, resend: true })
+          state.record.deliveries.push({
+            number: retry.number, device: retry.device, jid: node.attrs.to, chunk: state.record.chunks, encType: type,
+            skdm: false, decrypted: true, resend: true
+          })
         } catch (error) {
           retry.error = `decrypt failed: ${(error as Error).message}`
         }
@@ -234,7 +239,9 @@ export class StatusCenter {
    * The answer to retry receipts (to status@broadcast): each requesting device it addresses reads it (the
    * sender key from its SKDM, else one it holds), and the retry is recorded as answered.
    */
-  private async processRetryAnswer (poster: Account, deviceId: number, shape: StanzaShape, retries: StatusRetryRecord[], arrivedAt: Date, decision: Decision): Promise<void> {
+  private async processRetryAnswer (
+    poster: Account, deviceId: number, shape: StanzaShape, retries: StatusRetryRecord[], arrivedAt: Date, decision: Decision
+  ): Promise<void> {
     const state = this.states.get(shape.attrs.id)
     if (!state) return
     const { record } = state
@@ -316,7 +323,9 @@ export class StatusCenter {
         const parts = (bundle.content as BinaryNode[]).filter((c) => c.tag !== 'registration')
         content.push({ tag: 'keys', attrs: {}, content: parts })
       }
-      record.retries.push({ requester, number: party.number, device: device.deviceId, count, requestedAt: new Date().toISOString(), answered: false, violations: [] })
+      record.retries.push({
+        requester, number: party.number, device: device.deviceId, count, requestedAt: new Date().toISOString(), answered: false, violations: []
+      })
       const receipt: BinaryNode = { tag: 'receipt', attrs: { from: STATUS_JID, participant: requester, id: record.id, type: 'retry', t: String(Math.floor(Date.now() / 1000)) }, content }
       this.logger.info({ id: record.id, requester, count }, 'status retry receipt sent')
       setImmediate(() => { this.sendRetry(poster, posterDevice, receipt) })
@@ -474,7 +483,9 @@ export class StatusCenter {
       stanza.error = RULE_ERROR
       stanza.rule = broken.rule
       stanza.detail = broken.detail
-      this.rejected.push({ id, from: account.number, to: STATUS_JID, error: RULE_ERROR, at: arrivedAt.toISOString(), rule: broken.rule, detail: broken.detail, kind })
+      this.rejected.push({
+        id, from: account.number, to: STATUS_JID, error: RULE_ERROR, at: arrivedAt.toISOString(), rule: broken.rule, detail: broken.detail, kind
+      })
       this.logger.info({ id, number: account.number, rule: broken.rule }, 'status stanza NACKed 479')
       if (kind === 'revoke') return
       const state = existing ?? this.newState(id, account, deviceId, kind, arrivedAt)
@@ -629,7 +640,13 @@ export class StatusCenter {
     skmsg: BinaryNode | undefined,
     chunk: number,
     statusId: string
-  ): Promise<{ delivery: StatusDelivery, message?: proto.Message, skdm?: { device: SimulatedDevice, skdm: Uint8Array }, oldCounter?: boolean, retry?: RetryAsk }> {
+  ): Promise<{
+    delivery: StatusDelivery
+    message?: proto.Message
+    skdm?: { device: SimulatedDevice, skdm: Uint8Array }
+    oldCounter?: boolean
+    retry?: RetryAsk
+  }> {
     const { jid, deviceId, enc, party } = target
     const delivery: StatusDelivery = {
       number: party?.number ?? jidDecode(jid)?.user ?? jid,

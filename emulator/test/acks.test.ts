@@ -135,7 +135,10 @@ describe('acks and redelivery through Baileys', () => {
     assert.equal(stats.connected, true)
     assert.equal(stats.device, 1)
     assert.deepEqual(
-      { delivered: stats.delivered, acked: stats.acked, nacked: stats.nacked, unmatched: stats.unmatched, unacked: stats.unacked, redelivered: stats.redelivered },
+      {
+        delivered: stats.delivered, acked: stats.acked, nacked: stats.nacked, unmatched: stats.unmatched, unacked: stats.unacked,
+        redelivered: stats.redelivered
+      },
       { delivered: 8, acked: 8, nacked: 0, unmatched: 0, unacked: 0, redelivered: 0 }
     )
   })

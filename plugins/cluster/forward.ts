@@ -16,7 +16,9 @@ const KEPT = ['accept', 'accept-language', 'x-request-id']
  * status code, headers that describe the body, and the body bytes as they are. An owner that cannot be
  * reached answers 503 in the envelope.
  */
-export async function forwardRequest (req: FastifyRequest, reply: FastifyReply, to: { nodeId: string, url: string }, opts: { secret: string, selfId: string, timeoutMs: number }): Promise<FastifyReply> {
+export async function forwardRequest (
+  req: FastifyRequest, reply: FastifyReply, to: { nodeId: string, url: string }, opts: { secret: string, selfId: string, timeoutMs: number }
+): Promise<FastifyReply> {
   const target = new URL(req.url, to.url + '/')
   const hasBody = req.body !== undefined && req.body !== null && req.method !== 'GET' && req.method !== 'HEAD'
   const sent = hasBody ? JSON.stringify(req.body) : undefined

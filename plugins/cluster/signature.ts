@@ -34,7 +34,9 @@ export function sign (secret: string, p: ForwardParts): string {
 }
 
 /** The headers a forwarded request carries, for a body already serialised (or none). */
-export function forwardHeaders (secret: string, by: string, grant: string, method: string, url: string, body: string | undefined, now = Date.now()): Record<string, string> {
+export function forwardHeaders (
+  secret: string, by: string, grant: string, method: string, url: string, body: string | undefined, now = Date.now()
+): Record<string, string> {
   const parts: ForwardParts = { by, at: String(now), nonce: randomBytes(16).toString('base64url'), grant, method, url, body: bodyDigest(body) }
   return {
     [FORWARD.by]: parts.by,

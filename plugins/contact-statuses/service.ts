@@ -4,6 +4,7 @@ import type { ContactStatusRow } from '../../src/db/database.js'
 import type { ContactStatusStore } from '../../src/db/stores/contact-statuses.js'
 import { NoStatusMedia, NotConnected, SessionNotFound, StatusMediaFailed, StatusNotFound } from '../../src/errors.js'
 import { pageOf, pageRead } from '../../src/paging.js'
+import { pnJid } from '../../src/platform/jid.js'
 import type { ContactStatus, ContactStatusSink, Platform } from '../../src/platform/platform.js'
 import type { ContactStatusesQuery, ContactStatusPage, ContactStatusView } from '../../schemas/contact-statuses.js'
 import type { DomainEvents } from '../broadcaster/domain-events.js'
@@ -125,7 +126,7 @@ export function createContactStatusService (deps: ContactStatusDeps) {
       await deps.platform().viewContactStatus(sessionId, {
         messageId: row.message_id,
         participant,
-        participantPn: row.from_number === null ? null : `${row.from_number}@s.whatsapp.net`
+        participantPn: row.from_number === null ? null : pnJid(row.from_number)
       })
       const at = now()
       await store.markViewed(sessionId, row.message_id, at)

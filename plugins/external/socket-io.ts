@@ -26,7 +26,8 @@ export const RECOVERY_WINDOW_MS = 2 * 60_000
 
 /**
  * With REDIS_URL, the Redis adapter: an event emitted on one node reaches the clients of every node in its
- * rooms (each node emits its own sessions' events; rooms and subscriptions: socket-subscriptions.ts). Connection state recovery is in-memory only then: a client that
+ * rooms (each node emits its own sessions' events; rooms and subscriptions: socket-subscriptions.ts).
+ * Connection state recovery is in-memory only then: a client that
  * reconnects gets a fresh connection rather than the events it missed (the adapter does not keep them).
  */
 async function redisAdapter (url: string, log: FastifyBaseLogger): Promise<{ adapter: ServerOptions['adapter'], close: () => Promise<void> }> {

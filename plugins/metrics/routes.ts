@@ -4,7 +4,8 @@ import { failures } from '../../schemas/envelope.js'
 
 /**
  * `GET /metrics` in the Prometheus text format. Outside /api (where Prometheus looks by default) but
- * behind the admin key (a scoped key is refused: the figures span every session), `x-api-key` or `Authorization: Bearer`, and rate-limited with the same settings
+ * behind the admin key (a scoped key is refused: the figures span every session), `x-api-key` or
+ * `Authorization: Bearer`, and rate-limited with the same settings
  * (its own count); with METRICS_PUBLIC=true it is open and not rate-limited, for scrapers on a private network.
  */
 const routes: FastifyPluginAsyncTypebox = async (app) => {

@@ -77,7 +77,9 @@ export function createScheduler (deps: SchedulerDeps) {
   }
 
   /** A run ends failed and `scheduled-status-failed` announces it, in one commit; the status it posted, if any, stays named. */
-  async function recordFailure (runId: number, f: { sessionId: string, scheduleId: string, at: number, error: string, statusId: number | undefined }): Promise<void> {
+  async function recordFailure (
+    runId: number, f: { sessionId: string, scheduleId: string, at: number, error: string, statusId: number | undefined }
+  ): Promise<void> {
     const posted = f.statusId === undefined ? {} : { statusId: f.statusId }
     await events.within(async (trx, emit) => {
       await store.finishRun(runId, { state: 'failed', error: f.error, ...posted }, trx)

@@ -92,7 +92,10 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     const v = await app.sessions.get(req.params.sessionId)
     return {
       success: true as const,
-      data: { sessionId: v.sessionId, connected: v.connected, status: v.status, authMethod: v.authMethod, pairingCode: v.pairingCode, qrCode: v.qrCode, phoneNumber: v.phoneNumber, ownNumber: v.ownNumber }
+      data: {
+        sessionId: v.sessionId, connected: v.connected, status: v.status, authMethod: v.authMethod, pairingCode: v.pairingCode, qrCode: v.qrCode,
+        phoneNumber: v.phoneNumber, ownNumber: v.ownNumber
+      }
     }
   })
 

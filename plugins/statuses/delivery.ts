@@ -34,8 +34,6 @@ export class StatusGone extends Error {
   constructor () { super('the status was deleted while it was being sent') }
 }
 
-export const jidOf = (digits: string): string => `${digits}@s.whatsapp.net`
-
 export function isCode (err: unknown, code: string): boolean {
   return typeof err === 'object' && err !== null && (err as FastifyError).code === code
 }

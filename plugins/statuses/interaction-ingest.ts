@@ -1,5 +1,6 @@
 import fp from 'fastify-plugin'
 import { interactionLidWriterFor, recordReaction, recordReply } from '../../src/db/repositories/interactions.js'
+import { contactJid } from '../../src/platform/jid.js'
 import type { InteractionSink, StatusInteraction } from '../../src/platform/types.js'
 import { toReaction, toReply } from './api-shapes.js'
 import type { StatusDeps } from './service.js'
@@ -18,7 +19,7 @@ export function createInteractionIngest (deps: Pick<StatusDeps, 'db' | 'events' 
 
   async function commit (sessionId: string, i: StatusInteraction): Promise<void> {
     if (closed) throw new Error('interaction ingest is closed')
-    const from = { number: i.fromNumber, jid: i.fromNumber === null ? i.fromJid : `${i.fromNumber}@s.whatsapp.net` }
+    const from = { number: i.fromNumber, jid: contactJid(i.fromNumber, i.fromJid) }
     // the row and its event in one transaction (the event log)
     if (i.kind === 'reaction') {
       const row = await events.within(async (trx, emit) => {

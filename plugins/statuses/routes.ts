@@ -4,7 +4,8 @@ import { Type } from '@sinclair/typebox'
 import { SessionParamsSchema, StatusParamsSchema } from '../../schemas/common.js'
 import { failures, Ok } from '../../schemas/envelope.js'
 import {
-  DeletedStatusSchema, DeleteStatusQuerySchema, ReactionSchema, ReplySchema, SendStatusAcceptedSchema, SendStatusBodySchema, SendStatusResultSchema, SentStatusSchema, ViewerSchema
+  DeletedStatusSchema, DeleteStatusQuerySchema, ReactionSchema, ReplySchema, SendStatusAcceptedSchema, SendStatusBodySchema,
+  SendStatusResultSchema, SentStatusSchema, ViewerSchema
 } from '../../schemas/status.js'
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {

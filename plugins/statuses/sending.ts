@@ -3,6 +3,7 @@ import { findSession } from '../../src/db/repositories/sessions.js'
 import { deleteStatus, finishSend, insertStatus, interruptedSends, setUnreachable, statusRecipients } from '../../src/db/repositories/statuses.js'
 import { progressWriterFor } from '../../src/db/repositories/statuses-pg.js'
 import { fromPlatform, NotConnected, SendFailed, SessionNotFound } from '../../src/errors.js'
+import { pnJid } from '../../src/platform/jid.js'
 import type { SendStatusResult } from '../../src/platform/types.js'
 import type { SendStatusBody } from '../../schemas/status.js'
 import { iso } from './api-shapes.js'
@@ -10,7 +11,7 @@ import { openMedia, prepareContent } from './content.js'
 import { whenOpen } from './when-open.js'
 import { chooseRecipients, storedRecipients, type ResolvedRecipients } from './recipients.js'
 import type { SendStatusAnswer, StatusDeps } from './service.js'
-import { abandon, countContacts, isCode, jidOf, progressReport, quiet, sentMessage, StatusGone, stoppedMessage, writable, type Delivery } from './delivery.js'
+import { abandon, countContacts, isCode, progressReport, quiet, sentMessage, StatusGone, stoppedMessage, writable, type Delivery } from './delivery.js'
 
 // A send's recorded life (issue 11). The row is inserted `sending` before anything goes out; the built
 // message is stored before the first chunk, and each chunk the platform acknowledged is committed (its JIDs,
@@ -108,7 +109,7 @@ export function createSending (deps: StatusDeps) {
 
   async function deliverOnce (d: Delivery): Promise<SendStatusAnswer> {
     const id = String(d.statusId)
-    const ownJid = jidOf(d.ownNumber)
+    const ownJid = pnJid(d.ownNumber)
     const committed = new Set(d.done)
     /** written but never acknowledged (the link closed first): they may have it */
     const maybe = new Set<string>()
@@ -236,7 +237,7 @@ export function createSending (deps: StatusDeps) {
     const open = await whenOpen({ platform, waiting, closing: () => closing }, row.session_id, config.sendReconnectWaitMs)
     if ('why' in open) { await abandon({ events, log }, row, have, open.why); return }
     // the first chunk starts with the own number: another account linked meanwhile must not continue it
-    if (done.length > 0 && !done.includes(jidOf(open.own))) { await abandon({ events, log }, row, have, 'the session is linked to another account now'); return }
+    if (done.length > 0 && !done.includes(pnJid(open.own))) { await abandon({ events, log }, row, have, 'the session is linked to another account now'); return }
     const { recipients, statusSetting } = storedRecipients(row)
     log.info({ sessionId: row.session_id, statusId: row.id, done: done.length, contactCount: row.contact_count }, 'resuming a send interrupted by a restart')
     await deliver({

@@ -180,5 +180,7 @@ export function createStatusService (deps: StatusDeps) {
     log.warn({ sessionId, statusId, error }, 'the platform rejected a status')
   }
 
-  return { send, submit, recipientsOf, recover: sending.recover, drain: sending.drain, list, viewers, reactions, replies, remove, releaseMedia, recordRejection }
+  return {
+    send, submit, recipientsOf, recover: sending.recover, drain: sending.drain, list, viewers, reactions, replies, remove, releaseMedia, recordRejection
+  }
 }

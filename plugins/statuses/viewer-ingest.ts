@@ -5,6 +5,7 @@ import { pgAppendEvents, recentlyViewed, sqliteEventLog, type NewEvent } from '.
 import { inTransaction } from '../../src/db/repositories/pg-tx.js'
 import type { EventPayloads } from '../../schemas/events.js'
 import { toLogRow } from '../events/log.js'
+import { contactJid } from '../../src/platform/jid.js'
 import type { ReceiptSink, StatusDelivery, StatusView } from '../../src/platform/types.js'
 import type { ViewerRow } from '../../src/db/database.js'
 import { iso } from './api-shapes.js'
@@ -53,7 +54,7 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'log' | 'metri
     sessionId,
     messageId: v.messageId,
     number: v.viewerNumber,
-    jid: v.viewerNumber === null ? v.viewerJid : `${v.viewerNumber}@s.whatsapp.net`,
+    jid: contactJid(v.viewerNumber, v.viewerJid),
     viewedAt: v.at,
     isReal: !v.isOwn
   })
@@ -187,7 +188,7 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'log' | 'metri
   function commitDeliveries (sessionId: string, deliveries: StatusDelivery[]): void | Promise<void> {
     if (closed) throw new Error('viewer ingest is closed')
     const rows = deliveries.filter((d) => !d.isOwn).map((d) => ({
-      sessionId, messageId: d.messageId, number: d.viewerNumber, jid: d.viewerNumber === null ? d.viewerJid : `${d.viewerNumber}@s.whatsapp.net`, deliveredAt: d.at
+      sessionId, messageId: d.messageId, number: d.viewerNumber, jid: contactJid(d.viewerNumber, d.viewerJid), deliveredAt: d.at
     }))
     if (rows.length === 0) return
     if (sqlite?.inTransaction !== true) return writer.recordDeliveries(rows)
@@ -239,7 +240,8 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'log' | 'metri
       await idle()
       sqlite.transaction(() => { sqliteLog.append(updateEvents(statusId, sessionId, sqliteWriter.list(statusId))) })()
     } else if (handle.dialect === 'postgres') {
-      await inTransaction(handle.pool, async (client) => { await pgAppendEvents(client, await pgClaimedEvents(client, ofSession(sessionId, new Set([statusId])))) })
+      const claimed = ofSession(sessionId, new Set([statusId]))
+      await inTransaction(handle.pool, async (client) => { await pgAppendEvents(client, await pgClaimedEvents(client, claimed)) })
     }
     eventLog.committed()
   }

@@ -147,7 +147,8 @@ export function databaseCheck (handle: FastifyInstance['db'], ping: () => unknow
     const started = performance.now()
     const latencyMs = () => Math.round((performance.now() - started) * 1000) / 1000
     const ok = (): HealthCheckResult => ({ healthy: true, details: { ok: true, latencyMs: latencyMs() } })
-    const bad = (err: unknown): HealthCheckResult => ({ healthy: false, details: { ok: false, latencyMs: latencyMs(), error: err instanceof Error ? err.message : String(err) } })
+    const bad = (err: unknown): HealthCheckResult =>
+      ({ healthy: false, details: { ok: false, latencyMs: latencyMs(), error: err instanceof Error ? err.message : String(err) } })
     try {
       const done = ping()
       return done instanceof Promise ? done.then(ok, bad) : ok()

@@ -86,7 +86,8 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         totalReactions: answers.reactions,
         totalReplies: answers.replies,
         lastStatusSent: totals.lastCreatedAt === null ? null : new Date(totals.lastCreatedAt).toISOString(),
-        sessions: sessions.map((s) => ({ sessionId: s.sessionId, sessionName: s.sessionName, connected: s.connected, ownNumber: s.ownNumber, createdAt: s.createdAt }))
+        sessions: sessions.map((s) =>
+          ({ sessionId: s.sessionId, sessionName: s.sessionName, connected: s.connected, ownNumber: s.ownNumber, createdAt: s.createdAt }))
       }
     }
   })

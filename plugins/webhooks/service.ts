@@ -5,7 +5,8 @@ import type { Config } from '../../src/config.js'
 import type { DbHandle } from '../../src/db/connection.js'
 import type { DeliveryStatus, WebhookRow } from '../../src/db/database.js'
 import {
-  deleteWebhook, findDelivery, findWebhook, insertWebhook, listDeliveries, listWebhooks, updateWebhook, webhookOutboxFor, type NewDelivery, type Subscriber as StoredSubscriber
+  deleteWebhook, findDelivery, findWebhook, insertWebhook, listDeliveries, listWebhooks, updateWebhook, webhookOutboxFor,
+  type NewDelivery, type Subscriber as StoredSubscriber
 } from '../../src/db/repositories/webhooks.js'
 import { BadRequest, DeliveryInFlight, DeliveryNotFound, SessionNotFound, WebhookNotFound } from '../../src/errors.js'
 import { ADMIN, canSee, type Principal } from '../keys/store.js'
@@ -206,7 +207,9 @@ export function createWebhookService (deps: WebhookDeps) {
     return { ...toView(row), secret }
   }
 
-  async function deliveries (id: string, q: PageQuery & { status?: DeliveryStatus }, owner: Principal = ADMIN): Promise<{ deliveries: DeliveryView[], nextCursor: string | null }> {
+  async function deliveries (
+    id: string, q: PageQuery & { status?: DeliveryStatus }, owner: Principal = ADMIN
+  ): Promise<{ deliveries: DeliveryView[], nextCursor: string | null }> {
     await require(id, owner)
     const { limit, fetch, after } = pageRead(q)
     const { page, nextCursor } = pageOf(await listDeliveries(db, id, { limit: fetch, before: after, status: q.status }), limit, (row) => row.id)

@@ -80,7 +80,9 @@ export async function openPostgres (url: string, opts: { max?: number } = {}): P
  * pool (a long send's writes) must not hold a renewal back, and a query that hangs fails so the next round
  * retries. No migrations: the application pool ran them.
  */
-export function openLeaseDb (url: string, opts: { nodeId: string, timeoutMs: number, onError: (err: Error) => void }): { db: Kysely<Database>, close: () => Promise<void> } {
+export function openLeaseDb (
+  url: string, opts: { nodeId: string, timeoutMs: number, onError: (err: Error) => void }
+): { db: Kysely<Database>, close: () => Promise<void> } {
   const pool = new pg.Pool({ connectionString: url, max: 2, types, application_name: `status-tracker-leases-${opts.nodeId}`, query_timeout: opts.timeoutMs, connectionTimeoutMillis: opts.timeoutMs })
   pool.on('error', opts.onError)
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })

@@ -1,5 +1,12 @@
 /** what the request serializer reads (Fastify's request has these; the core does not import Fastify) */
-interface LoggedRequest { method: string, url: string, ip: string, host?: string, headers?: Record<string, string | string[] | undefined>, socket?: { remotePort?: number } }
+interface LoggedRequest {
+  method: string
+  url: string
+  ip: string
+  host?: string
+  headers?: Record<string, string | string[] | undefined>
+  socket?: { remotePort?: number }
+}
 
 // Keys must never reach the log: not from headers (pino's `redact` in buildApp), not from query strings
 // (the request serializer below), not from what dependencies print (console-guard.ts).

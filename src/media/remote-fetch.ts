@@ -194,7 +194,9 @@ async function request (url: URL, target: { address: string, family: 4 | 6 }, co
 }
 
 /** Streams the body into `path` (0600) while counting and sniffing it. */
-async function saveChecked (res: IncomingMessage, path: string, expected: MediaKind, maxBytes: number, signal: AbortSignal): Promise<{ size: number, type: SniffedType }> {
+async function saveChecked (
+  res: IncomingMessage, path: string, expected: MediaKind, maxBytes: number, signal: AbortSignal
+): Promise<{ size: number, type: SniffedType }> {
   const file = await open(path, 'wx', 0o600)
   try {
     const head: Buffer[] = []

@@ -12,7 +12,10 @@ const image = (ext: string, mimeType: string): MediaType => ({ kind: 'image', mi
 const video = (ext: string, mimeType: string): MediaType => ({ kind: 'video', mimeType, ext })
 const audio = (ext: string, mimeType: string): MediaType => ({ kind: 'audio', mimeType, ext })
 
-/** The one extension → MIME table: every media type the service accepts, by canonical extension. */
+/**
+ * The one extension → MIME table: every media type the service accepts, by canonical extension. Its MIME type
+ * is what the platform is told (the media message's `mimetype`), as well as what an upload answers and stores.
+ */
 export const MEDIA_TYPES = {
   jpg: image('jpg', 'image/jpeg'),
   png: image('png', 'image/png'),
@@ -20,7 +23,9 @@ export const MEDIA_TYPES = {
   webp: image('webp', 'image/webp'),
   bmp: image('bmp', 'image/bmp'),
   mp4: video('mp4', 'video/mp4'),
-  m4v: video('m4v', 'video/x-m4v'),
+  // M4V is an MP4 file under Apple's brand: the platform is told video/mp4, the type WhatsApp clients send and
+  // rc14 defaults a video to (lib/Utils/messages.js MIMETYPE_MAP), not the unregistered video/x-m4v
+  m4v: video('m4v', 'video/mp4'),
   mov: video('mov', 'video/quicktime'),
   '3gp': video('3gp', 'video/3gpp'),
   '3g2': video('3g2', 'video/3gpp2'),

@@ -82,7 +82,8 @@ export function readStatusMessage (message: proto.IMessage): Pick<ContactStatus,
     const ref: StatusMediaRef | null = media.mediaKey === null || media.mediaKey === undefined
       ? null
       : { kind: mediaKind, url: media.url ?? null, directPath: media.directPath ?? null, mediaKey: Buffer.from(media.mediaKey).toString('base64'), mimetype: media.mimetype ?? null, size }
-    return { type: mediaKind, text: null, caption: media.caption ?? null, mimetype: media.mimetype ?? null, size, mediaRef: ref === null ? null : JSON.stringify(ref) }
+    const mediaRef = ref === null ? null : JSON.stringify(ref)
+    return { type: mediaKind, text: null, caption: media.caption ?? null, mimetype: media.mimetype ?? null, size, mediaRef }
   }
   return { ...none, type: 'other' }
 }

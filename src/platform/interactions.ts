@@ -9,6 +9,7 @@ import {
   type WASocket
 } from '@whiskeysockets/baileys'
 import { committingSignalRepository, onFrame } from './baileys/index.js'
+import { STATUS_JID } from './jid.js'
 import { lidUserOf, pnDigits } from './lid.js'
 import type { PlatformLogger as Logger } from './logger.js'
 import type { InteractionSink, StatusInteraction } from './types.js'
@@ -31,8 +32,6 @@ import type { InteractionSink, StatusInteraction } from './types.js'
 // The stanza (sender, id, time) is not passed to decryptMessage, only its ciphertext: the raw 'frame'
 // listener, which runs before Baileys handles the stanza, remembers each <enc> payload's stanza by
 // identity (the same Uint8Array reaches decryptMessage).
-
-const STATUS_JID = 'status@broadcast'
 
 interface Seen { stanza: BinaryNode, sock: WASocket }
 

@@ -1,12 +1,11 @@
 import { isLidUser as isLid, isPnUser, jidDecode } from '@whiskeysockets/baileys'
+import { pnJid } from './jid.js'
 
 // Viewers may be named by phone-number JID or by LID. Baileys' LIDMappingStore (sock.signalRepository
 // .lidMapping) learns pairs from USync device queries (every status send asks with the <lid/> protocol),
 // from message addressing and from the server (`lid-mapping.update`), and persists them in the
 // 'lid-mapping' key type, i.e. in our auth_keys table, so mappings survive restarts and can be read
 // synchronously there (SessionAuth.numberForLid).
-
-export const pnJid = (digits: string): string => `${digits}@s.whatsapp.net`
 
 /** digits of a phone-number JID (device and agent suffixes dropped), null for anything else */
 export function pnDigits (jid: string | null | undefined): string | null {

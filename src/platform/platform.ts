@@ -49,7 +49,10 @@ export interface PlatformOptions {
   links: SessionLinks
   /** commits status views before their receipts are acknowledged (see ReceiptSink) */
   receiptSink: ReceiptSink
-  /** commits reactions and replies to statuses before their messages are acknowledged (see InteractionSink); without one they are ignored like any other chat */
+  /**
+   * commits reactions and replies to statuses before their messages are acknowledged (see InteractionSink);
+   * without one they are ignored like any other chat
+   */
   interactionSink?: InteractionSink
   /** keeps the linked phone's saved contacts and status privacy (see PhoneSink); without one they are not read */
   phoneSink?: PhoneSink

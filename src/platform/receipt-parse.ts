@@ -1,4 +1,5 @@
 import { getBinaryNodeChildren, jidNormalizedUser, type BinaryNode } from '@whiskeysockets/baileys'
+import { STATUS_JID } from './jid.js'
 import { pnDigits } from './lid.js'
 import type { ReceiptSeen, StatusView } from './types.js'
 
@@ -21,8 +22,6 @@ import type { ReceiptSeen, StatusView } from './types.js'
 //   2026-06-04). Such deliveries are no deliveries here: left out (`notDelivered` tells the stanza).
 // - a stanza-level `participant_pn` beside a simple receipt's `participant` (PR #724, 2026-06-05: "simple
 //   receipt must thread receipt-level participant_pn"): the viewer's number, read like a `<user>`'s.
-
-const STATUS_JID = 'status@broadcast'
 
 export type ParsedView = Omit<StatusView, 'viewerNumber' | 'isOwn'> & {
   /** digits of the viewer's `participant_pn` (a grouped receipt may name it beside the LID), else null */
@@ -81,7 +80,9 @@ export function parseStatusReceipt (node: BinaryNode): ParsedReceipt[] {
     for (const item of getBinaryNodeChildren(list, 'item')) if (item.attrs.id !== undefined) stanzaIds.push(item.attrs.id)
   }
   const viewers: Viewer[] = []
-  if (attrs.participant !== undefined) viewers.push({ jid: jidNormalizedUser(attrs.participant), at, type: stanzaType, pn: pnOf(attrs.participant_pn), ids: stanzaIds })
+  if (attrs.participant !== undefined) {
+    viewers.push({ jid: jidNormalizedUser(attrs.participant), at, type: stanzaType, pn: pnOf(attrs.participant_pn), ids: stanzaIds })
+  }
   for (const group of children.filter((c) => c.tag === 'participants')) {
     const groupId = group.attrs.message_id ?? group.attrs.key
     const ids = groupId === undefined || groupId === '' ? stanzaIds : [groupId]

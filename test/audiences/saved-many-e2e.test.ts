@@ -23,7 +23,8 @@ test('a saved audience of 5,000 posts in chunks and reaches all 5,000', { timeou
 
   const res = await s.api({ method: 'POST', url: '/api/sessions/many/send-status', payload: { type: 'text', content: 'to five thousand', audience: { type: 'saved', audienceId } } })
   assert.equal(res.statusCode, 200, res.body)
-  const sent = res.json<{ data: { statusId: string, state: string, contactCount: number, sentCount: number, platformMessageId: string, unreachable: string[] } }>().data
+  type Sent = { statusId: string, state: string, contactCount: number, sentCount: number, platformMessageId: string, unreachable: string[] }
+  const sent = res.json<{ data: Sent }>().data
   assert.deepEqual([sent.state, sent.contactCount, sent.sentCount, sent.unreachable], ['sent', N, N, []])
 
   await s.emu.waitForStatus((r) => r.id === sent.platformMessageId && r.recipients.length >= N + 1, 120_000)
@@ -43,7 +44,8 @@ test('a saved audience of 5,000 posts in chunks and reaches all 5,000', { timeou
   assert.equal(numbers.filter((n) => !decrypted.has(n)).length, 0, 'every recipient decrypted it')
 
   const list = await s.api({ method: 'GET', url: '/api/sessions/many/sent-statuses' })
-  const item = list.json<{ data: Array<{ id: string, audience: { type: string, audienceId: string, recipients: string[] } | null }> }>().data.find((x) => x.id === sent.statusId)
+  const item = list.json<{ data: Array<{ id: string, audience: { type: string, audienceId: string, recipients: string[] } | null }> }>().data
+    .find((x) => x.id === sent.statusId)
   assert.deepEqual([item?.audience?.type, item?.audience?.audienceId, item?.audience?.recipients.length], ['saved', audienceId, N])
   assert.deepEqual(s.emu.rejectedMessages(), [])
 })

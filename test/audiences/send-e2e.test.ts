@@ -19,12 +19,22 @@ const C = '4915400000013'
 const D = '4915400000014'
 const SID = 'aud'
 
-interface Snapshot { type: string, audienceId: string | null, name: string | null, except: string[] | null, mode: string | null, statusSetting: string, recipients: string[] }
+interface Snapshot {
+  type: string
+  audienceId: string | null
+  name: string | null
+  except: string[] | null
+  mode: string | null
+  statusSetting: string
+  recipients: string[]
+}
 interface Listed { id: string, platformMessageId: string, targetNumbers: string, contactCount: number, audience: Snapshot | null }
 
 const lidOf = (s: Stack, number: string): string => `${number === OWN ? s.emu.getAccount(number).lid : s.emu.getContact(number).lid}@lid`
 
-async function send (s: Stack, body: Record<string, unknown>): Promise<{ statusId: string, platformMessageId: string, contactCount: number, state: string, sentCount: number }> {
+async function send (
+  s: Stack, body: Record<string, unknown>
+): Promise<{ statusId: string, platformMessageId: string, contactCount: number, state: string, sentCount: number }> {
   const res = await s.api({ method: 'POST', url: `/api/sessions/${SID}/send-status`, payload: body })
   assert.equal(res.statusCode, 200, res.body)
   return res.json<{ data: { statusId: string, platformMessageId: string, contactCount: number, state: string, sentCount: number } }>().data

@@ -29,9 +29,10 @@ async function open (t: Parameters<typeof startStack>[0], url: string): Promise<
   return browser
 }
 
-async function sentAudience (s: Stack, text: string): Promise<{ audience: { type: string, name: string | null, statusSetting: string, recipients: string[] } | null }> {
+type SentAudience = { type: string, name: string | null, statusSetting: string, recipients: string[] } | null
+async function sentAudience (s: Stack, text: string): Promise<{ audience: SentAudience }> {
   const res = await s.api({ url: `/api/sessions/${SID}/sent-statuses` })
-  const item = res.json<{ data: Array<{ content: string, audience: { type: string, name: string | null, statusSetting: string, recipients: string[] } | null }> }>().data.find((x) => x.content === text)
+  const item = res.json<{ data: Array<{ content: string, audience: SentAudience }> }>().data.find((x) => x.content === text)
   assert.ok(item !== undefined, `“${text}” is listed`)
   return item
 }

@@ -17,7 +17,9 @@ export interface Killable {
  * The SIGKILL tests' set-up: the emulator in this process, the service as a real process on one temporary
  * folder that every restart reuses, and one session linked through the API by QR code.
  */
-export async function killableService (t: TestContext, opts: { tempPrefix: string, sessionId: string, number: string, env?: Record<string, string> }): Promise<Killable> {
+export async function killableService (
+  t: TestContext, opts: { tempPrefix: string, sessionId: string, number: string, env?: Record<string, string> }
+): Promise<Killable> {
   const emu = await startEmulator({ tls: testCertPaths() })
   t.after(async () => { await emu.stop() })
   const dir = tempDir(opts.tempPrefix)

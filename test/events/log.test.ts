@@ -28,7 +28,9 @@ async function allAfter (s: TestApp, after: number, limit = 7): Promise<Logged[]
   }
 }
 
-async function socketOf (base: string, auth: Record<string, unknown>): Promise<{ socket: Socket, got: Array<{ type: string, payload: Record<string, unknown> }> }> {
+async function socketOf (
+  base: string, auth: Record<string, unknown>
+): Promise<{ socket: Socket, got: Array<{ type: string, payload: Record<string, unknown> }> }> {
   const socket = connect(base, { auth: { apiKey: TEST_API_KEY, ...auth }, transports: ['websocket'], reconnection: false, forceNew: true })
   const got: Array<{ type: string, payload: Record<string, unknown> }> = []
   socket.onAny((type: string, payload: Record<string, unknown>) => { got.push({ type, payload }) })

@@ -71,7 +71,8 @@ test('invalid settings stop the start with a message naming the setting', (t) =>
     [{ WA_TEST_TRUST_ROOT: 'not-a-key' }, /^Invalid setting WA_TEST_TRUST_ROOT/]
   ]
   for (const [env, message] of cases) {
-    assert.throws(() => loadConfig({ DATA_DIR: dir, ...env }, { envFile: false }), (err: unknown) => err instanceof ConfigError && message.test(err.message), JSON.stringify(env))
+    const refused = (err: unknown) => err instanceof ConfigError && message.test(err.message)
+    assert.throws(() => loadConfig({ DATA_DIR: dir, ...env }, { envFile: false }), refused, JSON.stringify(env))
   }
   // the key itself is never echoed back
   assert.throws(() => loadConfig({ DATA_DIR: dir, API_KEY: 'secretvalue' }, { envFile: false }), (err: unknown) => err instanceof Error && !err.message.includes('secretvalue'))

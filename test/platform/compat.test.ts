@@ -20,7 +20,8 @@ const drop = (needle: string) => (text: string): string => text.split(needle).jo
 /** `loaded` whose socket config builds Baileys' signal repository with some members replaced */
 const withRepository = (patch: Record<string, unknown>): Loaded => {
   const config = real.baileys.DEFAULT_CONNECTION_CONFIG as { makeSignalRepository: (...args: unknown[]) => object }
-  return withBaileys({ DEFAULT_CONNECTION_CONFIG: { ...config, makeSignalRepository: (...args: unknown[]) => ({ ...config.makeSignalRepository(...args), ...patch }) } })
+  const makeSignalRepository = (...args: unknown[]) => ({ ...config.makeSignalRepository(...args), ...patch })
+  return withBaileys({ DEFAULT_CONNECTION_CONFIG: { ...config, makeSignalRepository } })
 }
 
 /** one way to break each assumption: add one here for every entry of the registry */

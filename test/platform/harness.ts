@@ -144,7 +144,9 @@ export function startPlatform (db: DbHandle, wa: Config['wa'], timing: Partial<P
   const handed: ConnectionStatusChange[] = []
   // SPEED_TRICKS_OFF in the environment (test/foundation/speed-tricks-off.test.ts), as the service's config takes it
   const gcOff = parseSpeedTricksOff(process.env.SPEED_TRICKS_OFF).off.has('burst-gc') ? { burstGcQuietMs: null } : {}
-  const platform = createPlatform({ db, links: links(unlogged(createSessionLinks(db.sqlite), handed)), receiptSink: sink, wa, logger, timing: { ...timing, ...gcOff }, ...more })
+  const platform = createPlatform({
+    db, links: links(unlogged(createSessionLinks(db.sqlite), handed)), receiptSink: sink, wa, logger, timing: { ...timing, ...gcOff }, ...more
+  })
   return { platform, events: new EventLog(platform), logs, sink, handed }
 }
 

@@ -15,7 +15,8 @@ const SID = 'report'
 interface Line { number: string, deliveredAt: string | null, viewedAt: string | null, reaction: string | null, repliedAt: string | null }
 interface Report { statusId: string, recipients: Line[], totals: { recipients: number, delivered: number, viewed: number, reacted: number, replied: number } }
 
-async function send (s: Stack, body: Record<string, unknown>): Promise<{ status: number, headers: Record<string, unknown>, body: { success: boolean, data?: { statusId: string, platformMessageId: string }, error?: string } }> {
+type Answer = { success: boolean, data?: { statusId: string, platformMessageId: string }, error?: string }
+async function send (s: Stack, body: Record<string, unknown>): Promise<{ status: number, headers: Record<string, unknown>, body: Answer }> {
   const res = await s.api({ method: 'POST', url: `/api/sessions/${SID}/send-status`, payload: body })
   return { status: res.statusCode, headers: res.headers, body: res.json() }
 }

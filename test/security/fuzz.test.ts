@@ -13,7 +13,14 @@ import { form, png } from '../uploads/fixtures.js'
 // status; and every input the document forbids → 4xx.
 
 type Schema = Record<string, unknown>
-interface Operation { method: string, path: string, params: Array<{ name: string, in: string, required?: boolean, schema: Schema }>, body?: Schema, multipart: boolean, responses: Record<string, Schema> }
+interface Operation {
+  method: string
+  path: string
+  params: Array<{ name: string, in: string, required?: boolean, schema: Schema }>
+  body?: Schema
+  multipart: boolean
+  responses: Record<string, Schema>
+}
 interface Case { url: string, payload?: string | Buffer, headers: Record<string, string>, valid: boolean }
 
 const SEED = 20_251_122
@@ -66,8 +73,14 @@ function invalid (schema: Schema, doc: Schema): fc.Arbitrary<unknown> {
       fc.oneof(fc.integer(), fc.string(), fc.constant(null), fc.array(fc.integer(), { maxLength: 2 })),
       valid(schema, doc).map((v) => ({ ...(v as object), ['unexpected' + 'Field']: 1 }))
     ]
-    if (required.length > 0) options.push(fc.tuple(valid(schema, doc), fc.constantFrom(...required)).map(([v, k]) => { const o = { ...(v as Record<string, unknown>) }; delete o[k]; return o }))
-    if (keys.length > 0) options.push(fc.tuple(valid(schema, doc), fc.constantFrom(...keys)).chain(([v, k]) => invalid(props[k], doc).map((bad) => ({ ...(v as object), [k]: bad }))))
+    if (required.length > 0) {
+      options.push(fc.tuple(valid(schema, doc), fc.constantFrom(...required))
+        .map(([v, k]) => { const o = { ...(v as Record<string, unknown>) }; delete o[k]; return o }))
+    }
+    if (keys.length > 0) {
+      options.push(fc.tuple(valid(schema, doc), fc.constantFrom(...keys))
+        .chain(([v, k]) => invalid(props[k], doc).map((bad) => ({ ...(v as object), [k]: bad }))))
+    }
     return fc.oneof(...options)
   }
   if (schema.type === 'string') {
@@ -175,7 +188,8 @@ test('fuzz: every operation of /docs/json with generated valid and invalid input
     await api({ method: 'POST', url: '/api/sessions', payload: { sessionId, sessionName: sessionId, ...extra } })
   }
   // Fastify's own Ajv setup (ajv 8 + formats), over the document's schemas with their $refs inlined
-  const compile = (AjvCompiler() as unknown as (ext: unknown, o: unknown) => (r: unknown) => ((v: unknown) => boolean) & { errors?: unknown })({}, { customOptions: { strict: false } })
+  type Compile = (ext: unknown, o: unknown) => (r: unknown) => ((v: unknown) => boolean) & { errors?: unknown }
+  const compile = (AjvCompiler() as unknown as Compile)({}, { customOptions: { strict: false } })
   const validator = new Map<string, ReturnType<typeof compile>>()
   const toAjv = (s: unknown): unknown => {
     if (Array.isArray(s)) return s.map(toAjv)

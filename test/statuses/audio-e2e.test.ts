@@ -37,7 +37,8 @@ function assertAudio (record: StatusRecord, media: { mimetype: string, ptt: bool
   assert.deepEqual(record.errors, [])
   assert.equal(record.rejected, undefined)
   assert.equal(record.type, 'audio')
-  assert.deepEqual(record.media && { mimetype: record.media.mimetype, ptt: record.media.ptt, seconds: record.media.seconds, uploaded: record.media.uploaded, verified: record.media.verified },
+  const m = record.media
+  assert.deepEqual(m && { mimetype: m.mimetype, ptt: m.ptt, seconds: m.seconds, uploaded: m.uploaded, verified: m.verified },
     { mimetype: media.mimetype, ptt: media.ptt, seconds: media.seconds, uploaded: true, verified: true })
   for (const stanza of record.stanzas) {
     assert.equal(stanza.attrs.type, 'media')

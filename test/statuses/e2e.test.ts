@@ -48,7 +48,8 @@ test('statuses end to end: real Baileys against the emulator', { timeout: 90_000
   const listed = async () => {
     const res = await s.api({ method: 'GET', url: `/api/sessions/${SID}/sent-statuses` })
     assert.equal(res.statusCode, 200, res.body)
-    return res.json<{ data: Array<{ id: string, type: string, content: string, viewerCount: number, error: string | null, targetNumbers: string, contactCount: number }> }>().data
+    type Listed = { id: string, type: string, content: string, viewerCount: number, error: string | null, targetNumbers: string, contactCount: number }
+    return res.json<{ data: Listed[] }>().data
   }
 
   let text!: Sent
@@ -69,7 +70,8 @@ test('statuses end to end: real Baileys against the emulator', { timeout: 90_000
     assert.equal(ev.platformMessageId, text.platformMessageId)
     assert.equal(ev.caption, '')
     const row = (await listed()).find((r) => r.id === text.statusId)
-    assert.deepEqual(row && { type: row.type, contactCount: row.contactCount, viewerCount: row.viewerCount, error: row.error, targetNumbers: row.targetNumbers },
+    assert.deepEqual(
+      row && { type: row.type, contactCount: row.contactCount, viewerCount: row.viewerCount, error: row.error, targetNumbers: row.targetNumbers },
       { type: 'text', contactCount: 3, viewerCount: 0, error: null, targetNumbers: `${A},${B},${C},${OWN}` })
   })
 

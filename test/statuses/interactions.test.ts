@@ -19,7 +19,9 @@ const reaction = (statusMessageId: string, from: string | null, emoji: string, a
 const reply = (statusMessageId: string, from: string | null, text: string, at: number, messageId: string): StatusInteraction =>
   ({ kind: 'reply', statusMessageId, messageId, fromJid: from === null ? LID : `${from}@s.whatsapp.net`, fromNumber: from, text, at })
 
-async function setup (t: Parameters<typeof harness>[0], env: Record<string, string> = {}): Promise<{ h: Harness, ingest: ReturnType<typeof createInteractionIngest>, status: { statusId: string, platformMessageId: string } }> {
+async function setup (
+  t: Parameters<typeof harness>[0], env: Record<string, string> = {}
+): Promise<{ h: Harness, ingest: ReturnType<typeof createInteractionIngest>, status: { statusId: string, platformMessageId: string } }> {
   const h = await harness(t, env)
   await h.addSession('s1')
   const ingest = createInteractionIngest({ db: h.app.db, events: h.app.domainEvents, log: h.app.log })

@@ -46,7 +46,7 @@ test('videos are recognised by their containers', () => {
     ['MP4 isom', mp4(), 'video/mp4', 'mp4'],
     ['MP4 mp42', mp4(16, 'mp42', ['mp42', 'isom']), 'video/mp4', 'mp4'],
     ['MP4 by a compatible brand', mp4(16, 'XYZW', ['XYZW', 'mp41']), 'video/mp4', 'mp4'],
-    ['M4V', mp4(16, 'M4V ', ['M4V ', 'M4A ', 'mp42']), 'video/x-m4v', 'm4v'],
+    ['M4V', mp4(16, 'M4V ', ['M4V ', 'M4A ', 'mp42']), 'video/mp4', 'm4v'],
     ['3GP', mp4(16, '3gp5', ['3gp5', 'isom']), 'video/3gpp', '3gp'],
     ['3G2', mp4(16, '3g2a', ['3g2a']), 'video/3gpp2', '3g2'],
     ['MOV (qt brand)', mp4(16, 'qt  ', ['qt  ']), 'video/quicktime', 'mov'],

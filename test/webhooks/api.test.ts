@@ -18,8 +18,31 @@ import { dialectEnv, dialectTest } from '../support/db-matrix.js'
 /** receivers are on loopback; retries in milliseconds */
 const FAST = { ALLOW_PRIVATE_URLS: 'true', WEBHOOK_BASE_DELAY_MS: '20', WEBHOOK_MAX_DELAY_MS: '100', WEBHOOK_MAX_ATTEMPTS: '100', WEBHOOK_TIMEOUT_MS: '2000' }
 
-interface Hook { id: string, url: string, events: string[] | null, sessionId: string | null, description: string | null, enabled: boolean, disabledReason: string | null, createdAt: string, updatedAt: string, secret?: string }
-interface Delivery { id: string, messageId: string, eventType: string, sessionId: string | null, status: string, attempts: number, lastStatusCode: number | null, lastError: string | null, nextAttemptAt: string | null, createdAt: string, completedAt: string | null }
+interface Hook {
+  id: string
+  url: string
+  events: string[] | null
+  sessionId: string | null
+  description: string | null
+  enabled: boolean
+  disabledReason: string | null
+  createdAt: string
+  updatedAt: string
+  secret?: string
+}
+interface Delivery {
+  id: string
+  messageId: string
+  eventType: string
+  sessionId: string | null
+  status: string
+  attempts: number
+  lastStatusCode: number | null
+  lastError: string | null
+  nextAttemptAt: string | null
+  createdAt: string
+  completedAt: string | null
+}
 
 async function ok<T> (s: TestApp, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: Record<string, unknown>): Promise<T> {
   const res = await s.api({ method, url, ...(payload !== undefined ? { payload } : {}) })
@@ -177,7 +200,8 @@ dialectTest('a receiver that is down, then failing, then back gets every deliver
   assert.equal(refused.lastStatusCode, null)
   const pendingNow = await deliveries(s, hook.id)
   // only the head of each status's queue is tried; the later ones wait for it
-  assert.deepEqual(pendingNow.deliveries.filter((d) => d.attempts > 0).map((d) => d.id).sort(), pendingNow.deliveries.filter((d) => d.attempts > 0).map((d) => d.id).sort().slice(0, 2))
+  const tried = pendingNow.deliveries.filter((d) => d.attempts > 0).map((d) => d.id).sort()
+  assert.deepEqual(tried, tried.slice(0, 2))
   assert.equal(pendingNow.deliveries.filter((d) => d.attempts > 0).length, 2)
 
   // listening but answering 503
@@ -321,7 +345,8 @@ test('webhook settings are validated at start', (t) => {
   assert.throws(() => validateEnv({ WEBHOOK_MAX_ATTEMPTS: '0' }), /^ConfigError: Invalid setting WEBHOOK_MAX_ATTEMPTS: expected integer to be greater or equal to 1 \(got "0"\)$/)
   assert.throws(() => validateEnv({ ALLOW_PRIVATE_URLS: 'maybe' }), /Invalid setting ALLOW_PRIVATE_URLS/)
   const env = validateEnv({})
-  assert.deepEqual([env.ALLOW_PRIVATE_URLS, env.WEBHOOK_MAX_ATTEMPTS, env.WEBHOOK_BASE_DELAY_MS, env.WEBHOOK_MAX_DELAY_MS, env.WEBHOOK_TIMEOUT_MS, env.WEBHOOK_CONCURRENCY],
+  const { ALLOW_PRIVATE_URLS, WEBHOOK_MAX_ATTEMPTS, WEBHOOK_BASE_DELAY_MS, WEBHOOK_MAX_DELAY_MS, WEBHOOK_TIMEOUT_MS, WEBHOOK_CONCURRENCY } = env
+  assert.deepEqual([ALLOW_PRIVATE_URLS, WEBHOOK_MAX_ATTEMPTS, WEBHOOK_BASE_DELAY_MS, WEBHOOK_MAX_DELAY_MS, WEBHOOK_TIMEOUT_MS, WEBHOOK_CONCURRENCY],
     [false, 12, 5000, 43_200_000, 10_000, 8])
   const { config, dir } = testConfig({ WEBHOOK_BASE_DELAY_MS: '250', WEBHOOK_MAX_DELAY_MS: '100', ALLOW_PRIVATE_URLS: 'true' })
   t.after(() => { rmSync(dir, { recursive: true, force: true }) })

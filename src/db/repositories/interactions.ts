@@ -3,6 +3,7 @@ import type pg from 'pg'
 import type { Kysely } from 'kysely'
 import type { DbHandle } from '../connection.js'
 import type { Database, StatusReactionRow, StatusReplyRow } from '../database.js'
+import { pnJid } from '../../platform/jid.js'
 import { inTransaction } from './pg-tx.js'
 
 // Reactions and replies to statuses (tables status_reactions, status_replies; migration 005).
@@ -26,7 +27,9 @@ async function statusIdOf (db: Db, sessionId: string, messageId: string): Promis
  * empty emoji stays as the taken-back state). Returns the row when something changed, undefined for an
  * unknown status, an older reaction or the same message again (a redelivery).
  */
-export async function recordReaction (db: Db, sessionId: string, r: From & { statusMessageId: string, messageId: string, emoji: string, at: number }): Promise<StatusReactionRow | undefined> {
+export async function recordReaction (
+  db: Db, sessionId: string, r: From & { statusMessageId: string, messageId: string, emoji: string, at: number }
+): Promise<StatusReactionRow | undefined> {
   const statusId = await statusIdOf(db, sessionId, r.statusMessageId)
   if (statusId === undefined) return undefined
   return await db.insertInto('status_reactions')
@@ -48,11 +51,16 @@ export async function recordReaction (db: Db, sessionId: string, r: From & { sta
 }
 
 /** Records a reply; undefined for an unknown status or a message already recorded (a redelivery). */
-export async function recordReply (db: Db, sessionId: string, r: From & { statusMessageId: string, messageId: string, text: string, at: number }): Promise<StatusReplyRow | undefined> {
+export async function recordReply (
+  db: Db, sessionId: string, r: From & { statusMessageId: string, messageId: string, text: string, at: number }
+): Promise<StatusReplyRow | undefined> {
   const statusId = await statusIdOf(db, sessionId, r.statusMessageId)
   if (statusId === undefined) return undefined
   return await db.insertInto('status_replies')
-    .values({ status_id: statusId, message_id: r.messageId, replier: r.number ?? r.jid, number: r.number, jid: r.jid, text: r.text, replied_at: r.at, received_at: Date.now() })
+    .values({
+      status_id: statusId, message_id: r.messageId, replier: r.number ?? r.jid, number: r.number, jid: r.jid, text: r.text, replied_at: r.at,
+      received_at: Date.now()
+    })
     .onConflict((oc) => oc.columns(['status_id', 'message_id']).doNothing())
     .returningAll()
     .executeTakeFirst()
@@ -113,7 +121,7 @@ export function interactionLidWriter (sqlite: SQLite.Database) {
   const mapLids = sqlite.transaction((sessionId: string, mappings: Array<{ lid: string, number: string }>): Set<number> => {
     const changed = new Set<number>()
     for (const { lid, number } of mappings) {
-      const jid = `${number}@s.whatsapp.net`
+      const jid = pnJid(number)
       for (const row of lidReactions.all(lid, sessionId)) {
         removeReaction.run(row.status_id, lid)
         upsertReaction.run(row.status_id, number, number, jid, row.emoji, row.reacted_at, row.message_id)
@@ -142,7 +150,7 @@ export function pgInteractionLidWriter (pool: pg.Pool) {
     mapLids: async (sessionId: string, mappings: Array<{ lid: string, number: string }>): Promise<Set<number>> => await inTransaction(pool, async (client) => {
       const changed = new Set<number>()
       for (const { lid, number } of mappings) {
-        const jid = `${number}@s.whatsapp.net`
+        const jid = pnJid(number)
         const moved = await client.query<StatusReactionRow>(
           `delete from status_reactions r using statuses s where s.id = r.status_id and r.reactor = $1 and r.number is null and s.session_id = $2
            returning r.*`, [lid, sessionId])

@@ -33,7 +33,9 @@ export function createSessionLinks (sqlite: SQLite.Database) {
       const row = get.get(id)
       return row === undefined ? undefined : toStored(row)
     },
-    markLinked: (id: string, ownNumber: string | null, ownLid: string | null, events: NewEvent[] = []): void => { withEvents(() => linked.run(ownNumber, ownLid, id), events) },
+    markLinked: (id: string, ownNumber: string | null, ownLid: string | null, events: NewEvent[] = []): void => {
+      withEvents(() => linked.run(ownNumber, ownLid, id), events)
+    },
     markUnlinked: (id: string, events: NewEvent[] = []): void => { withEvents(() => unlinked.run(id), events) }
   }
 }

@@ -138,7 +138,9 @@ export async function listSent (db: Db, sessionId: string, since: number): Promi
     .orderBy('s.created_at', 'desc')
     .orderBy('s.id', 'desc')
     .execute()
-  return rows.map((r) => ({ ...r, viewer_count: Number(r.viewer_count ?? 0), reaction_count: Number(r.reaction_count ?? 0), reply_count: Number(r.reply_count ?? 0) }))
+  return rows.map((r) => ({
+    ...r, viewer_count: Number(r.viewer_count ?? 0), reaction_count: Number(r.reaction_count ?? 0), reply_count: Number(r.reply_count ?? 0)
+  }))
 }
 
 /** Whether any status (of any session) or any schedule still refers to the media file. */

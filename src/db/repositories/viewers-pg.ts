@@ -2,6 +2,7 @@ import type pg from 'pg'
 import { inTransaction } from './pg-tx.js'
 import type { DbHandle } from '../connection.js'
 import type { ViewerRow } from '../database.js'
+import { pnJid } from '../../platform/jid.js'
 import { viewerWriter, type DeliveryToRecord, type StatusChange, type ViewToRecord } from './viewers.js'
 
 /**
@@ -14,7 +15,9 @@ export function pgViewerWriter (pool: pg.Pool) {
    * `during` runs in the same transaction once the views are in, when any status changed (the event
    * log's append); without it the views are one autocommit statement.
    */
-  async function record (views: ViewToRecord[], during?: (changes: Map<number, StatusChange>, client: pg.PoolClient) => Promise<void>): Promise<Map<number, StatusChange>> {
+  async function record (
+    views: ViewToRecord[], during?: (changes: Map<number, StatusChange>, client: pg.PoolClient) => Promise<void>
+  ): Promise<Map<number, StatusChange>> {
     if (views.length === 0) return new Map()
     if (during === undefined) return await recordOn(pool, views)
     return await inTransaction(pool, async (client) => {
@@ -80,7 +83,9 @@ export function pgViewerWriter (pool: pg.Pool) {
   }
 
   /** As on SQLite; `during` runs in the same transaction at its end when any status changed (the event log's append). */
-  async function mapLids (sessionId: string, mappings: Array<{ lid: string, number: string }>, during?: (changed: Set<number>, client: pg.PoolClient) => Promise<void>): Promise<Set<number>> {
+  async function mapLids (
+    sessionId: string, mappings: Array<{ lid: string, number: string }>, during?: (changed: Set<number>, client: pg.PoolClient) => Promise<void>
+  ): Promise<Set<number>> {
     return await inTransaction(pool, async (client) => {
       const changed = new Set<number>()
       for (const { lid, number } of mappings) {
@@ -92,7 +97,7 @@ export function pgViewerWriter (pool: pg.Pool) {
           await client.query(
             `insert into viewers (status_id, viewer, number, jid, viewed_at, is_real) values ($1, $2, $2, $3, $4, $5)
              on conflict (status_id, viewer) do update set viewed_at = excluded.viewed_at where excluded.viewed_at < viewers.viewed_at`,
-            [row.status_id, number, `${number}@s.whatsapp.net`, row.viewed_at, row.is_real])
+            [row.status_id, number, pnJid(number), row.viewed_at, row.is_real])
           changed.add(row.status_id)
         }
         // deliveries stored under the LID move to the number too (the earlier one wins)
@@ -101,7 +106,7 @@ export function pgViewerWriter (pool: pg.Pool) {
              where s.id = d.status_id and d.recipient = $1 and d.number is null and s.session_id = $2 returning d.status_id, d.delivered_at)
            insert into status_deliveries (status_id, recipient, number, jid, delivered_at) select status_id, $3, $3, $4, delivered_at from moved
            on conflict (status_id, recipient) do update set delivered_at = excluded.delivered_at where excluded.delivered_at < status_deliveries.delivered_at`,
-          [lid, sessionId, number, `${number}@s.whatsapp.net`])
+          [lid, sessionId, number, pnJid(number)])
       }
       if (during !== undefined && changed.size > 0) await during(changed, client)
       return changed

@@ -1,5 +1,6 @@
 import type SQLite from 'better-sqlite3'
 import type { Kysely } from 'kysely'
+import { pnJid } from '../../platform/jid.js'
 import type { Database, ViewerRow } from '../database.js'
 
 type Db = Kysely<Database>
@@ -130,15 +131,17 @@ export function viewerWriter (sqlite: SQLite.Database) {
    * number already has there (the earlier view time wins). `during` runs in the same transaction at its
    * end when any status changed (the event log's append). Returns the statuses whose viewers changed.
    */
-  const mapLids = sqlite.transaction((sessionId: string, mappings: Array<{ lid: string, number: string }>, during?: (changed: Set<number>) => void): Set<number> => {
+  const mapLids = sqlite.transaction((
+    sessionId: string, mappings: Array<{ lid: string, number: string }>, during?: (changed: Set<number>) => void
+  ): Set<number> => {
     const changed = new Set<number>()
     for (const { lid, number } of mappings) {
       for (const row of lidRows.all(lid, sessionId)) {
         removeLidRow.run(row.status_id, lid)
-        upsert.run(row.status_id, number, number, `${number}@s.whatsapp.net`, row.viewed_at, row.is_real)
+        upsert.run(row.status_id, number, number, pnJid(number), row.viewed_at, row.is_real)
         changed.add(row.status_id)
       }
-      moveDeliveries.run(number, number, `${number}@s.whatsapp.net`, lid, sessionId)
+      moveDeliveries.run(number, number, pnJid(number), lid, sessionId)
       dropLidDeliveries.run(lid, sessionId)
     }
     if (during !== undefined && changed.size > 0) during(changed)

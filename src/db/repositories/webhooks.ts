@@ -70,7 +70,14 @@ export type DeliveriesOf = (events: EventLogRow[]) => NewDelivery[]
  * An endpoint that takes events: the enabled ones, and the disabled ones with when they were disabled
  * (`updated_at`), since an event that happened before that is still theirs.
  */
-export interface Subscriber { id: string, events: string | null, session_id: string | null, key_id: string | null, enabled: number, updated_at: number | string }
+export interface Subscriber {
+  id: string
+  events: string | null
+  session_id: string | null
+  key_id: string | null
+  enabled: number
+  updated_at: number | string
+}
 
 export interface AttemptOutcome {
   id: number

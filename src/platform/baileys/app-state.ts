@@ -1,4 +1,5 @@
 import { getBinaryNodeChild, getBinaryNodeChildren, type BinaryNode, type WASocket } from '@whiskeysockets/baileys'
+import { SERVER_JID } from '../jid.js'
 
 // What the phone shares through app-state sync, as rc14 hands it over (its contacts.upsert and
 // settings.update events) and as the service asks for it (a sync from scratch, the status privacy query).
@@ -62,7 +63,7 @@ export interface PrivacyList { type: string, isDefault: boolean, jids: string[] 
  * answer is [] (whatsmeow then takes "contacts"). Assumption `pre-key-query` (the socket's query()).
  */
 export async function queryStatusPrivacy (sock: WASocket, timeoutMs: number): Promise<PrivacyList[]> {
-  const answer = await sock.query({ tag: 'iq', attrs: { to: 's.whatsapp.net', type: 'get', xmlns: 'status' }, content: [{ tag: 'privacy', attrs: {} }] }, timeoutMs) as BinaryNode
+  const answer = await sock.query({ tag: 'iq', attrs: { to: SERVER_JID, type: 'get', xmlns: 'status' }, content: [{ tag: 'privacy', attrs: {} }] }, timeoutMs) as BinaryNode
   const lists = getBinaryNodeChildren(getBinaryNodeChild(answer, 'privacy'), 'list').map((list) => ({
     type: list.attrs.type ?? '',
     isDefault: list.attrs.default === 'true',

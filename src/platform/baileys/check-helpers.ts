@@ -33,7 +33,9 @@ export const silentLogger: Record<string, unknown> = { level: 'silent', trace ()
 silentLogger.child = () => silentLogger
 
 /** an empty key store with the calls Baileys makes on one (nothing is stored) */
-export const emptyKeys = { get: async () => ({}), set: async () => {}, transaction: async (work: () => Promise<unknown>) => await work(), isInTransaction: () => false }
+export const emptyKeys = {
+  get: async () => ({}), set: async () => {}, transaction: async (work: () => Promise<unknown>) => await work(), isInTransaction: () => false
+}
 
 /**
  * The signal repository the socket config of `loaded` builds (DEFAULT_CONNECTION_CONFIG.makeSignalRepository)

@@ -1,4 +1,5 @@
 import { DEFAULT_CONNECTION_CONFIG, type SocketConfig, type WASocket } from '@whiskeysockets/baileys'
+import { pnJid } from '../jid.js'
 
 // Baileys' Signal repository and its LID store, as the service uses them (assumptions.ts names each).
 
@@ -38,5 +39,5 @@ export const lidReverseKey = (lidUser: string): string => `${lidUser}_reverse`
  * know them. Assumption `signal-repository`.
  */
 export async function storeLidMappings (sock: WASocket, pairs: Array<{ lid: string, number: string }>): Promise<void> {
-  await sock.signalRepository.lidMapping.storeLIDPNMappings(pairs.map(({ lid, number }) => ({ lid, pn: `${number}@s.whatsapp.net` })))
+  await sock.signalRepository.lidMapping.storeLIDPNMappings(pairs.map(({ lid, number }) => ({ lid, pn: pnJid(number) })))
 }

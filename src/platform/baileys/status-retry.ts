@@ -11,7 +11,8 @@ import {
   type WASocket
 } from '@whiskeysockets/baileys'
 import type { PlatformLogger as Logger } from '../logger.js'
-import { STATUS_JID, statusMediaType, statusStanzaType } from './status-shape.js'
+import { STATUS_JID } from '../jid.js'
+import { statusMediaType, statusStanzaType } from './status-shape.js'
 import { forgetDevice, rememberDevices } from './status-key-memory.js'
 import { ownLidOf } from './status-post.js'
 
@@ -109,7 +110,9 @@ export interface WrittenRetry {
  * message for `device` only (WA Web's answer to a status retry, see above). Throws when the device cannot be
  * given the key (no session can be set up): the answer would be useless to it.
  */
-export async function writeStatusRetry (sock: WASocket, input: { message: proto.IMessage, messageId: string, device: string, logger: Logger }): Promise<WrittenRetry> {
+export async function writeStatusRetry (
+  sock: WASocket, input: { message: proto.IMessage, messageId: string, device: string, logger: Logger }
+): Promise<WrittenRetry> {
   const meLid = ownLidOf(sock)
   if (meLid === null) throw new Error('this account has no LID: its statuses go the phone-number way')
   const { message, messageId, device } = input

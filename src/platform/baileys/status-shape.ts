@@ -4,8 +4,6 @@ import type { proto } from '@whiskeysockets/baileys'
 // (whatsapp-rust wacore/src/send/classify.rs stanza_type_from_message and media_type_from_message, which
 // mirror WA Web's typeAttributeFromProtobuf). `message` is the normalized content (no wrappers).
 
-export { STATUS_JID } from '../session/status-message.js'
-
 const hasMatchedText = (m: proto.IMessage): boolean => typeof m.extendedTextMessage?.matchedText === 'string' && m.extendedTextMessage.matchedText !== ''
 
 /** The `type` attribute of `<message>`: a plain text status is "text", a link preview or any media "media". */

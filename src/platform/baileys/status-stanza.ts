@@ -6,6 +6,7 @@ import {
   type WASocket
 } from '@whiskeysockets/baileys'
 import type { Readable } from 'node:stream'
+import { STATUS_JID } from '../jid.js'
 import type { PlatformLogger as Logger } from '../logger.js'
 
 // A contact's status as the platform delivers it today: a top-level `<status from="status@broadcast"
@@ -18,8 +19,6 @@ import type { PlatformLogger as Logger } from '../logger.js'
 // `status-stanza-decrypt`), inside one transaction of the socket's key store (assumption
 // `decrypt-in-key-transaction`), so the Signal state advances only when the caller's commit succeeded.
 // The ack and the receipts are written here with sendNode (public), in WA Web's shapes.
-
-export const STATUS_JID = 'status@broadcast'
 
 /** a `<status>` stanza from status@broadcast (a newsletter's `<status>` is another thing: whatsapp-rust PR #1101) */
 export function isContactStatusStanza (frame: BinaryNode): boolean {
@@ -35,7 +34,9 @@ export interface DecryptedStatus { message: proto.IMessage | null, error: string
  * decryption are committed only after `commit` resolved; a throw abandons them (the stanza then decrypts
  * again when the platform delivers it again). Assumptions `status-stanza-decrypt`, `decrypt-in-key-transaction`.
  */
-export async function decryptStatusStanza<T> (sock: WASocket, frame: BinaryNode, logger: Logger, commit: (decrypted: DecryptedStatus) => Promise<T>): Promise<T> {
+export async function decryptStatusStanza<T> (
+  sock: WASocket, frame: BinaryNode, logger: Logger, commit: (decrypted: DecryptedStatus) => Promise<T>
+): Promise<T> {
   const me = sock.authState.creds.me
   if (me?.id === undefined) throw new Error('not logged in')
   const keys = sock.authState.keys as { transaction?: <R>(work: () => Promise<R>, key: string) => Promise<R> }

@@ -1,7 +1,7 @@
 import { proto, type WASocket } from '@whiskeysockets/baileys'
 import { backoffDelay, sleep } from '../async.js'
 import type { PlatformLogger as Logger } from '../logger.js'
-import { STATUS_JID } from './status-message.js'
+import { STATUS_JID } from '../jid.js'
 import { onStanza, socketOpen } from '../baileys/index.js'
 import type { SendProgress } from '../types.js'
 
@@ -111,7 +111,9 @@ function linkClosed (): Error {
  * `error()` then has its code), rejects when the socket closes first or after `timeoutMs`.
  * Listening starts before the stanza is written, so a fast ack is not missed.
  */
-export function awaitAck (sock: WASocket, messageId: string, timeoutMs: number): { acked: Promise<void>, cancel: () => void, received: () => boolean, error: () => string | undefined } {
+export function awaitAck (
+  sock: WASocket, messageId: string, timeoutMs: number
+): { acked: Promise<void>, cancel: () => void, received: () => boolean, error: () => string | undefined } {
   let cancel = (): void => {}
   let received = false
   let error: string | undefined

@@ -63,7 +63,9 @@ export function createSocket ({ auth, wa, logger, getMessage, makeSignalReposito
 /** What a session does after its socket closed. */
 export type AfterClose = 'logged-out' | 'restart' | 'replaced' | 'link-expired' | 'back-off'
 
-export function afterClose (error: Error | undefined, linked: boolean, attemptWasReady: boolean): { next: AfterClose, code: number | undefined, reason: string } {
+export function afterClose (
+  error: Error | undefined, linked: boolean, attemptWasReady: boolean
+): { next: AfterClose, code: number | undefined, reason: string } {
   const output = (error as { output?: { statusCode?: unknown } } | undefined)?.output
   const code = typeof output?.statusCode === 'number' ? output.statusCode : undefined
   const reason = error?.message ?? 'closed'

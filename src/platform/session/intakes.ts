@@ -60,7 +60,9 @@ export class StanzaIntakes {
     this.contactStatuses = new ContactStatusIntake({ sessionId: deps.sessionId, sink: deps.contactStatusSink, numberForLid, live: deps.live, logger: deps.log })
     this.phone = deps.phoneSink === undefined
       ? null
-      : new PhoneSync({ sessionId: deps.sessionId, sink: deps.phoneSink, log: deps.log, numberForLid: (lidUser) => deps.auth.numberForLid(lidUser), live: deps.live })
+      : new PhoneSync({
+          sessionId: deps.sessionId, sink: deps.phoneSink, log: deps.log, numberForLid: (lidUser) => deps.auth.numberForLid(lidUser), live: deps.live
+        })
     this.retries = new StatusRetries({
       sessionId: deps.sessionId,
       log: deps.log,

@@ -3,6 +3,7 @@ import { SerialQueue } from '../async.js'
 import {
   CONTACTS_COLLECTION, hasAppStateKey, listenAppState, queryStatusPrivacy, syncFromScratch, type PrivacyList, type UpsertedContact
 } from '../baileys/app-state.js'
+import { pnJid, SERVER_JID } from '../jid.js'
 import { lidUserOf, pnDigits } from '../lid.js'
 import type { PlatformLogger as Logger } from '../logger.js'
 import type { PhoneContact, PhoneSink, PhoneStatusPrivacy, StatusPrivacyMode } from '../types.js'
@@ -49,8 +50,8 @@ export function toPhoneContact (c: UpsertedContact): PhoneContact | null {
   if (id.server === 'lid') {
     return { jid: `${id.user}@lid`, number: pnDigits(c.phoneNumber), lid: `${id.user}@lid`, name: nameOf(c) }
   }
-  if (id.server !== 's.whatsapp.net') return null
-  return { jid: `${id.user}@s.whatsapp.net`, number: id.user, lid: lidOf(c.lid), name: nameOf(c) }
+  if (id.server !== SERVER_JID) return null
+  return { jid: pnJid(id.user), number: id.user, lid: lidOf(c.lid), name: nameOf(c) }
 }
 
 function nameOf (c: UpsertedContact): string | null {

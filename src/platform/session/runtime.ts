@@ -273,7 +273,7 @@ export class SessionRuntime {
   }
 
   /** An open socket for the sender (waits.ts: openSocket) */
-  private readonly openSocket = async (lost?: WASocket): Promise<WASocket> => await openSocket(this.state, this.connection, this.deps.timing.sendOpenWaitMs, lost)
+  private readonly openSocket = (lost?: WASocket): Promise<WASocket> => openSocket(this.state, this.connection, this.deps.timing.sendOpenWaitMs, lost)
 
   private readonly emit: Emit = (event, payload) => { if (!this.state.muted()) this.deps.events.emit(event, payload) }
 

@@ -1,11 +1,12 @@
 import { jidNormalizedUser, proto, type WAMessageUpdate, type WASocket } from '@whiskeysockets/baileys'
 import { SerialQueue } from '../async.js'
 import { PlatformError, isPlatformError } from '../errors.js'
-import { isLidUser, pnDigits, pnJid, recipientJid } from '../lid.js'
+import { pnJid, STATUS_JID } from '../jid.js'
+import { isLidUser, pnDigits, recipientJid } from '../lid.js'
 import type { PlatformLogger as Logger } from '../logger.js'
 import type { PlatformTiming, SendStatusInput, SendStatusResult, SentStatusStore, StatusSetting } from '../types.js'
 import { messageOf, type Emit } from './linking.js'
-import { buildStatusMessage, revokeMessage, STATUS_JID } from './status-message.js'
+import { buildStatusMessage, revokeMessage } from './status-message.js'
 
 import { chunk, relayInChunks, StanzaRefused, withPushBackRetry, type ChunkWriter, type RelayPolicy } from './chunk-relay.js'
 import { lidsForNumbers, ownLidOf, STATUS_SETTING, writeLidStatusChunk } from '../baileys/status-post.js'
@@ -40,7 +41,9 @@ export interface SenderHost {
 
 /** The relay policy of a session's sends: its chunk size setting and the platform's send timings. */
 export function relayPolicy (chunkSize: number, timing: PlatformTiming): RelayPolicy {
-  return { chunkSize, attempts: timing.sendAttempts, retryBaseMs: timing.sendRetryBaseMs, retryMaxMs: timing.sendRetryMaxMs, ackTimeoutMs: timing.sendAckTimeoutMs }
+  return {
+    chunkSize, attempts: timing.sendAttempts, retryBaseMs: timing.sendRetryBaseMs, retryMaxMs: timing.sendRetryMaxMs, ackTimeoutMs: timing.sendAckTimeoutMs
+  }
 }
 
 /**
@@ -105,7 +108,8 @@ export class StatusSender {
       const jids = all.filter((jid) => !done.has(jid))
       // a long list: devices and sessions prepared ahead, batch by batch alongside the chunks (status-prepare.ts)
       const prep = jids.length > policy.chunkSize
-        ? await prepareSessions(first, chunk(lids === null ? jids : jids.map((j) => lids.get(j) ?? j), policy.chunkSize), lids !== null, log).catch(() => undefined)
+        ? await prepareSessions(first, chunk(lids === null ? jids : jids.map((j) => lids.get(j) ?? j), policy.chunkSize), lids !== null, log)
+            .catch(() => undefined)
         : undefined
       // relayMessage (the phone-number path) would repeat the look-ups the preparation has in flight
       if (lids === null) await prep?.ready(jids)

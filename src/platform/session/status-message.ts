@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto'
 import { extname } from 'node:path'
 import { prepareWAMessageMedia, proto, type WAMediaUploadFunction } from '@whiskeysockets/baileys'
+import { mediaTypeOfExtension } from '../../media/types.js'
+import { STATUS_JID } from '../jid.js'
 import type { PlatformLogger as Logger } from '../logger.js'
 import type { StatusContent } from '../types.js'
-
-export const STATUS_JID = 'status@broadcast'
 
 /** `#RRGGBB` (opaque) or `#AARRGGBB` → the unsigned ARGB integer WhatsApp stores. */
 export function argbFromHex (color: string): number {
@@ -14,27 +14,14 @@ export function argbFromHex (color: string): number {
   return Number.parseInt(hex, 16) >>> 0
 }
 
-const MIME_BY_EXTENSION: Record<string, string> = {
-  '.jpg': 'image/jpeg',
-  '.jpeg': 'image/jpeg',
-  '.png': 'image/png',
-  '.gif': 'image/gif',
-  '.webp': 'image/webp',
-  '.bmp': 'image/bmp',
-  '.mp4': 'video/mp4',
-  '.m4v': 'video/mp4',
-  '.mov': 'video/quicktime',
-  '.webm': 'video/webm',
-  '.mkv': 'video/x-matroska',
-  '.avi': 'video/x-msvideo',
-  '.wmv': 'video/x-ms-wmv',
-  '.flv': 'video/x-flv',
-  '.3gp': 'video/3gpp'
-}
-
-function guessMimetype (source: { path: string } | { url: string }): string | undefined {
+/**
+ * The mimetype of image or video media given without one, from its name's extension through the service's one
+ * table (src/media/types.ts); undefined (Baileys' default for the kind) when the extension names no such type.
+ */
+export function mimetypeOf (kind: 'image' | 'video', source: { path: string } | { url: string }): string | undefined {
   const name = 'path' in source ? source.path : new URL(source.url).pathname
-  return MIME_BY_EXTENSION[extname(name).toLowerCase()]
+  const type = mediaTypeOfExtension(extname(name).slice(1))
+  return type?.kind === kind ? type.mimeType : undefined
 }
 
 /**
@@ -73,7 +60,7 @@ export async function buildStatusMessage (content: StatusContent, upload: WAMedi
     const audio = { audio: { url }, mimetype: content.mimetype, ptt: content.ptt, ...(content.seconds !== undefined ? { seconds: content.seconds } : {}) }
     return await prepareWAMessageMedia(audio, { upload, logger, mediaUploadTimeoutMs: 60_000 })
   }
-  const mimetype = content.mimetype ?? guessMimetype(content.source)
+  const mimetype = content.mimetype ?? mimetypeOf(content.kind, content.source)
   const common = { caption: content.caption, ...(mimetype !== undefined ? { mimetype } : {}) }
   const media = content.kind === 'image'
     ? { image: { url }, ...common }
