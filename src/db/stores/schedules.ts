@@ -62,7 +62,9 @@ async function takeRunIn (tx: Db, scheduleId: string, at: number, next: number |
     .executeTakeFirst()
   if (Number(moved.numUpdatedRows) === 0) return null
   const row = await tx.insertInto('schedule_runs')
-    .values({ schedule_id: scheduleId, at, fired_at: run.firedAt, status_id: null, state: run.state, late: run.late ? 1 : 0, error: run.error, node_id: run.nodeId })
+    .values({
+      schedule_id: scheduleId, at, fired_at: run.firedAt, status_id: null, state: run.state, late: run.late ? 1 : 0, error: run.error, node_id: run.nodeId
+    })
     .onConflict((oc) => oc.columns(['schedule_id', 'at']).doNothing())
     .returning('id')
     .executeTakeFirst()
