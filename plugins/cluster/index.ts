@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import fp from 'fastify-plugin'
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify'
 import { clusterView, dbNow, liveNodes, ownerOf, reportedStatuses, reportStatus, sharedClusterSecret, type NodeInfo } from '../../src/db/repositories/cluster.js'
 import { findSession, listSessions } from '../../src/db/repositories/sessions.js'
 import { openLeaseDb } from '../../src/db/connection.js'
@@ -17,7 +17,19 @@ declare module 'fastify' {
     /** this node among the others (cluster mode), or alone (single-node mode: every session is local) */
     cluster: Cluster
   }
+  interface FastifyContextConfig {
+    /**
+     * Which node answers in cluster mode: `owner`, the node that holds the route's session (its socket or its
+     * in-memory state); `least-loaded`, the live node with the fewest sessions (a new session). Absent: the
+     * node the request reached (everything it needs is in the shared database).
+     */
+    placement?: Placement
+    /** the placement holds only for the requests this accepts (a delete that revokes needs the socket, one that forgets the record does not) */
+    placementIf?: (req: FastifyRequest) => boolean
+  }
 }
+
+export type Placement = 'owner' | 'least-loaded'
 
 export interface Cluster {
   enabled: boolean
@@ -28,9 +40,9 @@ export interface Cluster {
   reported: () => Promise<Map<string, string | null>>
   /** a new session stored with its lease on this node, then started here; false when the id is taken */
   createOwned: (row: NewSessionRow) => Promise<boolean>
-  /** preHandler: a request that needs the session's socket is answered by the node that owns it */
+  /** a request that needs the session's socket is answered by the node that owns it (`placement: 'owner'`) */
   toOwner: (req: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply | undefined>
-  /** preHandler for POST /sessions: the new session is created on the live node with the fewest sessions */
+  /** a new session is created on the live node with the fewest sessions (`placement: 'least-loaded'`) */
   toLeastLoaded: (req: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply | undefined>
   /** whether the request says another node passed it on (it then needs a valid signature, not an API key) */
   isForwarded: (req: FastifyRequest) => boolean
@@ -155,6 +167,20 @@ export default fp(async (app) => {
     }
   }
   app.decorate('cluster', cluster)
+
+  // Each route declares where it is answered (`config.placement`); this one hook sends it there, ahead of the
+  // route's own preHandlers. A single node answers everything itself: no hook at all.
+  app.addHook('onRoute', (route) => {
+    const placement = route.config?.placement
+    if (placement === undefined) return
+    if (placement !== 'owner' && placement !== 'least-loaded') throw new Error(`${String(route.method)} ${route.url}: unknown placement ${JSON.stringify(placement)}`)
+    if (keeper === null) return
+    const to = placement === 'owner' ? cluster.toOwner : cluster.toLeastLoaded
+    const when = route.config?.placementIf
+    const send: preHandlerHookHandler = when === undefined ? to : async (req, reply) => when(req) ? await to(req, reply) : undefined
+    const own = route.preHandler === undefined ? [] : Array.isArray(route.preHandler) ? route.preHandler : [route.preHandler]
+    route.preHandler = [send, ...own]
+  })
 
   if (keeper !== null) {
     // other nodes read the owner's last reported status (GET /sessions lists every session)
