@@ -21,6 +21,7 @@ import webhooksPlugin from '../plugins/webhooks/index.js'
 import clusterPlugin from '../plugins/cluster/index.js'
 import sessionsPlugin from '../plugins/sessions/index.js'
 import statusesPlugin from '../plugins/statuses/index.js'
+import sessionSupervisorPlugin from '../plugins/session-supervisor/index.js'
 import audiencesPlugin from '../plugins/audiences/index.js'
 import audienceRoutes from '../plugins/audiences/routes.js'
 import pacingPlugin from '../plugins/pacing/index.js'
@@ -103,6 +104,7 @@ export const serviceApp: FastifyPluginAsync<AppOptions> = async (app, opts) => {
   await app.register(pacingPlugin)
   await app.register(audiencesPlugin)
   await app.register(statusesPlugin)
+  await app.register(sessionSupervisorPlugin)
   await app.register(schedulesPlugin)
   await app.register(healthPlugin)
   await app.register(telemetryPlugin)

@@ -31,6 +31,16 @@ declare module 'fastify' {
 
 export type Placement = 'owner' | 'least-loaded'
 
+/** What opens the sessions this node holds (plugins/session-supervisor): the cluster decides which they are. */
+export interface SessionHolder {
+  /** every stored session is this node's (one node): open them all and resume their interrupted sends */
+  openAll: () => Promise<void>
+  /** this node took the session's lease: open it here and resume its interrupted sends */
+  open: (sessionId: string) => Promise<void>
+  /** the lease went to another node: stop the session here, without logging it out */
+  release: (sessionId: string) => Promise<void>
+}
+
 export interface Cluster {
   enabled: boolean
   nodeId: string
@@ -38,6 +48,12 @@ export interface Cluster {
   view: () => Promise<{ self: string, nodes: NodeInfo[] }>
   /** connection statuses the owners last reported, for sessions owned by other nodes */
   reported: () => Promise<Map<string, string | null>>
+  /**
+   * Hands this node's sessions to the session supervisor, once, when the app is ready: on a single node every
+   * stored session (`openAll`); in a cluster each session whose lease this node takes (`open`), and gives back
+   * (`release`), for as long as the node runs. Answers once the sessions held at start are handed over.
+   */
+  serve: (supervisor: SessionHolder) => Promise<void>
   /** a new session stored with its lease on this node, then started here; false when the id is taken */
   createOwned: (row: NewSessionRow) => Promise<boolean>
   /** a request that needs the session's socket is answered by the node that owns it (`placement: 'owner'`) */
@@ -80,16 +96,17 @@ export default fp(async (app) => {
         ttlMs: leaseTtlMs,
         renewMs: leaseRenewMs,
         log,
-        start: async (sessionId) => {
-          const row = await findSession(db, sessionId)
-          if (row === undefined) return
-          await platform.startSession({ sessionId, authMethod: row.auth_method, phoneNumber: row.phone_number })
-          // sends a crash (of this node or of the previous owner) left `sending` go on here
-          await app.statuses.recover([sessionId])
-        },
-        stop: async (sessionId) => { await platform.releaseSession(sessionId) }
+        start: async (sessionId) => { await held().open(sessionId) },
+        stop: async (sessionId) => { await held().release(sessionId) }
       })
     : null
+
+  // the session supervisor, once the app is ready (serve): what opens and releases the sessions this node holds
+  let holder: SessionHolder | undefined
+  const held = (): SessionHolder => {
+    if (holder === undefined) throw new Error('cluster: no session supervisor serves this node\'s sessions')
+    return holder
+  }
 
   const forwarded = (req: FastifyRequest): boolean => typeof req.headers[FORWARDED_HEADER] === 'string'
   const refuse = (req: FastifyRequest, why: string): never => {
@@ -128,6 +145,16 @@ export default fp(async (app) => {
     },
     async reported () {
       return keeper === null ? new Map() : await reportedStatuses(db, await dbNow(db))
+    },
+    async serve (supervisor) {
+      if (holder !== undefined) throw new Error('cluster: the sessions are served already')
+      holder = supervisor
+      if (keeper === null) {
+        await supervisor.openAll()
+        return
+      }
+      await keeper.begin()
+      log.info({ url: nodeUrl, sessions: keeper.running.size }, 'cluster: node joined')
     },
     async createOwned (row) {
       if (keeper === null) throw new Error('createOwned is for cluster mode')
@@ -187,10 +214,6 @@ export default fp(async (app) => {
     platform.on('connection-status', (e) => {
       if (!keeper.running.has(e.sessionId)) return
       reportStatus(db, e.sessionId, nodeId, e.status).catch((err: unknown) => { log.debug({ err }, 'cluster: could not report a status') })
-    })
-    app.addHook('onReady', async () => {
-      await keeper.begin()
-      log.info({ url: nodeUrl, sessions: keeper.running.size }, 'cluster: node joined')
     })
     // sockets end first (the platform's own preClose, idempotent), then the leases go so others take over at once
     app.addHook('preClose', async () => {
