@@ -130,6 +130,23 @@ test('every route declares the scope the old table gave it, or is public outside
   assert.ok(publicOnes.includes('/metrics'))
 })
 
+test('every route with a scope refuses a request without a key (its key check is attached, wherever it was registered)', async (t) => {
+  const routes = await routesOf(t)
+  const { config, dir } = testConfig()
+  t.after(() => { rmSync(dir, { recursive: true, force: true }) })
+  const app = await buildApp(config)
+  t.after(async () => { await app.close() })
+  let checked = 0
+  for (const [name, route] of routes) {
+    if (route.config?.scope === undefined) continue
+    const [method, url] = name.split(' ')
+    const res = await app.inject({ method: method as 'GET', url: url.replaceAll(/:[A-Za-z]+/g, 'x1') })
+    assert.equal(res.statusCode, 401, `${name} answered ${res.statusCode} without a key`)
+    checked++
+  }
+  assert.ok(checked >= OLD_TABLE.length, `${checked} routes checked`)
+})
+
 test('the routes that need the session\'s node declare their placement, and only they', async (t) => {
   const routes = await routesOf(t)
   const placed = [...routes].filter(([name, r]) => !name.startsWith('HEAD ') && r.config?.placement !== undefined)
