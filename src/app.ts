@@ -21,6 +21,7 @@ import webhooksPlugin from '../plugins/webhooks/index.js'
 import clusterPlugin from '../plugins/cluster/index.js'
 import sessionsPlugin from '../plugins/sessions/index.js'
 import statusesPlugin from '../plugins/statuses/index.js'
+import sessionSupervisorPlugin from '../plugins/session-supervisor/index.js'
 import audiencesPlugin from '../plugins/audiences/index.js'
 import audienceRoutes from '../plugins/audiences/routes.js'
 import pacingPlugin from '../plugins/pacing/index.js'
@@ -56,30 +57,8 @@ export interface AppOptions {
   config: Config
 }
 
-/** Route plugins mounted under /api, each encapsulated; the key hook covers all of them. */
+/** Route plugins mounted under /api, each encapsulated; each route's key check is its own (`config.scope`, keys/auth.ts). */
 const apiRoutes: FastifyPluginAsync = async (api) => {
-  // preParsing, not onRequest: the per-route rate-limit hook (onRequest) must count unauthenticated
-  // requests too, and no body is parsed before the key is checked. The key (admin or scoped, keys/auth.ts)
-  // is counted too, then it must see the route's session and hold its scope (keys/scopes.ts). A request
-  // another node of the cluster passed on carries that node's signed word for who the caller is instead of
-  // the caller's key (plugins/cluster/signature.ts); the owner checks the session and scope again.
-  // Synchronous when the key is (the admin key, or a scoped key on SQLite): no promise per request.
-  api.addHook('preParsing', (req, reply, payload, done) => {
-    const admit = (): void => {
-      api.authorize(req)
-      api.limitPerKey(req)
-    }
-    let pending: void | Promise<void>
-    try {
-      pending = api.cluster.isForwarded(req) ? api.authenticateGrant(req, api.cluster.acceptForward(req)) : api.authenticate(req, reply)
-      if (pending === undefined) admit()
-    } catch (err) {
-      done(err as Error)
-      return
-    }
-    if (pending === undefined) { done(null, payload); return }
-    pending.then(admit).then(() => { done(null, payload) }, (err: Error) => { done(err) })
-  })
   await api.register(systemRoutes)
   await api.register(sessionRoutes)
   await api.register(uploadRoutes)
@@ -125,6 +104,7 @@ export const serviceApp: FastifyPluginAsync<AppOptions> = async (app, opts) => {
   await app.register(pacingPlugin)
   await app.register(audiencesPlugin)
   await app.register(statusesPlugin)
+  await app.register(sessionSupervisorPlugin)
   await app.register(schedulesPlugin)
   await app.register(healthPlugin)
   await app.register(telemetryPlugin)

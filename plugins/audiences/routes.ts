@@ -13,6 +13,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   const { audiences } = app
 
   app.post('/sessions/:sessionId/audiences', {
+    config: { scope: 'manage' },
     schema: {
       tags,
       summary: 'Save an audience: a named list of numbers that send-status `audience: { type: "saved", audienceId }` posts to',
@@ -24,6 +25,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (req) => ({ success: true as const, data: await audiences.create(req.params.sessionId, req.body) }))
 
   app.get('/sessions/:sessionId/audiences', {
+    config: { scope: 'read' },
     schema: {
       tags,
       summary: "The session's saved audiences, oldest first, with their number count (not their numbers); paged",
@@ -34,6 +36,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (req) => ({ success: true as const, data: await audiences.list(req.params.sessionId, req.query) }))
 
   app.get('/sessions/:sessionId/audiences/:audienceId', {
+    config: { scope: 'read' },
     schema: {
       tags,
       // the collection's GET would get the same generated id (operationIds are unique: OpenAPI 3, openapi-typescript)
@@ -45,6 +48,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (req) => ({ success: true as const, data: await audiences.get(req.params.sessionId, req.params.audienceId) }))
 
   app.put('/sessions/:sessionId/audiences/:audienceId', {
+    config: { scope: 'manage' },
     schema: {
       tags,
       summary: 'Replace a saved audience: its name and all its numbers',
@@ -56,6 +60,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (req) => ({ success: true as const, data: await audiences.replace(req.params.sessionId, req.params.audienceId, req.body) }))
 
   app.patch('/sessions/:sessionId/audiences/:audienceId', {
+    config: { scope: 'manage' },
     schema: {
       tags,
       summary: 'Change a saved audience: its name, its numbers (replaced whole), or both',
@@ -67,6 +72,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (req) => ({ success: true as const, data: await audiences.update(req.params.sessionId, req.params.audienceId, req.body) }))
 
   app.delete('/sessions/:sessionId/audiences/:audienceId', {
+    config: { scope: 'manage' },
     schema: {
       tags,
       summary: 'Delete a saved audience',

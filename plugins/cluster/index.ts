@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import fp from 'fastify-plugin'
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify'
 import { clusterView, dbNow, liveNodes, ownerOf, reportedStatuses, reportStatus, sharedClusterSecret, type NodeInfo } from '../../src/db/repositories/cluster.js'
 import { findSession, listSessions } from '../../src/db/repositories/sessions.js'
 import { openLeaseDb } from '../../src/db/connection.js'
@@ -17,6 +17,28 @@ declare module 'fastify' {
     /** this node among the others (cluster mode), or alone (single-node mode: every session is local) */
     cluster: Cluster
   }
+  interface FastifyContextConfig {
+    /**
+     * Which node answers in cluster mode: `owner`, the node that holds the route's session (its socket or its
+     * in-memory state); `least-loaded`, the live node with the fewest sessions (a new session). Absent: the
+     * node the request reached (everything it needs is in the shared database).
+     */
+    placement?: Placement
+    /** the placement holds only for the requests this accepts (a delete that revokes needs the socket, one that forgets the record does not) */
+    placementIf?: (req: FastifyRequest) => boolean
+  }
+}
+
+export type Placement = 'owner' | 'least-loaded'
+
+/** What opens the sessions this node holds (plugins/session-supervisor): the cluster decides which they are. */
+export interface SessionHolder {
+  /** every stored session is this node's (one node): open them all and resume their interrupted sends */
+  openAll: () => Promise<void>
+  /** this node took the session's lease: open it here and resume its interrupted sends */
+  open: (sessionId: string) => Promise<void>
+  /** the lease went to another node: stop the session here, without logging it out */
+  release: (sessionId: string) => Promise<void>
 }
 
 export interface Cluster {
@@ -26,11 +48,17 @@ export interface Cluster {
   view: () => Promise<{ self: string, nodes: NodeInfo[] }>
   /** connection statuses the owners last reported, for sessions owned by other nodes */
   reported: () => Promise<Map<string, string | null>>
+  /**
+   * Hands this node's sessions to the session supervisor, once, when the app is ready: on a single node every
+   * stored session (`openAll`); in a cluster each session whose lease this node takes (`open`), and gives back
+   * (`release`), for as long as the node runs. Answers once the sessions held at start are handed over.
+   */
+  serve: (supervisor: SessionHolder) => Promise<void>
   /** a new session stored with its lease on this node, then started here; false when the id is taken */
   createOwned: (row: NewSessionRow) => Promise<boolean>
-  /** preHandler: a request that needs the session's socket is answered by the node that owns it */
+  /** a request that needs the session's socket is answered by the node that owns it (`placement: 'owner'`) */
   toOwner: (req: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply | undefined>
-  /** preHandler for POST /sessions: the new session is created on the live node with the fewest sessions */
+  /** a new session is created on the live node with the fewest sessions (`placement: 'least-loaded'`) */
   toLeastLoaded: (req: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply | undefined>
   /** whether the request says another node passed it on (it then needs a valid signature, not an API key) */
   isForwarded: (req: FastifyRequest) => boolean
@@ -68,16 +96,17 @@ export default fp(async (app) => {
         ttlMs: leaseTtlMs,
         renewMs: leaseRenewMs,
         log,
-        start: async (sessionId) => {
-          const row = await findSession(db, sessionId)
-          if (row === undefined) return
-          await platform.startSession({ sessionId, authMethod: row.auth_method, phoneNumber: row.phone_number })
-          // sends a crash (of this node or of the previous owner) left `sending` go on here
-          await app.statuses.recover([sessionId])
-        },
-        stop: async (sessionId) => { await platform.releaseSession(sessionId) }
+        start: async (sessionId) => { await held().open(sessionId) },
+        stop: async (sessionId) => { await held().release(sessionId) }
       })
     : null
+
+  // the session supervisor, once the app is ready (serve): what opens and releases the sessions this node holds
+  let holder: SessionHolder | undefined
+  const held = (): SessionHolder => {
+    if (holder === undefined) throw new Error('cluster: no session supervisor serves this node\'s sessions')
+    return holder
+  }
 
   const forwarded = (req: FastifyRequest): boolean => typeof req.headers[FORWARDED_HEADER] === 'string'
   const refuse = (req: FastifyRequest, why: string): never => {
@@ -116,6 +145,16 @@ export default fp(async (app) => {
     },
     async reported () {
       return keeper === null ? new Map() : await reportedStatuses(db, await dbNow(db))
+    },
+    async serve (supervisor) {
+      if (holder !== undefined) throw new Error('cluster: the sessions are served already')
+      holder = supervisor
+      if (keeper === null) {
+        await supervisor.openAll()
+        return
+      }
+      await keeper.begin()
+      log.info({ url: nodeUrl, sessions: keeper.running.size }, 'cluster: node joined')
     },
     async createOwned (row) {
       if (keeper === null) throw new Error('createOwned is for cluster mode')
@@ -156,15 +195,25 @@ export default fp(async (app) => {
   }
   app.decorate('cluster', cluster)
 
+  // Each route declares where it is answered (`config.placement`); this one hook sends it there, ahead of the
+  // route's own preHandlers. A single node answers everything itself: no hook at all.
+  app.addHook('onRoute', (route) => {
+    const placement = route.config?.placement
+    if (placement === undefined) return
+    if (placement !== 'owner' && placement !== 'least-loaded') throw new Error(`${String(route.method)} ${route.url}: unknown placement ${JSON.stringify(placement)}`)
+    if (keeper === null) return
+    const to = placement === 'owner' ? cluster.toOwner : cluster.toLeastLoaded
+    const when = route.config?.placementIf
+    const send: preHandlerHookHandler = when === undefined ? to : async (req, reply) => when(req) ? await to(req, reply) : undefined
+    const own = route.preHandler === undefined ? [] : Array.isArray(route.preHandler) ? route.preHandler : [route.preHandler]
+    route.preHandler = [send, ...own]
+  })
+
   if (keeper !== null) {
     // other nodes read the owner's last reported status (GET /sessions lists every session)
     platform.on('connection-status', (e) => {
       if (!keeper.running.has(e.sessionId)) return
       reportStatus(db, e.sessionId, nodeId, e.status).catch((err: unknown) => { log.debug({ err }, 'cluster: could not report a status') })
-    })
-    app.addHook('onReady', async () => {
-      await keeper.begin()
-      log.info({ url: nodeUrl, sessions: keeper.running.size }, 'cluster: node joined')
     })
     // sockets end first (the platform's own preClose, idempotent), then the leases go so others take over at once
     app.addHook('preClose', async () => {

@@ -12,6 +12,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   const { contactStatuses } = app
 
   app.get('/sessions/:sessionId/contact-statuses', {
+    config: { scope: 'read' },
     schema: {
       tags,
       summary: "Statuses the account's contacts posted in the last 24 hours, newest first",
@@ -25,6 +26,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (req) => ({ success: true as const, data: await contactStatuses.list(req.params.sessionId, req.query) }))
 
   app.get('/sessions/:sessionId/contact-statuses/:statusId', {
+    config: { scope: 'read' },
     schema: {
       tags,
       summary: "One contact's status",
@@ -36,7 +38,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (req) => ({ success: true as const, data: await contactStatuses.get(req.params.sessionId, req.params.statusId) }))
 
   app.get('/sessions/:sessionId/contact-statuses/:statusId/media', {
-    preHandler: app.cluster.toOwner,
+    config: { scope: 'read', placement: 'owner' },
     schema: {
       tags,
       summary: "The media of a contact's status, downloaded from the platform now and streamed (nothing is kept)",
@@ -54,7 +56,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.post('/sessions/:sessionId/contact-statuses/:statusId/view', {
-    preHandler: app.cluster.toOwner,
+    config: { scope: 'send', placement: 'owner' },
     schema: {
       tags,
       summary: "Tell the poster their status was viewed: sends the platform's read receipt for it (once)",

@@ -9,6 +9,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   const { contacts } = app
 
   app.get('/sessions/:sessionId/contacts', {
+    config: { scope: 'read' },
     schema: {
       tags,
       summary: "The phone's saved contacts: number, LID and name of each",
@@ -21,6 +22,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (req) => ({ success: true as const, data: await contacts.list(req.params.sessionId, req.query) }))
 
   app.get('/sessions/:sessionId/status-privacy', {
+    config: { scope: 'read' },
     schema: {
       tags,
       summary: "The phone's status privacy: who its statuses go to (contacts, all but a list, or only a list)",

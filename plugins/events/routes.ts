@@ -12,6 +12,7 @@ export function keySessions (req: FastifyRequest): readonly string[] | null {
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/events', {
+    config: { scope: 'read' },
     schema: {
       tags: ['events'],
       operationId: 'listEvents',

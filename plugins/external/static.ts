@@ -1,6 +1,7 @@
 import { join } from 'node:path'
 import fp from 'fastify-plugin'
 import fastifyStatic from '@fastify/static'
+import type { RouteOptions } from 'fastify'
 import { PACKAGE_ROOT } from '../../src/paths.js'
 
 /** The dashboard's folder: plain files, no build step (the same folder from src/ and from the build in dist/). */
@@ -26,21 +27,31 @@ export const CONTENT_SECURITY_POLICY = [
  * handler, and /docs and /socket.io/ are untouched.
  */
 export default fp(async (app) => {
-  await app.register(fastifyStatic, {
-    root: PUBLIC_DIR,
-    prefix: '/',
-    wildcard: false,
-    index: ['index.html'],
-    // swagger-ui registers its own copy of @fastify/static; nothing here needs reply.sendFile
-    decorateReply: false,
-    serveDotFiles: false,
-    // small files that change with every release: always revalidate (ETag) instead of caching blind
-    cacheControl: false,
-    setHeaders: (res) => {
-      res.setHeader('cache-control', 'no-cache')
-      res.setHeader('content-security-policy', CONTENT_SECURITY_POLICY)
-      res.setHeader('x-content-type-options', 'nosniff')
-      res.setHeader('referrer-policy', 'no-referrer')
-    }
+  // the dashboard's files are public (keys/route-scope.ts): every route @fastify/static adds says so (a
+  // context of its own: the hook must not mark the routes registered after this plugin)
+  await app.register(async (files) => {
+    files.addHook('onRoute', markPublic)
+    await files.register(fastifyStatic, {
+      root: PUBLIC_DIR,
+      prefix: '/',
+      wildcard: false,
+      index: ['index.html'],
+      // swagger-ui registers its own copy of @fastify/static; nothing here needs reply.sendFile
+      decorateReply: false,
+      serveDotFiles: false,
+      // small files that change with every release: always revalidate (ETag) instead of caching blind
+      cacheControl: false,
+      setHeaders: (res) => {
+        res.setHeader('cache-control', 'no-cache')
+        res.setHeader('content-security-policy', CONTENT_SECURITY_POLICY)
+        res.setHeader('x-content-type-options', 'nosniff')
+        res.setHeader('referrer-policy', 'no-referrer')
+      }
+    })
   })
 }, { name: 'static' })
+
+/** An onRoute hook for a third-party plugin's routes, which cannot declare it themselves: served without a key. */
+export function markPublic (route: RouteOptions): void {
+  route.config = { ...route.config, public: true }
+}

@@ -4,8 +4,8 @@ import swaggerUi from '@fastify/swagger-ui'
 import { EventSchemas } from '../../schemas/events.js'
 import { WebhookBodySchema } from '../../schemas/webhook.js'
 import { APP_VERSION } from '../../src/version.js'
-import { CONTENT_SECURITY_POLICY } from './static.js'
-import { scopeLine, scopeOf } from '../keys/scopes.js'
+import { CONTENT_SECURITY_POLICY, markPublic } from './static.js'
+import { scopeLine } from '../keys/route-scope.js'
 
 export default fp(async (app) => {
   await app.register(swagger, {
@@ -51,14 +51,14 @@ export default fp(async (app) => {
     },
     // every operation gets a stable operationId (getSessionsQrCode, postSessionsSendStatus, …) for client generators,
     // unless its route names one itself; every /api operation names the scope it needs (`x-scopes`, and a line of
-    // its description): keys/scopes.ts, the table the service enforces
+    // its description): the scope its route declares (`config.scope`), the one the service enforces
     transform: ({ schema, url, route }) => {
       const path = url.replace(/^\/api/, '').split('/').filter((p) => p !== '' && !p.startsWith(':'))
       const method = (Array.isArray(route.method) ? route.method[0] : route.method).toLowerCase()
       const own = (schema as { operationId?: unknown } | undefined)?.operationId
       const operationId = typeof own === 'string' ? own : method + path.map((p) => p.split('-').map((w) => w[0].toUpperCase() + w.slice(1)).join('')).join('')
       if (!url.startsWith('/api/')) return { schema: { ...schema, operationId } as typeof schema, url }
-      const scope = scopeOf(method, url)
+      const scope = route.config?.scope ?? 'admin'
       const description = [(schema as { description?: string } | undefined)?.description, scopeLine(scope)].filter((d) => d !== undefined).join('\n\n')
       return { schema: { ...schema, operationId, description, 'x-scopes': scope === 'any' ? [] : [scope] } as typeof schema, url }
     },
@@ -67,10 +67,14 @@ export default fp(async (app) => {
       buildLocalReference: (json, _baseUri, _fragment, i) => typeof json.$id === 'string' ? json.$id : `def-${i}`
     }
   })
-  await app.register(swaggerUi, {
-    routePrefix: '/docs',
-    uiConfig: { docExpansion: 'list', deepLinking: true, validatorUrl: null },
-    // the dashboard's policy (helmet, every response) except for styles: swagger-ui injects inline styles
-    staticCSP: CONTENT_SECURITY_POLICY.replace("style-src 'self'", "style-src 'self' 'unsafe-inline'")
+  // the docs are public (keys/route-scope.ts): every route swagger-ui adds says so
+  await app.register(async (docs) => {
+    docs.addHook('onRoute', markPublic)
+    await docs.register(swaggerUi, {
+      routePrefix: '/docs',
+      uiConfig: { docExpansion: 'list', deepLinking: true, validatorUrl: null },
+      // the dashboard's policy (helmet, every response) except for styles: swagger-ui injects inline styles
+      staticCSP: CONTENT_SECURITY_POLICY.replace("style-src 'self'", "style-src 'self' 'unsafe-inline'")
+    })
   })
 }, { name: 'swagger' })

@@ -1,10 +1,10 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import fp from 'fastify-plugin'
 import bearerAuth from '@fastify/bearer-auth'
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest, preParsingHookHandler, RouteOptions } from 'fastify'
 import { Forbidden, SessionNotFound, Unauthorized } from '../../src/errors.js'
 import { ADMIN, canSee, createKeyStore, hasScope, type KeyStore, type Principal } from './store.js'
-import { scopeOf } from './scopes.js'
+import { undeclaredPolicy } from './route-scope.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -22,7 +22,7 @@ declare module 'fastify' {
      * plugins/cluster/signature.ts), or throws Unauthorized when that key is gone
      */
     authenticateGrant: (req: FastifyRequest, grant: string) => Promise<void>
-    /** after authenticate: 404 for a session the key may not see, 403 without the route's scope */
+    /** after authenticate: 404 for a session the key may not see, 403 without the scope the route declares */
     authorize: (req: FastifyRequest) => void
     /** throws unless the request carries the admin key (for /metrics) */
     requireAdmin: (req: FastifyRequest, reply: FastifyReply) => Promise<void>
@@ -88,7 +88,8 @@ export default fp(async (app) => {
     if (p.admin) return
     const sessionId = (req.params as { sessionId?: unknown } | undefined)?.sessionId
     if (typeof sessionId === 'string' && !canSee(p, sessionId)) throw new SessionNotFound()
-    const scope = scopeOf(req.method, req.routeOptions.url ?? '')
+    // never undefined (the start refuses such a route); the admin key if it were
+    const scope = req.routeOptions.config.scope ?? 'admin'
     if (scope === 'any') return
     if (scope === 'admin') throw new Forbidden('This route needs the admin key')
     if (!hasScope(p, scope)) throw new Forbidden(`This key lacks the ${scope} scope`)
@@ -97,7 +98,47 @@ export default fp(async (app) => {
     await authenticate(req, reply)
     if (req.principal?.admin !== true) throw new Forbidden('This route needs the admin key')
   })
-}, { name: 'auth', dependencies: ['config', 'db'] })
+
+  // The key check of a route with a scope. preParsing, not onRequest: the per-route rate-limit hook (onRequest)
+  // must count unauthenticated requests too, and no body is parsed before the key is checked. The key (admin
+  // or scoped) is counted too (plugins/external/rate-limit.ts), then it must see the route's session and hold
+  // its scope. A request another node of the cluster passed on carries that node's signed word for who the
+  // caller is instead of the caller's key (plugins/cluster/signature.ts); the owner checks the session and
+  // scope again. Synchronous when the key is (the admin key, or a scoped key on SQLite): no promise per request.
+  const checkKey: preParsingHookHandler = (req, reply, payload, done) => {
+    const admit = (): void => {
+      app.authorize(req)
+      app.limitPerKey(req)
+    }
+    let pending: void | Promise<void>
+    try {
+      pending = app.cluster.isForwarded(req) ? app.authenticateGrant(req, app.cluster.acceptForward(req)) : authenticate(req, reply)
+      if (pending === undefined) admit()
+    } catch (err) {
+      done(err as Error)
+      return
+    }
+    if (pending === undefined) { done(null, payload); return }
+    pending.then(admit).then(() => { done(null, payload) }, (err: Error) => { done(err) })
+  }
+
+  // Every route declares the key it needs (`config.scope`, route-scope.ts) or that it needs none
+  // (`config.public`); one that declares neither stops the start (fail closed). Checked once every route is
+  // in: a plugin may mark the routes of a third-party plugin public in an onRoute hook that runs after this one.
+  // A route with a scope gets the key check above, wherever it is registered.
+  let routes: RouteOptions[] = []
+  app.addHook('onRoute', (route) => {
+    routes.push(route)
+    if (route.config?.scope === undefined) return
+    const own = route.preParsing === undefined ? [] : Array.isArray(route.preParsing) ? route.preParsing : [route.preParsing]
+    route.preParsing = [checkKey, ...own]
+  })
+  app.addHook('onReady', async () => {
+    const wrong = routes.map(undeclaredPolicy).filter((why) => why !== null)
+    routes = []
+    if (wrong.length > 0) throw new Error(`Routes without a key policy: ${wrong.join('; ')}`)
+  })
+}, { name: 'auth', dependencies: ['config', 'db', 'rate-limit'] })
 
 /** The API key a request's (or socket.io handshake's) headers carry: `x-api-key`, else `Authorization: Bearer`. */
 export function apiKeyFrom (headers: IncomingHttpHeaders): string | undefined {

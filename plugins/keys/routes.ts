@@ -6,9 +6,10 @@ import { BadRequest, KeyNotFound, Unauthorized } from '../../src/errors.js'
 
 const tags = ['keys']
 
-/** Scoped keys: the admin key creates, lists and revokes them (scopes.ts); any key may ask who it is. */
+/** Scoped keys: the admin key creates, lists and revokes them; any key may ask who it is (`config.scope`, route-scope.ts). */
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/keys', {
+    config: { scope: 'admin' },
     schema: {
       tags,
       operationId: 'createKey',
@@ -22,10 +23,12 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.get('/keys', {
+    config: { scope: 'admin' },
     schema: { tags, operationId: 'listKeys', summary: 'List the scoped keys (never their secrets)', response: { 200: Ok(Type.Array(KeySchema)), ...failures() } }
   }, async () => ({ success: true as const, data: await app.keys.list() }))
 
   app.get('/keys/me', {
+    config: { scope: 'any' },
     schema: { tags, operationId: 'whoAmI', summary: 'The calling key: admin, or a scoped key with its sessions and scopes', response: { 200: Ok(WhoAmISchema), ...failures() } }
   }, async (req) => {
     const p = req.principal
@@ -37,6 +40,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.delete('/keys/:id', {
+    config: { scope: 'admin' },
     schema: {
       tags,
       operationId: 'revokeKey',

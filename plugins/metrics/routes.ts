@@ -19,8 +19,9 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       ...(open ? { security: [] } : {}),
       response: { 200: Type.String({ description: 'Prometheus text format' }), ...failures() }
     },
+    // public as far as the keys plugin goes (outside /api): the admin key is checked here, unless METRICS_PUBLIC;
     // the global allow-list leaves everything outside /api alone: this route opts back in
-    config: { rateLimit: open ? false : { allowList: () => false } },
+    config: { public: true, rateLimit: open ? false : { allowList: () => false } },
     preHandler: open ? [] : [app.requireAdmin]
   }, async (req, reply) => {
     const body = await app.metrics.scrape((err) => { req.log.warn({ err }, 'a metrics source failed') })

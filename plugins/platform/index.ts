@@ -80,7 +80,8 @@ function lazyPlatform (app: FastifyInstance): { platform: Platform, load: () => 
     revokeStatus: async (sessionId, messageId, jids) => await (await load()).revokeStatus(sessionId, messageId, jids),
     viewContactStatus: async (sessionId, status) => { await (await load()).viewContactStatus(sessionId, status) },
     contactStatusMedia: async (mediaRef, host) => await (await load()).contactStatusMedia(mediaRef, host),
-    restoreAll: async () => await (await load()).restoreAll(),
+    // nothing to restore once the app closes (a restore is scheduled after the ready hooks)
+    restoreAll: async () => closed ? 0 : await (await load()).restoreAll(),
     // nothing runs before the platform is loaded
     releaseSession: async (sessionId) => { if (real !== undefined) await real.releaseSession(sessionId) },
     close: async () => {
@@ -93,17 +94,10 @@ function lazyPlatform (app: FastifyInstance): { platform: Platform, load: () => 
 }
 
 export default fp(async (app) => {
-  const { platform, load } = lazyPlatform(app)
+  const { platform } = lazyPlatform(app)
   app.decorate('platform', platform)
-  // once the app is ready (and, under `listen`, the server is listening: `listen` goes on right after
-  // the ready hooks), the platform loads and the stored sessions reconnect, a few at a time; with several
-  // nodes each starts only the sessions it owns (the cluster plugin), loading the platform on the first
-  app.addHook('onReady', async () => {
-    if (app.config.cluster.enabled) return
-    setImmediate(() => {
-      load().then(async (p) => await p?.restoreAll()).catch((err: unknown) => { app.log.error({ err }, 'could not start the platform') })
-    })
-  })
+  // which sessions this node opens at start, and when, is the session supervisor's (plugins/session-supervisor):
+  // the platform loads on the first session it is asked to start (or restore)
   // preClose: sockets end before the database plugin closes the connection their writes need
   app.addHook('preClose', async () => {
     await platform.close()

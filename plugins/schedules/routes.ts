@@ -12,6 +12,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   const { schedules } = app
 
   app.post('/sessions/:sessionId/scheduled-statuses', {
+    config: { scope: 'manage' },
     schema: {
       tags,
       summary: 'Schedule a status: once at `at`, or repeating (`repeat`)',
@@ -25,6 +26,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (req) => ({ success: true as const, data: await schedules.create(req.params.sessionId, req.body) }))
 
   app.get('/sessions/:sessionId/scheduled-statuses', {
+    config: { scope: 'read' },
     schema: {
       tags,
       summary: "The session's schedules, oldest first, each with its runs",
@@ -34,6 +36,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (req) => ({ success: true as const, data: await schedules.list(req.params.sessionId) }))
 
   app.get('/sessions/:sessionId/scheduled-statuses/:scheduleId', {
+    config: { scope: 'read' },
     schema: {
       tags,
       // the collection's GET would get the same generated id (operationIds are unique: OpenAPI 3, openapi-typescript)
@@ -45,6 +48,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (req) => ({ success: true as const, data: await schedules.get(req.params.sessionId, req.params.scheduleId) }))
 
   app.patch('/sessions/:sessionId/scheduled-statuses/:scheduleId', {
+    config: { scope: 'manage' },
     schema: {
       tags,
       summary: 'Change a schedule: its status body, its time or its repeat rule (null: once)',
@@ -56,6 +60,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (req) => ({ success: true as const, data: await schedules.update(req.params.sessionId, req.params.scheduleId, req.body) }))
 
   app.post('/sessions/:sessionId/scheduled-statuses/:scheduleId/pause', {
+    config: { scope: 'manage' },
     schema: {
       tags,
       summary: 'Pause a schedule: no run fires until it is resumed',
@@ -65,6 +70,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (req) => ({ success: true as const, data: await schedules.pause(req.params.sessionId, req.params.scheduleId) }))
 
   app.post('/sessions/:sessionId/scheduled-statuses/:scheduleId/resume', {
+    config: { scope: 'manage' },
     schema: {
       tags,
       summary: 'Resume a paused schedule from its next run after now (runs due while paused are skipped)',
@@ -74,6 +80,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (req) => ({ success: true as const, data: await schedules.resume(req.params.sessionId, req.params.scheduleId) }))
 
   app.delete('/sessions/:sessionId/scheduled-statuses/:scheduleId', {
+    config: { scope: 'manage' },
     schema: {
       tags,
       summary: 'Delete a schedule and its run records; its upload goes when nothing else uses it',

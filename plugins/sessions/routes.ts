@@ -12,7 +12,7 @@ const tags = ['sessions']
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/sessions', {
-    preHandler: app.cluster.toLeastLoaded,
+    config: { scope: 'manage', placement: 'least-loaded' },
     schema: {
       tags,
       summary: 'Create a session and start linking it (pairing code by default, or QR)',
@@ -38,11 +38,12 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.get('/sessions', {
+    config: { scope: 'read' },
     schema: { tags, summary: 'List sessions with their live connection state (a scoped key: its own sessions)', response: { 200: Ok(Type.Array(SessionSchema)), ...failures() } }
   }, async (req) => ({ success: true as const, data: await app.sessions.list(req.principal?.admin === false ? req.principal : null) }))
 
   app.delete('/sessions/:sessionId', {
-    preHandler: app.cluster.toOwner,
+    config: { scope: 'manage', placement: 'owner' },
     schema: {
       tags,
       summary: 'Delete a session: logs the device out and removes its auth data, statuses, viewers and media',
@@ -56,7 +57,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.post('/sessions/:sessionId/restart', {
-    preHandler: app.cluster.toOwner,
+    config: { scope: 'manage', placement: 'owner' },
     schema: {
       tags,
       summary: 'Tear down and reconnect a session (also starts a new linking attempt)',
@@ -70,7 +71,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.put('/sessions/:sessionId/phone-number', {
-    preHandler: app.cluster.toOwner,
+    config: { scope: 'manage', placement: 'owner' },
     schema: {
       tags,
       summary: 'Change the phone number used for pairing-code linking',
@@ -86,7 +87,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.get('/sessions/:sessionId/connection-status', {
-    preHandler: app.cluster.toOwner,
+    config: { scope: 'read', placement: 'owner' },
     schema: { tags, summary: 'Connection state, and the current pairing or QR code while linking', params: SessionParamsSchema, response: { 200: Ok(ConnectionStatusViewSchema), ...failures(400, 404, 503) } }
   }, async (req) => {
     const v = await app.sessions.get(req.params.sessionId)
@@ -100,7 +101,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.get('/sessions/:sessionId/pairing-code', {
-    preHandler: app.cluster.toOwner,
+    config: { scope: 'read', placement: 'owner' },
     schema: { tags, summary: 'The current pairing code (null when connected or not yet issued)', params: SessionParamsSchema, response: { 200: Ok(PairingCodeViewSchema), ...failures(400, 404, 503) } }
   }, async (req) => {
     const v = await app.sessions.get(req.params.sessionId)
@@ -108,7 +109,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.post('/sessions/:sessionId/request-pairing-code', {
-    preHandler: app.cluster.toOwner,
+    config: { scope: 'manage', placement: 'owner' },
     schema: {
       tags,
       summary: 'Generate a fresh 8-character pairing code (only while not connected)',
@@ -125,7 +126,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.get('/sessions/:sessionId/qr-code', {
-    preHandler: app.cluster.toOwner,
+    config: { scope: 'read', placement: 'owner' },
     schema: { tags, summary: 'The current QR code as a PNG data URL (QR sessions; refreshed automatically)', params: SessionParamsSchema, response: { 200: Ok(QrCodeViewSchema), ...failures(400, 404, 503) } }
   }, async (req) => {
     const v = await app.sessions.qrCode(req.params.sessionId)

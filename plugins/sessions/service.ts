@@ -16,7 +16,7 @@ export interface SessionDeps {
   platform: Pick<FastifyInstance['platform'], 'snapshot' | 'startSession' | 'removeSession' | 'restartSession' | 'updatePhoneNumber' | 'requestPairingCode'>
   mediaStore: Pick<FastifyInstance['mediaStore'], 'remove'>
   events: Pick<DomainEvents, 'emit' | 'within'>
-  /** cluster mode: new sessions are stored with their lease; others' statuses come from their owners' reports */
+  /** cluster mode: new sessions are stored with their lease; others' statuses come from their owners' reports (none on one node) */
   cluster?: Pick<FastifyInstance['cluster'], 'enabled' | 'createOwned' | 'reported'>
   /** scoped keys: a session a key creates joins its list; a deleted one leaves every list */
   keys?: Pick<KeyStore, 'sessionCreated' | 'sessionDeleted'>
@@ -73,7 +73,7 @@ export function createSessionService (deps: SessionDeps) {
     const all = await listSessions(db)
     const rows = viewer === null ? all : all.filter((r) => canSee(viewer, r.id))
     // sessions on other nodes: the status their owner last reported (the codes stay with the owner)
-    const reported = cluster?.enabled === true ? await cluster.reported() : new Map<string, string | null>()
+    const reported = cluster === undefined ? new Map<string, string | null>() : await cluster.reported()
     return rows.map((row) => sessionView(row, platform.snapshot(row.id) ?? remoteSnapshot(row, reported.get(row.id))))
   }
 

@@ -83,14 +83,7 @@ export default fp(async (app) => {
       app.log.error({ err }, 'status cleanup at start failed')
     }
     service.startCleanupTimer()
-    // after the platform's onReady (registered earlier): the sessions are reconnecting by now; with
-    // several nodes each resumes the sends of the sessions it takes (the cluster plugin)
-    if (app.config.cluster.enabled) return
-    try {
-      await service.recover()
-    } catch (err) {
-      app.log.error({ err }, 'could not look for interrupted sends')
-    }
+    // interrupted sends resume with their sessions: the session supervisor asks (plugins/session-supervisor)
   })
   // sends under way end (partial, once the platform closed their session) before the database closes
   app.addHook('onClose', async () => {

@@ -9,6 +9,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   const reports = createReports({ db: app.db })
 
   app.get('/sessions/:sessionId/statuses/:statusId/report', {
+    config: { scope: 'read' },
     schema: {
       tags: ['statuses'],
       summary: 'Per-recipient report of a status: delivered, viewed, reaction, replied (JSON, or CSV with Accept: text/csv)',

@@ -10,7 +10,7 @@ import {
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/sessions/:sessionId/send-status', {
-    preHandler: app.cluster.toOwner,
+    config: { scope: 'send', placement: 'owner' },
     schema: {
       tags: ['statuses'],
       summary: "Publish a status (text, image, video or media URL) to the listed numbers (or the own number only), or to an audience: the phone's contacts, its status privacy, a list or a saved audience",
@@ -45,6 +45,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   const keepBytes = !app.config.speedTricksOff.has('sent-statuses-bytes')
 
   app.get('/sessions/:sessionId/sent-statuses', {
+    config: { scope: 'read' },
     schema: {
       tags: ['statuses'],
       summary: 'Statuses sent by the session that have not expired yet, newest first',
@@ -68,6 +69,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.get('/sessions/:sessionId/status-viewers/:statusId', {
+    config: { scope: 'read' },
     schema: {
       tags: ['statuses'],
       summary: 'Who viewed a status and when, first view first',
@@ -77,6 +79,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (req) => ({ success: true as const, data: await app.statuses.viewers(req.params.sessionId, req.params.statusId) }))
 
   app.get('/sessions/:sessionId/status-reactions/:statusId', {
+    config: { scope: 'read' },
     schema: {
       tags: ['statuses'],
       summary: 'Who reacted to a status (a like is a reaction too) and with what, first first',
@@ -87,6 +90,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (req) => ({ success: true as const, data: await app.statuses.reactions(req.params.sessionId, req.params.statusId) }))
 
   app.get('/sessions/:sessionId/status-replies/:statusId', {
+    config: { scope: 'read' },
     schema: {
       tags: ['statuses'],
       summary: 'Replies to a status, oldest first',
@@ -97,7 +101,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.delete('/sessions/:sessionId/delete-status/:statusId', {
     // a revoke needs the session's socket; deleting the record alone is answered anywhere
-    preHandler: async (req, reply) => req.query.revoke === true ? await app.cluster.toOwner(req, reply) : undefined,
+    config: { scope: 'send', placement: 'owner', placementIf: (req) => (req.query as { revoke?: boolean }).revoke === true },
     schema: {
       tags: ['statuses'],
       summary: 'Delete the local record of a status and its media file; with revoke=true also revoke it on the platform',

@@ -163,7 +163,7 @@ export function databaseCheck (handle: FastifyInstance['db'], ping: () => unknow
  * never-linked ones do not count) has not been connected for longer than `disconnectedMs`.
  */
 export function sessionsCheck (
-  app: Pick<FastifyInstance, 'db' | 'platform'> & { cluster?: Pick<FastifyInstance['cluster'], 'enabled' | 'reported'> },
+  app: Pick<FastifyInstance, 'db' | 'platform'> & { cluster?: Pick<FastifyInstance['cluster'], 'reported'> },
   disconnectedMs: number,
   readSessions: () => SessionLinkState[] | Promise<SessionLinkState[]> = defaultSessionReader(app.db)
 ): HealthCheck {
@@ -193,12 +193,12 @@ export function sessionsCheck (
     return { healthy: disconnectedTooLong.length === 0, details: { ...counts, disconnectedTooLong } }
   }
   const none = new Map<string, string | null>()
-  // SQLite, one node: synchronous; cluster mode (PostgreSQL) reads the sessions and, for the sessions on
-  // other nodes, the status their owner last reported
+  // SQLite (always one node): synchronous; PostgreSQL reads the sessions and, for the sessions on other
+  // nodes, the status their owner last reported (none on one node)
   return () => {
     const rows = readSessions()
-    if (!(rows instanceof Promise) && app.cluster?.enabled !== true) return count(rows, none)
-    return (async () => count(await rows, app.cluster?.enabled === true ? await app.cluster.reported() : none))()
+    if (!(rows instanceof Promise)) return count(rows, none)
+    return (async () => count(await rows, await app.cluster?.reported() ?? none))()
   }
 }
 

@@ -44,6 +44,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   // off (SPEED_TRICKS_OFF, src/speed-tricks.ts): every answer an object the route's serializer writes
   const useTemplate = !app.config.speedTricksOff.has('health-template')
   app.get('/health', {
+    config: { scope: 'any' },
     schema: {
       tags: ['system'],
       summary: 'Service health',
@@ -67,6 +68,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.get('/stats', {
+    config: { scope: 'read' },
     schema: { tags: ['system'], summary: 'Aggregate statistics over all sessions (a scoped key: over its own sessions)', response: { 200: Ok(StatsSchema), ...failures() } }
   }, async (req) => {
     const scoped = req.principal?.admin === false ? req.principal : null
@@ -93,6 +95,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.get('/cluster', {
+    config: { scope: 'admin' },
     schema: {
       tags: ['system'],
       summary: 'The nodes sharing the database and the sessions each owns (single-node mode: this node alone); admin key only',
@@ -104,6 +107,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.get('/storage', {
+    config: { scope: 'admin' },
     schema: { tags: ['system'], summary: 'Database and media storage, per session (admin key only: it spans every session)', response: { 200: Ok(StorageSchema), ...failures() } }
   }, async () => {
     const handle = app.db

@@ -8,22 +8,27 @@ import { NoFileUploaded } from '../../src/errors.js'
 import { drain } from './media-store.js'
 import multipartPlugin from '../external/multipart.js'
 import type { MediaKind } from '../../src/media/types.js'
+import type { RouteScope } from '../keys/route-scope.js'
 
-const KINDS: ReadonlyArray<{ kind: MediaKind, summary: string, description: string }> = [
+// image and video media are what a `send` key posts; audio was added later and kept the default for writes
+const KINDS: ReadonlyArray<{ kind: MediaKind, scope: RouteScope, summary: string, description: string }> = [
   {
     kind: 'image',
+    scope: 'send',
     summary: 'Upload an image for an image status',
     description: 'multipart/form-data with one file in the field `image` (JPEG, PNG, GIF, WebP or BMP; checked by content). ' +
       'Answers the stored filename, to pass as `content` to send-status.'
   },
   {
     kind: 'video',
+    scope: 'send',
     summary: 'Upload a video for a video status',
     description: 'multipart/form-data with one file in the field `video` (MP4, M4V, 3GP, MOV, WebM, MKV, AVI, FLV or WMV; checked by content). ' +
       'Answers the stored filename, to pass as `content` to send-status.'
   },
   {
     kind: 'audio',
+    scope: 'manage',
     summary: 'Upload audio for an audio (voice) status',
     description: 'multipart/form-data with one file in the field `audio` (OGG/Opus, MP3, M4A, AAC or WAV; checked by content, and its duration read from it). ' +
       'Answers the stored filename, to pass as `content` to send-status with type `audio`, and the duration in `data.seconds`. ' +
@@ -44,8 +49,9 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   // The body schemas below only describe the form in OpenAPI; the handler reads and checks the stream itself.
   app.setValidatorCompiler(() => () => true)
 
-  for (const { kind, summary, description } of KINDS) {
+  for (const { kind, scope, summary, description } of KINDS) {
     app.post(`/upload-${kind}`, {
+      config: { scope },
       schema: {
         tags: ['uploads'],
         summary,

@@ -10,6 +10,7 @@ const tags = ['webhooks']
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/webhooks', {
+    config: { scope: 'manage' },
     schema: {
       tags,
       operationId: 'createWebhook',
@@ -21,14 +22,17 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (req) => ({ success: true as const, data: await app.webhooks.create(req.body, req.principal ?? undefined) }))
 
   app.get('/webhooks', {
+    config: { scope: 'read' },
     schema: { tags, operationId: 'listWebhooks', summary: 'List webhook endpoints (without their secrets); a scoped key sees those it created', response: { 200: Ok(Type.Array(WebhookSchema)), ...failures() } }
   }, async (req) => ({ success: true as const, data: await app.webhooks.list(req.principal ?? undefined) }))
 
   app.get('/webhooks/:id', {
+    config: { scope: 'read' },
     schema: { tags, operationId: 'getWebhook', summary: 'One webhook endpoint (without its secret)', params: WebhookParamsSchema, response: { 200: Ok(WebhookSchema), ...failures(400, 404) } }
   }, async (req) => ({ success: true as const, data: await app.webhooks.get(req.params.id, req.principal ?? undefined) }))
 
   app.patch('/webhooks/:id', {
+    config: { scope: 'manage' },
     schema: {
       tags,
       operationId: 'updateWebhook',
@@ -40,6 +44,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (req) => ({ success: true as const, data: await app.webhooks.update(req.params.id, req.body, req.principal ?? undefined) }))
 
   app.delete('/webhooks/:id', {
+    config: { scope: 'manage' },
     schema: { tags, operationId: 'deleteWebhook', summary: 'Remove an endpoint and its deliveries', params: WebhookParamsSchema, response: { 200: Ok(WebhookDeletedSchema), ...failures(400, 404) } }
   }, async (req) => {
     await app.webhooks.remove(req.params.id, req.principal ?? undefined)
@@ -47,6 +52,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.post('/webhooks/:id/rotate-secret', {
+    config: { scope: 'manage' },
     schema: {
       tags,
       operationId: 'rotateWebhookSecret',
@@ -57,6 +63,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (req) => ({ success: true as const, data: await app.webhooks.rotateSecret(req.params.id, req.principal ?? undefined) }))
 
   app.get('/webhooks/:id/deliveries', {
+    config: { scope: 'read' },
     schema: {
       tags,
       operationId: 'listWebhookDeliveries',
@@ -68,6 +75,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (req) => ({ success: true as const, data: await app.webhooks.deliveries(req.params.id, req.query, req.principal ?? undefined) }))
 
   app.post('/webhooks/:id/deliveries/:deliveryId/retry', {
+    config: { scope: 'manage' },
     schema: {
       tags,
       operationId: 'retryWebhookDelivery',

@@ -80,7 +80,7 @@ test('an unexpected error is logged with its request id and masked as Internal s
   const stream = { write: (line: string) => { lines.push(line) } }
   const app = await buildApp(config, { logger: { level: 'error', stream } })
   t.after(async () => { await app.close() })
-  app.get('/boom', async () => { throw new Error('secret database detail') })
+  app.get('/boom', { config: { public: true } }, async () => { throw new Error('secret database detail') })
   const res = await app.inject({ url: '/boom' })
   assert.equal(res.statusCode, 500)
   assert.deepEqual(res.json(), { success: false, error: 'Internal server error' })

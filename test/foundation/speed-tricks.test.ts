@@ -106,7 +106,7 @@ test('admin-key-compare off: the admin key is hashed and compared by timingSafeE
 
 test('deferred-compiles off: a schema that does not compile fails ready(); on: the start goes on', async (t) => {
   const broken = (app: FastifyInstance): void => {
-    app.get('/broken', { schema: { response: { 200: Type.Object({ a: Type.Unsafe({ $ref: 'no-such-schema#' }) }) } } }, async () => ({ a: 1 }))
+    app.get('/broken', { config: { public: true }, schema: { response: { 200: Type.Object({ a: Type.Unsafe({ $ref: 'no-such-schema#' }) }) } } }, async () => ({ a: 1 }))
   }
   await assert.rejects(appWith(t, 'deferred-compiles', broken), /serialization schema for GET: \/broken/)
   await appWith(t, '', broken)

@@ -3,21 +3,13 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import Fastify from 'fastify'
-import configPlugin from '../../plugins/core/config.js'
-import dbPlugin from '../../plugins/core/db.js'
-import domainEventsPlugin from '../../plugins/broadcaster/domain-events.js'
-import contactsPlugin from '../../plugins/contacts/index.js'
-import contactStatusesPlugin from '../../plugins/contact-statuses/index.js'
-import platformPlugin from '../../plugins/platform/index.js'
-import viewerIngestPlugin from '../../plugins/statuses/viewer-ingest.js'
-import interactionIngestPlugin from '../../plugins/statuses/interaction-ingest.js'
+import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import { openDatabase } from '../../src/db/connection.js'
 import { startEmulator, testCertPaths } from '@status-tracker/emulator'
 import { insertSession } from './harness.js'
 
-test('the platform plugin restores stored sessions on ready (not while registering) and closes them with the app', async (t) => {
+test('the session supervisor restores stored sessions on ready (not while registering); the platform closes them with the app', async (t) => {
   const emu = await startEmulator({ tls: testCertPaths() })
   const dir = mkdtempSync(join(tmpdir(), 'st-platform-plugin-'))
   t.after(async () => {
@@ -36,17 +28,9 @@ test('the platform plugin restores stored sessions on ready (not while registeri
   insertSession(seed, 'stored', 'qrcode', null)
   await seed.close()
 
-  const app = Fastify({ logger: false })
-  await app.register(configPlugin, { config })
-  await app.register(dbPlugin)
-  await app.register(domainEventsPlugin)
-  await app.register(viewerIngestPlugin)
-  await app.register(interactionIngestPlugin)
-  await app.register(contactsPlugin)
-  await app.register(contactStatusesPlugin)
-  await app.register(platformPlugin)
+  // one node: every stored session is this node's (plugins/session-supervisor)
+  const app = await buildApp(config)
   t.after(async () => { await app.close() })
-  await app.after()
   assert.equal(app.platform.snapshot('stored'), null, 'nothing started during registration')
 
   await app.ready()
