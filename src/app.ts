@@ -2,6 +2,7 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyPluginAsy
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import fp from 'fastify-plugin'
 import type { Config } from './config.js'
+import type { Platform } from './platform/platform.js'
 import { EXPOSED_5XX_CODES, fromPlatform, RouteNotFound } from './errors.js'
 import { ErrorEnvelopeSchema } from '../schemas/envelope.js'
 import configPlugin from '../plugins/core/config.js'
@@ -54,6 +55,8 @@ import eventRoutes from '../plugins/events/routes.js'
 
 export interface AppOptions {
   config: Config
+  /** a stand-in for the platform (a test's fake): the app then never loads Baileys nor connects a session */
+  platform?: Platform
 }
 
 /** Route plugins mounted under /api, each encapsulated; the key hook covers all of them. */
@@ -118,7 +121,7 @@ export const serviceApp: FastifyPluginAsync<AppOptions> = async (app, opts) => {
   await app.register(interactionIngestPlugin)
   await app.register(contactsPlugin)
   await app.register(contactStatusesPlugin)
-  await app.register(platformPlugin)
+  await app.register(platformPlugin, opts.platform !== undefined ? { standIn: opts.platform } : {})
   await app.register(broadcasterPlugin)
   await app.register(clusterPlugin)
   await app.register(sessionsPlugin)
@@ -182,7 +185,8 @@ function hops (n: number): (address: string, hop: number) => boolean {
   return (_address, hop) => hop < n
 }
 
-export async function buildApp (config: Config, fastifyOptions: FastifyServerOptions = {}): Promise<FastifyInstance> {
+/** The service; `options.platform` replaces the platform (tests build the whole app around a fake one). */
+export async function buildApp (config: Config, fastifyOptions: FastifyServerOptions = {}, options: Omit<AppOptions, 'config'> = {}): Promise<FastifyInstance> {
   // route schemas compile after the server listens (validation.ts); with the deferred-compiles speed trick
   // off (SPEED_TRICKS_OFF, src/speed-tricks.ts) Fastify compiles them all while it gets ready
   const compiles = config.speedTricksOff.has('deferred-compiles') ? undefined : deferredCompiles()
@@ -219,6 +223,6 @@ export async function buildApp (config: Config, fastifyOptions: FastifyServerOpt
     })
     app.addHook('onClose', async () => { compiles.stop() })
   }
-  await app.register(fp(serviceApp), { config })
+  await app.register(fp(serviceApp), { ...options, config })
   return app
 }

@@ -13,9 +13,8 @@ declare module 'fastify' {
 
 export default fp(async (app) => {
   const service = createAudienceService({ db: app.db, log: app.log.child({ plugin: 'audiences' }) })
-  // the phone's saved contacts and status privacy come from the contacts plugin, looked up when an audience
-  // needs them (so the two plugins may register in either order); without it those audiences answer 409
-  const contacts = (): PhoneContacts | undefined => app.hasDecorator('contacts') ? app.contacts : undefined
+  // the phone's saved contacts and status privacy, kept by the contacts plugin
+  const contacts = (): PhoneContacts | undefined => app.contacts
   const resolver = createAudienceResolver({ db: app.db, contacts })
   app.decorate('audiences', { ...service, ...resolver })
-}, { name: 'audiences', dependencies: ['db'] })
+}, { name: 'audiences', dependencies: ['db', 'contacts'] })

@@ -21,11 +21,11 @@ export default fp(async (app) => {
     statuses: app.statuses,
     events: app.domainEvents,
     log,
-    ...(app.hasDecorator('pacing') ? { pacing: app.pacing } : {})
+    pacing: app.pacing
   })
   app.decorate('schedules', { ...service, tick: scheduler.tick })
   // after the statuses' onReady (registered earlier): interrupted sends are being resumed by now
   app.addHook('onReady', async () => { await scheduler.start() })
   // before the statuses drain their sends (onClose runs in reverse order)
   app.addHook('onClose', async () => { await scheduler.stop() })
-}, { name: 'schedules', dependencies: ['db', 'config', 'platform', 'statuses', 'domain-events'] })
+}, { name: 'schedules', dependencies: ['db', 'config', 'platform', 'statuses', 'domain-events', 'pacing'] })

@@ -70,9 +70,8 @@ export default fp(async (app) => {
     eventLog: app.eventLog,
     audiences: app.audiences,
     log: app.log.child({ plugin: 'statuses' }),
-    // optional: a harness may build the service without the metrics plugin
-    ...(app.hasDecorator('metrics') ? { metrics: app.metrics } : {}),
-    ...(app.hasDecorator('pacing') ? { admit: app.pacing.admit } : {})
+    metrics: app.metrics,
+    admit: app.pacing.admit
   })
   app.decorate('statuses', service)
   service.start()
@@ -97,4 +96,4 @@ export default fp(async (app) => {
     await service.drain(10_000)
     service.stop()
   })
-}, { name: 'statuses', dependencies: ['db', 'domain-events', 'platform', 'media-store', 'remote-media', 'audiences'] })
+}, { name: 'statuses', dependencies: ['db', 'config', 'domain-events', 'platform', 'media-store', 'remote-media', 'audiences', 'metrics', 'pacing'] })

@@ -281,8 +281,7 @@ export default fp(async (app) => {
     db: app.db,
     eventLog: app.eventLog,
     log: app.log.child({ plugin: 'viewer-ingest' }),
-    // optional: a harness may build the service without the metrics plugin
-    ...(app.hasDecorator('metrics') ? { metrics: app.metrics } : {})
+    metrics: app.metrics
   })
   app.decorate('viewerIngest', ingest)
   // before the platform's onReady (registered later) starts the sessions
@@ -292,4 +291,4 @@ export default fp(async (app) => {
   })
   // onClose runs before the database plugin's (reverse order), after the platform ended its sockets (preClose)
   app.addHook('onClose', async () => { ingest.stop() })
-}, { name: 'viewer-ingest', dependencies: ['db', 'domain-events'] })
+}, { name: 'viewer-ingest', dependencies: ['db', 'domain-events', 'metrics'] })
