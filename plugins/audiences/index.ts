@@ -1,5 +1,6 @@
 import fp from 'fastify-plugin'
 import { createAudienceResolver, type PhoneContacts } from './resolve.js'
+import routes from './routes.js'
 import { createAudienceService } from './service.js'
 
 export type Audiences = ReturnType<typeof createAudienceService> & ReturnType<typeof createAudienceResolver>
@@ -17,4 +18,5 @@ export default fp(async (app) => {
   const contacts = (): PhoneContacts | undefined => app.contacts
   const resolver = createAudienceResolver({ db: app.db, contacts })
   app.decorate('audiences', { ...service, ...resolver })
+  await app.register(routes, { prefix: '/api' })
 }, { name: 'audiences', dependencies: ['db', 'contacts'] })

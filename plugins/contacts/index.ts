@@ -1,4 +1,5 @@
 import fp from 'fastify-plugin'
+import routes from './routes.js'
 import { createContactsService, type ContactsService } from './service.js'
 
 declare module 'fastify' {
@@ -17,4 +18,5 @@ export default fp(async (app) => {
   app.decorate('contacts', contacts)
   // after the platform's preClose (its sockets end first): the writes it started finish before the database closes
   app.addHook('onClose', async () => { await contacts.close() })
+  await app.register(routes, { prefix: '/api' })
 }, { name: 'contacts', dependencies: ['db'] })

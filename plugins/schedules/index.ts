@@ -1,6 +1,7 @@
 import fp from 'fastify-plugin'
 import { createScheduleService } from './service.js'
 import { createScheduler } from './scheduler.js'
+import routes from './routes.js'
 
 export type Schedules = ReturnType<typeof createScheduleService> & { tick: () => Promise<void> }
 
@@ -28,4 +29,5 @@ export default fp(async (app) => {
   app.addHook('onReady', async () => { await scheduler.start() })
   // before the statuses drain their sends (onClose runs in reverse order)
   app.addHook('onClose', async () => { await scheduler.stop() })
+  await app.register(routes, { prefix: '/api' })
 }, { name: 'schedules', dependencies: ['db', 'config', 'platform', 'statuses', 'domain-events', 'pacing'] })
