@@ -8,7 +8,7 @@ declare module 'fastify' {
   }
 }
 
-// Registered before the platform, which is created with its sink.
+// The platform depends on this plugin: it is created with its sink.
 export default fp(async (app) => {
   const service = createContactStatusService({
     db: app.db,

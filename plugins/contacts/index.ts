@@ -12,7 +12,7 @@ declare module 'fastify' {
   }
 }
 
-// Registered before the platform, which is created with its sink.
+// The platform depends on this plugin: it is created with its sink.
 export default fp(async (app) => {
   const contacts = createContactsService({ db: app.db, log: app.log.child({ plugin: 'contacts' }) })
   app.decorate('contacts', contacts)

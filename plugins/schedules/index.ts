@@ -25,9 +25,10 @@ export default fp(async (app) => {
     pacing: app.pacing
   })
   app.decorate('schedules', { ...service, tick: scheduler.tick })
-  // after the statuses' onReady (registered earlier): interrupted sends are being resumed by now
+  // after the statuses' onReady (a plugin's hooks run after those of the plugins it depends on): interrupted
+  // sends are being resumed by now
   app.addHook('onReady', async () => { await scheduler.start() })
-  // before the statuses drain their sends (onClose runs in reverse order)
+  // before the statuses drain their sends (a plugin closes before the plugins it depends on)
   app.addHook('onClose', async () => { await scheduler.stop() })
   await app.register(routes, { prefix: '/api' })
 }, { name: 'schedules', dependencies: ['db', 'config', 'platform', 'statuses', 'domain-events', 'pacing'] })

@@ -84,7 +84,7 @@ export default fp(async (app) => {
       app.log.error({ err }, 'status cleanup at start failed')
     }
     service.startCleanupTimer()
-    // after the platform's onReady (registered earlier): the sessions are reconnecting by now; with
+    // after the platform's onReady (a dependency's hooks run first): the sessions are reconnecting by now; with
     // several nodes each resumes the sends of the sessions it takes (the cluster plugin)
     if (app.config.cluster.enabled) return
     try {

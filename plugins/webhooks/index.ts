@@ -17,7 +17,7 @@ export default fp(async (app) => {
   app.decorate('webhooks', service)
   // PostgreSQL: the endpoints are read before the first event can be enqueued
   await service.start()
-  // before the database closes (hooks run in reverse order): attempts in flight are aborted and stay pending
+  // before the database closes (this plugin depends on it): attempts in flight are aborted and stay pending
   app.addHook('onClose', async () => { await service.stop() })
   await app.register(routes, { prefix: '/api' })
 }, { name: 'webhooks', dependencies: ['config', 'db', 'auth', 'domain-events'] })
