@@ -26,8 +26,7 @@ import auth from '../plugins/keys/auth.js'
 import viewerIngest from '../plugins/statuses/viewer-ingest.js'
 import interactionIngest from '../plugins/statuses/interaction-ingest.js'
 import contacts from '../plugins/contacts/index.js'
-import contactStatuses from '../plugins/contact-statuses/index.js'
-import contactStatusRoutes from '../plugins/contact-statuses/routes.js'
+import contactStatuses, { contactStatusesApi } from '../plugins/contact-statuses/index.js'
 import platform from '../plugins/platform/index.js'
 import cluster from '../plugins/cluster/index.js'
 import keys from '../plugins/keys/index.js'
@@ -58,7 +57,7 @@ const EXTERNAL = [corsPlugin, compressPlugin, helmetPlugin, rateLimitPlugin, swa
  */
 const CONCERNS = [
   dbPlugin, metricsRegistry, domainEvents, auth, uploads, viewerIngest, interactionIngest, contacts, contactStatuses, platform,
-  cluster, keys, webhooks, broadcaster, sessions, pacing, audiences, statuses, schedules, events, system, metrics
+  cluster, contactStatusesApi, keys, webhooks, broadcaster, sessions, pacing, audiences, statuses, schedules, events, system, metrics
 ]
 
 /** The whole service as one plugin. */
@@ -94,9 +93,6 @@ export const serviceApp: FastifyPluginAsync<AppOptions> = async (app, opts) => {
 
   const platformOptions = opts.platform !== undefined ? { standIn: opts.platform } : {}
   for (const plugin of CONCERNS) await app.register(plugin, plugin === platform ? platformOptions : {})
-  // their routes use the cluster's owner check, and the platform (registered before the cluster) keeps
-  // their sink: they move into contact-statuses/index.ts once the owner check is an order-free route policy
-  await app.register(contactStatusRoutes, { prefix: '/api' })
 }
 
 function statusOf (err: FastifyError): number {

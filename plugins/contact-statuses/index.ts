@@ -1,4 +1,5 @@
 import fp from 'fastify-plugin'
+import routes from './routes.js'
 import { createContactStatusService, type ContactStatusService } from './service.js'
 
 declare module 'fastify' {
@@ -21,3 +22,12 @@ export default fp(async (app) => {
   app.decorate('contactStatuses', service)
   app.addHook('onClose', async () => { service.stop() })
 }, { name: 'contact-statuses', dependencies: ['config', 'db', 'domain-events'] })
+
+/**
+ * The routes, a plugin of their own: they use the cluster's owner check, and the cluster depends on the
+ * platform, which depends on the plugin above (it keeps its sink). They join it once the owner check is a
+ * route policy that does not need the cluster registered first.
+ */
+export const contactStatusesApi = fp(async (app) => {
+  await app.register(routes, { prefix: '/api' })
+}, { name: 'contact-statuses-api', dependencies: ['contact-statuses', 'cluster', 'auth'] })
