@@ -39,7 +39,7 @@ import statuses from '../plugins/statuses/index.js'
 import schedules from '../plugins/schedules/index.js'
 import events from '../plugins/events/index.js'
 import system from '../plugins/system/index.js'
-import metrics from '../plugins/metrics/index.js'
+import metricsExport from '../plugins/metrics/index.js'
 
 export interface AppOptions {
   config: Config
@@ -57,7 +57,7 @@ const EXTERNAL = [corsPlugin, compressPlugin, helmetPlugin, rateLimitPlugin, swa
  */
 const CONCERNS = [
   dbPlugin, metricsRegistry, domainEvents, auth, uploads, viewerIngest, interactionIngest, contacts, contactStatuses, platform,
-  cluster, contactStatusesApi, keys, webhooks, broadcaster, sessions, pacing, audiences, statuses, schedules, events, system, metrics
+  cluster, contactStatusesApi, keys, webhooks, broadcaster, sessions, pacing, audiences, statuses, schedules, events, system, metricsExport
 ]
 
 /** The whole service as one plugin. */
