@@ -2,114 +2,73 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyPluginAsy
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import fp from 'fastify-plugin'
 import type { Config } from './config.js'
+import type { Platform } from './platform/platform.js'
 import { EXPOSED_5XX_CODES, fromPlatform, RouteNotFound } from './errors.js'
 import { ErrorEnvelopeSchema } from '../schemas/envelope.js'
+import { requestSerializer } from './logging/redact.js'
 import configPlugin from '../plugins/core/config.js'
+import requestIdPlugin, { genReqId } from '../plugins/core/request-id.js'
+import { QuietRequestLog } from '../plugins/core/request-log.js'
+import { clientErrorHandler, frameworkErrors } from '../plugins/core/framework-errors.js'
+import { cachedSerializer, deferredCompiles, strictBodyValidator } from '../plugins/core/validation.js'
 import dbPlugin from '../plugins/core/db.js'
-import mediaStorePlugin from '../plugins/uploads/media-store.js'
-import authPlugin from '../plugins/keys/auth.js'
-import domainEventsPlugin from '../plugins/broadcaster/domain-events.js'
-import viewerIngestPlugin from '../plugins/statuses/viewer-ingest.js'
-import interactionIngestPlugin from '../plugins/statuses/interaction-ingest.js'
-import contactsPlugin from '../plugins/contacts/index.js'
-import contactRoutes from '../plugins/contacts/routes.js'
-import contactStatusesPlugin from '../plugins/contact-statuses/index.js'
-import contactStatusRoutes from '../plugins/contact-statuses/routes.js'
-import platformPlugin from '../plugins/platform/index.js'
-import broadcasterPlugin from '../plugins/broadcaster/index.js'
-import webhooksPlugin from '../plugins/webhooks/index.js'
-import clusterPlugin from '../plugins/cluster/index.js'
-import sessionsPlugin from '../plugins/sessions/index.js'
-import statusesPlugin from '../plugins/statuses/index.js'
-import sessionSupervisorPlugin from '../plugins/session-supervisor/index.js'
-import audiencesPlugin from '../plugins/audiences/index.js'
-import audienceRoutes from '../plugins/audiences/routes.js'
-import pacingPlugin from '../plugins/pacing/index.js'
-import schedulesPlugin from '../plugins/schedules/index.js'
-import scheduleRoutes from '../plugins/schedules/routes.js'
-import reportRoutes from '../plugins/statuses/report-routes.js'
-import swaggerPlugin from '../plugins/external/swagger.js'
+import compressPlugin from '../plugins/external/compress.js'
+import corsPlugin from '../plugins/external/cors.js'
+import helmetPlugin from '../plugins/external/helmet.js'
 import rateLimitPlugin from '../plugins/external/rate-limit.js'
 import socketIoPlugin from '../plugins/external/socket-io.js'
 import staticPlugin from '../plugins/external/static.js'
-import metricsPlugin from '../plugins/external/metrics.js'
-import corsPlugin from '../plugins/external/cors.js'
-import compressPlugin from '../plugins/external/compress.js'
-import requestIdPlugin, { genReqId } from '../plugins/core/request-id.js'
-import { QuietRequestLog } from '../plugins/core/request-log.js'
-import healthPlugin from '../plugins/system/health.js'
-import telemetryPlugin from '../plugins/metrics/telemetry.js'
-import metricsRoutes from '../plugins/metrics/routes.js'
-import helmetPlugin from '../plugins/external/helmet.js'
-import remoteMediaPlugin from '../plugins/uploads/remote-media.js'
-import { clientErrorHandler, frameworkErrors } from '../plugins/core/framework-errors.js'
-import { requestSerializer } from './logging/redact.js'
-import { cachedSerializer, deferredCompiles, strictBodyValidator } from '../plugins/core/validation.js'
-import systemRoutes from '../plugins/system/routes.js'
-import sessionRoutes from '../plugins/sessions/routes.js'
-import uploadRoutes from '../plugins/uploads/routes.js'
-import statusRoutes from '../plugins/statuses/routes.js'
-import webhookRoutes from '../plugins/webhooks/routes.js'
-import keyRoutes from '../plugins/keys/routes.js'
-import eventRoutes from '../plugins/events/routes.js'
+import swaggerPlugin from '../plugins/external/swagger.js'
+import metricsRegistry from '../plugins/metrics/registry.js'
+import domainEvents from '../plugins/broadcaster/domain-events.js'
+import uploads from '../plugins/uploads/index.js'
+import auth from '../plugins/keys/auth.js'
+import viewerIngest from '../plugins/statuses/viewer-ingest.js'
+import interactionIngest from '../plugins/statuses/interaction-ingest.js'
+import contacts from '../plugins/contacts/index.js'
+import contactStatuses, { contactStatusesApi } from '../plugins/contact-statuses/index.js'
+import platform from '../plugins/platform/index.js'
+import cluster from '../plugins/cluster/index.js'
+import keys from '../plugins/keys/index.js'
+import webhooks from '../plugins/webhooks/index.js'
+import broadcaster from '../plugins/broadcaster/index.js'
+import sessions from '../plugins/sessions/index.js'
+import pacing from '../plugins/pacing/index.js'
+import audiences from '../plugins/audiences/index.js'
+import statuses from '../plugins/statuses/index.js'
+import sessionSupervisor from '../plugins/session-supervisor/index.js'
+import schedules from '../plugins/schedules/index.js'
+import events from '../plugins/events/index.js'
+import system from '../plugins/system/index.js'
+import metricsExport from '../plugins/metrics/index.js'
 
 export interface AppOptions {
   config: Config
+  /** a stand-in for the platform (a test's fake): the app then never loads Baileys nor connects a session */
+  platform?: Platform
 }
 
-/** Route plugins mounted under /api, each encapsulated; each route's key check is its own (`config.scope`, keys/auth.ts). */
-const apiRoutes: FastifyPluginAsync = async (api) => {
-  await api.register(systemRoutes)
-  await api.register(sessionRoutes)
-  await api.register(uploadRoutes)
-  await api.register(statusRoutes)
-  await api.register(webhookRoutes)
-  await api.register(keyRoutes)
-  await api.register(eventRoutes)
-  await api.register(scheduleRoutes)
-  await api.register(reportRoutes)
-  await api.register(contactRoutes)
-  await api.register(contactStatusRoutes)
-  await api.register(audienceRoutes)
-}
+/** Third-party plugins, configured (plugins/external/); their routes keep Fastify's own error handler. */
+const EXTERNAL = [corsPlugin, compressPlugin, helmetPlugin, rateLimitPlugin, swaggerPlugin, socketIoPlugin, staticPlugin]
+
+/**
+ * The service's plugins, each concern with its routes (its index.ts). Each declares the plugins it uses
+ * (`dependencies`), and fastify-plugin refuses one whose dependencies are not registered before it, so this
+ * order is one the graph allows; Fastify closes in the reverse order, each plugin before the ones it uses.
+ */
+const CONCERNS = [
+  dbPlugin, metricsRegistry, domainEvents, auth, uploads, viewerIngest, interactionIngest, contacts, contactStatuses, platform,
+  cluster, contactStatusesApi, keys, webhooks, broadcaster, sessions, pacing, audiences, statuses, sessionSupervisor, schedules, events, system, metricsExport
+]
 
 /** The whole service as one plugin. */
 export const serviceApp: FastifyPluginAsync<AppOptions> = async (app, opts) => {
   app.addSchema(ErrorEnvelopeSchema)
-
   await app.register(configPlugin, { config: opts.config })
   await app.register(requestIdPlugin)
-  await app.register(metricsPlugin)
-  await app.register(corsPlugin)
-  await app.register(compressPlugin)
-  await app.register(helmetPlugin)
-  await app.register(rateLimitPlugin)
-  await app.register(swaggerPlugin)
-  await app.register(dbPlugin)
-  await app.register(mediaStorePlugin)
-  await app.register(remoteMediaPlugin)
-  await app.register(authPlugin)
-  await app.register(socketIoPlugin)
-  await app.register(domainEventsPlugin)
-  // before the platform: it closes after it, so events the platform emits while closing still reach the outbox
-  await app.register(webhooksPlugin)
-  await app.register(viewerIngestPlugin)
-  await app.register(interactionIngestPlugin)
-  await app.register(contactsPlugin)
-  await app.register(contactStatusesPlugin)
-  await app.register(platformPlugin)
-  await app.register(broadcasterPlugin)
-  await app.register(clusterPlugin)
-  await app.register(sessionsPlugin)
-  await app.register(pacingPlugin)
-  await app.register(audiencesPlugin)
-  await app.register(statusesPlugin)
-  await app.register(sessionSupervisorPlugin)
-  await app.register(schedulesPlugin)
-  await app.register(healthPlugin)
-  await app.register(telemetryPlugin)
-  await app.register(staticPlugin)
+  for (const plugin of EXTERNAL) await app.register(plugin)
 
+  // before the concerns: a route takes the error handler in force when it is created
   app.setErrorHandler((error: FastifyError, req, reply) => {
     const err = fromPlatform(error)
     const status = err.validation !== undefined ? 400 : statusOf(err)
@@ -128,14 +87,13 @@ export const serviceApp: FastifyPluginAsync<AppOptions> = async (app, opts) => {
     void reply.code(status).send({ success: false, error: message })
   })
 
-  // counted by the rate limit's hook like every /api route (plugins/external/rate-limit.ts)
+  // counted by the per-address limit like every /api route (plugins/keys/limits.ts)
   app.setNotFoundHandler(() => {
     throw new RouteNotFound()
   })
 
-  // after the handlers: encapsulated children take the error handler in force when they are created
-  await app.register(apiRoutes, { prefix: '/api' })
-  await app.register(metricsRoutes)
+  const platformOptions = opts.platform !== undefined ? { standIn: opts.platform } : {}
+  for (const plugin of CONCERNS) await app.register(plugin, plugin === platform ? platformOptions : {})
 }
 
 function statusOf (err: FastifyError): number {
@@ -162,7 +120,8 @@ function hops (n: number): (address: string, hop: number) => boolean {
   return (_address, hop) => hop < n
 }
 
-export async function buildApp (config: Config, fastifyOptions: FastifyServerOptions = {}): Promise<FastifyInstance> {
+/** The service; `options.platform` replaces the platform (tests build the whole app around a fake one). */
+export async function buildApp (config: Config, fastifyOptions: FastifyServerOptions = {}, options: Omit<AppOptions, 'config'> = {}): Promise<FastifyInstance> {
   // route schemas compile after the server listens (validation.ts); with the deferred-compiles speed trick
   // off (SPEED_TRICKS_OFF, src/speed-tricks.ts) Fastify compiles them all while it gets ready
   const compiles = config.speedTricksOff.has('deferred-compiles') ? undefined : deferredCompiles()
@@ -199,6 +158,6 @@ export async function buildApp (config: Config, fastifyOptions: FastifyServerOpt
     })
     app.addHook('onClose', async () => { compiles.stop() })
   }
-  await app.register(fp(serviceApp), { config })
+  await app.register(fp(serviceApp), { ...options, config })
   return app
 }

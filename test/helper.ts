@@ -6,6 +6,7 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import { buildApp } from '../src/app.js'
 import { loadConfig, type Config } from '../src/config.js'
 import type { DbHandle } from '../src/db/connection.js'
+import type { Platform } from '../src/platform/platform.js'
 import type { Database as SQLiteDatabase } from 'better-sqlite3'
 
 export const TEST_API_KEY = 'test-api-key-0123456789abcdef'
@@ -44,10 +45,13 @@ export function testConfig (env: Record<string, string> = {}): { config: Config,
   return { config, dir }
 }
 
-/** Builds the same app as production, over a temporary folder that is removed after the test. */
-/** `logStream`: the app's log lines (JSON) go there instead of stdout, at the config's LOG_LEVEL. */
+/**
+ * Builds the same app as production, over a temporary folder that is removed after the test.
+ * `logStream`: the app's log lines (JSON) go there instead of stdout, at the config's LOG_LEVEL.
+ * `platform`: a stand-in for the platform (buildApp's option), for a test that must not load Baileys.
+ */
 export async function build (
-  t: TestContext, env: Record<string, string> = {}, opts: { keepDir?: string, logStream?: { write: (line: string) => void } } = {}
+  t: TestContext, env: Record<string, string> = {}, opts: { keepDir?: string, logStream?: { write: (line: string) => void }, platform?: Platform } = {}
 ): Promise<TestApp> {
   let config: Config
   let dir: string
@@ -58,7 +62,7 @@ export async function build (
     ({ config, dir } = testConfig(env))
     t.after(() => { rmSync(dir, { recursive: true, force: true }) })
   }
-  const app = await buildApp(config, opts.logStream !== undefined ? { logger: { level: config.logLevel, stream: opts.logStream } } : {})
+  const app = await buildApp(config, opts.logStream !== undefined ? { logger: { level: config.logLevel, stream: opts.logStream } } : {}, opts.platform !== undefined ? { platform: opts.platform } : {})
   t.after(async () => { await app.close() })
   await app.ready()
   return {

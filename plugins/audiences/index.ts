@@ -1,6 +1,7 @@
 import fp from 'fastify-plugin'
 import { findSession } from '../../src/db/repositories/sessions.js'
 import { createAudienceResolver, type PhoneContacts } from './resolve.js'
+import routes from './routes.js'
 import { createAudienceService } from './service.js'
 
 export type Audiences = ReturnType<typeof createAudienceService> & ReturnType<typeof createAudienceResolver>
@@ -16,9 +17,9 @@ export default fp(async (app) => {
   // transitional: the session look-up moves to the sessions store (st-sessions)
   const sessionExists = async (sessionId: string): Promise<boolean> => await findSession(app.db.db, sessionId) !== undefined
   const service = createAudienceService({ audiences: app.stores.audiences, sessionExists, log: app.log.child({ plugin: 'audiences' }) })
-  // the phone's saved contacts and status privacy come from the contacts plugin, looked up when an audience
-  // needs them (so the two plugins may register in either order); without it those audiences answer 409
-  const contacts = (): PhoneContacts | undefined => app.hasDecorator('contacts') ? app.contacts : undefined
+  // the phone's saved contacts and status privacy, kept by the contacts plugin
+  const contacts = (): PhoneContacts | undefined => app.contacts
   const resolver = createAudienceResolver({ audiences: app.stores.audiences, contacts })
   app.decorate('audiences', { ...service, ...resolver })
-}, { name: 'audiences', dependencies: ['db'] })
+  await app.register(routes, { prefix: '/api' })
+}, { name: 'audiences', dependencies: ['db', 'contacts'] })

@@ -4,6 +4,7 @@ import type { EphemeralEventName, LogEntry } from '../events/log.js'
 import { attachReplay, payloadOf, REPLAYING_ROOM } from '../events/replay.js'
 import { connectionStatusPayload } from '../platform/session-links.js'
 import { emitToSession, ROOM_ALL, sessionAudience } from './rooms.js'
+import { admitSockets } from './subscriptions.js'
 
 /**
  * The one place events leave the service. Events that report a change are in the event log
@@ -13,6 +14,7 @@ import { emitToSession, ROOM_ALL, sessionAudience } from './rooms.js'
  * its session (rooms.ts).
  */
 export default fp(async (app) => {
+  admitSockets(app)
   // PostgreSQL: every node's feed sees every node's events and gives them to its own clients; SQLite: one
   // writer, whose emits reach other instances' clients through the adapter (Redis)
   const shared = app.db.dialect === 'postgres'
@@ -50,4 +52,4 @@ export default fp(async (app) => {
   // the platform offers QR codes to QR sessions only; pairing sessions get codes
   platform.on('qr-code', (e) => { ephemeral('qr-code', { sessionId: e.sessionId, qrCode: e.qrCode, authMethod: 'qrcode' }) })
   platform.on('qr-code-error', (e) => { ephemeral('qr-code-error', e) })
-}, { name: 'broadcaster', dependencies: ['socket-io', 'platform', 'domain-events', 'webhooks'] })
+}, { name: 'broadcaster', dependencies: ['db', 'socket-io', 'auth', 'platform', 'domain-events', 'webhooks'] })

@@ -2,7 +2,7 @@ import type { Server } from 'socket.io'
 
 // socket.io rooms: one per session, and one for the clients that hear every session. An event goes to its
 // session's room and to that one (socket.io sends it once to a client in both); the Redis adapter carries
-// rooms across nodes. Who joins which room: plugins/external/socket-subscriptions.ts.
+// rooms across nodes. Who joins which room: plugins/broadcaster/subscriptions.ts.
 
 /** clients that hear every session: the admin key or a `"*"` key, not subscribed to chosen sessions */
 export const ROOM_ALL = '@all'

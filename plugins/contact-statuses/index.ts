@@ -1,5 +1,6 @@
 import fp from 'fastify-plugin'
 import { findSession } from '../../src/db/repositories/sessions.js'
+import routes from './routes.js'
 import { createContactStatusService, type ContactStatusService } from './service.js'
 
 declare module 'fastify' {
@@ -9,7 +10,7 @@ declare module 'fastify' {
   }
 }
 
-// Registered before the platform, which is created with its sink.
+// The platform depends on this plugin: it is created with its sink.
 export default fp(async (app) => {
   // transitional: the session look-up moves to the sessions store
   const sessionExists = async (sessionId: string): Promise<boolean> => await findSession(app.db.db, sessionId) !== undefined
@@ -25,3 +26,12 @@ export default fp(async (app) => {
   app.decorate('contactStatuses', service)
   app.addHook('onClose', async () => { service.stop() })
 }, { name: 'contact-statuses', dependencies: ['config', 'db', 'domain-events'] })
+
+/**
+ * The routes, a plugin of their own: they use the cluster's owner check, and the cluster depends on the
+ * platform, which depends on the plugin above (it keeps its sink). They join it once the owner check is a
+ * route policy that does not need the cluster registered first.
+ */
+export const contactStatusesApi = fp(async (app) => {
+  await app.register(routes, { prefix: '/api' })
+}, { name: 'contact-statuses-api', dependencies: ['contact-statuses', 'cluster', 'auth'] })

@@ -1,5 +1,6 @@
 import fp from 'fastify-plugin'
 import { findSession } from '../../src/db/repositories/sessions.js'
+import routes from './routes.js'
 import { createContactsService, type ContactsService } from './service.js'
 
 declare module 'fastify' {
@@ -12,7 +13,7 @@ declare module 'fastify' {
   }
 }
 
-// Registered before the platform, which is created with its sink.
+// The platform depends on this plugin: it is created with its sink.
 export default fp(async (app) => {
   // transitional: the session look-up moves to the sessions store
   const sessionExists = async (sessionId: string): Promise<boolean> => await findSession(app.db.db, sessionId) !== undefined
@@ -20,4 +21,5 @@ export default fp(async (app) => {
   app.decorate('contacts', contacts)
   // after the platform's preClose (its sockets end first): the writes it started finish before the database closes
   app.addHook('onClose', async () => { await contacts.close() })
+  await app.register(routes, { prefix: '/api' })
 }, { name: 'contacts', dependencies: ['db'] })

@@ -9,7 +9,7 @@ const REPLAY_PAGE = 500
 
 /**
  * The sessions a socket may hear of (null: all): `socket.data.sessionIds`, which the handshake sets from the
- * key and `auth.sessionIds` (plugins/external/socket-subscriptions.ts).
+ * key and `auth.sessionIds` (plugins/broadcaster/subscriptions.ts).
  */
 export function socketSessions (socket: Socket): readonly string[] | null {
   const ids = (socket.data as { sessionIds?: unknown } | undefined)?.sessionIds

@@ -1,12 +1,9 @@
 import fp from 'fastify-plugin'
 import socketIoModule from 'fastify-socket.io'
-import type { FastifyBaseLogger, FastifyInstance, FastifyPluginAsync } from 'fastify'
+import type { FastifyBaseLogger, FastifyPluginAsync } from 'fastify'
 import { createAdapter } from '@socket.io/redis-adapter'
 import { Redis } from 'ioredis'
 import type { Server, ServerOptions } from 'socket.io'
-import { apiKeyFrom } from '../keys/auth.js'
-import { canSee, type Principal } from '../keys/store.js'
-import { applyRooms, followKeys, handleSubscriptions, heardSessions, parseSubscription, type SocketData } from './socket-subscriptions.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -26,7 +23,7 @@ export const RECOVERY_WINDOW_MS = 2 * 60_000
 
 /**
  * With REDIS_URL, the Redis adapter: an event emitted on one node reaches the clients of every node in its
- * rooms (each node emits its own sessions' events; rooms and subscriptions: socket-subscriptions.ts).
+ * rooms (each node emits its own sessions' events; rooms and subscriptions: plugins/broadcaster/subscriptions.ts).
  * Connection state recovery is in-memory only then: a client that
  * reconnects gets a fresh connection rather than the events it missed (the adapter does not keep them).
  */
@@ -88,33 +85,4 @@ export default fp(async (app) => {
     // long polling from another origin needs CORS like the API (WebSocket upgrades do not)
     ...(origin === null ? {} : { cors: { origin, methods: ['GET', 'POST'] } })
   })
-  // the same look-up as the REST API (keys/store.ts): the admin key or a scoped key, then the sessions the
-  // client asks for (auth.sessionIds; default: every session its key may see)
-  app.io.use((socket, next) => {
-    const auth = socket.handshake.auth as { apiKey?: unknown, token?: unknown, sessionIds?: unknown } | undefined
-    const candidates = [auth?.apiKey, auth?.token, apiKeyFrom(socket.handshake.headers)].filter((c): c is string => typeof c === 'string' && c !== '')
-    resolveFirst(app, candidates).then((principal) => {
-      if (principal === null) { next(new Error('Unauthorized')); return }
-      // a recovered connection keeps what it had subscribed to, within what its key sees now
-      const kept = socket.recovered ? (socket.data as Partial<SocketData>).subscription : undefined
-      const previous = Array.isArray(kept) ? kept.filter((id) => canSee(principal, id)) : kept
-      const parsed = parseSubscription(previous ?? auth?.sessionIds, principal, 'auth.sessionIds')
-      if ('error' in parsed) { next(new Error(parsed.error)); return }
-      socket.data = { principal, subscription: parsed.ok, sessionIds: heardSessions(principal, parsed.ok) } satisfies SocketData
-      next()
-    }, (err: unknown) => { app.log.error({ err }, 'socket.io key look-up failed'); next(new Error('Internal server error')) })
-  })
-  app.io.on('connection', (socket) => {
-    applyRooms(socket)
-    handleSubscriptions(app, socket)
-  })
-  followKeys(app)
-}, { name: 'socket-io', dependencies: ['config', 'auth'] })
-
-async function resolveFirst (app: FastifyInstance, candidates: string[]): Promise<Principal | null> {
-  for (const c of candidates) {
-    const p = await app.keys.resolve(c)
-    if (p !== null) return p
-  }
-  return null
-}
+}, { name: 'socket-io', dependencies: ['config'] })

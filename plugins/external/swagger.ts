@@ -62,6 +62,12 @@ export default fp(async (app) => {
       const description = [(schema as { description?: string } | undefined)?.description, scopeLine(scope)].filter((d) => d !== undefined).join('\n\n')
       return { schema: { ...schema, operationId, description, 'x-scopes': scope === 'any' ? [] : [scope] } as typeof schema, url }
     },
+    // paths in a fixed order (by path, as written), whatever order the plugins register their routes in
+    transformObject: (doc) => {
+      const document = 'openapiObject' in doc ? doc.openapiObject : doc.swaggerObject
+      if (document.paths === undefined) return document
+      return { ...document, paths: Object.fromEntries(Object.entries(document.paths).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)) }
+    },
     refResolver: {
       // shared schemas appear under their $id (e.g. ErrorEnvelope) instead of def-N
       buildLocalReference: (json, _baseUri, _fragment, i) => typeof json.$id === 'string' ? json.$id : `def-${i}`

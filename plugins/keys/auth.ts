@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import fp from 'fastify-plugin'
 import bearerAuth from '@fastify/bearer-auth'
-import type { FastifyReply, FastifyRequest, preParsingHookHandler, RouteOptions } from 'fastify'
+import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import { Forbidden, SessionNotFound, Unauthorized } from '../../src/errors.js'
 import { ADMIN, canSee, createKeyStore, hasScope, type KeyStore, type Principal } from './store.js'
 import { undeclaredPolicy } from './route-scope.js'
@@ -99,46 +99,18 @@ export default fp(async (app) => {
     if (req.principal?.admin !== true) throw new Forbidden('This route needs the admin key')
   })
 
-  // The key check of a route with a scope. preParsing, not onRequest: the per-route rate-limit hook (onRequest)
-  // must count unauthenticated requests too, and no body is parsed before the key is checked. The key (admin
-  // or scoped) is counted too (plugins/external/rate-limit.ts), then it must see the route's session and hold
-  // its scope. A request another node of the cluster passed on carries that node's signed word for who the
-  // caller is instead of the caller's key (plugins/cluster/signature.ts); the owner checks the session and
-  // scope again. Synchronous when the key is (the admin key, or a scoped key on SQLite): no promise per request.
-  const checkKey: preParsingHookHandler = (req, reply, payload, done) => {
-    const admit = (): void => {
-      app.authorize(req)
-      app.limitPerKey(req)
-    }
-    let pending: void | Promise<void>
-    try {
-      pending = app.cluster.isForwarded(req) ? app.authenticateGrant(req, app.cluster.acceptForward(req)) : authenticate(req, reply)
-      if (pending === undefined) admit()
-    } catch (err) {
-      done(err as Error)
-      return
-    }
-    if (pending === undefined) { done(null, payload); return }
-    pending.then(admit).then(() => { done(null, payload) }, (err: Error) => { done(err) })
-  }
-
   // Every route declares the key it needs (`config.scope`, route-scope.ts) or that it needs none
   // (`config.public`); one that declares neither stops the start (fail closed). Checked once every route is
   // in: a plugin may mark the routes of a third-party plugin public in an onRoute hook that runs after this one.
-  // A route with a scope gets the key check above, wherever it is registered.
+  // A route with a scope gets the key check of the keys plugin (index.ts), wherever it is registered.
   let routes: RouteOptions[] = []
-  app.addHook('onRoute', (route) => {
-    routes.push(route)
-    if (route.config?.scope === undefined) return
-    const own = route.preParsing === undefined ? [] : Array.isArray(route.preParsing) ? route.preParsing : [route.preParsing]
-    route.preParsing = [checkKey, ...own]
-  })
+  app.addHook('onRoute', (route) => { routes.push(route) })
   app.addHook('onReady', async () => {
     const wrong = routes.map(undeclaredPolicy).filter((why) => why !== null)
     routes = []
     if (wrong.length > 0) throw new Error(`Routes without a key policy: ${wrong.join('; ')}`)
   })
-}, { name: 'auth', dependencies: ['config', 'db', 'rate-limit'] })
+}, { name: 'auth', dependencies: ['config', 'db'] })
 
 /** The API key a request's (or socket.io handshake's) headers carry: `x-api-key`, else `Authorization: Bearer`. */
 export function apiKeyFrom (headers: IncomingHttpHeaders): string | undefined {

@@ -93,7 +93,16 @@ function lazyPlatform (app: FastifyInstance): { platform: Platform, load: () => 
   return { platform, load: async () => closed ? null : await load() }
 }
 
-export default fp(async (app) => {
+export interface PlatformOptions {
+  /** stands in for the platform (buildApp's `platform`: a test's fake); nothing is loaded, restored or closed then */
+  standIn?: Platform
+}
+
+export default fp<PlatformOptions>(async (app, opts) => {
+  if (opts.standIn !== undefined) {
+    app.decorate('platform', opts.standIn)
+    return
+  }
   const { platform } = lazyPlatform(app)
   app.decorate('platform', platform)
   // which sessions this node opens at start, and when, is the session supervisor's (plugins/session-supervisor):

@@ -3,6 +3,7 @@ import { findSession } from '../../src/db/repositories/sessions.js'
 import { findUpload } from '../../src/db/repositories/uploads.js'
 import { createScheduleService } from './service.js'
 import { createScheduler } from './scheduler.js'
+import routes from './routes.js'
 
 export type Schedules = ReturnType<typeof createScheduleService> & { tick: () => Promise<void> }
 
@@ -27,11 +28,13 @@ export default fp(async (app) => {
     statuses: app.statuses,
     events: app.domainEvents,
     log,
-    ...(app.hasDecorator('pacing') ? { pacing: app.pacing } : {})
+    pacing: app.pacing
   })
   app.decorate('schedules', { ...service, tick: scheduler.tick })
-  // after the statuses' onReady (registered earlier): interrupted sends are being resumed by now
+  // after the statuses' onReady (a plugin's hooks run after those of the plugins it depends on): interrupted
+  // sends are being resumed by now
   app.addHook('onReady', async () => { await scheduler.start() })
-  // before the statuses drain their sends (onClose runs in reverse order)
+  // before the statuses drain their sends (a plugin closes before the plugins it depends on)
   app.addHook('onClose', async () => { await scheduler.stop() })
-}, { name: 'schedules', dependencies: ['db', 'config', 'platform', 'statuses', 'domain-events'] })
+  await app.register(routes, { prefix: '/api' })
+}, { name: 'schedules', dependencies: ['db', 'config', 'platform', 'statuses', 'domain-events', 'pacing'] })

@@ -1,4 +1,5 @@
 import fp from 'fastify-plugin'
+import routes from './routes.js'
 import { createSessionService } from './service.js'
 
 export type SessionService = ReturnType<typeof createSessionService>
@@ -12,4 +13,5 @@ declare module 'fastify' {
 
 export default fp(async (app) => {
   app.decorate('sessions', createSessionService({ db: app.db, platform: app.platform, mediaStore: app.mediaStore, events: app.domainEvents, cluster: app.cluster, keys: app.keys }))
+  await app.register(routes, { prefix: '/api' })
 }, { name: 'sessions', dependencies: ['db', 'domain-events', 'platform', 'media-store', 'cluster', 'auth'] })

@@ -3,6 +3,8 @@ import { changeStampFor } from '../../src/db/repositories/system.js'
 import type { PlatformEventMap } from '../../src/platform/types.js'
 import { createCleanup } from './cleanup.js'
 import { createStatusService, type StatusDeps } from './service.js'
+import reportRoutes from './report-routes.js'
+import routes from './routes.js'
 
 export { VIEWERS_UPDATE_MS } from './viewer-ingest.js'
 
@@ -70,9 +72,8 @@ export default fp(async (app) => {
     eventLog: app.eventLog,
     audiences: app.audiences,
     log: app.log.child({ plugin: 'statuses' }),
-    // optional: a harness may build the service without the metrics plugin
-    ...(app.hasDecorator('metrics') ? { metrics: app.metrics } : {}),
-    ...(app.hasDecorator('pacing') ? { admit: app.pacing.admit } : {})
+    metrics: app.metrics,
+    admit: app.pacing.admit
   })
   app.decorate('statuses', service)
   service.start()
@@ -90,4 +91,6 @@ export default fp(async (app) => {
     await service.drain(10_000)
     service.stop()
   })
-}, { name: 'statuses', dependencies: ['db', 'domain-events', 'platform', 'media-store', 'remote-media', 'audiences'] })
+  await app.register(routes, { prefix: '/api' })
+  await app.register(reportRoutes, { prefix: '/api' })
+}, { name: 'statuses', dependencies: ['db', 'config', 'domain-events', 'platform', 'media-store', 'remote-media', 'audiences', 'metrics', 'pacing', 'auth', 'cluster'] })

@@ -72,7 +72,7 @@ declare module 'fastify' {
   }
 }
 
-// Registered before the platform, which is created with its sink.
+// The platform depends on this plugin: it is created with its sink.
 export default fp(async (app) => {
   const ingest = createInteractionIngest({ db: app.db, events: app.domainEvents, log: app.log.child({ plugin: 'interaction-ingest' }) })
   app.decorate('interactionIngest', ingest)

@@ -277,21 +277,20 @@ declare module 'fastify' {
   }
 }
 
-// Registered before the platform, which is created with its sink.
+// The platform depends on this plugin: it is created with its sink.
 export default fp(async (app) => {
   const ingest = createViewerIngest({
     db: app.db,
     eventLog: app.eventLog,
     log: app.log.child({ plugin: 'viewer-ingest' }),
-    // optional: a harness may build the service without the metrics plugin
-    ...(app.hasDecorator('metrics') ? { metrics: app.metrics } : {})
+    metrics: app.metrics
   })
   app.decorate('viewerIngest', ingest)
-  // before the platform's onReady (registered later) starts the sessions
+  // before the platform's onReady starts the sessions (the platform depends on this plugin: its hooks run later)
   app.addHook('onReady', async () => {
     const n = await ingest.recover().catch((err: unknown) => { app.log.error({ err }, 'status-viewers-update after the restart failed'); return 0 })
     if (n > 0) app.log.info({ statuses: n }, 'status-viewers-update written for the statuses viewed just before the restart')
   })
-  // onClose runs before the database plugin's (reverse order), after the platform ended its sockets (preClose)
+  // before the database closes (this plugin depends on it), after the platform ended its sockets (preClose)
   app.addHook('onClose', async () => { ingest.stop() })
-}, { name: 'viewer-ingest', dependencies: ['db', 'domain-events'] })
+}, { name: 'viewer-ingest', dependencies: ['db', 'domain-events', 'metrics'] })

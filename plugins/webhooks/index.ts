@@ -1,4 +1,5 @@
 import fp from 'fastify-plugin'
+import routes from './routes.js'
 import { createWebhookService, type WebhookService } from './service.js'
 
 export { DELIVERY_RETENTION_MS } from './service.js'
@@ -16,6 +17,7 @@ export default fp(async (app) => {
   app.decorate('webhooks', service)
   // PostgreSQL: the endpoints are read before the first event can be enqueued
   await service.start()
-  // before the database closes (hooks run in reverse order): attempts in flight are aborted and stay pending
+  // before the database closes (this plugin depends on it): attempts in flight are aborted and stay pending
   app.addHook('onClose', async () => { await service.stop() })
+  await app.register(routes, { prefix: '/api' })
 }, { name: 'webhooks', dependencies: ['config', 'db', 'auth', 'domain-events'] })

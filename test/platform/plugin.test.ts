@@ -1,34 +1,24 @@
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { rmSync } from 'node:fs'
 import { test } from 'node:test'
 import { buildApp } from '../../src/app.js'
-import { loadConfig } from '../../src/config.js'
 import { openDatabase } from '../../src/db/connection.js'
 import { startEmulator, testCertPaths } from '@status-tracker/emulator'
+import { testConfig } from '../helper.js'
 import { insertSession } from './harness.js'
 
 test('the session supervisor restores stored sessions on ready (not while registering); the platform closes them with the app', async (t) => {
   const emu = await startEmulator({ tls: testCertPaths() })
-  const dir = mkdtempSync(join(tmpdir(), 'st-platform-plugin-'))
+  const { config, dir } = testConfig({ WA_WEBSOCKET_URL: emu.wsUrl, WA_TEST_TRUST_ROOT: emu.rootPublicKey })
   t.after(async () => {
     await emu.stop()
     rmSync(dir, { recursive: true, force: true })
   })
-  const config = loadConfig({
-    API_KEY: 'test-api-key-0123456789abcdef',
-    DATA_DIR: dir,
-    UPLOAD_DIR: join(dir, 'uploads'),
-    LOG_LEVEL: 'silent',
-    WA_WEBSOCKET_URL: emu.wsUrl,
-    WA_TEST_TRUST_ROOT: emu.rootPublicKey
-  }, { envFile: false })
   const seed = await openDatabase(config.databaseFile)
   insertSession(seed, 'stored', 'qrcode', null)
   await seed.close()
 
-  // one node: every stored session is this node's (plugins/session-supervisor)
+  // the whole app, registered but not ready; one node: every stored session is this node's (plugins/session-supervisor)
   const app = await buildApp(config)
   t.after(async () => { await app.close() })
   assert.equal(app.platform.snapshot('stored'), null, 'nothing started during registration')

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { build, TEST_API_KEY } from '../helper.js'
-import { counter, type Store } from '../../plugins/external/rate-limit.js'
+import { counter, type Store } from '../../plugins/keys/limits.js'
 
 // Issue 12, point 3: the limit is decided by the route a request reaches (after percent-decoding), not by
 // the raw URL's prefix, and wrong-key attempts count like any other request.

@@ -1,24 +1,19 @@
 import { rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { TestContext } from 'node:test'
-import Fastify, { type FastifyInstance } from 'fastify'
-import fp from 'fastify-plugin'
-import configPlugin from '../../plugins/core/config.js'
-import dbPlugin from '../../plugins/core/db.js'
-import mediaStorePlugin from '../../plugins/uploads/media-store.js'
-import remoteMediaPlugin from '../../plugins/uploads/remote-media.js'
-import domainEventsPlugin, { DOMAIN_EVENT_NAMES } from '../../plugins/broadcaster/domain-events.js'
-import statusesPlugin from '../../plugins/statuses/index.js'
-import audiencesPlugin from '../../plugins/audiences/index.js'
-import viewerIngestPlugin from '../../plugins/statuses/viewer-ingest.js'
+import type { FastifyInstance } from 'fastify'
+import { buildApp } from '../../src/app.js'
+import { DOMAIN_EVENT_NAMES } from '../../plugins/broadcaster/domain-events.js'
 import { NotConnected } from '../../src/errors.js'
+import type { Platform } from '../../src/platform/platform.js'
 import type { PlatformEventMap, SendStatusInput, SendStatusResult, SessionSnapshot } from '../../src/platform/types.js'
 import type { EventName, EventPayloads } from '../../schemas/events.js'
 import { EventRecorder, type RecordedEvent } from '../events.js'
 import { testConfig } from '../helper.js'
 
-// The status service over the real database, media store and domain events, with the platform replaced
-// by a fake and every domain event recorded: fast, deterministic tests of everything the emulator is not needed for.
+// The whole app (buildApp) with the platform replaced by a fake and every domain event recorded: fast,
+// deterministic tests of the status service over the real database, media store and domain events, for
+// everything the emulator is not needed for.
 
 export const OWN = '15550000001'
 
@@ -101,6 +96,10 @@ export class FakePlatform {
   emit<K extends keyof PlatformEventMap> (event: K, payload: PlatformEventMap[K]): void {
     for (const l of this.listeners.get(event) ?? []) (l as (p: PlatformEventMap[K]) => void)(payload)
   }
+
+  /** what the rest of the app asks of a platform it does not use here */
+  compatibility (): null { return null }
+  async close (): Promise<void> {}
 }
 
 export interface Harness {
@@ -121,17 +120,8 @@ export async function harness (t: TestContext, env: Record<string, string> = {})
   const platform = new FakePlatform()
   const recorder = new EventRecorder<EventPayloads>()
   const events = recorder.seen
-  const app = Fastify()
-  await app.register(configPlugin, { config })
-  await app.register(dbPlugin)
-  await app.register(mediaStorePlugin)
-  await app.register(remoteMediaPlugin)
-  await app.register(domainEventsPlugin)
+  const app = await buildApp(config, {}, { platform: platform as unknown as Platform })
   for (const event of DOMAIN_EVENT_NAMES) app.domainEvents.on(event, (payload) => { recorder.record(event, payload) })
-  await app.register(viewerIngestPlugin)
-  await app.register(fp(async (a) => { a.decorate('platform', platform as unknown as FastifyInstance['platform']) }, { name: 'platform' }))
-  await app.register(audiencesPlugin)
-  await app.register(statusesPlugin)
   t.after(async () => {
     await app.close()
     rmSync(dir, { recursive: true, force: true })

@@ -2,7 +2,8 @@ import type { FastifyInstance } from 'fastify'
 import type { Socket } from 'socket.io'
 import { listSessions } from '../../src/db/repositories/sessions.js'
 import { SESSION_ID_PATTERN } from '../../schemas/common.js'
-import { ROOM_ALL, sessionRoom } from '../broadcaster/rooms.js'
+import { ROOM_ALL, sessionRoom } from './rooms.js'
+import { apiKeyFrom } from '../keys/auth.js'
 import { canSee, type Principal } from '../keys/store.js'
 
 // Which sessions a socket.io client hears. By default every session its key may see; or the sessions it
@@ -124,4 +125,38 @@ export function followKeys (app: FastifyInstance): void {
     app.io.in(ROOM_LISTED).socketsLeave(room)
     if (keyId !== null) app.io.in(keyDefaultRoom(keyId)).socketsJoin(room)
   })
+}
+
+/**
+ * Who may connect: the same look-up as the REST API (keys/store.ts), the admin key or a scoped key, then the
+ * sessions the client asks for (auth.sessionIds; default: every session its key may see); then the rooms.
+ */
+export function admitSockets (app: FastifyInstance): void {
+  app.io.use((socket, next) => {
+    const auth = socket.handshake.auth as { apiKey?: unknown, token?: unknown, sessionIds?: unknown } | undefined
+    const candidates = [auth?.apiKey, auth?.token, apiKeyFrom(socket.handshake.headers)].filter((c): c is string => typeof c === 'string' && c !== '')
+    resolveFirst(app, candidates).then((principal) => {
+      if (principal === null) { next(new Error('Unauthorized')); return }
+      // a recovered connection keeps what it had subscribed to, within what its key sees now
+      const kept = socket.recovered ? (socket.data as Partial<SocketData>).subscription : undefined
+      const previous = Array.isArray(kept) ? kept.filter((id) => canSee(principal, id)) : kept
+      const parsed = parseSubscription(previous ?? auth?.sessionIds, principal, 'auth.sessionIds')
+      if ('error' in parsed) { next(new Error(parsed.error)); return }
+      socket.data = { principal, subscription: parsed.ok, sessionIds: heardSessions(principal, parsed.ok) } satisfies SocketData
+      next()
+    }, (err: unknown) => { app.log.error({ err }, 'socket.io key look-up failed'); next(new Error('Internal server error')) })
+  })
+  app.io.on('connection', (socket) => {
+    applyRooms(socket)
+    handleSubscriptions(app, socket)
+  })
+  followKeys(app)
+}
+
+async function resolveFirst (app: FastifyInstance, candidates: string[]): Promise<Principal | null> {
+  for (const c of candidates) {
+    const p = await app.keys.resolve(c)
+    if (p !== null) return p
+  }
+  return null
 }

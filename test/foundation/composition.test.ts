@@ -1,0 +1,140 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { readdirSync, readFileSync, statSync } from 'node:fs'
+import { dirname, join, relative, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+// How the plugins compose (docs/development.md, "The shape of the service"):
+// - a plugin uses another plugin's decorator only when it names that plugin in its `dependencies` (or
+//   registers it itself), so the order fastify-plugin checks, and the close order, follow what is used
+// - no plugin asks whether a decorator exists (`hasDecorator`): what it needs, it declares
+// - src/app.ts registers no routes file: each concern's index.ts registers its own
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
+
+/** uses still outside the graph, each with what removes it */
+const KNOWN: Record<string, string> = {
+  'cluster → statuses': 'the lease keeper resumes sends (statuses.recover): the session supervisor takes that over',
+  'contact-statuses → platform': 'read lazily: the platform depends on contact-statuses for its sink'
+}
+
+function tsFiles (dir: string): string[] {
+  const out: string[] = []
+  for (const entry of readdirSync(join(ROOT, dir))) {
+    const rel = join(dir, entry)
+    if (statSync(join(ROOT, rel)).isDirectory()) out.push(...tsFiles(rel))
+    else if (rel.endsWith('.ts')) out.push(rel)
+  }
+  return out
+}
+
+interface Plugin { file: string, name: string, dependencies: string[], /** its source: from the end of the file's previous plugin */ body: string }
+
+const PLUGIN_META = /\}, \{ name: '([^']+)'(?:, dependencies: \[([^\]]*)\])? \}\)/g
+
+/** the fastify-plugin plugins a file defines */
+export function pluginsIn (file: string, source: string): Plugin[] {
+  let from = 0
+  // without imports and comments, where a name may appear without being used
+  const code = source.replace(/^(import|export) .* from '.*$/gm, '').replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '')
+  return [...code.matchAll(PLUGIN_META)].map((m) => {
+    const body = code.slice(from, m.index)
+    from = m.index + m[0].length
+    return { file, name: m[1], dependencies: [...(m[2] ?? '').matchAll(/'([^']+)'/g)].map((d) => d[1]), body }
+  })
+}
+
+/** the decorators a file declares on FastifyInstance */
+export function declaredDecorators (source: string): string[] {
+  const out: string[] = []
+  for (const block of source.matchAll(/interface FastifyInstance \{([\s\S]*?)\n {2}\}/g)) {
+    for (const m of block[1].matchAll(/^ {4}(\w+)\??\s*[:(<]/gm)) out.push(m[1])
+  }
+  return out
+}
+
+/** the decorators of the app a file reads (`app.x`, `const { x } = app`) */
+export function usedDecorators (source: string): Set<string> {
+  const used = new Set<string>()
+  for (const m of source.matchAll(/\bapp\.(\w+)/g)) used.add(m[1])
+  for (const m of source.matchAll(/const \{([^}]*)\} = app\b/g)) {
+    for (const part of m[1].split(',')) used.add(part.split(':')[0].trim())
+  }
+  return used
+}
+
+/** the names a file gives what it imports (not only types) from another file of its folder */
+function importedNames (source: string, file: string): string[] {
+  const base = file.split('/').pop()?.replace(/\.ts$/, '') ?? ''
+  const m = new RegExp(`^import (?!type )(.*) from '\\./${base}\\.js'`, 'm').exec(source)
+  if (m === null) return []
+  return m[1].replace(/[{}]/g, ' ').split(/[\s,]+/).filter((n) => n !== '' && n !== 'as' && n !== 'type')
+}
+
+/** the files of plugins/ a file imports from its own folder */
+function localImports (file: string, source: string): string[] {
+  return [...source.matchAll(/from '(\.\/[^']+)\.js'/g)].map((m) => join(dirname(file), `${m[1]}.ts`))
+}
+
+function readAll (): Map<string, string> {
+  return new Map(tsFiles('plugins').map((f) => [f, readFileSync(join(ROOT, f), 'utf8')]))
+}
+
+test('every plugin declares the plugins whose decorators it (or a file of its folder it uses) reads', () => {
+  const sources = readAll()
+  const owner = new Map<string, string>()
+  const plugins: Plugin[] = []
+  for (const [file, source] of sources) {
+    const defined = pluginsIn(file, source)
+    plugins.push(...defined)
+    for (const d of declaredDecorators(source)) {
+      const by = defined.find((p) => new RegExp(`decorate(<[^>]*>)?\\('${d}'`).test(p.body)) ?? defined[0]
+      if (by !== undefined) owner.set(d, by.name)
+    }
+  }
+  assert.ok(owner.get('platform') === 'platform' && owner.get('keys') === 'auth', 'the decorators are found where they are declared')
+  const problems: string[] = []
+  const known = new Set<string>()
+  for (const p of plugins) {
+    const source = sources.get(p.file) ?? ''
+    const helpers = localImports(p.file, source).filter((f) => sources.has(f) && importedNames(source, f).some((n) => new RegExp(`\\b${n}\\b`).test(p.body)))
+    // plugins this one registers itself (a concern's index.ts) count as its own
+    const own = new Set([p.name, ...helpers.flatMap((f) => pluginsIn(f, sources.get(f) ?? '').map((q) => q.name))])
+    const readers = [p.body, ...helpers.filter((f) => pluginsIn(f, sources.get(f) ?? '').length === 0).map((f) => sources.get(f) ?? '')]
+    for (const reader of readers) {
+      for (const d of usedDecorators(reader)) {
+        const from = owner.get(d)
+        if (from === undefined || own.has(from) || p.dependencies.includes(from)) continue
+        const edge = `${p.name} → ${from}`
+        if (edge in KNOWN) known.add(edge)
+        else problems.push(`${relative('.', p.file)}: ${p.name} reads app.${d} of ${from} without declaring it`)
+      }
+    }
+  }
+  assert.deepEqual([...new Set(problems)], [])
+  assert.deepEqual(Object.keys(KNOWN).filter((k) => !known.has(k)), [], 'these no longer happen: remove them from KNOWN')
+})
+
+test('the rule above can fail: an undeclared read is found', () => {
+  const source = "export default fp(async (app) => {\n  app.decorate('x', app.platform.snapshot)\n}, { name: 'x', dependencies: ['db'] })\n"
+  const [p] = pluginsIn('plugins/x/index.ts', source)
+  assert.equal(p.name, 'x')
+  assert.deepEqual(p.dependencies, ['db'])
+  assert.ok(usedDecorators(source).has('platform'))
+  assert.deepEqual(declaredDecorators("declare module 'fastify' {\n  interface FastifyInstance {\n    /** doc */\n    platform: Platform\n    ready?: () => void\n  }\n}\n"), ['platform', 'ready'])
+})
+
+test('no plugin asks hasDecorator: what a plugin needs, it declares', () => {
+  const found = [...readAll()].filter(([, source]) => /\bhasDecorator\(/.test(source)).map(([file]) => file)
+  assert.deepEqual(found, [])
+})
+
+test('src/app.ts registers the concerns, not their routes', () => {
+  const app = readFileSync(join(ROOT, 'src', 'app.ts'), 'utf8')
+  assert.deepEqual([...app.matchAll(/from '([^']*(?:routes|report-routes))\.js'/g)].map((m) => m[1]), [])
+  for (const m of app.matchAll(/from '\.\.\/plugins\/(\w[\w-]*)\/index\.js'/g)) {
+    const source = readFileSync(join(ROOT, 'plugins', m[1], 'index.ts'), 'utf8')
+    const routes = readdirSync(join(ROOT, 'plugins', m[1])).filter((f) => /routes\.ts$/.test(f))
+    for (const r of routes) assert.match(source, new RegExp(`from '\\./${r.replace('.ts', '')}\\.js'`), `plugins/${m[1]}/index.ts registers ${r}`)
+  }
+})
