@@ -62,7 +62,8 @@ export async function build (
     ({ config, dir } = testConfig(env))
     t.after(() => { rmSync(dir, { recursive: true, force: true }) })
   }
-  const app = await buildApp(config, opts.logStream !== undefined ? { logger: { level: config.logLevel, stream: opts.logStream } } : {}, opts.platform !== undefined ? { platform: opts.platform } : {})
+  const logging = opts.logStream !== undefined ? { logger: { level: config.logLevel, stream: opts.logStream } } : {}
+  const app = await buildApp(config, logging, opts.platform !== undefined ? { platform: opts.platform } : {})
   t.after(async () => { await app.close() })
   await app.ready()
   return {
