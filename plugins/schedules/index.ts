@@ -37,4 +37,4 @@ export default fp(async (app) => {
   // before the statuses drain their sends (a plugin closes before the plugins it depends on)
   app.addHook('onClose', async () => { await scheduler.stop() })
   await app.register(routes, { prefix: '/api' })
-}, { name: 'schedules', dependencies: ['db', 'config', 'platform', 'statuses', 'domain-events', 'pacing'] })
+}, { name: 'schedules', dependencies: ['db', 'config', 'platform', 'statuses', 'domain-events', 'pacing', 'audiences'] })

@@ -14,7 +14,6 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
 
 /** uses still outside the graph, each with what removes it */
 const KNOWN: Record<string, string> = {
-  'cluster → statuses': 'the lease keeper resumes sends (statuses.recover): the session supervisor takes that over',
   'contact-statuses → platform': 'read lazily: the platform depends on contact-statuses for its sink'
 }
 
