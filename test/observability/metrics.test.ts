@@ -130,7 +130,7 @@ test('statuses that end partial or failed, and webhook attempts by result, move 
 
   const real = app.app.webhooks.stats
   let attempts = { succeeded: 3, retried: 1, failed: 0, gone: 0 }
-  app.app.webhooks.stats = () => ({ ...real(), pending: 4, attempts })
+  app.app.webhooks.stats = async () => ({ ...await real(), pending: 4, attempts })
   families = await scrape(app)
   assert.equal(sampleValue(families, 'status_tracker_webhook_queue_depth', {}), 4)
   assert.equal(sampleValue(families, 'status_tracker_webhook_deliveries_total', { result: 'success' }), 3)

@@ -1,4 +1,8 @@
 import { openStore, type DatabaseTarget, type DbHandle } from '../connection.js'
+import { eventStore, type EventStore } from './events.js'
+import { keysStore, type KeysStore } from './keys.js'
+import { systemStore, type SystemStore } from './system.js'
+import { webhookStore, type WebhookStore } from './webhooks.js'
 
 /**
  * The stores: one port per aggregate (issue 34), every method `Promise<T>`, chosen once at start from the
@@ -11,9 +15,16 @@ import { openStore, type DatabaseTarget, type DbHandle } from '../connection.js'
  * Kysely, whose driver serialises use of the one connection; a raw prepared statement runs only through
  * `onSqliteConnection` (sqlite-gate.ts), so it never joins another caller's open transaction.
  */
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled aggregate by aggregate
 export interface Stores {
   // ── aggregates: each helper adds its own lines below, one per aggregate ──
+  /** the event log: appends, the feed's reads, catch-up pages */
+  events: EventStore
+  /** webhook endpoints and their delivery outbox */
+  webhooks: WebhookStore
+  /** scoped API keys and upload owners */
+  keys: KeysStore
+  /** database-wide reads: health's round trip, /stats and /storage totals */
+  system: SystemStore
 }
 
 /** The stores and the one database they share; `close` ends the connection (after every store is done). */
@@ -26,9 +37,13 @@ export interface OpenedStores {
   handle: DbHandle
 }
 
-export function buildStores (_handle: DbHandle): Stores {
+export function buildStores (handle: DbHandle): Stores {
   return {
     // ── aggregates: each helper adds its own lines below ──
+    events: eventStore(handle),
+    webhooks: webhookStore(handle),
+    keys: keysStore(handle.db),
+    system: systemStore(handle)
   }
 }
 
