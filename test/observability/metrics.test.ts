@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { build, TEST_API_KEY, type TestApp } from '../helper.js'
+import { build, TEST_API_KEY, waitFor, type TestApp } from '../helper.js'
 import { parsePrometheus, sampleValue, type Family } from './prometheus.js'
 
 async function scrape (t: TestApp, headers: Record<string, string> = { authorization: `Bearer ${TEST_API_KEY}` }): Promise<Map<string, Family>> {
@@ -123,7 +123,8 @@ test('statuses that end partial or failed, and webhook attempts by result, move 
   events.emit('statuses-updated', { sessionId: 's', statusId: '2', action: 'failed', message: 'rejected' })
   events.emit('statuses-updated', { sessionId: 's', statusId: '3', action: 'send-failed', message: 'nobody' })
   events.emit('statuses-updated', { sessionId: 's', action: 'cleanup', message: 'expired' })
-  let families = await scrape(app)
+  // listeners hear an event once its commit is fed from the log: after emit returns
+  let families = await waitFor(async () => { const f = await scrape(app); return sampleValue(f, 'status_tracker_statuses_total', { state: 'failed' }) === 2 ? f : undefined }, 5000, 'the counters moved')
   assert.equal(sampleValue(families, 'status_tracker_statuses_total', { state: 'partial' }), 1)
   assert.equal(sampleValue(families, 'status_tracker_statuses_total', { state: 'failed' }), 2)
   assert.equal(sampleValue(families, 'status_tracker_statuses_total', { state: 'sent' }), 0)
