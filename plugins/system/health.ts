@@ -8,7 +8,7 @@ export interface HealthCheckResult {
   healthy: boolean
   details: Record<string, unknown>
 }
-export type HealthCheck = () => HealthCheckResult | Promise<HealthCheckResult>
+export type HealthCheck = () => Promise<HealthCheckResult>
 
 export interface HealthReport {
   healthy: boolean
@@ -32,7 +32,7 @@ export function createHealth () {
       timer = setTimeout(() => { resolve({ healthy: false, details: { error: `timed out after ${CHECK_TIMEOUT_MS} ms` } }) }, CHECK_TIMEOUT_MS)
     })
     try {
-      return await Promise.race([(async () => await check())(), timeout])
+      return await Promise.race([check(), timeout])
     } catch (err) {
       return failed(err)
     } finally {
@@ -128,7 +128,7 @@ export function sessionsCheck (
  * loaded (it loads right after the server listens) there is nothing to tell yet.
  */
 export function platformCheck (platform: Pick<FastifyInstance['platform'], 'compatibility'>): HealthCheck {
-  return () => {
+  return async () => {
     const found = platform.compatibility()
     if (found === null) return { healthy: true, details: { loaded: false } }
     const { baileys, compatible, assumptions, broken } = found

@@ -66,7 +66,7 @@ test('webhooks shows its outbox numbers (reported, not degrading); a check that 
   h = await health(app)
   assert.equal(h.status, 'healthy', 'a receiver that refuses deliveries does not make the service degraded')
   assert.deepEqual(h.checks.webhooks, { pending: 3, failing: 2 })
-  assert.throws(() => { app.app.health.register('webhooks', () => ({ healthy: true, details: {} })) }, /already registered/)
+  assert.throws(() => { app.app.health.register('webhooks', async () => ({ healthy: true, details: {} })) }, /already registered/)
 
   const other = await build(t)
   other.app.webhooks.stats = async () => { throw new Error('outbox unreadable') }
@@ -110,7 +110,7 @@ test('the OpenAPI document shows the health values and checks', async (t) => {
 test('every request runs every check: a change shows in the next answer', async (t) => {
   const app = await build(t)
   let runs = 0
-  app.app.health.register('counted', () => { runs++; return { healthy: true, details: {} } })
+  app.app.health.register('counted', async () => { runs++; return { healthy: true, details: {} } })
   await health(app)
   await health(app)
   assert.equal(runs, 2)
