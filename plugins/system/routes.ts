@@ -1,5 +1,4 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { interactionTotals } from '../../src/db/repositories/interactions.js'
 import { failures, Ok } from '../../schemas/envelope.js'
 import { ClusterSchema, HealthSchema, StatsSchema, StorageSchema, type Health } from '../../schemas/system.js'
 import { APP_VERSION } from '../../src/version.js'
@@ -37,7 +36,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     // the statuses sent-statuses lists: not expired yet, whatever their state
     const since = Date.now() - app.config.statusTtlMs
     const totals = await app.stores.system.statusTotals(since, only)
-    const answers = await interactionTotals(app.db.db, since, only)
+    const answers = await app.stores.system.interactionTotals(since, only)
     return {
       success: true as const,
       data: {

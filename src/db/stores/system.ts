@@ -33,6 +33,8 @@ export interface SystemStore {
   ping: () => Promise<void>
   /** `sessionIds`: only those sessions' statuses (a scoped key's view); absent: every session */
   statusTotals: (since?: number, sessionIds?: readonly string[]) => Promise<StatusTotals>
+  /** reactions (current) and replies to statuses created at or after `since`; `sessionIds` as for statusTotals */
+  interactionTotals: (since?: number, sessionIds?: readonly string[]) => Promise<{ reactions: number, replies: number }>
   uploadTotals: () => Promise<{ count: number, bytes: number }>
   /** what each session holds in the database and the upload folder, oldest session first */
   storageBySession: () => Promise<SessionStorage[]>
@@ -46,6 +48,7 @@ export function systemStore (handle: DbHandle): SystemStore {
   return {
     async ping () { await sql`select 1`.execute(db) },
     statusTotals: async (since = 0, sessionIds) => await statusTotals(db, since, sessionIds),
+    interactionTotals: async (since = 0, sessionIds) => await interactionTotals(db, since, sessionIds),
     uploadTotals: async () => await uploadTotals(db),
     storageBySession: async () => await storageBySession(db),
     async databaseSize () {
@@ -79,6 +82,19 @@ async function statusTotals (db: Db, since: number, sessionIds?: readonly string
     lastCreatedAt: totals.last === null ? null : Number(totals.last),
     realViewers: Number(viewers.count)
   }
+}
+
+async function interactionTotals (db: Db, since: number, sessionIds?: readonly string[]): Promise<{ reactions: number, replies: number }> {
+  if (sessionIds?.length === 0) return { reactions: 0, replies: 0 }
+  let reacted = db.selectFrom('status_reactions as r').innerJoin('statuses as s', 's.id', 'r.status_id')
+    .select((eb) => eb.fn.countAll<number>().as('n')).where('r.emoji', '<>', '').where('s.created_at', '>=', since)
+  if (sessionIds !== undefined) reacted = reacted.where('s.session_id', 'in', sessionIds)
+  let replied = db.selectFrom('status_replies as r').innerJoin('statuses as s', 's.id', 'r.status_id')
+    .select((eb) => eb.fn.countAll<number>().as('n')).where('s.created_at', '>=', since)
+  if (sessionIds !== undefined) replied = replied.where('s.session_id', 'in', sessionIds)
+  const reactions = await reacted.executeTakeFirstOrThrow()
+  const replies = await replied.executeTakeFirstOrThrow()
+  return { reactions: Number(reactions.n), replies: Number(replies.n) }
 }
 
 async function uploadTotals (db: Db): Promise<{ count: number, bytes: number }> {
