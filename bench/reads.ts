@@ -8,7 +8,9 @@
  * - the plain peer a user would write for the seed (bench/lib/plain-peer.ts: Express + better-sqlite3,
  *   seed-shaped answers, simple queries, its own linked Baileys socket; issue 25's ratios);
  * - a bare Fastify app answering the service's health JSON behind the same key check
- *   (bench/lib/bare-fastify.ts; issue 25: the service's health ≥ 0.6 × it).
+ *   (bench/lib/bare-fastify.ts).
+ * Issue 34 retired these figures' targets (issues 14 and 25 set them): they measured a probe, not the
+ * product. The figures stay, measured and compared, with no target.
  */
 import { SQLite as Database } from '../src/db/sqlite.js'
 import { runBench, type Figure } from './lib/bench.js'
@@ -198,15 +200,16 @@ await runBench('reads', 270_000, async ({ smoke, dir, log, emulator, service }) 
     const span = `10 connections, ${smoke ? 1 : 2} × ${seconds} s each`
     const listLabel = `GET …/sent-statuses (${statuses} statuses, ${views.toLocaleString('en-US')} views)`
     const cpu = (a: Load, b: Load, who: string): string => `CPU per request service ${a.cpuUs.toFixed(0)} µs, ${who} ${b.cpuUs.toFixed(0)} µs`
+    // measured, with no target: the health and list request-rate targets are retired (issue 34: they
+    // measured a probe, not the product; bench/NOTES.md)
     const figures: Figure[] = [
-      { id: 'reads.health.rps', name: `GET /api/health, ${span}`, value: h.service.rps, unit: 'req/s', target: { op: '>=', value: 10_000 }, note: `${h.service.total} requests, service CPU ${h.service.cpuUs.toFixed(0)} µs per request; ${h.load}` },
-      { id: 'reads.health.p99', name: 'GET /api/health p99 latency', value: h.service.p99, unit: 'ms', target: { op: '<', value: 10 }, note: `p50 ${h.service.p50} ms, max ${h.service.max} ms (worst of the runs)` },
+      { id: 'reads.health.rps', name: `GET /api/health, ${span}`, value: h.service.rps, unit: 'req/s', note: `${h.service.total} requests, service CPU ${h.service.cpuUs.toFixed(0)} µs per request; ${h.load}` },
+      { id: 'reads.health.p99', name: 'GET /api/health p99 latency', value: h.service.p99, unit: 'ms', note: `p50 ${h.service.p50} ms, max ${h.service.max} ms (worst of the runs)` },
       {
         id: 'reads.health.bare-ratio',
         name: 'GET /api/health ÷ bare Fastify (same JSON, same key check, 10 connections), req/s',
         value: h.service.rps / h.bare.rps,
         unit: '×',
-        target: { op: '>=', value: 0.6 },
         note: `bare Fastify ${describe(h.bare)}; ${cpu(h.service, h.bare, 'bare')}; rounds ${h.order}; ${h.load}`
       },
       {
@@ -214,7 +217,6 @@ await runBench('reads', 270_000, async ({ smoke, dir, log, emulator, service }) 
         name: `GET /api/health ÷ plain Express + better-sqlite3 peer (a linked session, ${views.toLocaleString('en-US')} stored views), req/s`,
         value: h.service.rps / h.peer.rps,
         unit: '×',
-        target: { op: '>=', value: 2 },
         note: `peer ${describe(h.peer)} (seed-shaped answer, nothing checked); ${cpu(h.service, h.peer, 'peer')}; rounds ${h.order}; ${h.load}`
       },
       {
@@ -222,17 +224,15 @@ await runBench('reads', 270_000, async ({ smoke, dir, log, emulator, service }) 
         name: 'GET /api/health ÷ Express + Baileys control (same work), req/s',
         value: h.service.rps / h.express.rps,
         unit: '×',
-        target: { op: '>=', value: 2 },
         note: `control ${describe(h.express)}; ${cpu(h.service, h.express, 'control')}; rounds ${h.order}`
       },
-      { id: 'reads.list.rps', name: `${listLabel}, ${span}`, value: l.service.rps, unit: 'req/s', target: { op: '>=', value: 3000 }, note: `${l.service.total} requests, ${l.service.mibPerS.toFixed(1)} MiB/s; service CPU ${l.service.cpuUs.toFixed(0)} µs per request; ${l.load}` },
-      { id: 'reads.list.p99', name: `${listLabel} p99 latency`, value: l.service.p99, unit: 'ms', target: { op: '<', value: 10 }, note: `p50 ${l.service.p50} ms, max ${l.service.max} ms (worst of the runs)` },
+      { id: 'reads.list.rps', name: `${listLabel}, ${span}`, value: l.service.rps, unit: 'req/s', note: `${l.service.total} requests, ${l.service.mibPerS.toFixed(1)} MiB/s; service CPU ${l.service.cpuUs.toFixed(0)} µs per request; ${l.load}` },
+      { id: 'reads.list.p99', name: `${listLabel} p99 latency`, value: l.service.p99, unit: 'ms', note: `p50 ${l.service.p50} ms, max ${l.service.max} ms (worst of the runs)` },
       {
         id: 'reads.list.peer-ratio',
         name: `${listLabel} ÷ plain peer (same data), req/s`,
         value: l.service.rps / l.peer.rps,
         unit: '×',
-        target: { op: '>=', value: 2.5 },
         note: `peer ${describe(l.peer)}, ${l.peer.mibPerS.toFixed(1)} MiB/s (the seed's 8 fields; the service answers 15); ${cpu(l.service, l.peer, 'peer')}; rounds ${l.order}; ${l.load}`
       },
       {
@@ -240,7 +240,6 @@ await runBench('reads', 270_000, async ({ smoke, dir, log, emulator, service }) 
         name: `${listLabel} ÷ Express + Baileys control (same work), req/s`,
         value: l.service.rps / l.express.rps,
         unit: '×',
-        target: { op: '>=', value: 2.5 },
         note: `control ${describe(l.express)}; ${cpu(l.service, l.express, 'control')}; rounds ${l.order}`
       },
       {

@@ -15,16 +15,6 @@ export interface SpeedTrickInfo {
 }
 
 export const SPEED_TRICKS = {
-  'health-snapshot': {
-    why: '/api/health reuses its last report while the database change stamp, the sessions\' connection states and 100 ms hold, instead of running every check per request',
-    measured: '"Per-request cost, round three", cut 1 (Health from a snapshot); "Health (re-measured for issue 14; miss by a little on a quiet machine)"',
-    off: 'every health request runs every check, each database read included (plugins/system/health.ts without a change stamp, as on PostgreSQL)'
-  },
-  'health-template': {
-    why: 'the health answer is serialised once per report and only the timestamp and uptime are written per request',
-    measured: '"Per-request cost, round three", cut 1 (Health from a snapshot)',
-    off: 'every health answer is an object serialised by the route\'s serializer, as any other route'
-  },
   'sent-statuses-bytes': {
     why: 'GET …/sent-statuses keeps each session\'s serialised answer until the database\'s change stamp moves or its oldest status expires',
     measured: '"List of 500 statuses (was 217 req/s; fixed)"',
@@ -34,11 +24,6 @@ export const SPEED_TRICKS = {
     why: 'one full garbage collection once a burst of ≥ 1,000 receipt frames is over, so the garbage it promoted is given back within seconds',
     measured: '"Memory after a burst (issue 25; ≤ 1.5 × idle within 5 s)"',
     off: 'no forced collection: V8 collects when it chooses'
-  },
-  'admin-key-compare': {
-    why: 'the admin key is compared character by character in constant time (sameSecret) instead of hashing the candidate for timingSafeEqual',
-    measured: '"Per-request cost, round three", cut 3 (The admin key compared without hashing)',
-    off: 'the candidate is hashed (SHA-256) and compared with the admin key\'s hash by timingSafeEqual'
   },
   'deferred-compiles': {
     why: 'route schemas compile on their first use and the rest 10 s after the server listens, so it answers sooner after a start',

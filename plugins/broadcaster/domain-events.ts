@@ -1,8 +1,7 @@
 import { EventEmitter } from 'node:events'
 import fp from 'fastify-plugin'
 import type { FastifyBaseLogger } from 'fastify'
-import type { Kysely } from 'kysely'
-import type { Database } from '../../src/db/database.js'
+import type { ChangeTransaction } from '../../src/db/stores/events.js'
 import type { EventPayloads } from '../../schemas/events.js'
 import { createEventLog, type Emit, type EventLog } from '../events/log.js'
 
@@ -24,7 +23,7 @@ type Listener<K extends DomainEventName> = (payload: DomainEventMap[K]) => void
  * The services' typed events, durable: `within` runs a change and appends its events in the same
  * transaction; `emit` appends one on its own (for what is not a database change of its own). Hot paths
  * append in their own commits (receipts, send progress: eventLog.committed). Listeners hear each event
- * once it is committed, in log order (on SQLite before emit / within returns), with the payload as
+ * once it is committed, in log order (before `within` resolves), with the payload as
  * emitted. A listener that throws is logged.
  */
 export function createDomainEvents (log: FastifyBaseLogger, eventLog: EventLog) {
@@ -43,15 +42,10 @@ export function createDomainEvents (log: FastifyBaseLogger, eventLog: EventLog) 
   return {
     /** appends the event in a transaction of its own; an event that cannot be written is logged (and lost) */
     emit<K extends DomainEventName> (event: K, payload: DomainEventMap[K]): void {
-      try {
-        const written = eventLog.append<K>(event, payload as EventPayloads[K])
-        if (written instanceof Promise) written.catch((err: unknown) => { log.error({ err, event }, 'writing an event to the event log failed') })
-      } catch (err) {
-        log.error({ err, event }, 'writing an event to the event log failed')
-      }
+      eventLog.append<K>(event, payload as EventPayloads[K]).catch((err: unknown) => { log.error({ err, event }, 'writing an event to the event log failed') })
     },
     /** runs the change and appends the events it emits in one transaction */
-    async within<T> (work: (trx: Kysely<Database>, emit: Emit) => Promise<T>): Promise<T> {
+    async within<T> (work: (trx: ChangeTransaction, emit: Emit) => Promise<T>): Promise<T> {
       return await eventLog.within(work)
     },
     on<K extends DomainEventName> (event: K, listener: Listener<K>): void {
@@ -76,7 +70,7 @@ declare module 'fastify' {
 
 export default fp(async (app) => {
   const eventLog = createEventLog({
-    db: app.db,
+    store: app.stores.events,
     log: app.log.child({ plugin: 'event-log' }),
     retentionMs: app.config.eventsRetentionMs,
     pruneIntervalMs: app.config.cleanupIntervalMs
@@ -84,5 +78,5 @@ export default fp(async (app) => {
   await eventLog.start()
   app.decorate('eventLog', eventLog)
   app.decorate('domainEvents', createDomainEvents(app.log, eventLog))
-  app.addHook('onClose', async () => { eventLog.stop() })
+  app.addHook('onClose', async () => { await eventLog.stop() })
 }, { name: 'domain-events', dependencies: ['config', 'db'] })

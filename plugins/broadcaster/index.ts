@@ -15,9 +15,9 @@ import { admitSockets } from './subscriptions.js'
  */
 export default fp(async (app) => {
   admitSockets(app)
-  // PostgreSQL: every node's feed sees every node's events and gives them to its own clients; SQLite: one
-  // writer, whose emits reach other instances' clients through the adapter (Redis)
-  const shared = app.db.dialect === 'postgres'
+  // a log shared by several nodes: every node's feed sees every node's events and gives them to its own
+  // clients; else one writer, whose emits reach other instances' clients through the adapter (Redis)
+  const shared = app.stores.events.shared
   /** every logged event goes to socket.io here, `{ ...payload, eventId }` (sockets catching up get it from the log) */
   const emitLogged = (entry: LogEntry): void => {
     const from = shared ? app.io.local : app.io
@@ -38,12 +38,8 @@ export default fp(async (app) => {
     // the other changes store nothing but the log's row, appended now (a client catching up ends on the
     // session's current state: docs/events-log.md)
     if (e.recorded === true) return
-    try {
-      const written = app.eventLog.append('connection-status', connectionStatusPayload(e))
-      if (written instanceof Promise) written.catch((err: unknown) => { app.log.error({ err }, 'writing connection-status to the event log failed') })
-    } catch (err) {
-      app.log.error({ err }, 'writing connection-status to the event log failed')
-    }
+    app.eventLog.append('connection-status', connectionStatusPayload(e))
+      .catch((err: unknown) => { app.log.error({ err }, 'writing connection-status to the event log failed') })
   })
   platform.on('pairing-code', (e) => {
     ephemeral('pairing-code', { sessionId: e.sessionId, pairingCode: e.pairingCode, phoneNumber: e.phoneNumber, authMethod: 'pairing' })

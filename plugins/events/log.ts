@@ -1,8 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify'
-import type { Kysely } from 'kysely'
-import type { DbHandle } from '../../src/db/connection.js'
-import type { Database, EventLogRow } from '../../src/db/database.js'
-import { appendEvents, eventsAfter, lastEventId, pruneEvents, sqliteEventLog, type EventFilter, type NewEvent } from '../../src/db/repositories/events.js'
+import type { EventLogRow } from '../../src/db/database.js'
+import type { ChangeTransaction, EventFilter, EventStore, NewEvent } from '../../src/db/stores/events.js'
 import type { EventName, EventPayloads } from '../../schemas/events.js'
 
 /** Not stored: codes are secrets of the moment, useless (and risky) to replay. */
@@ -25,7 +23,7 @@ export type Emit = <K extends LoggedEventName>(event: K, payload: EventPayloads[
 
 /** The feed reads this many rows at a time. */
 const PAGE = 500
-/** PostgreSQL: how often the feed looks for rows other nodes committed (this node's own commits wake it at once). */
+/** A shared log (several nodes): how often the feed looks for rows other nodes committed (this node's own commits wake it at once). */
 export const FEED_POLL_MS = 250
 
 export function toLogRow<K extends LoggedEventName> (event: K, payload: EventPayloads[K], at = Date.now()): NewEvent {
@@ -44,7 +42,7 @@ export function toEntry (row: EventLogRow): LogEntry {
 }
 
 export interface EventLogDeps {
-  db: DbHandle
+  store: EventStore
   log: FastifyBaseLogger
   retentionMs: number
   pruneIntervalMs: number
@@ -53,26 +51,25 @@ export interface EventLogDeps {
 /**
  * The event log: appends (in the change's transaction, or on their own), and the feed, which hands every
  * committed row to its listeners once, in id order (the broadcaster's socket.io emits, the webhook
- * dispatcher's wake-up, the in-process domain event listeners). On SQLite the feed reads synchronously right
- * after each commit, so listeners hear of a change before the call that made it returns; on PostgreSQL it
- * reads after this node's commits and every FEED_POLL_MS for other nodes' (it sees every node's rows).
- * The feed starts at the log's end: older rows are for catch-up.
+ * dispatcher's wake-up, the in-process domain event listeners). The feed reads after each of this
+ * process's commits (`append` and `within` resolve once their events went to the listeners) and, when the
+ * log is shared with other nodes, every FEED_POLL_MS for theirs. A read never sees a transaction's rows
+ * before its commit (the store's reads wait for an open transaction). The feed starts at the log's end:
+ * older rows are for catch-up.
  */
 export function createEventLog (deps: EventLogDeps) {
-  const { db: handle, log } = deps
-  const db = handle.db
-  const raw = handle.dialect === 'sqlite' ? { sqlite: handle.sqlite, log: sqliteEventLog(handle.sqlite) } : null
+  const { store, log } = deps
   const listeners = new Set<(entry: LogEntry) => void>()
   /** the last id handed to the listeners */
   let cursor = 0
   let started = false
   let stopped = false
-  let reading = false
-  let again = false
-  let waiting = false
+  /** the read under way, and the one queued after it (it covers the commits made while the first reads) */
+  let reading: Promise<void> | null = null
+  let queued: Promise<void> | null = null
   let poll: NodeJS.Timeout | null = null
   let prune: NodeJS.Timeout | null = null
-  /** appends on their own, queued (PostgreSQL, or SQLite while another transaction is open) */
+  /** appends on their own, queued: two emits in a row get ids in that order */
   let appends: Promise<void> = Promise.resolve()
 
   function deliver (rows: EventLogRow[]): void {
@@ -86,68 +83,65 @@ export function createEventLog (deps: EventLogDeps) {
     }
   }
 
-  /** Reads what was committed past the cursor and hands it out. */
-  function feed (): void {
-    if (!started || stopped) return
-    if (raw !== null) {
-      // a Kysely transaction open on the one connection would let us read its uncommitted rows: after it
-      if (raw.sqlite.inTransaction) {
-        if (!waiting) { waiting = true; setImmediate(() => { waiting = false; feed() }) }
-        return
-      }
+  async function readAll (): Promise<void> {
+    try {
       for (;;) {
-        const rows = raw.log.after(cursor, PAGE)
+        const rows = await store.after(cursor, PAGE)
         deliver(rows)
         if (rows.length < PAGE) return
       }
-    }
-    if (reading) { again = true; return }
-    reading = true
-    eventsAfter(db, cursor, PAGE).then((rows) => {
-      deliver(rows)
-      reading = false
-      if (rows.length === PAGE || again) { again = false; feed() }
-    }, (err: unknown) => {
-      reading = false
+    } catch (err) {
       log.error({ err }, 'reading the event log failed')
-    })
+    }
   }
 
-  /** Appends one event in its own transaction. SQLite: committed and fed when this returns. */
-  function append<K extends LoggedEventName> (event: K, payload: EventPayloads[K]): void | Promise<void> {
-    const row = toLogRow(event, payload)
-    if (raw !== null && !raw.sqlite.inTransaction) {
-      raw.log.append([row])
-      feed()
-      return
+  /**
+   * Reads what was committed past the cursor and hands it out; resolves once every commit made before the
+   * call went to the listeners (never rejects: a failed read is logged, the next one catches up).
+   */
+  function feed (): Promise<void> {
+    if (!started || stopped) return Promise.resolve()
+    if (queued !== null) return queued
+    if (reading === null) {
+      reading = readAll().finally(() => { reading = null })
+      return reading
     }
-    // one after another, in the order asked: two emits in a row get ids in that order
-    const mine = appends.then(async () => { await db.transaction().execute(async (trx) => { await appendEvents(trx, handle.dialect, [row]) }) })
+    queued = reading.then(async () => { queued = null; await feed() })
+    return queued
+  }
+
+  /** Appends one event in its own transaction; resolves once it is committed and went to the listeners. */
+  async function append<K extends LoggedEventName> (event: K, payload: EventPayloads[K]): Promise<void> {
+    const row = toLogRow(event, payload)
+    const mine = appends.then(async () => { await store.append([row]) })
     appends = mine.catch(() => {})
-    return mine.then(() => { feed() })
+    await mine
+    await feed()
   }
 
   /**
    * Runs `work` in one transaction; the events it emits are appended at its end, in the same
-   * transaction, and fed after the commit. Nothing is appended when `work` throws.
+   * transaction, and go to the listeners after the commit, before this resolves. Nothing is appended when
+   * `work` throws.
    */
-  async function within<T> (work: (trx: Kysely<Database>, emit: Emit) => Promise<T>): Promise<T> {
+  async function within<T> (work: (trx: ChangeTransaction, emit: Emit) => Promise<T>): Promise<T> {
     const rows: NewEvent[] = []
     const emit: Emit = (event, payload) => { rows.push(toLogRow(event, payload)) }
-    const result = await db.transaction().execute(async (trx) => {
-      const value = await work(trx, emit)
-      await appendEvents(trx, handle.dialect, rows)
-      return value
-    })
-    if (rows.length > 0) feed()
+    const result = await store.within(async (trx) => await work(trx, emit), () => rows)
+    if (rows.length > 0) await feed()
     return result
+  }
+
+  const pruneNow = (): void => {
+    store.prune(Date.now() - deps.retentionMs).then((n) => { if (n > 0) log.info({ removed: n }, 'old events removed from the event log') },
+      (err: unknown) => { log.error({ err }, 'removing old events failed') })
   }
 
   return {
     append,
     within,
     /** a hot path appended in its own transaction (viewer-ingest, send progress, session links): feed what it committed */
-    committed: feed,
+    committed (): void { void feed() },
     /** resolves once the appends queued on their own so far are written (a write that appends in its own transaction after them waits for it) */
     appended: async (): Promise<void> => { await appends },
     /** listens to every committed event, in id order */
@@ -156,28 +150,26 @@ export function createEventLog (deps: EventLogDeps) {
     /** the last id the feed handed out: every event up to it has gone to the listeners, none after it */
     head: (): number => cursor,
     /** events after `after`, in id order */
-    page: async (after: number, limit: number, filter: EventFilter = {}): Promise<LogEntry[]> => (await eventsAfter(db, after, limit, filter)).map(toEntry),
+    page: async (after: number, limit: number, filter: EventFilter = {}): Promise<LogEntry[]> => (await store.after(after, limit, filter)).map(toEntry),
     /** removes events past retention (never ones the webhook dispatcher has not passed) */
-    prune: async (now = Date.now()): Promise<number> => await pruneEvents(db, now - deps.retentionMs),
+    prune: async (now = Date.now()): Promise<number> => await store.prune(now - deps.retentionMs),
     async start (): Promise<void> {
-      cursor = await lastEventId(db)
+      cursor = await store.lastId()
       started = true
-      if (handle.dialect === 'postgres') {
-        poll = setInterval(feed, FEED_POLL_MS)
+      if (store.shared) {
+        poll = setInterval(() => { void feed() }, FEED_POLL_MS)
         poll.unref()
-      }
-      const pruneNow = (): void => {
-        pruneEvents(db, Date.now() - deps.retentionMs).then((n) => { if (n > 0) log.info({ removed: n }, 'old events removed from the event log') },
-          (err: unknown) => { log.error({ err }, 'removing old events failed') })
       }
       pruneNow()
       prune = setInterval(pruneNow, deps.pruneIntervalMs)
       prune.unref()
     },
-    stop (): void {
+    /** stops feeding; resolves once a read under way is over (before the database closes) */
+    async stop (): Promise<void> {
       stopped = true
       if (poll !== null) clearInterval(poll)
       if (prune !== null) clearInterval(prune)
+      await (queued ?? reading)
     }
   }
 }

@@ -11,12 +11,9 @@ declare module 'fastify' {
     /** the admin key and the scoped keys */
     keys: KeyStore
     /** whether the value is a valid key (admin or scoped), in constant time */
-    checkApiKey: (candidate: string) => boolean | Promise<boolean>
-    /**
-     * sets `req.principal` from `x-api-key` or `Authorization: Bearer`, or throws Unauthorized; at once (no
-     * promise) for an `x-api-key` the store resolves synchronously (SQLite, and the admin key everywhere)
-     */
-    authenticate: (req: FastifyRequest, reply: FastifyReply) => void | Promise<void>
+    checkApiKey: (candidate: string) => Promise<boolean>
+    /** sets `req.principal` from `x-api-key` or `Authorization: Bearer`, or throws Unauthorized */
+    authenticate: (req: FastifyRequest, reply: FastifyReply) => Promise<void>
     /**
      * sets `req.principal` from a grant another node of the cluster signed (`admin` or `key:<id>`, see
      * plugins/cluster/signature.ts), or throws Unauthorized when that key is gone
@@ -36,51 +33,43 @@ declare module 'fastify' {
 }
 
 export default fp(async (app) => {
-  const keys = createKeyStore({ handle: app.db, adminKey: app.config.apiKey, log: app.log.child({ plugin: 'keys' }), hashAdminKey: app.config.speedTricksOff.has('admin-key-compare') })
+  const keys = createKeyStore({ store: app.stores.keys, adminKey: app.config.apiKey, log: app.log.child({ plugin: 'keys' }) })
   await keys.start()
   app.addHook('onClose', async () => { keys.stop() })
   app.decorate('keys', keys)
   app.decorateRequest('principal', null)
   app.decorateRequest('keySessionIds', null)
 
-  const setPrincipal = (req: FastifyRequest, found: Principal | null | Promise<Principal | null>): boolean | Promise<boolean> => {
-    const set = (p: Principal | null): boolean => {
-      req.principal = p
-      req.keySessionIds = p === null || p.sessions === '*' ? null : [...p.sessions]
-      return p !== null
-    }
-    return found instanceof Promise ? found.then(set) : set(found)
+  const setPrincipal = (req: FastifyRequest, p: Principal | null): boolean => {
+    req.principal = p
+    req.keySessionIds = p === null || p.sessions === '*' ? null : [...p.sessions]
+    return p !== null
   }
-  const resolveInto = (key: string, req: FastifyRequest): boolean | Promise<boolean> => setPrincipal(req, keys.resolve(key))
+  const resolveInto = async (key: string, req: FastifyRequest): Promise<boolean> => setPrincipal(req, await keys.resolve(key))
 
   // Authorization: Bearer through @fastify/bearer-auth, its look-up being the key store's; `x-api-key`
   // (the spec's other form) through the same look-up
   await app.register(bearerAuth, { keys: [], addHook: false, specCompliance: 'rfc6749', verifyErrorLogLevel: 'debug', auth: resolveInto })
-  const verifyBearer = (req: FastifyRequest, reply: FastifyReply): Promise<void> => new Promise((resolve, reject) => {
+  const verifyBearer = async (req: FastifyRequest, reply: FastifyReply): Promise<void> => await new Promise((resolve, reject) => {
     app.verifyBearerAuth?.(req, reply, (err?: Error) => { if (err === undefined || err === null) resolve(); else reject(new Unauthorized()) })
   })
 
-  const known = (found: boolean): void => { if (!found) throw new Unauthorized() }
-  const authenticate = (req: FastifyRequest, reply: FastifyReply): void | Promise<void> => {
+  const authenticate = async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const header = req.headers['x-api-key']
+    // bearer-auth answers 401 on the reply it was given; the error handler sets the code again
     if (typeof header === 'string' && header !== '') {
-      const found = resolveInto(header, req)
-      if (found instanceof Promise) return found.then(known)
-      known(found)
+      if (!await resolveInto(header, req)) throw new Unauthorized()
       return
     }
-    // bearer-auth answered 401 on the reply it was given; the error handler sets the code again
-    return verifyBearer(req, reply).then(() => { known(req.principal !== null) })
+    await verifyBearer(req, reply)
+    if (req.principal === null) throw new Unauthorized()
   }
 
   app.decorate('authenticateGrant', async (req: FastifyRequest, grant: string) => {
-    const found = grant === 'admin' ? ADMIN : grant.startsWith('key:') ? keys.principalById(grant.slice(4)) : null
-    if (!await setPrincipal(req, found)) throw new Unauthorized()
+    const found = grant === 'admin' ? ADMIN : grant.startsWith('key:') ? await keys.principalById(grant.slice(4)) : null
+    if (!setPrincipal(req, found)) throw new Unauthorized()
   })
-  app.decorate('checkApiKey', (candidate: string) => {
-    const found = keys.resolve(candidate)
-    return found instanceof Promise ? found.then((p) => p !== null) : found !== null
-  })
+  app.decorate('checkApiKey', async (candidate: string) => await keys.resolve(candidate) !== null)
   app.decorate('authenticate', authenticate)
   app.decorate('authorize', (req: FastifyRequest) => {
     const p = req.principal

@@ -15,24 +15,13 @@ export default fp(async (app) => {
   // route-scope.ts; a route with none is public, and the start refuses one that declares neither). A request another
   // node of the cluster passed on carries that node's signed word for who the caller is instead of the
   // caller's key (plugins/cluster/signature.ts); the owner checks the session and scope again.
-  // Synchronous when the key is (the admin key, or a scoped key on SQLite): no promise per request.
   // A hook of the root: it covers every route with a scope, whichever plugin registers it, before this one or after.
-  app.addHook('preParsing', (req, reply, payload, done) => {
-    if (req.routeOptions.config?.scope === undefined) { done(null, payload); return }
-    const admit = (): void => {
-      app.authorize(req)
-      limitPerKey(req)
-    }
-    let pending: void | Promise<void>
-    try {
-      pending = app.cluster.isForwarded(req) ? app.authenticateGrant(req, app.cluster.acceptForward(req)) : app.authenticate(req, reply)
-      if (pending === undefined) admit()
-    } catch (err) {
-      done(err as Error)
-      return
-    }
-    if (pending === undefined) { done(null, payload); return }
-    pending.then(admit).then(() => { done(null, payload) }, (err: Error) => { done(err) })
+  app.addHook('preParsing', async (req, reply, payload) => {
+    if (req.routeOptions.config?.scope === undefined) return payload
+    await (app.cluster.isForwarded(req) ? app.authenticateGrant(req, app.cluster.acceptForward(req)) : app.authenticate(req, reply))
+    app.authorize(req)
+    limitPerKey(req)
+    return payload
   })
   await app.register(routes, { prefix: '/api' })
 }, { name: 'keys', dependencies: ['config', 'auth', 'cluster'] })

@@ -1,8 +1,7 @@
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
-import type { DbHandle } from '../../src/db/connection.js'
 import type { ApiKeyRow } from '../../src/db/database.js'
-import { addKeySession, deleteKey, findKey, insertKey, listKeys, removeSessionFromKeys, setUploadOwner, uploadOwner } from '../../src/db/repositories/keys.js'
+import type { KeysStore } from '../../src/db/stores/keys.js'
 import { SCOPES, type CreateKeyBody, type KeyView, type Scope } from '../../schemas/keys.js'
 import { UploadNotFound } from '../../src/errors.js'
 
@@ -26,18 +25,6 @@ const DUMMY = digest('no such key')
 
 function digest (value: string): Buffer {
   return hash('sha256', value, 'buffer')
-}
-
-/**
- * Whether `candidate` is `secret`, in time that depends on the secret's length only: every character of
- * the secret is compared, the differences OR-ed together, no early exit (a character past the candidate's
- * end reads as NaN, which the bitwise operators take as 0). A tenth of a microsecond where hashing the
- * candidate for `timingSafeEqual` took 3 µs per request (bench/NOTES.md).
- */
-export function sameSecret (candidate: string, secret: string): boolean {
-  let diff = candidate.length ^ secret.length
-  for (let i = 0; i < secret.length; i++) diff |= candidate.charCodeAt(i) ^ secret.charCodeAt(i)
-  return diff === 0
 }
 
 export function canSee (p: Principal, sessionId: string): boolean {
@@ -75,25 +62,18 @@ export interface KeyListeners {
   sessionCreated: (sessionId: string, keyId: string | null) => void
 }
 
-/** PostgreSQL: how often the keys are read again (another node may have created or revoked one). */
+/** How often the keys are read again (another node of a cluster may have created or revoked one). */
 const RELOAD_MS = 5000
 
 /**
- * The admin key and the scoped keys. Look-ups compare hashes in constant time. SQLite: the keys are held in
- * memory and every change goes through here (one process). PostgreSQL: each look-up reads the key's row (a
- * key revoked on another node is refused at once); the copy in memory, read again every few seconds, serves
- * the socket.io rooms and the webhook filter.
+ * The admin key and the scoped keys. Look-ups compare hashes in constant time. Each look-up of a scoped key
+ * reads the key's row (a key revoked on another node is refused at once); the copy in memory, read again
+ * every few seconds, serves the socket.io rooms and the webhook filter.
  */
-export function createKeyStore (deps: { handle: DbHandle, adminKey: string, log: FastifyBaseLogger, hashAdminKey?: boolean }) {
-  const { handle, log } = deps
-  const db = handle.db
-  const adminKey = deps.adminKey
-  // the admin-key-compare speed trick off (SPEED_TRICKS_OFF, src/speed-tricks.ts): the candidate hashed
-  // and compared with the key's hash by timingSafeEqual, as the scoped keys are
-  const adminHash = digest(adminKey)
-  const isAdminKey = deps.hashAdminKey === true
-    ? (candidate: string) => timingSafeEqual(digest(candidate), adminHash)
-    : (candidate: string) => sameSecret(candidate, adminKey)
+export function createKeyStore (deps: { store: KeysStore, adminKey: string, log: FastifyBaseLogger }) {
+  const { store, log } = deps
+  const adminHash = digest(deps.adminKey)
+  const isAdminKey = (candidate: string): boolean => timingSafeEqual(digest(candidate), adminHash)
   const cache = new Map<string, { hash: Buffer, principal: Principal }>()
   const listeners: { [K in keyof KeyListeners]: Array<KeyListeners[K]> } = { revoked: [], sessionCreated: [] }
   let timer: NodeJS.Timeout | null = null
@@ -111,7 +91,7 @@ export function createKeyStore (deps: { handle: DbHandle, adminKey: string, log:
   }
 
   async function load (): Promise<void> {
-    const rows = await listKeys(db)
+    const rows = await store.list()
     const seen = new Set(rows.map((r) => r.id))
     for (const row of rows) put(row)
     for (const id of [...cache.keys()]) {
@@ -124,34 +104,27 @@ export function createKeyStore (deps: { handle: DbHandle, adminKey: string, log:
     return ok && stored !== undefined
   }
 
-  /** The key's principal, or null when it is no key of this service. Synchronous on SQLite. */
-  function resolve (candidate: string): Principal | null | Promise<Principal | null> {
+  /** The key's principal, or null when it is no key of this service. */
+  async function resolve (candidate: string): Promise<Principal | null> {
     if (isAdminKey(candidate)) return ADMIN
     const m = KEY_FORMAT.exec(candidate)
     if (m === null) return null
     const [, id, secret] = m
-    if (handle.dialect === 'sqlite') {
-      const entry = cache.get(id)
-      return match(entry?.hash, secret) ? entry?.principal ?? null : null
+    const row = await store.find(id)
+    if (row === undefined) {
+      match(undefined, secret)
+      if (cache.delete(id)) fireRevoked(id)
+      return null
     }
-    return findKey(db, id).then((row) => {
-      if (row === undefined) {
-        match(undefined, secret)
-        if (cache.delete(id)) fireRevoked(id)
-        return null
-      }
-      return match(Buffer.from(row.secret_hash, 'hex'), secret) ? put(row) : null
-    })
+    return match(Buffer.from(row.secret_hash, 'hex'), secret) ? put(row) : null
   }
 
   /** A scoped key's principal by its id (a grant another node of the cluster forwarded), or null when it is gone. */
-  function principalById (id: string): Principal | null | Promise<Principal | null> {
-    if (handle.dialect === 'sqlite') return cache.get(id)?.principal ?? null
-    return findKey(db, id).then((row) => {
-      if (row !== undefined) return put(row)
-      if (cache.delete(id)) fireRevoked(id)
-      return null
-    })
+  async function principalById (id: string): Promise<Principal | null> {
+    const row = await store.find(id)
+    if (row !== undefined) return put(row)
+    if (cache.delete(id)) fireRevoked(id)
+    return null
   }
 
   async function create (body: CreateKeyBody): Promise<KeyView & { key: string }> {
@@ -165,13 +138,13 @@ export function createKeyStore (deps: { handle: DbHandle, adminKey: string, log:
       scopes: JSON.stringify(SCOPES.filter((s) => body.scopes.includes(s))),
       created_at: Date.now()
     }
-    await insertKey(db, row)
+    await store.insert(row)
     put(row)
     return { ...viewOf(row), key: `stk_${id}_${secret}` }
   }
 
   async function revoke (id: string): Promise<boolean> {
-    const removed = await deleteKey(db, id)
+    const removed = await store.remove(id)
     cache.delete(id)
     if (removed) fireRevoked(id)
     return removed
@@ -182,7 +155,7 @@ export function createKeyStore (deps: { handle: DbHandle, adminKey: string, log:
     principalById,
     create,
     revoke,
-    list: async (): Promise<KeyView[]> => (await listKeys(db)).map(viewOf),
+    list: async (): Promise<KeyView[]> => (await store.list()).map(viewOf),
     /** the key's principal as this node last knew it; undefined once revoked */
     current (p: Principal): Principal | undefined {
       return p.id === null ? ADMIN : cache.get(p.id)?.principal
@@ -196,7 +169,7 @@ export function createKeyStore (deps: { handle: DbHandle, adminKey: string, log:
     async sessionCreated (sessionId: string, creator: Principal | null): Promise<void> {
       const keyId = creator?.id ?? null
       if (keyId !== null && creator?.sessions !== '*') {
-        const row = await addKeySession(db, keyId, sessionId)
+        const row = await store.addSession(keyId, sessionId)
         if (row !== undefined) put(row)
       }
       for (const l of listeners.sessionCreated) {
@@ -205,7 +178,7 @@ export function createKeyStore (deps: { handle: DbHandle, adminKey: string, log:
     },
     /** a deleted session leaves every list: a later session with the same id belongs to whoever creates it */
     async sessionDeleted (sessionId: string): Promise<void> {
-      await removeSessionFromKeys(db, sessionId)
+      await store.removeSession(sessionId)
       for (const [id, entry] of cache) {
         const s = entry.principal.sessions
         if (s !== '*' && s.has(sessionId)) {
@@ -215,12 +188,12 @@ export function createKeyStore (deps: { handle: DbHandle, adminKey: string, log:
     },
     /** an upload made with a scoped key is that key's */
     async uploaded (filename: string, by: Principal | null): Promise<void> {
-      if (by?.id !== null && by?.id !== undefined) await setUploadOwner(db, filename, by.id)
+      if (by?.id !== null && by?.id !== undefined) await store.setUploadOwner(filename, by.id)
     },
     /** a scoped key posts only its own uploads (another key's answers as unknown); the admin key any */
     async checkUpload (by: Principal | null, body: { type: string, content: string }): Promise<void> {
       if (by === null || by.admin || (body.type !== 'image' && body.type !== 'video')) return
-      const owner = await uploadOwner(db, body.content)
+      const owner = await store.uploadOwner(body.content)
       if (owner !== by.id) throw new UploadNotFound()
     },
     on<K extends keyof KeyListeners> (event: K, listener: KeyListeners[K]): void {
@@ -228,7 +201,6 @@ export function createKeyStore (deps: { handle: DbHandle, adminKey: string, log:
     },
     async start (): Promise<void> {
       await load()
-      if (handle.dialect === 'sqlite') return
       timer = setInterval(() => { load().catch((err: unknown) => { log.warn({ err }, 'reading API keys failed') }) }, RELOAD_MS)
       timer.unref()
     },

@@ -20,10 +20,8 @@ export function loggedSessionLinks (handle: DbHandle, eventLog: Pick<EventLog, '
   function write (change: ConnectionStatusChange | null, run: (events: NewEvent[]) => void | Promise<void>): void | Promise<void> {
     if (change === null) return run([])
     const events = [toLogRow('connection-status', connectionStatusPayload(change))]
-    // PostgreSQL: after the session's earlier changes queued to the log on their own, so ids follow the changes
-    const written = handle.dialect === 'postgres' ? eventLog.appended().then(async () => { await run(events) }) : run(events)
-    if (written instanceof Promise) return written.then(() => { eventLog.committed() })
-    eventLog.committed()
+    // after the session's earlier changes queued to the log on their own, so ids follow the changes
+    return eventLog.appended().then(async () => { await run(events) }).then(() => { eventLog.committed() })
   }
   return {
     list: links.list,

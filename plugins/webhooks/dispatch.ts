@@ -1,12 +1,10 @@
 import type { FastifyBaseLogger } from 'fastify'
-import type SQLite from 'better-sqlite3'
 import type { EventLogRow } from '../../src/db/database.js'
-import { settle } from '../../src/db/maybe-async.js'
-import type { NewDelivery, WebhookOutbox } from '../../src/db/repositories/webhooks.js'
+import type { NewDelivery, WebhookOutbox } from '../../src/db/stores/webhooks.js'
 
 /** Logged events turned into deliveries per transaction. */
 const PAGE = 500
-/** PostgreSQL: how long to wait when another node holds the dispatch cursor, and how often to look anyway. */
+/** A shared outbox: how long to wait when another node holds the dispatch cursor, and how often to look anyway. */
 const BUSY_RETRY_MS = 200
 const BACKSTOP_MS = 2000
 
@@ -26,8 +24,6 @@ export function orderKeyOf (payload: { sessionId?: unknown, statusId?: unknown }
 
 export interface DispatchDeps {
   outbox: WebhookOutbox
-  /** SQLite: the connection (a dispatch waits while another caller holds a transaction open on it) */
-  sqlite: SQLite.Database | null
   log: FastifyBaseLogger
   /** the endpoints that take this event, happened at `at` */
   targets: (event: string, sessionId: string | null, at: number) => string[]
@@ -39,10 +35,10 @@ export interface DispatchDeps {
  * Webhook deliveries made from the event log: the events past the `webhooks` cursor become one delivery
  * per matching endpoint, and the cursor moves past them, in one transaction. A crash before that commit
  * leaves the events past the cursor: the next start makes their deliveries. Woken by every event the
- * log's feed hands out, at start, and (PostgreSQL, several nodes on one cursor) every BACKSTOP_MS.
+ * log's feed hands out (after the event's commit), at start, and (several nodes on one cursor) every BACKSTOP_MS.
  */
 export function createLogDispatcher (deps: DispatchDeps) {
-  const { outbox, sqlite, log } = deps
+  const { outbox, log } = deps
   let scheduled = false
   let running: Promise<void> | null = null
   let again = false
@@ -80,17 +76,13 @@ export function createLogDispatcher (deps: DispatchDeps) {
     scheduled = false
     if (stopped) return
     if (running !== null) { again = true; return }
-    if (sqlite?.inTransaction === true) { later(5); return }
-    let done = (): void => {}
-    running = new Promise((resolve) => { done = resolve })
-    const finish = (): void => { running = null; done() }
-    settle(() => outbox.fromLog(PAGE, build), (n: number) => {
-      finish()
+    running = outbox.fromLog(PAGE, build).then((n) => {
+      running = null
       if (n > 0) deps.written()
       if (n === -1) later(BUSY_RETRY_MS)
       else if (n === PAGE || again) { again = false; kick() }
     }, (err: unknown) => {
-      finish()
+      running = null
       log.error({ err }, 'making webhook deliveries from the event log failed; trying again')
       later(1000)
     })

@@ -13,9 +13,9 @@ declare module 'fastify' {
 }
 
 export default fp(async (app) => {
-  const service = createWebhookService({ db: app.db, config: app.config, log: app.log.child({ plugin: 'webhooks' }), keySees: app.keys.keySees, eventLog: app.eventLog })
+  const service = createWebhookService({ store: app.stores.webhooks, config: app.config, log: app.log.child({ plugin: 'webhooks' }), keySees: app.keys.keySees, eventLog: app.eventLog })
   app.decorate('webhooks', service)
-  // PostgreSQL: the endpoints are read before the first event can be enqueued
+  // the endpoints are read before the first event can be enqueued
   await service.start()
   // before the database closes (this plugin depends on it): attempts in flight are aborted and stay pending
   app.addHook('onClose', async () => { await service.stop() })

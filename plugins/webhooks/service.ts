@@ -2,12 +2,8 @@ import { randomBytes } from 'node:crypto'
 import { isIP } from 'node:net'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../../src/config.js'
-import type { DbHandle } from '../../src/db/connection.js'
 import type { DeliveryStatus, WebhookRow } from '../../src/db/database.js'
-import {
-  deleteWebhook, findDelivery, findWebhook, insertWebhook, listDeliveries, listWebhooks, updateWebhook, webhookOutboxFor,
-  type NewDelivery, type Subscriber as StoredSubscriber
-} from '../../src/db/repositories/webhooks.js'
+import type { NewDelivery, WebhookStore } from '../../src/db/stores/webhooks.js'
 import { BadRequest, DeliveryInFlight, DeliveryNotFound, SessionNotFound, WebhookNotFound } from '../../src/errors.js'
 import { ADMIN, canSee, type Principal } from '../keys/store.js'
 import type { EventName, EventPayloads } from '../../schemas/events.js'
@@ -16,7 +12,6 @@ import { APP_VERSION } from '../../src/version.js'
 import { pageOf, pageRead, type PageQuery } from '../../src/paging.js'
 import { isNonPublicAddress, resolveAll, urlProblem } from '../../src/webhooks/address-guard.js'
 import { claimTtlMs, createDeliveryWorker, type WorkerDeps } from './worker.js'
-import { settle } from '../../src/db/maybe-async.js'
 import { toDeliveryView, toView } from './views.js'
 import { createLogDispatcher, orderKeyOf } from './dispatch.js'
 
@@ -24,7 +19,7 @@ import { createLogDispatcher, orderKeyOf } from './dispatch.js'
 export const DELIVERY_RETENTION_MS = 7 * 24 * 3_600_000
 
 export interface WebhookDeps {
-  db: DbHandle
+  store: WebhookStore
   config: Config
   log: FastifyBaseLogger
   /** tests swap the HTTP client */
@@ -43,7 +38,7 @@ export function newSecret (): string {
   return `whsec_${randomBytes(24).toString('base64')}`
 }
 
-/** PostgreSQL: how often the enabled endpoints are read again (another node may have changed them). */
+/** A shared store: how often the endpoints are read again (another node may have changed them). */
 const SUBSCRIBERS_RELOAD_MS = 5000
 
 /**
@@ -51,27 +46,25 @@ const SUBSCRIBERS_RELOAD_MS = 5000
  * `enqueue` is the broadcaster's second sink beside socket.io.
  */
 export function createWebhookService (deps: WebhookDeps) {
-  const { db: handle, config, log } = deps
+  const { store, config, log } = deps
   const keySees = deps.keySees ?? (() => false)
-  const db = handle.db
-  const outbox = webhookOutboxFor(handle, { nodeId: config.cluster.nodeId, ttlMs: claimTtlMs(config.webhooks.timeoutMs) })
+  const outbox = store.outbox({ nodeId: config.cluster.nodeId, ttlMs: claimTtlMs(config.webhooks.timeoutMs) })
   let subscribers: Subscriber[] = []
   let closed = false
 
-  /** reads the enabled endpoints (PostgreSQL: in the background; resolves when they are in place) */
-  function reload (): Promise<void> {
-    return new Promise((resolve) => {
-      settle(() => outbox.subscribers(), (rows: StoredSubscriber[]) => {
-        subscribers = rows.map((s) => ({
-          id: s.id,
-          events: s.events === null ? null : new Set(JSON.parse(s.events) as string[]),
-          sessionId: s.session_id,
-          keyId: s.key_id,
-          disabledAt: Number(s.enabled) === 1 ? null : Number(s.updated_at)
-        }))
-        resolve()
-      }, (err) => { log.error({ err }, 'reading webhook endpoints failed'); resolve() })
-    })
+  /** reads the endpoints; resolves when they are in place (a failed read is logged) */
+  async function reload (): Promise<void> {
+    try {
+      subscribers = (await outbox.subscribers()).map((s) => ({
+        id: s.id,
+        events: s.events === null ? null : new Set(JSON.parse(s.events) as string[]),
+        sessionId: s.session_id,
+        keyId: s.key_id,
+        disabledAt: Number(s.enabled) === 1 ? null : Number(s.updated_at)
+      }))
+    } catch (err) {
+      log.error({ err }, 'reading webhook endpoints failed')
+    }
   }
 
   const worker = createDeliveryWorker({
@@ -79,7 +72,7 @@ export function createWebhookService (deps: WebhookDeps) {
     config: { ...config.webhooks, allowPrivate: config.allowPrivateUrls },
     log,
     userAgent: `StatusTracker-Webhooks/${APP_VERSION}`,
-    onDisabled: reload,
+    onDisabled: () => { void reload() },
     ...(deps.send !== undefined ? { send: deps.send } : {})
   })
 
@@ -95,7 +88,6 @@ export function createWebhookService (deps: WebhookDeps) {
   // every event that reports a change: deliveries made from the event log after its commit (dispatch.ts)
   const dispatcher = createLogDispatcher({
     outbox,
-    sqlite: handle.dialect === 'sqlite' ? handle.sqlite : null,
     log,
     targets,
     written: () => { worker.kick() }
@@ -104,8 +96,8 @@ export function createWebhookService (deps: WebhookDeps) {
 
   /**
    * The events that are not logged (QR and pairing codes and their errors: docs/events-log.md): one
-   * delivery row per matching enabled endpoint, written as the code comes (SQLite: committed before this
-   * returns). A code lost to a crash is stale anyway. Called from the broadcaster only.
+   * delivery row per matching enabled endpoint, written as the code comes (in the background: stop waits
+   * for it). A code lost to a crash is stale anyway. Called from the broadcaster only.
    */
   function enqueue<K extends EventName> (event: K, payload: EventPayloads[K]): void {
     if (closed || subscribers.length === 0) return
@@ -118,16 +110,11 @@ export function createWebhookService (deps: WebhookDeps) {
     const messageId = `msg_${randomBytes(15).toString('base64url')}`
     const orderKey = orderKeyOf(payload as { sessionId: string, statusId?: string })
     const rows: NewDelivery[] = ids.map((webhookId) => ({ webhookId, messageId, eventType: event, sessionId, orderKey, body, at }))
-    // SQLite: committed before this returns; PostgreSQL: committed in the background (stop waits for it),
-    // then the worker looks
-    let done = (): void => {}
-    const tracked = new Promise<void>((resolve) => { done = resolve })
-    inserting.add(tracked)
-    const over = (): void => { inserting.delete(tracked); done() }
-    settle(() => outbox.insert(rows), () => { over(); worker.kick() }, (err) => {
-      over()
+    // committed in the background (stop waits for it), then the worker looks
+    const tracked: Promise<void> = outbox.insert(rows).then(() => { worker.kick() }, (err: unknown) => {
       log.error({ err, event, endpoints: rows.length }, 'writing webhook deliveries failed; this event is not delivered')
-    })
+    }).finally(() => { inserting.delete(tracked) })
+    inserting.add(tracked)
   }
 
   /** Normalised URL, or a 400 naming the field. Names are resolved now too (and again at every send). */
@@ -147,7 +134,7 @@ export function createWebhookService (deps: WebhookDeps) {
 
   /** the endpoint, if `owner` may see it: the admin key every one, a scoped key those it created */
   async function require (id: string, owner: Principal = ADMIN): Promise<WebhookRow> {
-    const row = await findWebhook(db, id)
+    const row = await store.find(id)
     if (row === undefined || (!owner.admin && row.key_id !== owner.id)) throw new WebhookNotFound()
     return row
   }
@@ -170,7 +157,7 @@ export function createWebhookService (deps: WebhookDeps) {
       updated_at: now,
       key_id: owner.id
     }
-    await insertWebhook(db, row)
+    await store.insert(row)
     await reload()
     return { ...toView(row), secret: row.secret }
   }
@@ -178,7 +165,7 @@ export function createWebhookService (deps: WebhookDeps) {
   async function update (id: string, patch: UpdateWebhookBody, owner: Principal = ADMIN): Promise<WebhookView> {
     await require(id, owner)
     const url = patch.url === undefined ? undefined : await checkTarget(patch.url)
-    const row = await updateWebhook(db, id, {
+    const row = await store.update(id, {
       updated_at: Date.now(),
       ...(url !== undefined ? { url } : {}),
       ...(patch.events !== undefined ? { events: patch.events === null ? null : JSON.stringify(patch.events) } : {}),
@@ -195,14 +182,14 @@ export function createWebhookService (deps: WebhookDeps) {
   async function remove (id: string, owner: Principal = ADMIN): Promise<void> {
     await require(id, owner)
     // its deliveries go with it (foreign key cascade); one being sent finishes without a row to update
-    if (!await deleteWebhook(db, id)) throw new WebhookNotFound()
+    if (!await store.remove(id)) throw new WebhookNotFound()
     await reload()
   }
 
   async function rotateSecret (id: string, owner: Principal = ADMIN): Promise<WebhookWithSecret> {
     await require(id, owner)
     const secret = newSecret()
-    const row = await updateWebhook(db, id, { secret, updated_at: Date.now() })
+    const row = await store.update(id, { secret, updated_at: Date.now() })
     if (row === undefined) throw new WebhookNotFound()
     return { ...toView(row), secret }
   }
@@ -212,7 +199,7 @@ export function createWebhookService (deps: WebhookDeps) {
   ): Promise<{ deliveries: DeliveryView[], nextCursor: string | null }> {
     await require(id, owner)
     const { limit, fetch, after } = pageRead(q)
-    const { page, nextCursor } = pageOf(await listDeliveries(db, id, { limit: fetch, before: after, status: q.status }), limit, (row) => row.id)
+    const { page, nextCursor } = pageOf(await store.deliveries(id, { limit: fetch, before: after, status: q.status }), limit, (row) => row.id)
     return { deliveries: page.map(toDeliveryView), nextCursor }
   }
 
@@ -220,29 +207,29 @@ export function createWebhookService (deps: WebhookDeps) {
   async function retry (id: string, deliveryId: string, owner: Principal = ADMIN): Promise<DeliveryView> {
     await require(id, owner)
     const n = Number(deliveryId)
-    const existing = await findDelivery(db, id, n)
+    const existing = await store.findDelivery(id, n)
     if (existing === undefined) throw new DeliveryNotFound()
     if (!await outbox.requeue(id, n, Date.now())) throw new DeliveryInFlight()
     worker.kick()
-    const row = await findDelivery(db, id, n)
+    const row = await store.findDelivery(id, n)
     if (row === undefined) throw new DeliveryNotFound()
     return toDeliveryView(row)
   }
 
   /** Removes delivery rows older than DELIVERY_RETENTION_MS. */
-  function prune (now = Date.now()): number | Promise<number> {
-    return outbox.prune(now - DELIVERY_RETENTION_MS)
+  async function prune (now = Date.now()): Promise<number> {
+    return await outbox.prune(now - DELIVERY_RETENTION_MS)
   }
 
   let pruneTimer: NodeJS.Timeout | null = null
-  /** PostgreSQL: delivery inserts still on their way */
+  /** delivery inserts still on their way */
   const inserting = new Set<Promise<void>>()
   let reloadTimer: NodeJS.Timeout | null = null
 
   return {
     enqueue,
     create,
-    list: async (owner: Principal = ADMIN): Promise<WebhookView[]> => (await listWebhooks(db)).filter((r) => owner.admin || r.key_id === owner.id).map(toView),
+    list: async (owner: Principal = ADMIN): Promise<WebhookView[]> => (await store.list()).filter((r) => owner.admin || r.key_id === owner.id).map(toView),
     get: async (id: string, owner: Principal = ADMIN): Promise<WebhookView> => toView(await require(id, owner)),
     update,
     remove,
@@ -254,23 +241,26 @@ export function createWebhookService (deps: WebhookDeps) {
      * For health and metrics: deliveries waiting (pending or being sent), endpoints failing (retrying, or
      * disabled by a 410), deliveries in flight, and attempt results since the start.
      */
-    stats: () => ({ pending: outbox.pendingCount(), failing: outbox.failingCount(), inFlight: worker.inFlight(), attempts: { ...worker.counters } }),
-    /** synchronous on SQLite; on PostgreSQL the returned promise resolves once the endpoints are read */
-    start (): void | Promise<void> {
+    stats: async () => ({ ...await outbox.counts(), inFlight: worker.inFlight(), attempts: { ...worker.counters } }),
+    /** resolves once the endpoints are read (before the first event can be enqueued) */
+    async start (): Promise<void> {
       const loaded = reload()
-      worker.start()
+      void worker.start()
       // events a crash left past the cursor first, once the endpoints are read
-      void loaded.then(() => { dispatcher.start({ backstop: handle.dialect === 'postgres' }) })
-      const pruned = (removed: number): void => { if (removed > 0) log.info({ removed }, 'old webhook deliveries removed') }
-      const pruneFailed = (err: unknown): void => { log.error({ err }, 'removing old webhook deliveries failed') }
-      settle(() => prune(), pruned, pruneFailed)
-      pruneTimer = setInterval(() => { settle(() => prune(), () => {}, pruneFailed) }, config.cleanupIntervalMs)
+      void loaded.then(() => { dispatcher.start({ backstop: store.shared }) })
+      const pruneNow = (): void => {
+        prune().then((removed) => { if (removed > 0) log.info({ removed }, 'old webhook deliveries removed') },
+          (err: unknown) => { log.error({ err }, 'removing old webhook deliveries failed') })
+      }
+      pruneNow()
+      pruneTimer = setInterval(pruneNow, config.cleanupIntervalMs)
       pruneTimer.unref()
-      if (handle.dialect === 'sqlite') return
-      // other nodes change endpoints too: read them again now and then
-      reloadTimer = setInterval(() => { void reload() }, SUBSCRIBERS_RELOAD_MS)
-      reloadTimer.unref()
-      return loaded
+      if (store.shared) {
+        // other nodes change endpoints too: read them again now and then
+        reloadTimer = setInterval(() => { void reload() }, SUBSCRIBERS_RELOAD_MS)
+        reloadTimer.unref()
+      }
+      await loaded
     },
     /** stops taking events, aborts attempts in flight (they stay pending for the next start) */
     async stop (): Promise<void> {

@@ -1,8 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../../src/config.js'
-import type { WebhookDeliveryRow } from '../../src/db/database.js'
-import { settle } from '../../src/db/maybe-async.js'
-import type { WebhookOutbox } from '../../src/db/repositories/webhooks.js'
+import type { ClaimedDelivery, WebhookOutbox } from '../../src/db/stores/webhooks.js'
 import { sendWebhook, type SendOptions, type SendResult } from '../../src/webhooks/sender.js'
 
 export type RetrySchedule = Pick<Config['webhooks'], 'maxAttempts' | 'baseDelayMs' | 'maxDelayMs'>
@@ -13,7 +11,7 @@ const MAX_SLEEP_MS = 30_000
 const CONNECT_TIMEOUT_MS = 5000
 
 /**
- * How long a node's claim on a delivery holds (PostgreSQL): an attempt ends within timeoutMs and its
+ * How long a node's claim on a delivery holds (an outbox shared by several nodes): an attempt ends within timeoutMs and its
  * outcome is written right after, so a claim still open a minute past that belongs to a node that died
  * mid-attempt, and another node sends the delivery again (receivers drop the repeat by its webhook-id).
  */
@@ -53,7 +51,7 @@ export interface WorkerDeps {
   send?: (opts: SendOptions) => Promise<SendResult>
 }
 
-type Claimed = WebhookDeliveryRow & { url: string, secret: string }
+type Claimed = ClaimedDelivery
 
 /**
  * Sends due deliveries, at most `concurrency` at once. Sleeps until the earliest due delivery (at most
@@ -79,7 +77,7 @@ export function createDeliveryWorker (deps: WorkerDeps) {
     timer.unref()
   }
 
-  /** a PostgreSQL tick is under way (its queries are asynchronous); a wake-up meanwhile runs one more after it */
+  /** a tick is under way; a wake-up meanwhile runs one more after it */
   let ticking = false
   let again = false
   /** resolves when the tick under way is over (stop waits for it: a claim must not outlive the database) */
@@ -98,25 +96,25 @@ export function createDeliveryWorker (deps: WorkerDeps) {
       endTick()
       if (again) { again = false; schedule(0) }
     }
-    const failed = (err: unknown): void => {
+    tickOnce().then(finish, (err: unknown) => {
       log.error({ err }, 'reading due webhook deliveries failed')
       finish()
       schedule(1000)
+    })
+  }
+
+  async function tickOnce (): Promise<void> {
+    const claimed = await outbox.claimDue(Date.now(), config.concurrency - inFlight.size)
+    if (stopped) {
+      // stopped while the claim was on its way: what it claimed goes back
+      await Promise.allSettled(claimed.map(async (row) => { await outbox.release(row.id) }))
+      return
     }
-    settle(() => outbox.claimDue(Date.now(), config.concurrency - inFlight.size), (claimed: Claimed[]) => {
-      if (stopped) {
-        // stopped while a PostgreSQL claim was on its way: what it claimed goes back
-        void Promise.allSettled(claimed.map(async (row) => { await outbox.release(row.id) })).then(finish)
-        return
-      }
-      for (const row of claimed) launch(row)
-      // a full house wakes it again when a delivery finishes
-      if (inFlight.size >= config.concurrency) { finish(); return }
-      settle(() => outbox.nextDueAt(), (next: number | null) => {
-        finish()
-        if (next !== null) schedule(Math.min(Math.max(next - Date.now(), 0), MAX_SLEEP_MS))
-      }, failed)
-    }, failed)
+    for (const row of claimed) launch(row)
+    // a full house wakes it again when a delivery finishes
+    if (inFlight.size >= config.concurrency) return
+    const next = await outbox.nextDueAt()
+    if (next !== null) schedule(Math.min(Math.max(next - Date.now(), 0), MAX_SLEEP_MS))
   }
 
   function launch (row: Claimed): void {
@@ -154,8 +152,8 @@ export function createDeliveryWorker (deps: WorkerDeps) {
     const outcome = { id: row.id, at, statusCode: result.statusCode, error: result.error }
     if (result.statusCode === 410) {
       const reason = `The receiver answered 410 Gone at ${new Date(at).toISOString()}`
-      // disabled first: with an asynchronous database (PostgreSQL) another tick may look in between, and
-      // must not find the next delivery for this endpoint due
+      // disabled first: another tick may look in between, and must not find the next delivery for this
+      // endpoint due
       await outbox.disable(row.webhook_id, reason, at)
       await outbox.failed({ ...outcome, error: `${result.error} (endpoint disabled)` })
       counters.gone++
@@ -177,19 +175,19 @@ export function createDeliveryWorker (deps: WorkerDeps) {
     /** number of deliveries being sent right now */
     inFlight: (): number => inFlight.size,
     /** deliveries a crash left in `sending` go back to pending, then the loop starts */
-    start (): void {
-      // PostgreSQL: the loop starts once the release is committed (a claim before it would be released too)
-      settle(() => outbox.releaseAll(), (released: number) => {
+    async start (): Promise<void> {
+      // the loop starts once the release is committed (a claim before it would be released too)
+      let delay = 0
+      try {
+        const released = await outbox.releaseAll()
         if (released > 0) log.info({ released }, 'webhook deliveries interrupted by the last stop are pending again')
-        stopped = false
-        abort = new AbortController()
-        schedule(0)
-      }, (err) => {
+      } catch (err) {
         log.error({ err }, 'releasing interrupted webhook deliveries failed')
-        stopped = false
-        abort = new AbortController()
-        schedule(1000)
-      })
+        delay = 1000
+      }
+      stopped = false
+      abort = new AbortController()
+      schedule(delay)
     },
     /** look at the outbox now */
     kick (): void { schedule(0) },

@@ -4,7 +4,7 @@ import { sessionLinksFor } from '../../src/db/repositories/session-links.js'
 import { insertSession, listSessions } from '../../src/db/repositories/sessions.js'
 import { progressWriterFor } from '../../src/db/repositories/statuses-pg.js'
 import { deleteStatusesBefore, insertStatus, listSent, statusRecipients } from '../../src/db/repositories/statuses.js'
-import { sessionLinkStates, statusTotals, storageBySession, uploadTotals } from '../../src/db/repositories/system.js'
+import { systemStore } from '../../src/db/stores/system.js'
 import { uploadCommitterFor } from '../../src/db/repositories/uploads.js'
 import { viewerWriterFor } from '../../src/db/repositories/viewers-pg.js'
 import { listViewers, type ViewToRecord } from '../../src/db/repositories/viewers.js'
@@ -34,7 +34,7 @@ dialectTest('session links: list, get, marked linked and unlinked', async (t, di
   assert.deepEqual(await links.get('a'), { id: 'a', authMethod: 'qrcode', phoneNumber: null })
   assert.equal(await links.get('zz'), undefined)
   await links.markLinked('a', '1555', '99@lid')
-  assert.deepEqual((await sessionLinkStates(handle.db)).sort((x, y) => x.id.localeCompare(y.id)), [{ id: 'a', linked: true }, { id: 'b', linked: false }])
+  assert.deepEqual((await systemStore(handle).sessionLinkStates()).sort((x, y) => x.id.localeCompare(y.id)), [{ id: 'a', linked: true }, { id: 'b', linked: false }])
   assert.equal((await listSessions(handle.db)).find((s) => s.id === 'a')?.own_lid, '99@lid')
   await links.markUnlinked('a')
   assert.equal((await listSessions(handle.db)).find((s) => s.id === 'a')?.linked, 0)
@@ -66,7 +66,7 @@ dialectTest('viewer writer: earliest view wins, unknown statuses skipped, LID vi
   assert.deepEqual((await writer.list(statusId)).map((r) => r.viewer), ['1558', '1556', '1555'])
   const [sent] = await listSent(handle.db, 's1', 0)
   assert.equal(sent.viewer_count, 3 - 1, 'real viewers only, as a number')
-  assert.deepEqual(await statusTotals(handle.db), { statuses: 1, lastCreatedAt: 1000, realViewers: 2 })
+  assert.deepEqual(await systemStore(handle).statusTotals(), { statuses: 1, lastCreatedAt: 1000, realViewers: 2 })
 })
 
 dialectTest('send progress: payload, may-have-it rows, confirmed chunks, and a gone status', async (t, dialect) => {
@@ -100,9 +100,9 @@ dialectTest('upload commit: the row only with its file in place; a failed rename
   // the same name twice: the insert fails before the rename runs
   await assert.rejects(async () => { await commit(row, () => { placed++ }, () => {}) })
   assert.equal(placed, 1)
-  assert.deepEqual(await uploadTotals(handle.db), { count: 1, bytes: 10 })
+  assert.deepEqual(await systemStore(handle).uploadTotals(), { count: 1, bytes: 10 })
   await seed(handle)
   await handle.db.updateTable('statuses').set({ media_file: 'f1.jpg' }).execute()
-  const [storage] = await storageBySession(handle.db)
+  const [storage] = await systemStore(handle).storageBySession()
   assert.deepEqual(storage, { sessionId: 's1', statuses: 1, viewers: 0, authStateRows: 0, mediaFiles: 1, mediaBytes: 10 })
 })

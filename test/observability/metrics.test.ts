@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { build, TEST_API_KEY, type TestApp } from '../helper.js'
+import { build, TEST_API_KEY, waitFor, type TestApp } from '../helper.js'
 import { parsePrometheus, sampleValue, type Family } from './prometheus.js'
 
 async function scrape (t: TestApp, headers: Record<string, string> = { authorization: `Bearer ${TEST_API_KEY}` }): Promise<Map<string, Family>> {
@@ -123,14 +123,15 @@ test('statuses that end partial or failed, and webhook attempts by result, move 
   events.emit('statuses-updated', { sessionId: 's', statusId: '2', action: 'failed', message: 'rejected' })
   events.emit('statuses-updated', { sessionId: 's', statusId: '3', action: 'send-failed', message: 'nobody' })
   events.emit('statuses-updated', { sessionId: 's', action: 'cleanup', message: 'expired' })
-  let families = await scrape(app)
+  // listeners hear an event once its commit is fed from the log: after emit returns
+  let families = await waitFor(async () => { const f = await scrape(app); return sampleValue(f, 'status_tracker_statuses_total', { state: 'failed' }) === 2 ? f : undefined }, 5000, 'the counters moved')
   assert.equal(sampleValue(families, 'status_tracker_statuses_total', { state: 'partial' }), 1)
   assert.equal(sampleValue(families, 'status_tracker_statuses_total', { state: 'failed' }), 2)
   assert.equal(sampleValue(families, 'status_tracker_statuses_total', { state: 'sent' }), 0)
 
   const real = app.app.webhooks.stats
   let attempts = { succeeded: 3, retried: 1, failed: 0, gone: 0 }
-  app.app.webhooks.stats = () => ({ ...real(), pending: 4, attempts })
+  app.app.webhooks.stats = async () => ({ ...await real(), pending: 4, attempts })
   families = await scrape(app)
   assert.equal(sampleValue(families, 'status_tracker_webhook_queue_depth', {}), 4)
   assert.equal(sampleValue(families, 'status_tracker_webhook_deliveries_total', { result: 'success' }), 3)

@@ -3,6 +3,10 @@ import { audienceStore, type AudienceStore } from './audiences.js'
 import { contactStatusStore, type ContactStatusStore } from './contact-statuses.js'
 import { contactStore, type ContactStore } from './contacts.js'
 import { scheduleStore, type ScheduleStore } from './schedules.js'
+import { eventStore, type EventStore } from './events.js'
+import { keysStore, type KeysStore } from './keys.js'
+import { systemStore, type SystemStore } from './system.js'
+import { webhookStore, type WebhookStore } from './webhooks.js'
 
 /**
  * The stores: one port per aggregate (issue 34), every method `Promise<T>`, chosen once at start from the
@@ -25,6 +29,14 @@ export interface Stores {
   contacts: ContactStore
   /** the statuses the session's contacts posted */
   contactStatuses: ContactStatusStore
+  /** the event log: appends, the feed's reads, catch-up pages */
+  events: EventStore
+  /** webhook endpoints and their delivery outbox */
+  webhooks: WebhookStore
+  /** scoped API keys and upload owners */
+  keys: KeysStore
+  /** database-wide reads: health's round trip, /stats and /storage totals */
+  system: SystemStore
 }
 
 /** The stores and the one database they share; `close` ends the connection (after every store is done). */
@@ -43,7 +55,11 @@ export function buildStores (handle: DbHandle): Stores {
     audiences: audienceStore(handle.db),
     schedules: scheduleStore(handle.db),
     contacts: contactStore(handle.db),
-    contactStatuses: contactStatusStore(handle.db)
+    contactStatuses: contactStatusStore(handle.db),
+    events: eventStore(handle),
+    webhooks: webhookStore(handle),
+    keys: keysStore(handle.db),
+    system: systemStore(handle)
   }
 }
 

@@ -1,0 +1,68 @@
+import type { Kysely } from 'kysely'
+import type { ApiKeyRow, Database } from '../database.js'
+
+/**
+ * Scoped API keys and which key made an upload: rare writes, one read per key look-up (another node may
+ * have revoked the key). The same Kysely queries on SQLite and PostgreSQL.
+ */
+export interface KeysStore {
+  insert: (row: ApiKeyRow) => Promise<void>
+  find: (id: string) => Promise<ApiKeyRow | undefined>
+  /** every key, oldest first */
+  list: () => Promise<ApiKeyRow[]>
+  /** removes the key; whether it existed */
+  remove: (id: string) => Promise<boolean>
+  /**
+   * adds a session to a key's list (a `manage` key created it): the list is written back only if nobody
+   * changed it in between, so two creations at once both land
+   */
+  addSession: (id: string, sessionId: string) => Promise<ApiKeyRow | undefined>
+  /** takes a deleted session off every key's list (a later session of the same id is not theirs) */
+  removeSession: (sessionId: string) => Promise<void>
+  /** marks an upload as made with a scoped key */
+  setUploadOwner: (filename: string, keyId: string) => Promise<void>
+  /** the scoped key an upload was made with; null: the admin key's (or no such upload) */
+  uploadOwner: (filename: string) => Promise<string | null>
+}
+
+export function keysStore (db: Kysely<Database>): KeysStore {
+  const find = async (id: string): Promise<ApiKeyRow | undefined> =>
+    await db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst()
+  return {
+    async insert (row) { await db.insertInto('api_keys').values(row).execute() },
+    find,
+    list: async () => await db.selectFrom('api_keys').selectAll().orderBy('created_at').orderBy('id').execute(),
+    async remove (id) {
+      const result = await db.deleteFrom('api_keys').where('id', '=', id).executeTakeFirst()
+      return result.numDeletedRows > 0n
+    },
+    async addSession (id, sessionId) {
+      for (let attempt = 0; attempt < 10; attempt++) {
+        const row = await find(id)
+        if (row === undefined || row.sessions === '*') return row
+        const list = JSON.parse(row.sessions) as string[]
+        if (list.includes(sessionId)) return row
+        const sessions = JSON.stringify([...list, sessionId])
+        const result = await db.updateTable('api_keys').set({ sessions }).where('id', '=', id).where('sessions', '=', row.sessions).executeTakeFirst()
+        if (result.numUpdatedRows > 0n) return { ...row, sessions }
+      }
+      throw new Error('the key\'s session list kept changing')
+    },
+    async removeSession (sessionId) {
+      const rows = await db.selectFrom('api_keys').select(['id', 'sessions']).where('sessions', '<>', '*').execute()
+      for (const row of rows) {
+        const list = JSON.parse(row.sessions) as string[]
+        if (!list.includes(sessionId)) continue
+        await db.updateTable('api_keys').set({ sessions: JSON.stringify(list.filter((s) => s !== sessionId)) })
+          .where('id', '=', row.id).where('sessions', '=', row.sessions).execute()
+      }
+    },
+    async setUploadOwner (filename, keyId) {
+      await db.insertInto('upload_owners').values({ filename, key_id: keyId }).onConflict((oc) => oc.column('filename').doNothing()).execute()
+    },
+    async uploadOwner (filename) {
+      const row = await db.selectFrom('upload_owners').select('key_id').where('filename', '=', filename).executeTakeFirst()
+      return row?.key_id ?? null
+    }
+  }
+}
