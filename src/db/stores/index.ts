@@ -1,4 +1,7 @@
 import { openStore, type DatabaseTarget, type DbHandle } from '../connection.js'
+import { createStatusStore, type StatusStore } from './statuses.js'
+import { createUploadStore, type UploadStore } from './uploads.js'
+import { createViewerStore, type ViewerStore } from './viewers.js'
 
 /**
  * The stores: one port per aggregate (issue 34), every method `Promise<T>`, chosen once at start from the
@@ -11,9 +14,14 @@ import { openStore, type DatabaseTarget, type DbHandle } from '../connection.js'
  * Kysely, whose driver serialises use of the one connection; a raw prepared statement runs only through
  * `onSqliteConnection` (sqlite-gate.ts), so it never joins another caller's open transaction.
  */
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled aggregate by aggregate
 export interface Stores {
   // ── aggregates: each helper adds its own lines below, one per aggregate ──
+  /** statuses, a send's progress, delivery receipts, pacing's post counts */
+  statuses: StatusStore
+  /** viewers (the receipt path's commit), reactions and replies */
+  viewers: ViewerStore
+  /** uploaded media files' rows */
+  uploads: UploadStore
 }
 
 /** The stores and the one database they share; `close` ends the connection (after every store is done). */
@@ -26,9 +34,12 @@ export interface OpenedStores {
   handle: DbHandle
 }
 
-export function buildStores (_handle: DbHandle): Stores {
+export function buildStores (handle: DbHandle): Stores {
   return {
     // ── aggregates: each helper adds its own lines below ──
+    statuses: createStatusStore(handle),
+    viewers: createViewerStore(handle),
+    uploads: createUploadStore(handle)
   }
 }
 
