@@ -13,9 +13,10 @@ declare module 'fastify' {
 
 export default fp(async (app) => {
   const log = app.log.child({ plugin: 'schedules' })
-  const service = createScheduleService({ db: app.db, config: app.config, releaseMedia: app.statuses.releaseMedia, log })
+  const service = createScheduleService({ db: app.db, stores: app.stores, config: app.config, releaseMedia: app.statuses.releaseMedia, log })
   const scheduler = createScheduler({
     db: app.db,
+    stores: app.stores,
     config: app.config,
     platform: app.platform,
     statuses: app.statuses,

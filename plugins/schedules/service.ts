@@ -6,7 +6,7 @@ import type { ScheduleRow, ScheduleRunRow } from '../../src/db/database.js'
 import { deleteSchedule, findSchedule, insertSchedule, listSchedules, runsOf, updateSchedule } from '../../src/db/repositories/schedules.js'
 import { findAudienceInfo } from '../../src/db/repositories/audiences.js'
 import { findSession } from '../../src/db/repositories/sessions.js'
-import { findUpload } from '../../src/db/repositories/uploads.js'
+import type { Stores } from '../../src/db/stores/index.js'
 import { BadRequest, ScheduleNotFound, SessionNotFound } from '../../src/errors.js'
 import { isTimeZone, runAtOrAfter, writtenOffset, type RepeatRule } from '../../src/schedules/recurrence.js'
 import type { CreateScheduleBody, RepeatBody, Schedule, ScheduleRun, UpdateScheduleBody } from '../../schemas/schedule.js'
@@ -18,6 +18,7 @@ import { checkAudience, checkRecipientFields } from '../audiences/resolve.js'
 
 export interface ScheduleDeps {
   db: DbHandle
+  stores: Pick<Stores, 'uploads'>
   config: Pick<Config, 'schedules'>
   /** removes an upload once no status and no schedule names it */
   releaseMedia: (filename: string | null) => Promise<boolean>
@@ -97,7 +98,7 @@ export function createScheduleService (deps: ScheduleDeps) {
       try { parseHttpUrl(status.content) } catch { throw new BadRequest('body.status.content must be an http(s) URL for type url') }
     }
     if (status.type !== 'image' && status.type !== 'video' && status.type !== 'audio') return null
-    if (await findUpload(db, status.content) === undefined) throw new BadRequest('body.status.content: uploaded file not found (upload it first; the schedule keeps it until the schedule is deleted)')
+    if (await deps.stores.uploads.find(status.content) === undefined) throw new BadRequest('body.status.content: uploaded file not found (upload it first; the schedule keeps it until the schedule is deleted)')
     return status.content
   }
 

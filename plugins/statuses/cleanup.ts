@@ -1,6 +1,4 @@
 import { expireContactStatuses } from '../../src/db/repositories/contact-statuses.js'
-import { deleteStatusesBefore } from '../../src/db/repositories/statuses.js'
-import { unusedUploadsBefore } from '../../src/db/repositories/uploads.js'
 import type { StatusDeps } from './service.js'
 
 export interface CleanupResult { statuses: number, uploads: number }
@@ -9,9 +7,10 @@ export interface CleanupResult { statuses: number, uploads: number }
  * Expiry: removes statuses older than the TTL (with viewers and media), contacts' statuses posted before it (they
  * live 24 hours on the platform too) and old unused uploads, now and on a timer.
  */
-export function createCleanup (deps: Pick<StatusDeps, 'db' | 'config' | 'events' | 'log'>, releaseMedia: (filename: string | null) => Promise<boolean>) {
+export function createCleanup (deps: Pick<StatusDeps, 'db' | 'stores' | 'config' | 'events' | 'log'>, releaseMedia: (filename: string | null) => Promise<boolean>) {
   const { config, events, log } = deps
   const db = deps.db.db
+  const { statuses, uploads: uploadStore } = deps.stores
   let running: Promise<CleanupResult> | null = null
   let timer: NodeJS.Timeout | null = null
 
@@ -19,7 +18,7 @@ export function createCleanup (deps: Pick<StatusDeps, 'db' | 'config' | 'events'
     const before = Date.now() - config.statusTtlMs
     // the rows and one statuses-updated per affected session in one transaction
     const expired = await events.within(async (trx, emit) => {
-      const gone = await deleteStatusesBefore(trx, before)
+      const gone = await statuses.deleteBefore(before, trx)
       const perSession = new Map<string, number>()
       for (const s of gone) perSession.set(s.session_id, (perSession.get(s.session_id) ?? 0) + 1)
       for (const [sessionId, n] of perSession) {
@@ -31,7 +30,7 @@ export function createCleanup (deps: Pick<StatusDeps, 'db' | 'config' | 'events'
     for (const file of new Set(expired.map((s) => s.media_file))) {
       if (await releaseMedia(file)) uploads++
     }
-    for (const file of await unusedUploadsBefore(db, before)) {
+    for (const file of await uploadStore.unusedBefore(before)) {
       if (await releaseMedia(file)) uploads++
     }
     const contactStatuses = [...(await expireContactStatuses(db, before)).values()].reduce((a, b) => a + b, 0)

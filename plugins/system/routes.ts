@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { statSync } from 'node:fs'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { interactionTotals } from '../../src/db/repositories/interactions.js'
 import { postgresDatabaseBytes, statusTotals, storageBySession, uploadTotals } from '../../src/db/repositories/system.js'
 import { failures, Ok } from '../../schemas/envelope.js'
 import { ClusterSchema, HealthSchema, StatsSchema, StorageSchema, type Health } from '../../schemas/system.js'
@@ -75,7 +74,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     // the statuses sent-statuses lists: not expired yet, whatever their state
     const since = Date.now() - app.config.statusTtlMs
     const totals = await statusTotals(app.db.db, since, only)
-    const answers = await interactionTotals(app.db.db, since, only)
+    const answers = await app.stores.viewers.interactionTotals(since, only)
     return {
       success: true as const,
       data: {

@@ -49,26 +49,24 @@ export interface ReceiptSeen {
  *
  * `commit` gets the views of every status receipt stanza of a session that arrived in one turn of the
  * event loop (one transaction for all of them), at setImmediate after the raw receipt listener held those
- * stanzas, so before Baileys has handled or acknowledged any of them. Its contract:
- * - returns (undefined): the views are committed; each stanza is acked now (Baileys' sendMessageAck).
- * - throws: nothing was committed; none of the stanzas is ever acked (Baileys does not see them) and the
- *   socket is closed, so the platform delivers them again at the next login.
- * - returns a promise: the stanzas' acks are held until it settles; resolved → acked then, rejected → as
- *   if it had thrown. This is how an asynchronous database
- *   plugs in; the SQLite sink uses it only while another caller holds a transaction open.
+ * stanzas, so before Baileys has handled or acknowledged any of them. The stanzas' acks are held until
+ * its promise settles (commit before ack):
+ * - resolved: the views are committed; each stanza is acked now (Baileys' sendMessageAck).
+ * - rejected (or thrown): nothing was committed; none of the stanzas is ever acked (Baileys does not see
+ *   them) and the socket is closed, so the platform delivers them again at the next login.
  */
 export interface ReceiptSink {
   /** the views of the receipt stanzas of one event-loop turn, in one transaction */
-  commit: (sessionId: string, views: StatusView[]) => void | Promise<void>
+  commit: (sessionId: string, views: StatusView[]) => Promise<void>
   /** LIDs now known to be these numbers: views stored under a LID get the number */
-  lidsMapped: (sessionId: string, mappings: Array<{ lid: string, number: string }>) => void | Promise<void>
+  lidsMapped: (sessionId: string, mappings: Array<{ lid: string, number: string }>) => Promise<void>
   /** LIDs (`<lid>@lid`) of the session's stored views that have no number yet, at most `limit` */
-  unmappedLids: (sessionId: string, limit: number) => string[] | Promise<string[]>
+  unmappedLids: (sessionId: string, limit: number) => Promise<string[]>
   /**
    * Optional: the delivery receipts of the turn, under the same contract as `commit` (the turn's frames are
    * acked once both are committed). Without it delivery receipts go to Baileys as they came.
    */
-  commitDeliveries?: (sessionId: string, deliveries: StatusDelivery[]) => void | Promise<void>
+  commitDeliveries?: (sessionId: string, deliveries: StatusDelivery[]) => Promise<void>
 }
 
 /**
@@ -96,11 +94,11 @@ export type StatusInteraction = {
  * next login. Redelivery must be harmless (the message id makes it idempotent).
  */
 export interface InteractionSink {
-  commit: (sessionId: string, interaction: StatusInteraction) => void | Promise<void>
+  commit: (sessionId: string, interaction: StatusInteraction) => Promise<void>
   /** LIDs now known to be these numbers: reactions and replies stored under a LID get the number */
-  lidsMapped: (sessionId: string, mappings: Array<{ lid: string, number: string }>) => void | Promise<void>
+  lidsMapped: (sessionId: string, mappings: Array<{ lid: string, number: string }>) => Promise<void>
   /** LIDs (`<lid>@lid`) of the session's reactions and replies without a number yet, at most `limit` */
-  unmappedLids: (sessionId: string, limit: number) => string[] | Promise<string[]>
+  unmappedLids: (sessionId: string, limit: number) => Promise<string[]>
 }
 
 /** One of the phone's saved contacts, from app-state sync (a `contact` or `lid_contact` action). */

@@ -18,6 +18,7 @@ async function setUp (h: Harness, dueAt: number) {
   })
   return createScheduler({
     db: h.app.db,
+    stores: h.app.stores,
     config: h.app.config,
     platform: h.platform as unknown as FastifyInstance['platform'],
     statuses: h.app.statuses,

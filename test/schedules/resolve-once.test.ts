@@ -22,6 +22,7 @@ test('a paced scheduled run resolves its recipients once and sends to what pacin
   const counted: number[] = []
   const scheduler = createScheduler({
     db: h.app.db,
+    stores: h.app.stores,
     config: h.app.config,
     platform: h.platform as unknown as FastifyInstance['platform'],
     statuses: {

@@ -22,7 +22,7 @@ const reply = (statusMessageId: string, from: string | null, text: string, at: n
 async function setup (t: Parameters<typeof harness>[0], env: Record<string, string> = {}): Promise<{ h: Harness, ingest: ReturnType<typeof createInteractionIngest>, status: { statusId: string, platformMessageId: string } }> {
   const h = await harness(t, env)
   await h.addSession('s1')
-  const ingest = createInteractionIngest({ db: h.app.db, events: h.app.domainEvents, log: h.app.log })
+  const ingest = createInteractionIngest({ stores: h.app.stores, events: h.app.domainEvents, log: h.app.log })
   const status = await h.app.statuses.send('s1', { type: 'text', content: 'hello', targetNumbers: `${A},${B}` })
   return { h, ingest, status }
 }

@@ -33,7 +33,7 @@ export interface DeliveryRow { recipient: string, number: string | null, jid: st
 /** Statuses, a send's progress (its recipients chunk by chunk), their delivery receipts and the posts pacing counts. */
 export interface StatusStore {
   insert: (row: NewStatusRow) => Promise<number>
-  find: (sessionId: string, id: number) => Promise<StatusInfo | undefined>
+  find: (sessionId: string, id: number, tx?: StoreTx) => Promise<StatusInfo | undefined>
   /** Statuses (sending, sent or partial) created at or after `since`, newest first, with their counts of real viewers, reactions and replies. */
   listSent: (sessionId: string, since: number) => Promise<SentStatusRow[]>
   /**
@@ -55,7 +55,7 @@ export interface StatusStore {
   /** Whether any status (of any session) or any schedule still refers to the media file. */
   mediaInUse: (filename: string) => Promise<boolean>
   /** Deletes every status created before `before` (viewers go with them by cascade); what was deleted. */
-  deleteBefore: (before: number) => Promise<ExpiredStatus[]>
+  deleteBefore: (before: number, tx?: StoreTx) => Promise<ExpiredStatus[]>
   /** A status's delivery receipts, first delivery per recipient (the viewer store writes them with the receipts). */
   deliveries: (statusId: number) => Promise<DeliveryRow[]>
   /** A session's posts since `since` (ms), oldest first: when each was made and how many recipients it had (pacing). */
@@ -94,8 +94,8 @@ function kyselyStatuses (db: Db): Omit<StatusStore, keyof Progress> {
       const { id } = await db.insertInto('statuses').values(row).returning('id').executeTakeFirstOrThrow()
       return id
     },
-    async find (sessionId, id) {
-      return await db.selectFrom('statuses').select(INFO_COLUMNS).where('id', '=', id).where('session_id', '=', sessionId).executeTakeFirst()
+    async find (sessionId, id, tx = db) {
+      return await tx.selectFrom('statuses').select(INFO_COLUMNS).where('id', '=', id).where('session_id', '=', sessionId).executeTakeFirst()
     },
     async listSent (sessionId, since) {
       const rows = await db.selectFrom('statuses as s')
@@ -153,8 +153,8 @@ function kyselyStatuses (db: Db): Omit<StatusStore, keyof Progress> {
       const scheduled = await db.selectFrom('schedules').select('id').where('media_file', '=', filename).limit(1).executeTakeFirst()
       return scheduled !== undefined
     },
-    async deleteBefore (before) {
-      return await db.deleteFrom('statuses').where('created_at', '<', before).returning(['id', 'session_id', 'media_file']).execute()
+    async deleteBefore (before, tx = db) {
+      return await tx.deleteFrom('statuses').where('created_at', '<', before).returning(['id', 'session_id', 'media_file']).execute()
     },
     async deliveries (statusId) {
       return await db.selectFrom('status_deliveries').select(['recipient', 'number', 'jid', 'delivered_at']).where('status_id', '=', statusId).orderBy('delivered_at').execute()
