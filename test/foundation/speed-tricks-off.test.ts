@@ -10,7 +10,6 @@ import { SPEED_TRICK_NAMES } from '../../src/speed-tricks.js'
 const COVERING = [
   'test/observability/health.test.ts', // health-snapshot, health-template
   'test/foundation/system.test.ts',
-  'test/bench/sent-statuses-cache.test.ts', // sent-statuses-bytes: every write shows, expiry
   'test/keys/api.test.ts', // admin-key-compare
   'test/keys/logs.test.ts',
   'test/security/rate-limit.test.ts',
