@@ -110,7 +110,7 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'stores' | 'log' | 'm
     } catch (err) {
       // rolled back: the counts kept may have counted viewers that are not stored
       counts.clear()
-      updates.settle(claimed)
+      updates.afterCommit(claimed)
       throw err
     }
     stats.commits++
@@ -122,7 +122,7 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'stores' | 'log' | 'm
     if (changes.size === 0) return
     // the events are committed: the log's feed hands them out
     eventLog.committed()
-    updates.settle(claimed, changes)
+    updates.afterCommit(claimed, changes)
   }
 
   /** Delivery receipts (the per-status report's deliveredAt), under commit's contract; the own account's devices are not recorded. */
@@ -148,7 +148,7 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'stores' | 'log' | 'm
         events: (_c, read) => claimedEvents(claimed, read.lists)
       })
     } catch (err) {
-      updates.settle(claimed)
+      updates.afterCommit(claimed)
       throw err
     }
     stats.mapped += changed.size
@@ -156,7 +156,7 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'stores' | 'log' | 'm
     log.info({ sessionId, lids: mappings.length, statuses: changed.size }, 'viewers stored under a LID got their number')
     for (const statusId of changed) counts.delete(statusId) // a merge may have made two entries one
     if (claimed.size > 0) eventLog.committed()
-    updates.settle(claimed, ofSession(sessionId, changed))
+    updates.afterCommit(claimed, ofSession(sessionId, changed))
   }
 
   async function unmappedLids (sessionId: string, limit: number): Promise<string[]> {

@@ -193,29 +193,29 @@ export interface SendStatusInput {
   /** JIDs that already have it (from `onChunk` of an earlier attempt): not sent again */
   done?: string[]
   /** the built message (media uploaded), before anything goes out: store it to resume the send later */
-  onPrepared?: (payload: Uint8Array) => void | Promise<void>
+  onPrepared?: (payload: Uint8Array) => Promise<void>
   /**
    * before a chunk goes out (once per chunk, before its first attempt): a crash from here on leaves the
    * caller not knowing whether these JIDs have it, so it records them as "may have it" first
    */
-  onChunkStart?: (jids: string[]) => void | Promise<void>
+  onChunkStart?: (jids: string[]) => Promise<void>
   /**
    * after each chunk the platform acknowledged, with that chunk's JIDs (they have the status now); the
    * next chunk waits until this resolves, so the caller can commit them first. `progress`: how far the
    * send has got with this chunk when the list spans more than one chunk (or a resumed send continues),
    * else null; the caller commits the chunk and records its progress report in one step
    */
-  onChunk?: (jids: string[], progress: SendProgress | null) => void | Promise<void>
+  onChunk?: (jids: string[], progress: SendProgress | null) => Promise<void>
   /**
    * a chunk was written but the link closed before the platform acknowledged it: these JIDs may have it.
    * The chunk is sent again after a reconnect (then onChunk confirms them); the next step waits for this.
    */
-  onUnconfirmed?: (jids: string[]) => void | Promise<void>
+  onUnconfirmed?: (jids: string[]) => Promise<void>
   /**
    * an LID-migrated account posts to LIDs (docs/platform.md): these recipient numbers have no LID (no
    * stored mapping, none from the platform's lid query) and are not sent to. Called before the first chunk.
    */
-  onUnreachable?: (numbers: string[]) => void | Promise<void>
+  onUnreachable?: (numbers: string[]) => Promise<void>
 }
 
 /** A send to a long list so far: recipients that have it (the own number and earlier attempts' included), of all addressed. */

@@ -371,7 +371,7 @@ describe('platform (real Baileys against the emulator)', () => {
       messageId,
       content: { kind: 'image', source: { path: png } },
       recipients: contacts,
-      onChunk: (_jids, step) => { if (step !== null) progress.push([step.sent, step.total]) }
+      onChunk: async (_jids, step) => { if (step !== null) progress.push([step.sent, step.total]) }
     })
     assert.deepEqual(progress, [[256, 601], [512, 601], [601, 601]])
     assert.equal(result.recipientJids.length, 601)
