@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin'
-import type { InCommit, StatusChange, ViewToRecord } from '../../src/db/stores/viewers.js'
+import type { DeliveryToRecord, InCommit, StatusChange, ViewToRecord } from '../../src/db/stores/viewers.js'
 import type { NewEvent } from '../../src/db/repositories/events.js'
 import type { EventPayloads } from '../../schemas/events.js'
 import { toLogRow } from '../events/log.js'
@@ -94,6 +94,14 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'stores' | 'log' | 'm
   async function commit (sessionId: string, views: StatusView[]): Promise<void> {
     if (closed) throw new Error('viewer ingest is closed')
     stats.received += views.length
+    await commitTurn(views.map((v) => toRecord(sessionId, v)), [])
+  }
+
+  /**
+   * The one place receipts are committed (the viewer store's commitReceipts): resolved means committed,
+   * and only then the platform acks the stanzas.
+   */
+  async function commitTurn (views: ViewToRecord[], deliveries: DeliveryToRecord[]): Promise<void> {
     const arrivedAt = Date.now()
     let claimed: Changed = new Map()
     const inCommit: InCommit<Map<number, StatusChange>> = {
@@ -105,8 +113,7 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'stores' | 'log' | 'm
     }
     let changes: Map<number, StatusChange>
     try {
-      // the one place receipts are committed: resolved means committed, and only then the platform acks
-      changes = await viewers.commitReceipts(views.map((v) => toRecord(sessionId, v)), inCommit)
+      changes = await viewers.commitReceipts({ views, deliveries }, inCommit)
     } catch (err) {
       // rolled back: the counts kept may have counted viewers that are not stored
       counts.clear()
@@ -131,7 +138,7 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'stores' | 'log' | 'm
     const rows = deliveries.filter((d) => !d.isOwn).map((d) => ({
       sessionId, messageId: d.messageId, number: d.viewerNumber, jid: d.viewerNumber === null ? d.viewerJid : `${d.viewerNumber}@s.whatsapp.net`, deliveredAt: d.at
     }))
-    await viewers.commitDeliveries(rows)
+    if (rows.length > 0) await commitTurn([], rows)
   }
 
   /** LID merges: the rows and the status-viewers-update of the changed statuses whose window is open, in one transaction */

@@ -46,7 +46,7 @@ dialectTest('viewer store: earliest view wins, unknown statuses skipped, LID vie
   const handle = await openTestDb(t, dialect)
   const statusId = await seed(handle)
   const writer = createViewerStore(handle)
-  const record = async (views: ViewToRecord[]) => await writer.commitReceipts(views, quiet)
+  const record = async (views: ViewToRecord[]) => await writer.commitReceipts({ views, deliveries: [] }, quiet)
   const changed = await record([view('1555', 50), view('1555', 40), view('1556', 60), view('1557', 1, { messageId: 'nope' })])
   assert.deepEqual([...changed].map(([id, c]) => [id, c.sessionId, c.added.map((v) => v.number)]), [[statusId, 's1', ['1555', '1556']]])
   assert.deepEqual((await record([view('1555', 70)])).size, 0, 'a later view changes nothing')
@@ -66,7 +66,7 @@ dialectTest('viewer store: earliest view wins, unknown statuses skipped, LID vie
   assert.deepEqual(await writer.unmappedLids('s1', 10), [])
   // what a commit's events read in its transaction: real viewers counted, the list in view order
   let read: unknown
-  await writer.commitReceipts([view('1559', 1)], { needs: () => ({ counts: [statusId], lists: [statusId] }), events: (_c, r) => { read = [r.counts.get(statusId), r.lists.get(statusId)?.map((v) => v.viewer)]; return [] } })
+  await writer.commitReceipts({ views: [view('1559', 1)], deliveries: [] }, { needs: () => ({ counts: [statusId], lists: [statusId] }), events: (_c, r) => { read = [r.counts.get(statusId), r.lists.get(statusId)?.map((v) => v.viewer)]; return [] } })
   assert.deepEqual(read, [3, ['1559', '1558', '1556', '1555']])
   const [sent] = await createStatusStore(handle).listSent('s1', 0)
   assert.equal(sent.viewer_count, 4 - 1, 'real viewers only, as a number')

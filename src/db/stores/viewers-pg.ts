@@ -72,32 +72,35 @@ export function createPostgresReceipts (db: Db): ReceiptPart {
     return changes
   }
 
+  /** Delivery receipts in one statement (the earliest per status and recipient is kept). */
+  async function recordDeliveries (trx: Db, all: DeliveryToRecord[]): Promise<void> {
+    // a statement may not upsert a row twice: one per (session, status, recipient), the earliest
+    const unique = new Map<string, DeliveryToRecord>()
+    for (const d of all) {
+      const key = `${d.sessionId}\n${d.messageId}\n${d.number ?? d.jid}`
+      const seen = unique.get(key)
+      if (seen === undefined || d.deliveredAt < seen.deliveredAt) unique.set(key, d)
+    }
+    const list = [...unique.values()]
+    if (list.length === 0) return
+    await sql`insert into status_deliveries (status_id, recipient, number, jid, delivered_at)
+      select s.id, d.recipient, d.number, d.jid, d.delivered_at
+      from unnest(${list.map((d) => d.sessionId)}::text[], ${list.map((d) => d.number ?? d.jid)}::text[], ${list.map((d) => d.number)}::text[],
+        ${list.map((d) => d.jid)}::text[], ${list.map((d) => d.deliveredAt)}::bigint[], ${list.map((d) => d.messageId)}::text[])
+        as d(session_id, recipient, number, jid, delivered_at, message_id)
+      join statuses s on s.session_id = d.session_id and s.message_id = d.message_id
+      on conflict (status_id, recipient) do update set delivered_at = excluded.delivered_at where excluded.delivered_at < status_deliveries.delivered_at`.execute(trx)
+  }
+
   return {
-    async commitReceipts (views, inCommit) {
-      if (views.length === 0) return new Map()
+    async commitReceipts ({ views, deliveries }, inCommit) {
+      if (views.length + deliveries.length === 0) return new Map()
       return await db.transaction().execute(async (trx) => {
-        const changes = await record(trx, views)
+        const changes = views.length > 0 ? await record(trx, views) : new Map<number, StatusChange>()
+        await recordDeliveries(trx, deliveries)
         if (changes.size > 0) await appendFor(trx, changes, inCommit)
         return changes
       })
-    },
-    async commitDeliveries (all: DeliveryToRecord[]) {
-      // a statement may not upsert a row twice: one per (session, status, recipient), the earliest
-      const unique = new Map<string, DeliveryToRecord>()
-      for (const d of all) {
-        const key = `${d.sessionId}\n${d.messageId}\n${d.number ?? d.jid}`
-        const seen = unique.get(key)
-        if (seen === undefined || d.deliveredAt < seen.deliveredAt) unique.set(key, d)
-      }
-      const list = [...unique.values()]
-      if (list.length === 0) return
-      await sql`insert into status_deliveries (status_id, recipient, number, jid, delivered_at)
-        select s.id, d.recipient, d.number, d.jid, d.delivered_at
-        from unnest(${list.map((d) => d.sessionId)}::text[], ${list.map((d) => d.number ?? d.jid)}::text[], ${list.map((d) => d.number)}::text[],
-          ${list.map((d) => d.jid)}::text[], ${list.map((d) => d.deliveredAt)}::bigint[], ${list.map((d) => d.messageId)}::text[])
-          as d(session_id, recipient, number, jid, delivered_at, message_id)
-        join statuses s on s.session_id = d.session_id and s.message_id = d.message_id
-        on conflict (status_id, recipient) do update set delivered_at = excluded.delivered_at where excluded.delivered_at < status_deliveries.delivered_at`.execute(db)
     },
     mapLids: async (sessionId, mappings, inCommit) => await db.transaction().execute(async (trx) => {
       const changed = new Set<number>()

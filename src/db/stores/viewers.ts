@@ -67,18 +67,23 @@ export interface ReactionToRecord {
 
 export type LidMapping = { lid: string, number: string }
 
+/** What one receipt turn carries: its views and its delivery receipts. */
+export interface ReceiptTurn {
+  views: ViewToRecord[]
+  deliveries: DeliveryToRecord[]
+}
+
 /** Viewers, delivery receipts, reactions and replies of statuses: what contacts did with them. */
 export interface ViewerStore {
   /**
-   * THE receipt path's commit (commit before ack): the views of one receipt turn and the events they
-   * cause, in one transaction. Resolves only once the rows are committed (SQLite: WAL, synchronous=NORMAL,
-   * a killed process keeps them); the caller acks the stanzas after it, and never when it rejects.
-   * Views of unknown statuses are skipped; one row per (status, viewer), the first view time wins.
-   * Resolves to the statuses whose viewer list changed, with the viewers that are new in each.
+   * THE receipt path's commit (commit before ack): the views and deliveries of one receipt turn and the
+   * events they cause, in one transaction. Resolves only once the rows are committed (SQLite: WAL,
+   * synchronous=NORMAL, a killed process keeps them); the caller acks the stanzas after it, and never
+   * when it rejects. Receipts of unknown statuses are skipped; one row per (status, viewer), the first
+   * view time wins (deliveries: the first delivery per recipient). Resolves to the statuses whose viewer
+   * list changed, with the viewers that are new in each.
    */
-  commitReceipts: (views: ViewToRecord[], inCommit: InCommit<Map<number, StatusChange>>) => Promise<Map<number, StatusChange>>
-  /** Delivery receipts of the same turn, under the same contract (committed before the ack); those of unknown statuses are skipped. */
-  commitDeliveries: (list: DeliveryToRecord[]) => Promise<void>
+  commitReceipts: (turn: ReceiptTurn, inCommit: InCommit<Map<number, StatusChange>>) => Promise<Map<number, StatusChange>>
   /**
    * Views and deliveries stored under a LID get its number (merged with a row the number has, the earlier
    * time wins), with the events of the changed statuses in the same transaction; the changed statuses.
@@ -121,7 +126,7 @@ export function createViewerStore (handle: DbHandle): ViewerStore {
   return { ...receipts, ...kyselyInteractions(handle.db) }
 }
 
-export type ReceiptPart = Pick<ViewerStore, 'commitReceipts' | 'commitDeliveries' | 'mapLids' | 'unmappedLids' | 'commitListEvents' | 'list' | 'recentlyViewed'>
+export type ReceiptPart = Pick<ViewerStore, 'commitReceipts' | 'mapLids' | 'unmappedLids' | 'commitListEvents' | 'list' | 'recentlyViewed'>
 
 /**
  * SQLite: the receipt path in prepared statements, each commit one synchronous better-sqlite3 transaction
@@ -174,7 +179,6 @@ function sqliteReceipts (db: Db, sqlite: SQLite.Database): ReceiptPart {
   const dropLidDeliveries = sqlite.prepare<[string, string]>(
     'delete from status_deliveries where recipient = ? and number is null and status_id in (select id from statuses where session_id = ?)'
   )
-  const manyDeliveries = sqlite.transaction((list: DeliveryToRecord[]): void => { for (const d of list) oneDelivery(d) })
 
   const reads = (need: { counts?: number[], lists?: number[] }): CommitReads => ({
     counts: new Map((need.counts ?? []).map((id) => [id, realViewers.get(id) ?? 0])),
@@ -195,9 +199,10 @@ function sqliteReceipts (db: Db, sqlite: SQLite.Database): ReceiptPart {
     if (inserted.length > 0) { changeOf(changes, inserted[0], v).added.push(v); return }
     for (const statusId of earlierView.all(v.viewedAt, key, v.viewedAt, v.sessionId, v.messageId)) changeOf(changes, statusId, v)
   }
-  const record = sqlite.transaction((views: ViewToRecord[], inCommit: InCommit<Map<number, StatusChange>>): Map<number, StatusChange> => {
+  const record = sqlite.transaction(({ views, deliveries }: ReceiptTurn, inCommit: InCommit<Map<number, StatusChange>>): Map<number, StatusChange> => {
     const changes = new Map<number, StatusChange>()
     for (const v of views) one(v, changes)
+    for (const d of deliveries) oneDelivery(d)
     if (changes.size > 0) appendFor(changes, inCommit)
     return changes
   })
@@ -221,11 +226,7 @@ function sqliteReceipts (db: Db, sqlite: SQLite.Database): ReceiptPart {
   const run = async <T>(work: () => T): Promise<T> => await onSqliteConnection(db, sqlite, work)
 
   return {
-    commitReceipts: async (views, inCommit) => views.length === 0 ? new Map() : await run(() => record(views, inCommit)),
-    commitDeliveries: async (list) => {
-      if (list.length === 0) return
-      await run(() => { if (list.length === 1) oneDelivery(list[0]); else manyDeliveries(list) })
-    },
+    commitReceipts: async (turn, inCommit) => turn.views.length + turn.deliveries.length === 0 ? new Map() : await run(() => record(turn, inCommit)),
     mapLids: async (sessionId, mappings, inCommit) => await run(() => mapLids(sessionId, mappings, inCommit)),
     unmappedLids: async (sessionId, limit) => await run(() => unmapped.all(sessionId, limit)),
     commitListEvents: async (statusIds, events) => { await run(() => { listEvents(statusIds, events) }) },
