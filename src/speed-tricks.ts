@@ -15,11 +15,6 @@ export interface SpeedTrickInfo {
 }
 
 export const SPEED_TRICKS = {
-  'sent-statuses-bytes': {
-    why: 'GET …/sent-statuses keeps each session\'s serialised answer until the database\'s change stamp moves or its oldest status expires',
-    measured: '"List of 500 statuses (was 217 req/s; fixed)"',
-    off: 'every request queries the list and serialises it'
-  },
   'burst-gc': {
     why: 'one full garbage collection once a burst of ≥ 1,000 receipt frames is over, so the garbage it promoted is given back within seconds',
     measured: '"Memory after a burst (issue 25; ≤ 1.5 × idle within 5 s)"',

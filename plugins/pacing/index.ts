@@ -1,8 +1,7 @@
 import fp from 'fastify-plugin'
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import type { Config } from '../../src/config.js'
-import type { DbHandle } from '../../src/db/connection.js'
-import { postsSince } from '../../src/db/repositories/pacing.js'
+import type { Stores } from '../../src/db/stores/index.js'
 import { BadRequest, PacingLimit } from '../../src/errors.js'
 import type { DomainEvents } from '../broadcaster/domain-events.js'
 
@@ -19,7 +18,7 @@ export const BACKOFF_MAX_MS = 3_600_000
 const PUSH_BACK = /(?:^|\D)(429|463)(?:\D|$)/
 
 export interface PacingDeps {
-  db: DbHandle
+  stores: Pick<Stores, 'statuses'>
   config: Pick<Config, 'pacing'>
   platform: Pick<FastifyInstance['platform'], 'on' | 'off'>
   events: Pick<DomainEvents, 'on' | 'off'>
@@ -31,7 +30,7 @@ export type PacingVerdict = { ok: true } | { ok: false, retryAfterMs: number, re
 
 export function createPacing (deps: PacingDeps) {
   const { config, log } = deps
-  const db = deps.db.db
+  const { statuses } = deps.stores
   const now = deps.now ?? Date.now
   /** per session: how many back-offs in a row, and until when the current one lasts */
   const backoff = new Map<string, { level: number, until: number }>()
@@ -45,7 +44,7 @@ export function createPacing (deps: PacingDeps) {
     }
     const { maxStatusesPerDay: maxPosts, maxRecipientsPerDay: maxRecipients } = config.pacing
     if (maxPosts === 0 && maxRecipients === 0) return { ok: true }
-    const posts = await postsSince(db, sessionId, t - DAY_MS)
+    const posts = await statuses.postsSince(sessionId, t - DAY_MS)
     let freeAt = t
     if (maxPosts > 0 && posts.length + 1 > maxPosts) {
       // the oldest posts leave the window one by one: the one that makes room for this post
@@ -125,7 +124,7 @@ declare module 'fastify' {
 }
 
 export default fp(async (app) => {
-  const pacing = createPacing({ db: app.db, config: app.config, platform: app.platform, events: app.domainEvents, log: app.log.child({ plugin: 'pacing' }) })
+  const pacing = createPacing({ stores: app.stores, config: app.config, platform: app.platform, events: app.domainEvents, log: app.log.child({ plugin: 'pacing' }) })
   app.decorate('pacing', pacing)
   pacing.start()
   app.addHook('onClose', async () => { pacing.stop() })

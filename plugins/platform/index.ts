@@ -3,7 +3,6 @@ import type { FastifyInstance } from 'fastify'
 import { PlatformError } from '../../src/platform/errors.js'
 import type { Platform } from '../../src/platform/platform.js'
 import { loggedSessionLinks } from './session-links.js'
-import { sentMessagePayload } from '../../src/db/repositories/statuses.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -37,7 +36,7 @@ function lazyPlatform (app: FastifyInstance): { platform: Platform, load: () => 
         interactionSink: app.interactionIngest.sink,
         phoneSink: app.contacts.sink,
         // a status's message as it went out (statuses.message_payload), for retry receipts after a restart
-        sentStatuses: { payload: async (sessionId, messageId) => await sentMessagePayload(app.db.db, sessionId, messageId) },
+        sentStatuses: { payload: async (sessionId, messageId) => await app.stores.statuses.sentMessagePayload(sessionId, messageId) },
         contactStatusSink: app.contactStatuses.sink,
         wa: app.config.wa,
         logger: app.log,

@@ -1,6 +1,5 @@
 import fp from 'fastify-plugin'
 import { findSession } from '../../src/db/repositories/sessions.js'
-import { findUpload } from '../../src/db/repositories/uploads.js'
 import { createScheduleService } from './service.js'
 import { createScheduler } from './scheduler.js'
 import routes from './routes.js'
@@ -16,13 +15,14 @@ declare module 'fastify' {
 
 export default fp(async (app) => {
   const log = app.log.child({ plugin: 'schedules' })
-  // transitional: these look-ups move to the sessions and uploads stores
+  // transitional: the session look-up moves to the sessions store
   const sessionExists = async (sessionId: string): Promise<boolean> => await findSession(app.db.db, sessionId) !== undefined
-  const uploadExists = async (filename: string): Promise<boolean> => await findUpload(app.db.db, filename) !== undefined
+  const uploadExists = async (filename: string): Promise<boolean> => await app.stores.uploads.find(filename) !== undefined
   const { schedules, audiences } = app.stores
   const service = createScheduleService({ schedules, audiences, sessionExists, uploadExists, config: app.config, releaseMedia: app.statuses.releaseMedia, log })
   const scheduler = createScheduler({
     schedules,
+    stores: app.stores,
     config: app.config,
     platform: app.platform,
     statuses: app.statuses,

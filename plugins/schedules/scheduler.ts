@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import type { Config } from '../../src/config.js'
 import type { ScheduleRow } from '../../src/db/database.js'
-import { findStatus } from '../../src/db/repositories/statuses.js'
+import type { Stores } from '../../src/db/stores/index.js'
 import type { RunToRecord, ScheduleStore } from '../../src/db/stores/schedules.js'
 import { runAfter } from '../../src/schedules/recurrence.js'
 import type { DomainEvents } from '../broadcaster/domain-events.js'
@@ -28,6 +28,7 @@ const MISSED_PER_PASS = 50
 
 export interface SchedulerDeps {
   schedules: ScheduleStore
+  stores: Pick<Stores, 'statuses'>
   config: Pick<Config, 'schedules' | 'cluster'>
   platform: Pick<FastifyInstance['platform'], 'snapshot'>
   statuses: Pick<StatusService, 'submit' | 'recipientsOf'>
@@ -113,7 +114,7 @@ export function createScheduler (deps: SchedulerDeps) {
       await events.within(async (trx, emit) => {
         await store.finishRun(runId, { state: 'fired', statusId: id }, trx)
         // a send that reached nobody before the run was recorded (its status is gone already): onUpdated missed it
-        if (await findStatus(trx, s.session_id, id) === undefined) throw new Error('The send reached nobody; the status was not kept')
+        if (await deps.stores.statuses.find(s.session_id, id, trx) === undefined) throw new Error('The send reached nobody; the status was not kept')
         emit('scheduled-status-fired', { sessionId: s.session_id, scheduleId: s.id, statusId: started.statusId, at: iso(at), firedAt: iso(t), late })
       })
       log.info({ sessionId: s.session_id, scheduleId: s.id, statusId: started.statusId, late }, 'scheduled status fired')

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import type { DbHandle } from '../../src/db/connection.js'
 import type { SessionRow } from '../../src/db/database.js'
 import { deleteSession, findSession, insertSession, listSessions, sessionMediaFiles, setPhoneNumber } from '../../src/db/repositories/sessions.js'
-import { mediaInUse } from '../../src/db/repositories/statuses.js'
+import type { Stores } from '../../src/db/stores/index.js'
 import { BadRequest, NotQrSession, SessionExists, SessionNotFound } from '../../src/errors.js'
 import type { AuthMethod, SessionSnapshot } from '../../src/platform/types.js'
 import type { SessionView } from '../../schemas/session.js'
@@ -13,6 +13,7 @@ import { canSee, type KeyStore, type Principal } from '../keys/store.js'
 /** What the session service uses of the other decorators. */
 export interface SessionDeps {
   db: DbHandle
+  stores: Pick<Stores, 'statuses'>
   platform: Pick<FastifyInstance['platform'], 'snapshot' | 'startSession' | 'removeSession' | 'restartSession' | 'updatePhoneNumber' | 'requestPairingCode'>
   mediaStore: Pick<FastifyInstance['mediaStore'], 'remove'>
   events: Pick<DomainEvents, 'emit' | 'within'>
@@ -92,7 +93,7 @@ export function createSessionService (deps: SessionDeps) {
     })
     await keys?.sessionDeleted(sessionId)
     for (const file of media) {
-      if (!await mediaInUse(db, file)) await mediaStore.remove(file)
+      if (!await deps.stores.statuses.mediaInUse(file)) await mediaStore.remove(file)
     }
   }
 

@@ -1,5 +1,5 @@
 import type { StatusReactionRow, StatusReplyRow, ViewerRow } from '../../src/db/database.js'
-import type { SentStatusRow } from '../../src/db/repositories/statuses.js'
+import type { SentStatusRow } from '../../src/db/stores/statuses.js'
 import type { AudienceSnapshot } from '../../schemas/audience.js'
 import type { Reaction, Reply, SentStatus, Viewer } from '../../schemas/status.js'
 

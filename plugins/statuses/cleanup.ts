@@ -1,6 +1,3 @@
-import { contactStatusStore } from '../../src/db/stores/contact-statuses.js'
-import { deleteStatusesBefore } from '../../src/db/repositories/statuses.js'
-import { unusedUploadsBefore } from '../../src/db/repositories/uploads.js'
 import type { StatusDeps } from './service.js'
 
 export interface CleanupResult { statuses: number, uploads: number }
@@ -9,11 +6,9 @@ export interface CleanupResult { statuses: number, uploads: number }
  * Expiry: removes statuses older than the TTL (with viewers and media), contacts' statuses posted before it (they
  * live 24 hours on the platform too) and old unused uploads, now and on a timer.
  */
-export function createCleanup (deps: Pick<StatusDeps, 'db' | 'config' | 'events' | 'log'>, releaseMedia: (filename: string | null) => Promise<boolean>) {
+export function createCleanup (deps: Pick<StatusDeps, 'stores' | 'config' | 'events' | 'log'>, releaseMedia: (filename: string | null) => Promise<boolean>) {
   const { config, events, log } = deps
-  const db = deps.db.db
-  // transitional: app.stores.contactStatuses once the status deps carry the stores
-  const contactStatusRows = contactStatusStore(db)
+  const { statuses, uploads: uploadStore } = deps.stores
   let running: Promise<CleanupResult> | null = null
   let timer: NodeJS.Timeout | null = null
 
@@ -21,7 +16,7 @@ export function createCleanup (deps: Pick<StatusDeps, 'db' | 'config' | 'events'
     const before = Date.now() - config.statusTtlMs
     // the rows and one statuses-updated per affected session in one transaction
     const expired = await events.within(async (trx, emit) => {
-      const gone = await deleteStatusesBefore(trx, before)
+      const gone = await statuses.deleteBefore(before, trx)
       const perSession = new Map<string, number>()
       for (const s of gone) perSession.set(s.session_id, (perSession.get(s.session_id) ?? 0) + 1)
       for (const [sessionId, n] of perSession) {
@@ -33,10 +28,10 @@ export function createCleanup (deps: Pick<StatusDeps, 'db' | 'config' | 'events'
     for (const file of new Set(expired.map((s) => s.media_file))) {
       if (await releaseMedia(file)) uploads++
     }
-    for (const file of await unusedUploadsBefore(db, before)) {
+    for (const file of await uploadStore.unusedBefore(before)) {
       if (await releaseMedia(file)) uploads++
     }
-    const contactStatuses = [...(await contactStatusRows.expire(before)).values()].reduce((a, b) => a + b, 0)
+    const contactStatuses = [...(await deps.stores.contactStatuses.expire(before)).values()].reduce((a, b) => a + b, 0)
     if (expired.length > 0 || uploads > 0 || contactStatuses > 0) log.info({ statuses: expired.length, uploads, contactStatuses }, 'expired statuses and uploads removed')
     return { statuses: expired.length, uploads }
   }

@@ -1,4 +1,3 @@
-import { findUpload } from '../../src/db/repositories/uploads.js'
 import { BadRequest, UploadNotFound, UrlRefused } from '../../src/errors.js'
 import { audioDetails, audioFileDetails, type AudioDetails } from '../../src/media/audio.js'
 import type { FetchedMedia } from '../../src/media/remote-fetch.js'
@@ -8,9 +7,9 @@ import { detectUrlMedia, parseHttpUrl } from './parse.js'
 import type { StatusDeps } from './service.js'
 
 /** Checks a send-status body and works out what to send and what to store. */
-export async function prepareContent (deps: Pick<StatusDeps, 'db' | 'mediaStore' | 'remoteMedia'>, body: SendStatusBody) {
+export async function prepareContent (deps: Pick<StatusDeps, 'stores' | 'mediaStore' | 'remoteMedia'>, body: SendStatusBody) {
   const { mediaStore, remoteMedia } = deps
-  const db = deps.db.db
+  const uploads = deps.stores.uploads
   const caption = body.caption ?? ''
   switch (body.type) {
     case 'text': {
@@ -23,7 +22,7 @@ export async function prepareContent (deps: Pick<StatusDeps, 'db' | 'mediaStore'
     case 'video': {
       const name = body.content
       if (!await mediaStore.exists(name)) throw new UploadNotFound()
-      const upload = await findUpload(db, name)
+      const upload = await uploads.find(name)
       if (upload !== undefined && upload.kind !== body.type) throw new BadRequest(`content is an uploaded ${upload.kind}, not an ${body.type}`)
       // the source is the store's local copy, opened by the send once the session is known to be connected
       const content: StatusContent = { kind: body.type, source: { path: name }, caption }
@@ -33,7 +32,7 @@ export async function prepareContent (deps: Pick<StatusDeps, 'db' | 'mediaStore'
     case 'audio': {
       const name = body.content
       if (!await mediaStore.exists(name)) throw new UploadNotFound()
-      const upload = await findUpload(db, name)
+      const upload = await uploads.find(name)
       if (upload !== undefined && upload.kind !== 'audio') throw new BadRequest(`content is an uploaded ${upload.kind}, not audio`)
       // ptt and seconds are read from the store's local copy by the send (openMedia); the platform's audio
       // message has no caption: none is sent or stored

@@ -1,7 +1,6 @@
 import type { FastifyError } from 'fastify'
 import type { StatusRow } from '../../src/db/database.js'
 import type { NewEvent } from '../../src/db/repositories/events.js'
-import { deleteStatus, finishSend } from '../../src/db/repositories/statuses.js'
 import type { SendProgress, StatusContent, StatusSetting } from '../../src/platform/types.js'
 import type { SendStatusBody } from '../../schemas/status.js'
 import { toLogRow } from '../events/log.js'
@@ -49,11 +48,6 @@ export function progressReport (d: Pick<Delivery, 'sessionId' | 'statusId'>, ste
   return step === null ? [] : [toLogRow('status-send-progress', { sessionId: d.sessionId, statusId: String(d.statusId), sent: step.sent, total: step.total })]
 }
 
-/** better-sqlite3 would nest a transaction inside one another caller holds open across an await: wait for it (bounded). */
-export async function writable (sqlite: { inTransaction: boolean } | null): Promise<void> {
-  for (let i = 0; sqlite?.inTransaction === true && i < 5000; i++) await new Promise((resolve) => setImmediate(resolve))
-}
-
 /** A promise that may reject without anyone awaiting it yet. */
 export function quiet<T> (promise: Promise<T>): Promise<T> {
   promise.catch(() => {})
@@ -73,11 +67,11 @@ export function stoppedMessage (sentCount: number, contactCount: number, maybe: 
 }
 
 /** A row a crash left `sending` that cannot be resumed: partial with what it has, or removed when nobody has (or may have) it. */
-export async function abandon ({ events, log }: Pick<StatusDeps, 'events' | 'log'>, row: StatusRow, have: number, why: string): Promise<void> {
+export async function abandon ({ stores: { statuses }, events, log }: Pick<StatusDeps, 'stores' | 'events' | 'log'>, row: StatusRow, have: number, why: string): Promise<void> {
   const id = String(row.id)
   if (have === 0) {
     const removed = await events.within(async (trx, emit) => {
-      if (!await deleteStatus(trx, row.id)) return false
+      if (!await statuses.remove(row.id, trx)) return false
       emit('statuses-updated', { sessionId: row.session_id, statusId: id, action: 'send-failed', message: `Status ${id} was not sent: ${why}` })
       return true
     })
@@ -86,7 +80,7 @@ export async function abandon ({ events, log }: Pick<StatusDeps, 'events' | 'log
   }
   const message = `Status sent to ${row.sent_count} of ${row.contact_count}; not resumed: ${why}`
   const kept = await events.within(async (trx, emit) => {
-    if (!await finishSend(trx, row.id, { state: 'partial', sentCount: row.sent_count, error: `Sending stopped after ${row.sent_count} of ${row.contact_count}: ${why}` })) return false
+    if (!await statuses.finish(row.id, { state: 'partial', sentCount: row.sent_count, error: `Sending stopped after ${row.sent_count} of ${row.contact_count}: ${why}` }, trx)) return false
     emit('statuses-updated', { sessionId: row.session_id, statusId: id, action: 'partial', message: `Status ${id}: ${message}` })
     return true
   })

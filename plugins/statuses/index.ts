@@ -1,5 +1,4 @@
 import fp from 'fastify-plugin'
-import { changeStampFor } from '../../src/db/repositories/system.js'
 import type { PlatformEventMap } from '../../src/platform/types.js'
 import { createCleanup } from './cleanup.js'
 import { createStatusService, type StatusDeps } from './service.js'
@@ -39,8 +38,6 @@ export function createStatuses (deps: StatusDeps) {
     /** removes a media file once no status and no schedule refers to it */
     releaseMedia: service.releaseMedia,
     cleanup: expiry.cleanup,
-    /** moves on every database write; equal stamps mean no status, view or session changed in between */
-    changeStamp: changeStampFor(deps.db),
     start (): void {
       platform.on('status-error', onStatusError)
     },
@@ -64,6 +61,7 @@ declare module 'fastify' {
 export default fp(async (app) => {
   const service = createStatuses({
     db: app.db,
+    stores: app.stores,
     config: app.config,
     platform: app.platform,
     mediaStore: app.mediaStore,

@@ -1,5 +1,4 @@
 import fp from 'fastify-plugin'
-import { interactionLidWriterFor, recordReaction, recordReply } from '../../src/db/repositories/interactions.js'
 import { contactJid } from '../../src/platform/jid.js'
 import type { InteractionSink, StatusInteraction } from '../../src/platform/types.js'
 import { toReaction, toReply } from './api-shapes.js'
@@ -11,9 +10,8 @@ import type { StatusDeps } from './service.js'
  * a redelivery a no-op). Each change goes out as a status-reaction / status-reply event. Messages about
  * statuses this service does not know are dropped: the service stores no other chat.
  */
-export function createInteractionIngest (deps: Pick<StatusDeps, 'db' | 'events' | 'log'>) {
-  const { db: handle, events, log } = deps
-  const lids = interactionLidWriterFor(handle)
+export function createInteractionIngest (deps: Pick<StatusDeps, 'stores' | 'events' | 'log'>) {
+  const { stores: { viewers }, events, log } = deps
   let closed = false
   const stats = { reactions: 0, replies: 0, ignored: 0 }
 
@@ -23,7 +21,8 @@ export function createInteractionIngest (deps: Pick<StatusDeps, 'db' | 'events' 
     // the row and its event in one transaction (the event log)
     if (i.kind === 'reaction') {
       const row = await events.within(async (trx, emit) => {
-        const r = await recordReaction(trx, sessionId, { ...from, statusMessageId: i.statusMessageId, messageId: i.messageId, emoji: i.emoji, at: i.at })
+        const reaction = { ...from, statusMessageId: i.statusMessageId, messageId: i.messageId, emoji: i.emoji, at: i.at }
+        const r = await viewers.recordReaction(sessionId, reaction, trx)
         if (r !== undefined) emit('status-reaction', { sessionId, statusId: String(r.status_id), reaction: toReaction(r), ...(r.emoji === '' ? { removed: true as const } : {}) })
         return r
       })
@@ -31,7 +30,7 @@ export function createInteractionIngest (deps: Pick<StatusDeps, 'db' | 'events' 
       else stats.reactions++
     } else {
       const row = await events.within(async (trx, emit) => {
-        const r = await recordReply(trx, sessionId, { ...from, statusMessageId: i.statusMessageId, messageId: i.messageId, text: i.text, at: i.at })
+        const r = await viewers.recordReply(sessionId, { ...from, statusMessageId: i.statusMessageId, messageId: i.messageId, text: i.text, at: i.at }, trx)
         if (r !== undefined) emit('status-reply', { sessionId, statusId: String(r.status_id), reply: toReply(r) })
         return r
       })
@@ -40,18 +39,14 @@ export function createInteractionIngest (deps: Pick<StatusDeps, 'db' | 'events' 
     }
   }
 
-  function lidsMapped (sessionId: string, mappings: Array<{ lid: string, number: string }>): void | Promise<void> {
+  async function lidsMapped (sessionId: string, mappings: Array<{ lid: string, number: string }>): Promise<void> {
     if (closed) return
-    const changed = lids.mapLids(sessionId, mappings)
-    const report = (c: Set<number>): void => {
-      if (c.size > 0) log.info({ sessionId, statuses: c.size }, 'reactions and replies stored under a LID got their number')
-    }
-    if (changed instanceof Promise) return changed.then(report)
-    report(changed)
+    const changed = await viewers.mapInteractionLids(sessionId, mappings)
+    if (changed.size > 0) log.info({ sessionId, statuses: changed.size }, 'reactions and replies stored under a LID got their number')
   }
 
-  function unmappedLids (sessionId: string, limit: number): string[] | Promise<string[]> {
-    return closed ? [] : lids.unmappedLids(sessionId, limit)
+  async function unmappedLids (sessionId: string, limit: number): Promise<string[]> {
+    return closed ? [] : await viewers.unmappedInteractionLids(sessionId, limit)
   }
 
   const sink: InteractionSink = { commit, lidsMapped, unmappedLids }
@@ -74,7 +69,7 @@ declare module 'fastify' {
 
 // The platform depends on this plugin: it is created with its sink.
 export default fp(async (app) => {
-  const ingest = createInteractionIngest({ db: app.db, events: app.domainEvents, log: app.log.child({ plugin: 'interaction-ingest' }) })
+  const ingest = createInteractionIngest({ stores: app.stores, events: app.domainEvents, log: app.log.child({ plugin: 'interaction-ingest' }) })
   app.decorate('interactionIngest', ingest)
   app.addHook('onClose', async () => { ingest.stop() })
 }, { name: 'interaction-ingest', dependencies: ['db', 'domain-events'] })

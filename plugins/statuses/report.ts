@@ -1,8 +1,4 @@
 import { findSession } from '../../src/db/repositories/sessions.js'
-import { findStatus } from '../../src/db/repositories/statuses.js'
-import { listDeliveries } from '../../src/db/repositories/deliveries.js'
-import { listReactions, listReplies } from '../../src/db/repositories/interactions.js'
-import { listViewers } from '../../src/db/repositories/viewers.js'
 import { SessionNotFound, StatusNotFound } from '../../src/errors.js'
 import type { StatusReport } from '../../schemas/schedule.js'
 import { iso } from './api-shapes.js'
@@ -16,13 +12,14 @@ import type { StatusDeps } from './service.js'
 
 interface Line { number: string, deliveredAt: number | null, viewedAt: number | null, reaction: string | null, repliedAt: number | null }
 
-export function createReports (deps: Pick<StatusDeps, 'db'>) {
+export function createReports (deps: Pick<StatusDeps, 'db' | 'stores'>) {
   const db = deps.db.db
+  const { statuses, viewers: viewerStore } = deps.stores
 
   async function report (sessionId: string, statusId: string | number): Promise<StatusReport> {
     const session = await findSession(db, sessionId)
     if (session === undefined) throw new SessionNotFound()
-    const status = await findStatus(db, sessionId, Number(statusId))
+    const status = await statuses.find(sessionId, Number(statusId))
     if (status === undefined) throw new StatusNotFound()
     const own = session.own_number
     const lines = new Map<string, Line>()
@@ -34,7 +31,7 @@ export function createReports (deps: Pick<StatusDeps, 'db'>) {
     // who it was meant for: the audience snapshot when an audience chose them, else the requested numbers
     for (const n of storedRecipients(status).recipients) if (n !== own) line(n)
     const [deliveries, viewers, reactions, replies] = await Promise.all([
-      listDeliveries(db, status.id), listViewers(db, status.id), listReactions(db, status.id), listReplies(db, status.id)
+      statuses.deliveries(status.id), viewerStore.list(status.id), viewerStore.reactions(status.id), viewerStore.replies(status.id)
     ])
     const keyOf = (r: { number: string | null, jid: string }): string | null => (r.number ?? r.jid) === own ? null : r.number ?? r.jid
     for (const d of deliveries) { const k = keyOf(d); if (k !== null) line(k).deliveredAt = d.delivered_at }

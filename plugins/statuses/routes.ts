@@ -1,5 +1,4 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyReply } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import { SessionParamsSchema, StatusParamsSchema } from '../../schemas/common.js'
 import { failures, Ok } from '../../schemas/envelope.js'
@@ -35,15 +34,6 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     return { success: true as const, data }
   })
 
-  // A session's list is kept serialised until the database changes (SQLite's change counter moves on
-  // every write: a status sent, deleted, expired or rejected, a view recorded, a session removed) or its
-  // oldest status expires. Polling a long list then costs a lookup instead of a query over every status
-  // and a fresh serialisation (bench/reads.ts: 500 statuses, 140 KiB: 200 → thousands of req/s).
-  const changeStamp = app.statuses.changeStamp
-  const sentCache = new Map<string, { stamp: string, until: number, body: Buffer }>()
-  // off (SPEED_TRICKS_OFF, src/speed-tricks.ts): every request queries and serialises the list
-  const keepBytes = !app.config.speedTricksOff.has('sent-statuses-bytes')
-
   app.get('/sessions/:sessionId/sent-statuses', {
     config: { scope: 'read' },
     schema: {
@@ -52,21 +42,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       params: SessionParamsSchema,
       response: { 200: Ok(Type.Array(SentStatusSchema)), ...failures(400, 404) }
     }
-  }, async (req, reply) => {
-    const { sessionId } = req.params
-    if (!keepBytes) return { success: true as const, data: await app.statuses.list(sessionId) }
-    const stamp = changeStamp()
-    let cached = sentCache.get(sessionId)
-    if (cached === undefined || cached.stamp !== stamp || Date.now() >= cached.until) {
-      sentCache.delete(sessionId)
-      const data = await app.statuses.list(sessionId)
-      const oldest = data.reduce((min, s) => Math.min(min, Date.parse(s.timestamp)), Infinity)
-      cached = { stamp, until: oldest + app.config.statusTtlMs, body: Buffer.from(reply.serialize({ success: true, data }) as string) }
-      sentCache.set(sessionId, cached)
-    }
-    // already serialised by this route's own serializer: sent as is
-    return (reply as FastifyReply).type('application/json; charset=utf-8').send(cached.body)
-  })
+  }, async (req) => ({ success: true as const, data: await app.statuses.list(req.params.sessionId) }))
 
   app.get('/sessions/:sessionId/status-viewers/:statusId', {
     config: { scope: 'read' },

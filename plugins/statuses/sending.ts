@@ -1,7 +1,5 @@
 import type { StatusRow } from '../../src/db/database.js'
 import { findSession } from '../../src/db/repositories/sessions.js'
-import { deleteStatus, finishSend, insertStatus, interruptedSends, setUnreachable, statusRecipients } from '../../src/db/repositories/statuses.js'
-import { progressWriterFor } from '../../src/db/repositories/statuses-pg.js'
 import { fromPlatform, NotConnected, SendFailed, SessionNotFound } from '../../src/errors.js'
 import { pnJid } from '../../src/platform/jid.js'
 import type { SendStatusResult } from '../../src/platform/types.js'
@@ -11,7 +9,7 @@ import { openMedia, prepareContent } from './content.js'
 import { whenOpen } from './when-open.js'
 import { chooseRecipients, storedRecipients, type ResolvedRecipients } from './recipients.js'
 import type { SendStatusAnswer, StatusDeps } from './service.js'
-import { abandon, countContacts, isCode, progressReport, quiet, sentMessage, StatusGone, stoppedMessage, writable, type Delivery } from './delivery.js'
+import { abandon, countContacts, isCode, progressReport, quiet, sentMessage, StatusGone, stoppedMessage, type Delivery } from './delivery.js'
 
 // A send's recorded life (issue 11). The row is inserted `sending` before anything goes out; the built
 // message is stored before the first chunk, and each chunk the platform acknowledged is committed (its JIDs,
@@ -23,9 +21,9 @@ import { abandon, countContacts, isCode, progressReport, quiet, sentMessage, Sta
 export function createSending (deps: StatusDeps) {
   const { config, platform, events, eventLog, log } = deps
   const db = deps.db.db
-  const sqlite = deps.db.dialect === 'sqlite' ? deps.db.sqlite : null
-  // SQLite: synchronous prepared statements; PostgreSQL: the same writes, awaited
-  const progress = progressWriterFor(deps.db)
+  // a send's progress is committed between two chunks (each step resolves once committed)
+  const progress = deps.stores.statuses
+  const { statuses } = deps.stores
   /** sends and resumes under way; the plugin waits for them before the database closes */
   const running = new Set<Promise<unknown>>()
   /** resumes waiting for their session; told when the service stops */
@@ -63,7 +61,7 @@ export function createSending (deps: StatusDeps) {
       messageId = platform.newMessageId(sessionId)
       createdAt = Date.now()
       // The row exists before the first stanza goes out, so receipts that race the send find it.
-      statusId = await insertStatus(db, {
+      statusId = await statuses.insert({
         session_id: sessionId,
         type: body.type,
         content: body.content,
@@ -128,20 +126,17 @@ export function createSending (deps: StatusDeps) {
         statusSetting: d.statusSetting,
         done: d.done,
         onPrepared: async (payload) => {
-          await writable(sqlite)
           if (!await progress.savePayload(d.statusId, payload)) throw new StatusGone()
         },
         onChunkStart: async (jids) => {
-          await writable(sqlite)
           for (const jid of jids) if (!committed.has(jid)) started.add(jid)
           if (!await progress.unconfirmed(d.statusId, jids)) throw new StatusGone()
         },
         onChunk: async (jids, step) => {
-          await writable(sqlite)
           for (const jid of jids) committed.add(jid)
           try {
             // the chunk and its status-send-progress in one transaction (the event log), fed after the commit
-            if (!await progress.commit(d.statusId, jids, sentCount(), progressReport(d, step))) throw new StatusGone()
+            if (!await progress.commitChunk(d.statusId, jids, sentCount(), progressReport(d, step))) throw new StatusGone()
           } catch (err) {
             for (const jid of jids) { committed.delete(jid); maybe.add(jid) } // not committed: stored as "may have it"
             throw err
@@ -151,17 +146,15 @@ export function createSending (deps: StatusDeps) {
         },
         onUnreachable: async (numbers) => {
           unreachable = numbers
-          await writable(sqlite)
           // the numbers and their event in one transaction (the event log)
           const kept = await events.within(async (trx, emit) => {
-            if (!await setUnreachable(trx, d.statusId, numbers)) return false
+            if (!await statuses.setUnreachable(d.statusId, numbers, trx)) return false
             emit('statuses-updated', { sessionId: d.sessionId, statusId: id, action: 'unreachable', unreachable: numbers, message: `Status ${id}: ${numbers.length} recipient${numbers.length === 1 ? ' has' : 's have'} no LID and cannot be sent to` })
             return true
           })
           if (!kept) throw new StatusGone()
         },
         onUnconfirmed: async (jids) => {
-          await writable(sqlite)
           for (const jid of jids) if (!committed.has(jid)) maybe.add(jid)
           if (!await progress.unconfirmed(d.statusId, jids)) throw new StatusGone()
         }
@@ -169,17 +162,16 @@ export function createSending (deps: StatusDeps) {
     } catch (caught) {
       // recorded before their chunk went out, which then failed before it was written: they do not have it
       const unsent = [...started].filter((jid) => !maybe.has(jid))
-      if (unsent.length > 0) { await writable(sqlite); await progress.notSent(d.statusId, unsent) }
+      if (unsent.length > 0) await progress.notSent(d.statusId, unsent)
       return { ...await stopped(d, { have: committed.size, maybe: maybe.size, sentCount: sentCount() }, caught), unreachable }
     }
     const reached = d.recipients.length === 0 ? d.contactCount : d.contactCount - unreachable.length
     // every recipient has it (a platform that does not report chunks is taken at its word); the chunks'
     // recipients are committed already, so only the count and any JID no chunk reported are written here
-    await writable(sqlite)
-    await progress.commit(d.statusId, result.recipientJids.filter((jid) => !committed.has(jid)), reached)
+    await progress.commitChunk(d.statusId, result.recipientJids.filter((jid) => !committed.has(jid)), reached)
     // the row's end and its status-sent in one transaction (the event log)
     const finished = await events.within(async (trx, emit) => {
-      if (!await finishSend(trx, d.statusId, { state: 'sent', sentCount: reached })) return false
+      if (!await statuses.finish(d.statusId, { state: 'sent', sentCount: reached }, trx)) return false
       emit('status-sent', {
         sessionId: d.sessionId,
         statusId: id,
@@ -210,7 +202,7 @@ export function createSending (deps: StatusDeps) {
     const err = fromPlatform(caught)
     if (have + maybe === 0) {
       await events.within(async (trx, emit) => {
-        if (await deleteStatus(trx, d.statusId)) emit('statuses-updated', { sessionId: d.sessionId, statusId: id, action: 'send-failed', message: `Status ${id} was not sent: ${reason}` })
+        if (await statuses.remove(d.statusId, trx)) emit('statuses-updated', { sessionId: d.sessionId, statusId: id, action: 'send-failed', message: `Status ${id} was not sent: ${reason}` })
       })
       if (isCode(err, 'ST_NOT_CONNECTED')) throw err
       log.warn({ err: caught, sessionId: d.sessionId, statusId: d.statusId }, 'sending status failed')
@@ -219,7 +211,7 @@ export function createSending (deps: StatusDeps) {
     }
     const { message, unsure } = stoppedMessage(sentCount, d.contactCount, maybe, reason)
     const kept = await events.within(async (trx, emit) => {
-      if (!await finishSend(trx, d.statusId, { state: 'partial', sentCount, error: `Sending stopped after ${sentCount} of ${d.contactCount}: ${reason}${unsure}` })) return false
+      if (!await statuses.finish(d.statusId, { state: 'partial', sentCount, error: `Sending stopped after ${sentCount} of ${d.contactCount}: ${reason}${unsure}` }, trx)) return false
       emit('statuses-updated', { sessionId: d.sessionId, statusId: id, action: 'partial', message: `Status ${id}: ${message}` })
       return true
     })
@@ -230,14 +222,14 @@ export function createSending (deps: StatusDeps) {
 
   async function resume (row: StatusRow): Promise<void> {
     // the ones whose chunk went out unacknowledged are sent again (at least once for them)
-    const done = await statusRecipients(db, row.id, 'confirmed')
-    const have = (await statusRecipients(db, row.id, 'all')).length
+    const done = await statuses.recipients(row.id, 'confirmed')
+    const have = (await statuses.recipients(row.id, 'all')).length
     // the message is stored before the first chunk goes out: without it nothing went out
-    if (row.message_payload === null) { await abandon({ events, log }, row, have, 'the service stopped before it went out'); return }
+    if (row.message_payload === null) { await abandon({ stores: deps.stores, events, log }, row, have, 'the service stopped before it went out'); return }
     const open = await whenOpen({ platform, waiting, closing: () => closing }, row.session_id, config.sendReconnectWaitMs)
-    if ('why' in open) { await abandon({ events, log }, row, have, open.why); return }
+    if ('why' in open) { await abandon({ stores: deps.stores, events, log }, row, have, open.why); return }
     // the first chunk starts with the own number: another account linked meanwhile must not continue it
-    if (done.length > 0 && !done.includes(pnJid(open.own))) { await abandon({ events, log }, row, have, 'the session is linked to another account now'); return }
+    if (done.length > 0 && !done.includes(pnJid(open.own))) { await abandon({ stores: deps.stores, events, log }, row, have, 'the session is linked to another account now'); return }
     const { recipients, statusSetting } = storedRecipients(row)
     log.info({ sessionId: row.session_id, statusId: row.id, done: done.length, contactCount: row.contact_count }, 'resuming a send interrupted by a restart')
     await deliver({
@@ -260,7 +252,7 @@ export function createSending (deps: StatusDeps) {
    */
   async function recover (sessionIds?: string[]): Promise<number> {
     const only = sessionIds === undefined ? null : new Set(sessionIds)
-    const rows = (await interruptedSends(db)).filter((r) => (only === null || only.has(r.session_id)) && !active.has(r.id))
+    const rows = (await statuses.interrupted()).filter((r) => (only === null || only.has(r.session_id)) && !active.has(r.id))
     if (rows.length > 0) log.warn({ count: rows.length }, 'sends interrupted by a restart found; resuming once their sessions reconnect')
     for (const row of rows) {
       void track(resume(row).catch((err: unknown) => { log.error({ err, statusId: row.id }, 'could not resume an interrupted send') }))

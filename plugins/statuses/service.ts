@@ -3,9 +3,8 @@ import type { Static } from '@sinclair/typebox'
 import type { Config } from '../../src/config.js'
 import type { DbHandle } from '../../src/db/connection.js'
 import { findSession } from '../../src/db/repositories/sessions.js'
-import { deleteStatus, findStatus, listSent, mediaInUse, setStatusError, statusRecipients, type StatusInfo } from '../../src/db/repositories/statuses.js'
-import { listReactions, listReplies } from '../../src/db/repositories/interactions.js'
-import { listViewers } from '../../src/db/repositories/viewers.js'
+import type { Stores } from '../../src/db/stores/index.js'
+import type { StatusInfo } from '../../src/db/stores/statuses.js'
 import { SessionNotFound, StatusNotFound, StatusSending } from '../../src/errors.js'
 import type { PlatformEventMap } from '../../src/platform/types.js'
 import type { DeletedStatusSchema, Reaction, Reply, SendStatusAcceptedSchema, SendStatusBody, SendStatusResultSchema, SentStatus, Viewer } from '../../schemas/status.js'
@@ -18,7 +17,9 @@ import type { AudienceResolver } from '../audiences/resolve.js'
 
 /** What the status service uses of the other decorators. */
 export interface StatusDeps {
+  /** transitional: the sessions' and contact statuses' queries, until their stores land */
   db: DbHandle
+  stores: Pick<Stores, 'statuses' | 'viewers' | 'uploads' | 'contactStatuses'>
   config: Pick<Config, 'statusTtlMs' | 'cleanupIntervalMs' | 'sendReconnectWaitMs' | 'sendWaitMaxRecipients'>
   platform: Pick<FastifyInstance['platform'], 'snapshot' | 'newMessageId' | 'sendStatus' | 'revokeStatus' | 'on' | 'off'>
   mediaStore: Pick<FastifyInstance['mediaStore'], 'exists' | 'open' | 'remove'>
@@ -45,6 +46,7 @@ const PLATFORM_NOTE = 'The platform offers no way to delete a published status: 
 export function createStatusService (deps: StatusDeps) {
   const { config, platform, mediaStore, events, log } = deps
   const db = deps.db.db
+  const { statuses, viewers: viewerStore } = deps.stores
   const sending = createSending(deps)
 
   /**
@@ -91,34 +93,34 @@ export function createStatusService (deps: StatusDeps) {
 
   async function requireStatus (sessionId: string, statusId: string | number): Promise<StatusInfo> {
     await requireSession(sessionId)
-    const status = await findStatus(db, sessionId, Number(statusId))
+    const status = await statuses.find(sessionId, Number(statusId))
     if (status === undefined) throw new StatusNotFound()
     return status
   }
 
   async function list (sessionId: string): Promise<SentStatus[]> {
     await requireSession(sessionId)
-    return (await listSent(db, sessionId, Date.now() - config.statusTtlMs)).map(toSentStatus)
+    return (await statuses.listSent(sessionId, Date.now() - config.statusTtlMs)).map(toSentStatus)
   }
 
   async function viewers (sessionId: string, statusId: string | number): Promise<Viewer[]> {
     const status = await requireStatus(sessionId, statusId)
-    return (await listViewers(db, status.id)).map(toViewer)
+    return (await viewerStore.list(status.id)).map(toViewer)
   }
 
   async function reactions (sessionId: string, statusId: string | number): Promise<Reaction[]> {
     const status = await requireStatus(sessionId, statusId)
-    return (await listReactions(db, status.id)).map(toReaction)
+    return (await viewerStore.reactions(status.id)).map(toReaction)
   }
 
   async function replies (sessionId: string, statusId: string | number): Promise<Reply[]> {
     const status = await requireStatus(sessionId, statusId)
-    return (await listReplies(db, status.id)).map(toReply)
+    return (await viewerStore.replies(status.id)).map(toReply)
   }
 
   /** Removes a media file once no status refers to it any more. */
   async function releaseMedia (filename: string | null): Promise<boolean> {
-    if (filename === null || await mediaInUse(db, filename)) return false
+    if (filename === null || await statuses.mediaInUse(filename)) return false
     try {
       return await mediaStore.remove(filename)
     } catch (err) {
@@ -141,7 +143,7 @@ export function createStatusService (deps: StatusDeps) {
         try {
           // exactly the JIDs that have it: all of a sent status, the committed ones of a partial one
           // true only when the platform acked every chunk of the revoke without an error; a refusal throws with its code
-          deletedFromPlatform = await platform.revokeStatus(sessionId, status.message_id, await statusRecipients(db, status.id))
+          deletedFromPlatform = await platform.revokeStatus(sessionId, status.message_id, await statuses.recipients(status.id))
           note = deletedFromPlatform
             ? 'Revoked on the platform for its recipients; the local record and any media file were removed too.'
             : `The platform did not confirm the revoke. ${PLATFORM_NOTE}`
@@ -152,7 +154,7 @@ export function createStatusService (deps: StatusDeps) {
       }
     }
     const deletedFromDatabase = await events.within(async (trx, emit) => {
-      if (!await deleteStatus(trx, status.id)) return false
+      if (!await statuses.remove(status.id, trx)) return false
       emit('status-deleted', { sessionId, statusId: id })
       // the seed contract: statuses-updated whenever the sent-statuses list changes (status-deleted is the finer event)
       emit('statuses-updated', { sessionId, statusId: id, action: 'deleted', message: `Status ${id} deleted` })
@@ -169,7 +171,7 @@ export function createStatusService (deps: StatusDeps) {
   async function recordRejection ({ sessionId, messageId, error, inSend }: PlatformEventMap['status-error']): Promise<void> {
     if (inSend === true) return
     const statusId = await events.within(async (trx, emit) => {
-      const found = await setStatusError(trx, sessionId, messageId, error)
+      const found = await statuses.setError(sessionId, messageId, error, trx)
       if (found !== undefined) emit('statuses-updated', { sessionId, statusId: String(found), action: 'failed', message: `Status ${found} was rejected by the platform: ${error}` })
       return found
     })

@@ -1,8 +1,6 @@
 import fp from 'fastify-plugin'
-import type { StatusChange, ViewToRecord, viewerWriter } from '../../src/db/repositories/viewers.js'
-import { viewerWriterFor, type pgViewerWriter } from '../../src/db/repositories/viewers-pg.js'
-import { pgAppendEvents, recentlyViewed, sqliteEventLog, type NewEvent } from '../../src/db/repositories/events.js'
-import { inTransaction } from '../../src/db/repositories/pg-tx.js'
+import type { DeliveryToRecord, InCommit, StatusChange, ViewToRecord } from '../../src/db/stores/viewers.js'
+import type { NewEvent } from '../../src/db/repositories/events.js'
 import type { EventPayloads } from '../../schemas/events.js'
 import { toLogRow } from '../events/log.js'
 import { contactJid } from '../../src/platform/jid.js'
@@ -13,10 +11,6 @@ import type { StatusDeps } from './service.js'
 import { createViewersUpdates, updateEvents, VIEWERS_UPDATE_MS, type Changed } from './viewers-update.js'
 
 export { VIEWERS_UPDATE_MS }
-type PgClient = Parameters<ReturnType<typeof pgViewerWriter>['lists']>[0]
-/** How long a commit waits for a transaction another caller holds open before the receipt is refused. */
-export const BUSY_WAIT_MAX_MS = 5000
-const BUSY_RETRY_MS = 5
 /** statuses whose real-viewer count is kept in memory for status-viewers-added (the most recent ones) */
 const COUNTS_KEPT = 1000
 /** after a restart, statuses viewed in the log's last this long get a status-viewers-update (a window's last one may have been cut off) */
@@ -26,23 +20,19 @@ const ofSession = (sessionId: string, statusIds: Set<number>): Changed => new Ma
 
 /**
  * The receipt sink: the platform hands over the views of the receipt stanzas of one event-loop turn
- * before Baileys acks them, and they are committed here in one transaction, synchronously. Views by a LID
- * without a known number are stored under the LID and get the number when the platform learns it.
+ * before Baileys acks them, and they are committed here in one transaction (the viewer store's
+ * commitReceipts); the platform acks once that resolved. Views by a LID without a known number are stored
+ * under the LID and get the number when the platform learns it.
  *
  * In the same transaction (so one per turn, never delayed), every status with new viewers gets a
  * `status-viewers-added` with only those, in the event log (docs/events-log.md), and every changed status
  * whose throttle window is open gets its `status-viewers-update` with the full list (viewers-update.ts).
  */
-export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'log' | 'metrics' | 'eventLog'>) {
-  const { db: handle, log, metrics, eventLog } = deps
-  const sqlite = handle.dialect === 'sqlite' ? handle.sqlite : null
-  const writer = viewerWriterFor(handle)
-  const sqliteWriter = handle.dialect === 'sqlite' ? writer as ReturnType<typeof viewerWriter> : null
-  const pgWriter = (): ReturnType<typeof pgViewerWriter> => writer as ReturnType<typeof pgViewerWriter>
-  const sqliteLog = handle.dialect === 'sqlite' ? sqliteEventLog(handle.sqlite) : null
+export function createViewerIngest (deps: Pick<StatusDeps, 'stores' | 'log' | 'metrics' | 'eventLog'>) {
+  const { stores: { viewers }, log, metrics, eventLog } = deps
   let closed = false
   const updates = createViewersUpdates(trailing, log)
-  const stats = { received: 0, recorded: 0, commits: 0, held: 0, mapped: 0 }
+  const stats = { received: 0, recorded: 0, commits: 0, mapped: 0 }
   /**
    * per status: its real viewers (`viewerCount`), counted once from the table and then kept up to date
    * by the inserts, so a busy status is not counted again for every commit. Keyed by id and checked
@@ -59,8 +49,12 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'log' | 'metri
     isReal: !v.isOwn
   })
 
-  /** status-viewers-added of each status with new viewers, counted inside the commit (`count`: the table's answer) */
-  function addedEvents (changes: Map<number, StatusChange>, count: (statusId: number) => number): NewEvent[] {
+  /** the statuses with new viewers whose count is not kept (read in the commit) */
+  const uncounted = (changes: Map<number, StatusChange>): number[] =>
+    [...changes].filter(([id, ch]) => ch.added.length > 0 && counts.get(id)?.messageId !== ch.messageId).map(([id]) => id)
+
+  /** status-viewers-added of each status with new viewers, counted inside the commit (`counted`: the table's answer) */
+  function addedEvents (changes: Map<number, StatusChange>, counted: Map<number, number>): NewEvent[] {
     const rows: NewEvent[] = []
     const at = Date.now()
     for (const [statusId, change] of changes) {
@@ -72,7 +66,7 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'log' | 'metri
         n = cached.n
         for (const v of change.added) if (v.isReal) n++
       } else {
-        n = count(statusId)
+        n = counted.get(statusId) ?? 0
       }
       counts.set(statusId, { messageId: change.messageId, n })
       if (counts.size > COUNTS_KEPT) counts.delete(counts.keys().next().value as number)
@@ -89,55 +83,44 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'log' | 'metri
     return { sessionId: change.sessionId, statusId: String(statusId), viewers, viewerCount: n }
   }
 
-  /** status-viewers-update of the claimed statuses, their lists read in the commit (`lists`) */
-  const claimedEvents = (claimed: Changed, lists: (statusId: number) => ViewerRow[]): NewEvent[] =>
-    [...claimed].flatMap(([statusId, { sessionId }]) => updateEvents(statusId, sessionId, lists(statusId)))
-  /** PostgreSQL: claimedEvents with the lists read in one query on the transaction's client */
-  async function pgClaimedEvents (client: PgClient, claimed: Changed): Promise<NewEvent[]> {
-    const lists = await pgWriter().lists(client, [...claimed.keys()])
-    return claimedEvents(claimed, (id) => lists.get(id) ?? [])
-  }
+  /** status-viewers-update of the claimed statuses, from their lists read in the commit */
+  const claimedEvents = (claimed: Changed, lists: Map<number, ViewerRow[]>): NewEvent[] =>
+    [...claimed].flatMap(([statusId, { sessionId }]) => updateEvents(statusId, sessionId, lists.get(statusId) ?? []))
 
   /**
    * The views and their events in one transaction: one commit per event-loop turn, one status-viewers-added
    * per status with new viewers (not per viewer) and one status-viewers-update per changed status whose
    * window is open (at most one per status per window). The events reach clients from the log.
    */
-  function write (sessionId: string, views: StatusView[], arrivedAt: number): void | Promise<void> {
-    const records = views.map((v) => toRecord(sessionId, v))
-    let claimed: Changed = new Map()
-    const failed = (err: unknown): never => {
-      // rolled back: the counts kept may have counted viewers that are not stored
-      counts.clear()
-      updates.settle(claimed)
-      throw err
-    }
-    try {
-      if (sqliteWriter !== null && sqliteLog !== null) {
-        const changes = sqliteWriter.record(records, (c) => {
-          claimed = updates.claim(c)
-          sqliteLog.append([...addedEvents(c, sqliteWriter.realViewerCount), ...claimedEvents(claimed, sqliteWriter.list)])
-        })
-        written(views, arrivedAt, changes, claimed)
-        return
-      }
-      return pgWriter().record(records, async (c, client) => {
-        const need = [...c].filter(([id, ch]) => ch.added.length > 0 && counts.get(id)?.messageId !== ch.messageId).map(([id]) => id)
-        const counted = new Map<number, number>()
-        if (need.length > 0) {
-          const r = await client.query<{ status_id: number, n: number }>(
-            'select status_id, count(*)::int as n from viewers where status_id = any($1::bigint[]) and is_real = 1 group by status_id', [need])
-          for (const row of r.rows) counted.set(Number(row.status_id), row.n)
-        }
-        claimed = updates.claim(c)
-        await pgAppendEvents(client, [...addedEvents(c, (id) => counted.get(id) ?? 0), ...await pgClaimedEvents(client, claimed)])
-      }).then((c) => { written(views, arrivedAt, c, claimed) }, failed)
-    } catch (err) {
-      return failed(err)
-    }
+  async function commit (sessionId: string, views: StatusView[]): Promise<void> {
+    if (closed) throw new Error('viewer ingest is closed')
+    stats.received += views.length
+    await commitTurn(views.map((v) => toRecord(sessionId, v)), [])
   }
 
-  function written (views: StatusView[], arrivedAt: number, changes: Map<number, StatusChange>, claimed: Changed): void {
+  /**
+   * The one place receipts are committed (the viewer store's commitReceipts): resolved means committed,
+   * and only then the platform acks the stanzas.
+   */
+  async function commitTurn (views: ViewToRecord[], deliveries: DeliveryToRecord[]): Promise<void> {
+    const arrivedAt = Date.now()
+    let claimed: Changed = new Map()
+    const inCommit: InCommit<Map<number, StatusChange>> = {
+      needs: (c) => {
+        claimed = updates.claim(c)
+        return { counts: uncounted(c), lists: [...claimed.keys()] }
+      },
+      events: (c, read) => [...addedEvents(c, read.counts), ...claimedEvents(claimed, read.lists)]
+    }
+    let changes: Map<number, StatusChange>
+    try {
+      changes = await viewers.commitReceipts({ views, deliveries }, inCommit)
+    } catch (err) {
+      // rolled back: the counts kept may have counted viewers that are not stored
+      counts.clear()
+      updates.afterCommit(claimed)
+      throw err
+    }
     stats.commits++
     stats.recorded += views.length
     if (metrics !== undefined) {
@@ -145,104 +128,52 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'log' | 'metri
       for (let i = 0; i < views.length; i++) metrics.receiptCommitLatency.observe(seconds)
     }
     if (changes.size === 0) return
-    // the events are committed: the log's feed hands them out (SQLite: now)
+    // the events are committed: the log's feed hands them out
     eventLog.committed()
-    updates.settle(claimed, changes)
+    updates.afterCommit(claimed, changes)
   }
 
-  /**
-   * Synchronous on SQLite: when it returns, the views are committed (WAL, synchronous=NORMAL: a killed
-   * process keeps them). It throws when they are not, and then the platform leaves the stanza
-   * unacknowledged. On PostgreSQL it returns the commit's promise, which the platform awaits before the ack.
-   */
-  function commit (sessionId: string, views: StatusView[]): void | Promise<void> {
-    if (closed) throw new Error('viewer ingest is closed')
-    stats.received += views.length
-    // better-sqlite3 would nest our transaction as a savepoint inside one another caller holds open across
-    // an await, and lose the views if that one rolls back: hold the ack until it is over instead.
-    if (sqlite?.inTransaction === true) return commitWhenIdle(sessionId, views)
-    return write(sessionId, views, Date.now())
-  }
-
-  /** SQLite: waits until no other caller holds a transaction open; throws when that lasts over BUSY_WAIT_MAX_MS or the ingest closes. */
-  async function idle (): Promise<void> {
-    const deadline = Date.now() + BUSY_WAIT_MAX_MS
-    while (sqlite?.inTransaction === true) {
-      if (closed || Date.now() > deadline) throw new Error('the database stayed in another transaction')
-      await new Promise((resolve) => setTimeout(resolve, BUSY_RETRY_MS))
-    }
-    if (closed) throw new Error('viewer ingest is closed')
-  }
-
-  async function commitWhenIdle (sessionId: string, views: StatusView[]): Promise<void> {
-    const arrivedAt = Date.now()
-    stats.held++
-    await idle()
-    await write(sessionId, views, arrivedAt)
-  }
-
-  /**
-   * Delivery receipts (the per-status report's deliveredAt), under commit's contract: synchronous on SQLite,
-   * the commit's promise on PostgreSQL; the own account's devices are not recorded.
-   */
-  function commitDeliveries (sessionId: string, deliveries: StatusDelivery[]): void | Promise<void> {
+  /** Delivery receipts (the per-status report's deliveredAt), under commit's contract; the own account's devices are not recorded. */
+  async function commitDeliveries (sessionId: string, deliveries: StatusDelivery[]): Promise<void> {
     if (closed) throw new Error('viewer ingest is closed')
     const rows = deliveries.filter((d) => !d.isOwn).map((d) => ({
       sessionId, messageId: d.messageId, number: d.viewerNumber, jid: contactJid(d.viewerNumber, d.viewerJid), deliveredAt: d.at
     }))
-    if (rows.length === 0) return
-    if (sqlite?.inTransaction !== true) return writer.recordDeliveries(rows)
-    return idle().then(async () => { await writer.recordDeliveries(rows) })
+    if (rows.length > 0) await commitTurn([], rows)
   }
 
   /** LID merges: the rows and the status-viewers-update of the changed statuses whose window is open, in one transaction */
-  function lidsMapped (sessionId: string, mappings: Array<{ lid: string, number: string }>): void | Promise<void> {
+  async function lidsMapped (sessionId: string, mappings: Array<{ lid: string, number: string }>): Promise<void> {
     if (closed) return
     let claimed: Changed = new Map()
-    const failed = (err: unknown): never => { updates.settle(claimed); throw err }
+    let changed: Set<number>
     try {
-      if (sqliteWriter !== null && sqliteLog !== null) {
-        const changed = sqliteWriter.mapLids(sessionId, mappings, (c) => {
+      changed = await viewers.mapLids(sessionId, mappings, {
+        needs: (c) => {
           claimed = updates.claim(ofSession(sessionId, c))
-          sqliteLog.append(claimedEvents(claimed, sqliteWriter.list))
-        })
-        mapped(sessionId, mappings, changed, claimed)
-        return
-      }
-      return pgWriter().mapLids(sessionId, mappings, async (c, client) => {
-        claimed = updates.claim(ofSession(sessionId, c))
-        await pgAppendEvents(client, await pgClaimedEvents(client, claimed))
-      }).then((c) => { mapped(sessionId, mappings, c, claimed) }, failed)
+          return { lists: [...claimed.keys()] }
+        },
+        events: (_c, read) => claimedEvents(claimed, read.lists)
+      })
     } catch (err) {
-      return failed(err)
+      updates.afterCommit(claimed)
+      throw err
     }
-  }
-
-  function mapped (sessionId: string, mappings: Array<{ lid: string, number: string }>, changed: Set<number>, claimed: Changed): void {
     stats.mapped += changed.size
     if (changed.size === 0) return
     log.info({ sessionId, lids: mappings.length, statuses: changed.size }, 'viewers stored under a LID got their number')
     for (const statusId of changed) counts.delete(statusId) // a merge may have made two entries one
     if (claimed.size > 0) eventLog.committed()
-    updates.settle(claimed, ofSession(sessionId, changed))
+    updates.afterCommit(claimed, ofSession(sessionId, changed))
   }
 
-  function unmappedLids (sessionId: string, limit: number): string[] | Promise<string[]> {
-    return closed ? [] : writer.unmappedLids(sessionId, limit)
+  async function unmappedLids (sessionId: string, limit: number): Promise<string[]> {
+    return closed ? [] : await viewers.unmappedLids(sessionId, limit)
   }
 
-  /**
-   * The update at a window's end: the list read and the event appended in one transaction of its own
-   * (SQLite: synchronously, once no other caller holds a transaction open).
-   */
+  /** The update at a window's end: the list read and the event appended in one transaction of its own. */
   async function trailing (statusId: number, sessionId: string): Promise<void> {
-    if (sqliteWriter !== null && sqlite !== null && sqliteLog !== null) {
-      await idle()
-      sqlite.transaction(() => { sqliteLog.append(updateEvents(statusId, sessionId, sqliteWriter.list(statusId))) })()
-    } else if (handle.dialect === 'postgres') {
-      const claimed = ofSession(sessionId, new Set([statusId]))
-      await inTransaction(handle.pool, async (client) => { await pgAppendEvents(client, await pgClaimedEvents(client, claimed)) })
-    }
+    await viewers.commitListEvents([statusId], (lists) => updateEvents(statusId, sessionId, lists.get(statusId) ?? []))
     eventLog.committed()
   }
 
@@ -252,7 +183,7 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'log' | 'metri
    * between (a crash, or a stop with windows open), and then this one carries the state it would have.
    */
   async function recover (): Promise<number> {
-    const recent = await recentlyViewed(handle.db, handle.dialect, RECOVER_SPAN_MS)
+    const recent = await viewers.recentlyViewed(RECOVER_SPAN_MS)
     for (const { statusId, sessionId } of recent) await trailing(statusId, sessionId)
     return recent.length
   }
@@ -280,7 +211,7 @@ declare module 'fastify' {
 // The platform depends on this plugin: it is created with its sink.
 export default fp(async (app) => {
   const ingest = createViewerIngest({
-    db: app.db,
+    stores: app.stores,
     eventLog: app.eventLog,
     log: app.log.child({ plugin: 'viewer-ingest' }),
     metrics: app.metrics

@@ -25,7 +25,7 @@ export function updateEvents (statusId: number, sessionId: string, rows: ViewerR
  *
  * The first is written in the transaction of the commit that made the change (receipts, a LID merge):
  * inside it, `claim` takes the changed statuses that have no window (the caller reads their lists there
- * and appends updateEvents), and after it `settle` starts their windows and marks the others the commit
+ * and appends updateEvents), and after it `afterCommit` starts their windows and marks the others the commit
  * changed dirty. A window that ends dirty gets its update from `trailing`, which reads the list and
  * appends the event in a transaction of its own: the changes it shows are committed before it (and logged
  * as status-viewers-added with them). The next window starts once that update is written.
@@ -48,13 +48,13 @@ export function createViewersUpdates (trailing: (statusId: number, sessionId: st
   }
 
   /** After the commit: `claimed` as claim answered, `changed` what it committed (nothing when it failed). */
-  function settle (claimed: Changed, changed: Changed = NONE): void {
+  function afterCommit (claimed: Changed, changed: Changed = NONE): void {
     for (const statusId of claimed.keys()) arm(statusId)
     for (const [statusId, { sessionId }] of changed) {
       if (claimed.has(statusId) || closed) continue
       const open = windows.get(statusId)
       if (open !== undefined) { open.dirty = true; continue }
-      // (PostgreSQL) its window ended while this commit ran, without it: an update now
+      // its window ended while this commit ran (it waited for the connection), without it: an update now
       windows.set(statusId, { sessionId, timer: null, dirty: true })
       setImmediate(() => { void end(statusId) })
     }
@@ -86,7 +86,7 @@ export function createViewersUpdates (trailing: (statusId: number, sessionId: st
 
   return {
     claim,
-    settle,
+    afterCommit,
     /** Stops the timers: the updates of windows still open are not written (a restart writes them: viewer-ingest recover). */
     stop (): void {
       closed = true

@@ -6,10 +6,8 @@ import { Transform, type TransformCallback } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import fp from 'fastify-plugin'
 import type { MultipartFile } from '@fastify/multipart'
-import type { Kysely } from 'kysely'
-import type { Database } from '../../src/db/database.js'
 import { BadRequest, NoFileUploaded } from '../../src/errors.js'
-import { deleteUpload, uploadCommitterFor, type UploadCommit } from '../../src/db/repositories/uploads.js'
+import type { UploadStore } from '../../src/db/stores/uploads.js'
 import { audioDetails } from '../../src/media/audio.js'
 import { sniff, SNIFF_BYTES, type SniffedType } from '../../src/media/sniff.js'
 import type { MediaKind } from '../../src/media/types.js'
@@ -35,9 +33,8 @@ export interface LocalMediaStore extends MediaStore {
 
 export interface MediaStoreOptions {
   dir: string
-  db: Kysely<Database>
-  /** commits a file's row with its rename (SQLite: one synchronous step; see uploadCommitterFor) */
-  commitUpload: UploadCommit
+  /** the rows; a file's row is committed with its rename (UploadStore.commit) */
+  uploads: UploadStore
   maxUploadBytes: number
   maxUploadMb: number
 }
@@ -45,8 +42,7 @@ export interface MediaStoreOptions {
 /** The local-disk store (MEDIA_STORE=local): every upload a 0600 file in UPLOAD_DIR. */
 export function createMediaStore (opts: MediaStoreOptions): LocalMediaStore {
   const dir = resolvePath(opts.dir)
-  const { db, maxUploadBytes } = opts
-  const { commitUpload } = opts
+  const { uploads, maxUploadBytes } = opts
   const tooLarge = tooLargeFor(opts.maxUploadMb)
 
   async function save (file: MultipartFile, kind: MediaKind): Promise<SavedUpload> {
@@ -78,10 +74,10 @@ export function createMediaStore (opts: MediaStoreOptions): LocalMediaStore {
       if (type.kind === 'audio' && audio === null) throw wrongType(kind)
 
       const filename = `${Date.now()}-${randomBytes(6).toString('hex')}-${safeName(file.filename, type)}`
-      // the row and the rename in one synchronous transaction: nothing else runs in between, a failed rename
-      // rolls the row back; only a crash inside this step leaves a file without a row, which the next start removes
-      // (PostgreSQL: the rename runs inside the transaction, before the commit; a failed commit removes the file)
-      await commitUpload({ filename, kind, mime_type: type.mimeType, size: tap.bytes, created_at: Date.now() },
+      // the row and the rename in one transaction: the rename runs inside it, before the commit; a failed rename
+      // rolls the row back, a failed commit removes the file; only a crash inside this step leaves a file
+      // without a row, which the next start removes
+      await uploads.commit({ filename, kind, mime_type: type.mimeType, size: tap.bytes, created_at: Date.now() },
         () => { renameSync(part, join(dir, filename)) }, () => { rmSync(join(dir, filename), { force: true }) })
       return { filename, size: tap.bytes, mimeType: type.mimeType, ...(audio !== null ? { seconds: audio.seconds } : {}) }
     } finally {
@@ -104,7 +100,7 @@ export function createMediaStore (opts: MediaStoreOptions): LocalMediaStore {
   async function remove (filename: string): Promise<boolean> {
     const path = resolve(filename)
     const deleted = path !== null && await unlinkQuiet(path)
-    await deleteUpload(db, filename)
+    await uploads.remove(filename)
     return deleted
   }
 
@@ -121,7 +117,7 @@ export function createMediaStore (opts: MediaStoreOptions): LocalMediaStore {
       const path = resolve(filename)
       return path === null ? null : { path, release: async () => {} }
     },
-    reconcile: async (graceMs: number) => await reconcileUploads(dir, db, graceMs),
+    reconcile: async (graceMs: number) => await reconcileUploads(dir, uploads, graceMs),
     close: async () => {}
   }
 }
@@ -133,12 +129,12 @@ export function createMediaStore (opts: MediaStoreOptions): LocalMediaStore {
  * shared by several nodes) a file written to within graceMs may be another node's upload in progress,
  * and stays.
  */
-export async function reconcileUploads (dir: string, db: Kysely<Database>, graceMs = 0): Promise<Reconciled> {
+export async function reconcileUploads (dir: string, uploads: UploadStore, graceMs = 0): Promise<Reconciled> {
   const now = Date.now()
   const parts = await prepareUploadDir(dir, graceMs, now)
   // rows before the folder: an upload commits its row after its rename, so a row read here has its file
   // in the listing below unless the file is really gone
-  const rows = new Set((await db.selectFrom('uploads').select('filename').execute()).map((r) => r.filename))
+  const rows = new Set(await uploads.names())
   const files = new Set<string>()
   for (const entry of await readdir(dir, { withFileTypes: true })) {
     if (entry.isFile() && STORED_NAME.test(entry.name)) files.add(entry.name)
@@ -149,7 +145,7 @@ export async function reconcileUploads (dir: string, db: Kysely<Database>, grace
     if (!rows.has(name) && await abandoned(path, graceMs, now) && await unlinkQuiet(path)) filesWithoutRow.push(name)
   }
   const rowsWithoutFile = [...rows].filter((f) => !files.has(f))
-  for (const name of rowsWithoutFile) await deleteUpload(db, name)
+  for (const name of rowsWithoutFile) await uploads.remove(name)
   return { parts, filesWithoutRow, rowsWithoutFile }
 }
 
@@ -189,11 +185,11 @@ export default fp(async (app) => {
   const { media, uploadDir, maxUploadBytes, maxUploadMb } = app.config
   // chosen once: nothing else asks which store it has
   const store: MediaStore = media.store === 's3'
-    ? createS3MediaStore({ s3: media.s3, scratchDir: uploadDir, db: app.db.db, maxUploadBytes, maxUploadMb, log: app.log })
-    : createMediaStore({ dir: uploadDir, db: app.db.db, commitUpload: uploadCommitterFor(app.db), maxUploadBytes, maxUploadMb })
+    ? createS3MediaStore({ s3: media.s3, scratchDir: uploadDir, uploads: app.stores.uploads, maxUploadBytes, maxUploadMb, log: app.log })
+    : createMediaStore({ dir: uploadDir, uploads: app.stores.uploads, maxUploadBytes, maxUploadMb })
   app.addHook('onClose', async () => { await store.close() })
   // before any request: none of this node's uploads can be half-way now (other nodes' can: see SHARED_DIR_GRACE_MS)
-  const graceMs = app.db.dialect === 'sqlite' ? 0 : SHARED_DIR_GRACE_MS
+  const graceMs = app.stores.uploads.shared ? SHARED_DIR_GRACE_MS : 0
   logReconciled(app.log, store.location, await store.reconcile(graceMs))
   // S3: UPLOAD_DIR holds only the temporary copies of media being sent (and url statuses' downloads)
   for (const t of secureUploadDir(app.config.uploadDir)) app.log.warn(t, `tightened the mode of ${t.path} from ${t.from} to ${t.to}`)

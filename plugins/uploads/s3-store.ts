@@ -10,11 +10,9 @@ import {
 import { Upload } from '@aws-sdk/lib-storage'
 import type { MultipartFile } from '@fastify/multipart'
 import type { FastifyBaseLogger } from 'fastify'
-import type { Kysely } from 'kysely'
 import type { S3Config } from '../../src/config.js'
-import type { Database } from '../../src/db/database.js'
 import { PRIVATE_FILE_MODE } from '../../src/db/file-modes.js'
-import { deleteUpload } from '../../src/db/repositories/uploads.js'
+import type { UploadStore } from '../../src/db/stores/uploads.js'
 import { BadRequest, NoFileUploaded } from '../../src/errors.js'
 import { audioDetails } from '../../src/media/audio.js'
 import { sniff, SNIFF_BYTES, type SniffedType } from '../../src/media/sniff.js'
@@ -42,7 +40,7 @@ export interface S3MediaStoreOptions {
   s3: S3Config
   /** UPLOAD_DIR: the node's own folder for the temporary copies the platform reads while sending */
   scratchDir: string
-  db: Kysely<Database>
+  uploads: UploadStore
   maxUploadBytes: number
   maxUploadMb: number
   log: FastifyBaseLogger
@@ -72,7 +70,7 @@ function notFound (err: unknown): boolean {
 }
 
 export function createS3MediaStore (opts: S3MediaStoreOptions) {
-  const { s3, db, maxUploadBytes, log } = opts
+  const { s3, uploads, maxUploadBytes, log } = opts
   const Bucket = s3.bucket
   const scratchDir = resolvePath(opts.scratchDir)
   const client = createS3Client(s3)
@@ -173,7 +171,7 @@ export function createS3MediaStore (opts: S3MediaStoreOptions) {
         if (audio === null) throw wrongType(kind)
         seconds = audio.seconds
       }
-      await db.insertInto('uploads').values({ filename, kind, mime_type: type.mimeType, size, created_at: Date.now() }).execute()
+      await uploads.insert({ filename, kind, mime_type: type.mimeType, size, created_at: Date.now() })
     } catch (err) {
       await client.send(new DeleteObjectCommand({ Bucket, Key: filename })).catch(() => {})
       throw err
@@ -218,7 +216,7 @@ export function createS3MediaStore (opts: S3MediaStoreOptions) {
   async function remove (filename: string): Promise<boolean> {
     const present = await exists(filename)
     if (present) await client.send(new DeleteObjectCommand({ Bucket, Key: filename }))
-    await deleteUpload(db, filename)
+    await uploads.remove(filename)
     return present
   }
 
@@ -229,7 +227,7 @@ export function createS3MediaStore (opts: S3MediaStoreOptions) {
     parts += await abortAbandonedUploads(old)
     // rows before the listing: an upload commits its row after its object completes, so a row read here
     // has its object in the listing below unless the object is really gone
-    const rows = new Set((await db.selectFrom('uploads').select('filename').execute()).map((r) => r.filename))
+    const rows = new Set(await uploads.names())
     const objects = new Map<string, Date | undefined>()
     let token: string | undefined
     for (let page = 0; page < 100_000; page++) {
@@ -245,7 +243,7 @@ export function createS3MediaStore (opts: S3MediaStoreOptions) {
       filesWithoutRow.push(key)
     }
     const rowsWithoutFile = [...rows].filter((f) => !objects.has(f))
-    for (const name of rowsWithoutFile) await deleteUpload(db, name)
+    for (const name of rowsWithoutFile) await uploads.remove(name)
     return { parts, filesWithoutRow, rowsWithoutFile }
   }
 

@@ -1,34 +1,37 @@
 import assert from 'node:assert/strict'
-import { listDeliveries } from '../../src/db/repositories/deliveries.js'
 import { insertSession } from '../../src/db/repositories/sessions.js'
-import { deleteStatus, insertStatus } from '../../src/db/repositories/statuses.js'
-import { viewerWriterFor } from '../../src/db/repositories/viewers-pg.js'
+import { createStatusStore } from '../../src/db/stores/statuses.js'
+import { createViewerStore, type InCommit } from '../../src/db/stores/viewers.js'
 import { dialectTest, openTestDb } from '../support/db-matrix.js'
 
 // Status delivery receipts (migration 011) on both dialects: the earliest per (status, recipient) is kept (a
 // redelivery or another device only moves it earlier), receipts of unknown statuses are skipped, a LID's row moves
 // to its number (the earlier delivery wins), and the rows go with their status.
 
+/** a commit that appends no event */
+const quiet: InCommit<unknown> = { needs: () => ({}), events: () => [] }
+
 dialectTest('deliveries: earliest kept, unknown statuses skipped, LID rows get their number, gone with the status', async (t, dialect) => {
   const handle = await openTestDb(t, dialect)
   const { db } = handle
-  const writer = viewerWriterFor(handle)
+  const writer = createViewerStore(handle)
+  const statuses = createStatusStore(handle)
   const now = Date.now()
   await insertSession(db, { id: 's1', name: 's1', auth_method: 'qrcode', phone_number: null, own_number: null, own_lid: null, created_at: now })
-  const statusId = await insertStatus(db, {
+  const statusId = await statuses.insert({
     session_id: 's1', type: 'text', content: 'x', caption: '', message_id: 'S1', state: 'sent', created_at: now, contact_count: 2,
     target_numbers: '1555,1666', media_file: null, background_color: null, font: null, error: null
   })
   const d = (number: string | null, jid: string, at: number, messageId = 'S1') => ({ sessionId: 's1', messageId, number, jid, deliveredAt: at })
-  await writer.recordDeliveries([d('1555', '1555@s.whatsapp.net', now + 1000), d('1555', '1555@s.whatsapp.net', now + 500), d(null, '77@lid', now + 200), d('1999', '1999@s.whatsapp.net', now, 'nope')])
-  await writer.recordDeliveries([d('1666', '1666@s.whatsapp.net', now + 300)])
-  assert.deepEqual((await listDeliveries(db, statusId)).map((r) => [r.recipient, r.number, r.delivered_at]), [
+  await writer.commitReceipts({ views: [], deliveries: [d('1555', '1555@s.whatsapp.net', now + 1000), d('1555', '1555@s.whatsapp.net', now + 500), d(null, '77@lid', now + 200), d('1999', '1999@s.whatsapp.net', now, 'nope')] }, quiet)
+  await writer.commitReceipts({ views: [], deliveries: [d('1666', '1666@s.whatsapp.net', now + 300)] }, quiet)
+  assert.deepEqual((await statuses.deliveries(statusId)).map((r) => [r.recipient, r.number, r.delivered_at]), [
     ['77@lid', null, now + 200], ['1666', '1666', now + 300], ['1555', '1555', now + 500]
   ])
-  await writer.mapLids('s1', [{ lid: '77@lid', number: '1666' }])
-  assert.deepEqual((await listDeliveries(db, statusId)).map((r) => [r.recipient, r.number, r.jid, r.delivered_at]), [
+  await writer.mapLids('s1', [{ lid: '77@lid', number: '1666' }], quiet)
+  assert.deepEqual((await statuses.deliveries(statusId)).map((r) => [r.recipient, r.number, r.jid, r.delivered_at]), [
     ['1666', '1666', '1666@s.whatsapp.net', now + 200], ['1555', '1555', '1555@s.whatsapp.net', now + 500]
   ])
-  await deleteStatus(db, statusId)
-  assert.deepEqual(await listDeliveries(db, statusId), [])
+  await statuses.remove(statusId)
+  assert.deepEqual(await statuses.deliveries(statusId), [])
 })

@@ -2,20 +2,21 @@ import assert from 'node:assert/strict'
 import type { DbHandle } from '../../src/db/connection.js'
 import { sessionLinksFor } from '../../src/db/repositories/session-links.js'
 import { insertSession, listSessions } from '../../src/db/repositories/sessions.js'
-import { progressWriterFor } from '../../src/db/repositories/statuses-pg.js'
-import { deleteStatusesBefore, insertStatus, listSent, statusRecipients } from '../../src/db/repositories/statuses.js'
 import { systemStore } from '../../src/db/stores/system.js'
-import { uploadCommitterFor } from '../../src/db/repositories/uploads.js'
-import { viewerWriterFor } from '../../src/db/repositories/viewers-pg.js'
-import { listViewers, type ViewToRecord } from '../../src/db/repositories/viewers.js'
+import { createStatusStore } from '../../src/db/stores/statuses.js'
+import { createUploadStore } from '../../src/db/stores/uploads.js'
+import { createViewerStore, type InCommit, type ViewToRecord } from '../../src/db/stores/viewers.js'
 import { dialectTest, openTestDb } from '../support/db-matrix.js'
 
-// The hot paths (raw better-sqlite3 on SQLite, their twins on PostgreSQL) and the Kysely repositories,
-// the same assertions on both dialects.
+// The hot paths (prepared statements on SQLite, their twins on PostgreSQL) and the Kysely queries, through
+// the stores, the same assertions on both dialects.
+
+/** a commit that appends no event */
+const quiet: InCommit<unknown> = { needs: () => ({}), events: () => [] }
 
 async function seed (handle: DbHandle, sessionId = 's1', messageId = 'M1', createdAt = 1000): Promise<number> {
   await insertSession(handle.db, { id: sessionId, name: sessionId, auth_method: 'qrcode', phone_number: null, own_number: null, own_lid: null, created_at: createdAt })
-  return await insertStatus(handle.db, {
+  return await createStatusStore(handle).insert({
     session_id: sessionId, type: 'text', content: 'x', caption: '', message_id: messageId, state: 'sending', created_at: createdAt,
     contact_count: 2, target_numbers: '1555,1556', media_file: null, background_color: null, font: null, error: null
   })
@@ -41,57 +42,61 @@ dialectTest('session links: list, get, marked linked and unlinked', async (t, di
   assert.equal(await insertSession(handle.db, { id: 'a', name: 'x', auth_method: 'qrcode', phone_number: null, own_number: null, own_lid: null, created_at: 1 }), false)
 })
 
-dialectTest('viewer writer: earliest view wins, unknown statuses skipped, LID views get their number', async (t, dialect) => {
+dialectTest('viewer store: earliest view wins, unknown statuses skipped, LID views get their number', async (t, dialect) => {
   const handle = await openTestDb(t, dialect)
   const statusId = await seed(handle)
-  const writer = viewerWriterFor(handle)
-  const changed = await writer.record([view('1555', 50), view('1555', 40), view('1556', 60), view('1557', 1, { messageId: 'nope' })])
+  const writer = createViewerStore(handle)
+  const record = async (views: ViewToRecord[]) => await writer.commitReceipts({ views, deliveries: [] }, quiet)
+  const changed = await record([view('1555', 50), view('1555', 40), view('1556', 60), view('1557', 1, { messageId: 'nope' })])
   assert.deepEqual([...changed].map(([id, c]) => [id, c.sessionId, c.added.map((v) => v.number)]), [[statusId, 's1', ['1555', '1556']]])
-  assert.deepEqual((await writer.record([view('1555', 70)])).size, 0, 'a later view changes nothing')
-  const earlier = await writer.record([view('1556', 10)])
+  assert.deepEqual((await record([view('1555', 70)])).size, 0, 'a later view changes nothing')
+  const earlier = await record([view('1556', 10)])
   assert.deepEqual([...earlier].map(([id, c]) => [id, c.added.length]), [[statusId, 0]], 'an earlier one moves the time, adds nobody')
-  await writer.record([view(null, 30), view('1558', 5, { isReal: false })])
+  await record([view(null, 30), view('1558', 5, { isReal: false })])
   assert.deepEqual(await writer.unmappedLids('s1', 10), ['77@lid'])
-  let rows = await listViewers(handle.db, statusId)
+  let rows = await writer.list(statusId)
   assert.deepEqual(rows.map((r) => [r.viewer, r.number, r.viewed_at, r.is_real]), [
     ['1558', '1558', 5, 0], ['1556', '1556', 10, 1], ['77@lid', null, 30, 1], ['1555', '1555', 40, 1]])
 
   // the LID turns out to be 1555, which has a later view already: merged, the earlier time wins
-  const mapped = await writer.mapLids('s1', [{ lid: '77@lid', number: '1555' }])
+  const mapped = await writer.mapLids('s1', [{ lid: '77@lid', number: '1555' }], quiet)
   assert.deepEqual([...mapped], [statusId])
-  rows = await listViewers(handle.db, statusId)
+  rows = await writer.list(statusId)
   assert.deepEqual(rows.map((r) => [r.viewer, r.viewed_at]), [['1558', 5], ['1556', 10], ['1555', 30]])
   assert.deepEqual(await writer.unmappedLids('s1', 10), [])
-  assert.equal(await writer.realViewerCount(statusId), 2)
-  assert.deepEqual((await writer.list(statusId)).map((r) => r.viewer), ['1558', '1556', '1555'])
-  const [sent] = await listSent(handle.db, 's1', 0)
-  assert.equal(sent.viewer_count, 3 - 1, 'real viewers only, as a number')
-  assert.deepEqual(await systemStore(handle).statusTotals(), { statuses: 1, lastCreatedAt: 1000, realViewers: 2 })
+  // what a commit's events read in its transaction: real viewers counted, the list in view order
+  let read: unknown
+  await writer.commitReceipts({ views: [view('1559', 1)], deliveries: [] }, { needs: () => ({ counts: [statusId], lists: [statusId] }), events: (_c, r) => { read = [r.counts.get(statusId), r.lists.get(statusId)?.map((v) => v.viewer)]; return [] } })
+  assert.deepEqual(read, [3, ['1559', '1558', '1556', '1555']])
+  const [sent] = await createStatusStore(handle).listSent('s1', 0)
+  assert.equal(sent.viewer_count, 4 - 1, 'real viewers only, as a number')
+  assert.deepEqual(await systemStore(handle).statusTotals(), { statuses: 1, lastCreatedAt: 1000, realViewers: 3 })
 })
 
 dialectTest('send progress: payload, may-have-it rows, confirmed chunks, and a gone status', async (t, dialect) => {
   const handle = await openTestDb(t, dialect)
   const id = await seed(handle)
-  const progress = progressWriterFor(handle)
+  const progress = createStatusStore(handle)
   assert.equal(await progress.savePayload(id, new Uint8Array([9, 8, 7])), true)
   assert.equal(await progress.unconfirmed(id, ['a@s', 'b@s', 'c@s']), true)
-  assert.equal(await progress.commit(id, ['a@s', 'a@s', 'own@s'], 1), true)
+  assert.equal(await progress.commitChunk(id, ['a@s', 'a@s', 'own@s'], 1), true)
   await progress.notSent(id, ['c@s', 'a@s'])
-  assert.deepEqual((await statusRecipients(handle.db, id, 'confirmed')).sort(), ['a@s', 'own@s'])
-  assert.deepEqual((await statusRecipients(handle.db, id, 'all')).sort(), ['a@s', 'b@s', 'own@s'])
+  assert.deepEqual((await progress.recipients(id, 'confirmed')).sort(), ['a@s', 'own@s'])
+  assert.deepEqual((await progress.recipients(id, 'all')).sort(), ['a@s', 'b@s', 'own@s'])
   const row = await handle.db.selectFrom('statuses').select(['sent_count', 'message_payload']).where('id', '=', id).executeTakeFirstOrThrow()
   assert.equal(row.sent_count, 1)
   assert.deepEqual([...(row.message_payload ?? [])], [9, 8, 7])
-  const expired = await deleteStatusesBefore(handle.db, 2000)
+  const expired = await progress.deleteBefore(2000)
   assert.deepEqual(expired, [{ id, session_id: 's1', media_file: null }])
-  assert.equal(await progress.commit(id, ['x@s'], 2), false)
+  assert.equal(await progress.commitChunk(id, ['x@s'], 2), false)
   assert.equal(await progress.unconfirmed(id, ['x@s']), false)
   assert.equal(await progress.savePayload(id, new Uint8Array([1])), false)
 })
 
 dialectTest('upload commit: the row only with its file in place; a failed rename leaves no row', async (t, dialect) => {
   const handle = await openTestDb(t, dialect)
-  const commit = uploadCommitterFor(handle)
+  const uploads = createUploadStore(handle)
+  const commit = uploads.commit
   const row = { filename: 'f1.jpg', kind: 'image' as const, mime_type: 'image/jpeg', size: 10, created_at: 5 }
   let placed = 0
   await commit(row, () => { placed++ }, () => { placed-- })

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { insertSession } from '../../src/db/repositories/sessions.js'
-import { insertStatus } from '../../src/db/repositories/statuses.js'
-import { interactionLidWriterFor, interactionTotals, listReactions, listReplies, recordReaction, recordReply } from '../../src/db/repositories/interactions.js'
+import { createStatusStore } from '../../src/db/stores/statuses.js'
+import { createViewerStore } from '../../src/db/stores/viewers.js'
 import { dialectTest, openTestDb } from '../support/db-matrix.js'
 
 // Reactions and replies (migration 005) on both dialects: the latest reaction wins whatever the order, a
@@ -10,30 +10,30 @@ import { dialectTest, openTestDb } from '../support/db-matrix.js'
 dialectTest('reactions and replies: latest wins, redelivery no-op, LID rows get their number', async (t, dialect) => {
   const handle = await openTestDb(t, dialect)
   const { db } = handle
+  const store = createViewerStore(handle)
   const now = Date.now()
   await insertSession(db, { id: 's1', name: 's1', auth_method: 'qrcode', phone_number: null, own_number: null, own_lid: null, created_at: now })
-  const statusId = await insertStatus(db, {
+  const statusId = await createStatusStore(handle).insert({
     session_id: 's1', type: 'text', content: 'x', caption: '', message_id: 'S1', state: 'sent', created_at: now, contact_count: 2,
     target_numbers: '', media_file: null, background_color: null, font: null, error: null
   })
   const A = { number: '1555', jid: '1555@s.whatsapp.net' }
   const lid = { number: null, jid: '88@lid' }
-  assert.ok(await recordReaction(db, 's1', { ...A, statusMessageId: 'S1', messageId: 'R2', emoji: '🔥', at: now + 2000 }))
-  assert.equal(await recordReaction(db, 's1', { ...A, statusMessageId: 'S1', messageId: 'R1', emoji: '👍', at: now + 1000 }), undefined, 'an older one loses')
-  assert.equal(await recordReaction(db, 's1', { ...A, statusMessageId: 'S1', messageId: 'R2', emoji: '🔥', at: now + 2000 }), undefined, 'a redelivery')
-  assert.equal(await recordReaction(db, 's1', { ...A, statusMessageId: 'nope', messageId: 'R3', emoji: '🔥', at: now }), undefined)
+  assert.ok(await store.recordReaction('s1', { ...A, statusMessageId: 'S1', messageId: 'R2', emoji: '🔥', at: now + 2000 }))
+  assert.equal(await store.recordReaction('s1', { ...A, statusMessageId: 'S1', messageId: 'R1', emoji: '👍', at: now + 1000 }), undefined, 'an older one loses')
+  assert.equal(await store.recordReaction('s1', { ...A, statusMessageId: 'S1', messageId: 'R2', emoji: '🔥', at: now + 2000 }), undefined, 'a redelivery')
+  assert.equal(await store.recordReaction('s1', { ...A, statusMessageId: 'nope', messageId: 'R3', emoji: '🔥', at: now }), undefined)
   // the LID (later: 1555) reacted later than the number did: after mapping its reaction is the one kept
-  assert.ok(await recordReaction(db, 's1', { ...lid, statusMessageId: 'S1', messageId: 'R4', emoji: '😂', at: now + 3000 }))
-  assert.ok(await recordReply(db, 's1', { ...lid, statusMessageId: 'S1', messageId: 'P1', text: 'hi', at: now + 4000 }))
-  assert.equal(await recordReply(db, 's1', { ...lid, statusMessageId: 'S1', messageId: 'P1', text: 'hi', at: now + 4000 }), undefined)
-  const reply = await recordReply(db, 's1', { ...A, statusMessageId: 'S1', messageId: 'P2', text: 'yo', at: now + 5000 })
+  assert.ok(await store.recordReaction('s1', { ...lid, statusMessageId: 'S1', messageId: 'R4', emoji: '😂', at: now + 3000 }))
+  assert.ok(await store.recordReply('s1', { ...lid, statusMessageId: 'S1', messageId: 'P1', text: 'hi', at: now + 4000 }))
+  assert.equal(await store.recordReply('s1', { ...lid, statusMessageId: 'S1', messageId: 'P1', text: 'hi', at: now + 4000 }), undefined)
+  const reply = await store.recordReply('s1', { ...A, statusMessageId: 'S1', messageId: 'P2', text: 'yo', at: now + 5000 })
   assert.equal(typeof reply?.received_at, 'number')
 
-  const writer = interactionLidWriterFor(handle)
-  assert.deepEqual(await writer.unmappedLids('s1', 10), ['88@lid'])
-  assert.deepEqual([...await writer.mapLids('s1', [{ lid: '88@lid', number: '1555' }])], [statusId])
-  assert.deepEqual(await writer.unmappedLids('s1', 10), [])
-  assert.deepEqual((await listReactions(db, statusId)).map((r) => [r.reactor, r.emoji, r.reacted_at]), [['1555', '😂', now + 3000]])
-  assert.deepEqual((await listReplies(db, statusId)).map((r) => [r.replier, r.number, r.text]), [['1555', '1555', 'hi'], ['1555', '1555', 'yo']])
-  assert.deepEqual(await interactionTotals(db), { reactions: 1, replies: 2 })
+  assert.deepEqual(await store.unmappedInteractionLids('s1', 10), ['88@lid'])
+  assert.deepEqual([...await store.mapInteractionLids('s1', [{ lid: '88@lid', number: '1555' }])], [statusId])
+  assert.deepEqual(await store.unmappedInteractionLids('s1', 10), [])
+  assert.deepEqual((await store.reactions(statusId)).map((r) => [r.reactor, r.emoji, r.reacted_at]), [['1555', '😂', now + 3000]])
+  assert.deepEqual((await store.replies(statusId)).map((r) => [r.replier, r.number, r.text]), [['1555', '1555', 'hi'], ['1555', '1555', 'yo']])
+  assert.deepEqual(await store.interactionTotals(), { reactions: 1, replies: 2 })
 })

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync }
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { reconcileUploads, SHARED_DIR_GRACE_MS } from '../../plugins/uploads/media-store.js'
+import { createUploadStore } from '../../src/db/stores/uploads.js'
 import { build } from '../helper.js'
 import { dialectEnv, dialectTest, openTestDb } from '../support/db-matrix.js'
 import { filesIn, png } from '../uploads/fixtures.js'
@@ -26,6 +27,7 @@ function put (dir: string, name: string, ageMs: number): void {
 
 dialectTest('reconcile with a grace window keeps files written to recently and removes the abandoned ones', async (t, dialect) => {
   const handle = await openTestDb(t, dialect)
+  const uploads = createUploadStore(handle)
   const dir = folder()
   t.after(() => { rmSync(dir, { recursive: true, force: true }) })
   const insert = async (filename: string): Promise<void> => {
@@ -42,7 +44,7 @@ dialectTest('reconcile with a grace window keeps files written to recently and r
   await insert('1700000000003-0123456789ab-kept.png')
   await insert('1700000000004-0123456789ab-gone.png')
 
-  const r = await reconcileUploads(dir, handle.db, SHARED_DIR_GRACE_MS)
+  const r = await reconcileUploads(dir, uploads, SHARED_DIR_GRACE_MS)
   assert.equal(r.parts, 1)
   assert.deepEqual(r.filesWithoutRow, ['1700000000002-0123456789ab-orphan.png'])
   assert.deepEqual(r.rowsWithoutFile, ['1700000000004-0123456789ab-gone.png'])
@@ -50,11 +52,11 @@ dialectTest('reconcile with a grace window keeps files written to recently and r
 
   // the other node's commit lands: its file is an upload like any other from now on
   await insert('1700000000001-0123456789ab-renamed.png')
-  const again = await reconcileUploads(dir, handle.db, SHARED_DIR_GRACE_MS)
+  const again = await reconcileUploads(dir, uploads, SHARED_DIR_GRACE_MS)
   assert.deepEqual(again, { parts: 0, filesWithoutRow: [], rowsWithoutFile: [] })
 
   // without a grace window (one process owns the folder) fresh leftovers go too
-  const alone = await reconcileUploads(dir, handle.db, 0)
+  const alone = await reconcileUploads(dir, uploads, 0)
   assert.equal(alone.parts, 1)
   assert.deepEqual(filesIn(dir).sort(), ['1700000000001-0123456789ab-renamed.png', '1700000000003-0123456789ab-kept.png'])
 })

@@ -63,7 +63,7 @@ dialectTest('status-viewers-update: the first is in the commit; a window cut off
   assert.deepEqual(updates.map((u) => [u.statusId, u.viewers.map((v) => v.number)]), [[sent.statusId, [A]]], 'the first commit\'s update is in the log with it')
 
   // the next start writes the update the stop cut off, with the list as committed
-  const again = createViewerIngest({ db: h.app.db, eventLog: h.app.eventLog, log: h.app.log })
+  const again = createViewerIngest({ stores: h.app.stores, eventLog: h.app.eventLog, log: h.app.log })
   t.after(() => { again.stop() })
   assert.equal(await again.recover(), 1)
   const after = (await logged(h.app.db, 'status-viewers-update')) as Array<{ statusId: string, viewers: Array<{ number: string }> }>

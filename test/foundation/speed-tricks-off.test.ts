@@ -8,7 +8,6 @@ import { SPEED_TRICK_NAMES } from '../../src/speed-tricks.js'
 // which test/helper.ts and test/platform/harness.ts pass on to every app and platform they build.
 // About 30 s on this machine, one file at a time.
 const COVERING = [
-  'test/bench/sent-statuses-cache.test.ts', // sent-statuses-bytes: every write shows, expiry
   'test/platform/receipt-turns.test.ts', // burst-gc: a burst of receipts, committed before acked
   'test/foundation/openapi.test.ts', // deferred-compiles: every schema compiled at ready
   'test/foundation/app.test.ts'

@@ -46,31 +46,6 @@ async function appWith (t: TestContext, off: string, hook?: (app: FastifyInstanc
   return app
 }
 
-const get = async (app: FastifyInstance, url: string) => await app.inject({ method: 'GET', url, headers: { 'x-api-key': TEST_API_KEY } })
-
-test('sent-statuses-bytes off: the route answers an object its serializer writes; on: text it kept', async (t) => {
-  for (const off of ['sent-statuses-bytes', '']) {
-    const objects = new Map<string, number>()
-    const app = await appWith(t, off, (a) => {
-      a.addHook('preSerialization', async (req, _reply, payload) => {
-        const path = req.url.split('/').pop() ?? ''
-        objects.set(path, (objects.get(path) ?? 0) + 1)
-        return payload
-      })
-    })
-    await app.db.db.insertInto('sessions').values({ id: 's', name: 's', auth_method: 'qrcode', phone_number: null, own_number: null, own_lid: null, created_at: Date.now() }).execute()
-    let lists = 0
-    const list = app.statuses.list
-    app.statuses.list = async (...args) => { lists++; return await list(...args) }
-    for (let i = 0; i < 2; i++) {
-      assert.deepEqual((await get(app, '/api/sessions/s/sent-statuses')).json(), { success: true, data: [] })
-    }
-    const n = off === '' ? 0 : 2
-    assert.equal(objects.get('sent-statuses') ?? 0, n, off)
-    assert.equal(lists, off === '' ? 1 : 2, 'the list is queried per request only with its trick off')
-  }
-})
-
 test('deferred-compiles off: a schema that does not compile fails ready(); on: the start goes on', async (t) => {
   const broken = (app: FastifyInstance): void => {
     app.get('/broken', { config: { public: true }, schema: { response: { 200: Type.Object({ a: Type.Unsafe({ $ref: 'no-such-schema#' }) }) } } }, async () => ({ a: 1 }))

@@ -15,7 +15,7 @@ test('a 429 or 463 from the platform backs the session off exponentially; other 
   const h = await harness(t)
   await h.addSession('s1')
   let clock = 1_000_000_000_000
-  const pacing = createPacing({ db: h.app.db, config: { pacing: { maxStatusesPerDay: 0, maxRecipientsPerDay: 0 } }, platform: h.platform as unknown as FastifyInstance['platform'], events: h.app.domainEvents, log: h.app.log, now: () => clock })
+  const pacing = createPacing({ stores: h.app.stores, config: { pacing: { maxStatusesPerDay: 0, maxRecipientsPerDay: 0 } }, platform: h.platform as unknown as FastifyInstance['platform'], events: h.app.domainEvents, log: h.app.log, now: () => clock })
   pacing.start()
   t.after(() => { pacing.stop() })
   assert.deepEqual(await pacing.check('s1', 1), { ok: true })

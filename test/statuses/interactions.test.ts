@@ -24,7 +24,7 @@ async function setup (
 ): Promise<{ h: Harness, ingest: ReturnType<typeof createInteractionIngest>, status: { statusId: string, platformMessageId: string } }> {
   const h = await harness(t, env)
   await h.addSession('s1')
-  const ingest = createInteractionIngest({ db: h.app.db, events: h.app.domainEvents, log: h.app.log })
+  const ingest = createInteractionIngest({ stores: h.app.stores, events: h.app.domainEvents, log: h.app.log })
   const status = await h.app.statuses.send('s1', { type: 'text', content: 'hello', targetNumbers: `${A},${B}` })
   return { h, ingest, status }
 }
@@ -77,11 +77,11 @@ test('a LID without a number is kept under the LID and moves to the number (merg
   await ingest.sink.commit('s1', reply(id, null, 'by lid', t0, 'L1'))
   assert.deepEqual((await h.app.statuses.reactions('s1', status.statusId)).map((r) => [r.jid, r.number]).sort(),
     [[`${A}@s.whatsapp.net`, A], [LID, null]])
-  assert.deepEqual(ingest.sink.unmappedLids('s1', 10), [LID])
-  ingest.sink.lidsMapped('s1', [{ lid: LID, number: A }])
+  assert.deepEqual(await ingest.sink.unmappedLids('s1', 10), [LID])
+  await ingest.sink.lidsMapped('s1', [{ lid: LID, number: A }])
   assert.deepEqual((await h.app.statuses.reactions('s1', status.statusId)).map((r) => [r.jid, r.number, r.emoji]), [[`${A}@s.whatsapp.net`, A, '👍']])
   assert.deepEqual((await h.app.statuses.replies('s1', status.statusId)).map((r) => [r.jid, r.number]), [[`${A}@s.whatsapp.net`, A]])
-  assert.deepEqual(ingest.sink.unmappedLids('s1', 10), [])
+  assert.deepEqual(await ingest.sink.unmappedLids('s1', 10), [])
 })
 
 test('deleting or expiring a status removes its reactions and replies; a closed ingest refuses', async (t) => {

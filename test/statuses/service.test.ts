@@ -6,7 +6,7 @@ import { SQLite } from '../../src/db/sqlite.js'
 import { VIEWERS_UPDATE_MS } from '../../plugins/statuses/index.js'
 import { SendFailed } from '../../src/errors.js'
 import type { StatusView } from '../../src/platform/types.js'
-import { sqliteOf, waitFor } from '../helper.js'
+import { waitFor } from '../helper.js'
 import { harness, OWN } from './harness.js'
 import { serveFiles } from '../stack.js'
 import { mp4, png } from '../uploads/fixtures.js'
@@ -146,7 +146,7 @@ test('viewer ingest: read/played count, an unmapped LID is kept with number null
   const { statusId, platformMessageId: mid } = await h.app.statuses.send('s1', { type: 'text', content: 'x', targetNumbers: `${A},${B},${C}` })
   const other = await h.app.statuses.send('s2', { type: 'text', content: 'y' })
   const t0 = Date.now() - 10_000
-  h.app.viewerIngest.commit('s1', [
+  await h.app.viewerIngest.commit('s1', [
     receipt(mid, A, 'read', t0 + 2000),
     receipt(mid, B, 'played', t0 + 3000),
     receipt(mid, null, 'read', t0 + 3500),
@@ -156,7 +156,7 @@ test('viewer ingest: read/played count, an unmapped LID is kept with number null
     receipt(other.platformMessageId, C, 'read', t0) // another session's status: not this one
   ])
   // an older read that arrives later still wins
-  h.app.viewerIngest.commit('s1', [receipt(mid, B, 'read', t0 + 1000)])
+  await h.app.viewerIngest.commit('s1', [receipt(mid, B, 'read', t0 + 1000)])
   // the first commit's update went with it; the second one, in the same window, comes at the window's end
   await waitFor(() => h.of('status-viewers-update').length >= 2, 2000, 'viewers updates')
   const viewers = await h.app.statuses.viewers('s1', statusId)
@@ -183,7 +183,7 @@ test('receipts that race the send are kept (the row exists before the first stan
   h.platform.gate = new Promise((resolve) => { open = resolve })
   const pending = h.app.statuses.send('s1', { type: 'text', content: 'x', targetNumbers: A })
   await waitFor(() => h.platform.sent.length === 1, 2000, 'send call')
-  h.app.viewerIngest.commit('s1', [receipt(h.platform.sent[0].input.messageId, A)])
+  await h.app.viewerIngest.commit('s1', [receipt(h.platform.sent[0].input.messageId, A)])
   await new Promise((resolve) => setTimeout(resolve, 60))
   open()
   const res = await pending
@@ -197,9 +197,9 @@ test('viewer ingest commits each stanza at once and coalesces updates to one per
   const mid = s.platformMessageId
   const total = 5000
   const started = performance.now()
-  // one commit per stanza, as the platform calls it: each is in the database when commit returns
+  // one commit per stanza, as the platform calls it: each is in the database when commit resolves
   for (let i = 0; i < total; i++) {
-    assert.equal(h.app.viewerIngest.commit('s1', [receipt(mid, String(10_000_000_000 + i))]), undefined)
+    await h.app.viewerIngest.commit('s1', [receipt(mid, String(10_000_000_000 + i))])
   }
   const elapsed = performance.now() - started
   const stats = h.app.viewerIngest.stats()
@@ -215,7 +215,7 @@ test('viewer ingest commits each stanza at once and coalesces updates to one per
   const startTrickle = Date.now()
   let n = 0
   while (Date.now() - startTrickle < 700) {
-    h.app.viewerIngest.commit('s1', [receipt(mid, String(20_000_000_000 + n++))])
+    await h.app.viewerIngest.commit('s1', [receipt(mid, String(20_000_000_000 + n++))])
     await new Promise((resolve) => setTimeout(resolve, 10))
   }
   await new Promise((resolve) => setTimeout(resolve, VIEWERS_UPDATE_MS * 2 + 100))
@@ -236,41 +236,45 @@ test('a view stored under a LID gets its number: merged with that number\'s row,
   const s2 = await h.app.statuses.send('s1', { type: 'text', content: 'y', targetNumbers: A })
   const other = await h.app.statuses.send('s2', { type: 'text', content: 'z' })
   const t0 = Date.now() - 10_000
-  h.app.viewerIngest.commit('s1', [receipt(s.platformMessageId, null, 'read', t0), receipt(s2.platformMessageId, null, 'played', t0 + 500)])
-  h.app.viewerIngest.commit('s1', [receipt(s.platformMessageId, A, 'read', t0 + 1000)]) // the same person, by number, later
-  h.app.viewerIngest.commit('s2', [receipt(other.platformMessageId, null, 'read', t0)]) // the same LID seen by another session
-  assert.deepEqual(h.app.viewerIngest.unmappedLids('s1', 10), [LID])
+  await h.app.viewerIngest.commit('s1', [receipt(s.platformMessageId, null, 'read', t0), receipt(s2.platformMessageId, null, 'played', t0 + 500)])
+  await h.app.viewerIngest.commit('s1', [receipt(s.platformMessageId, A, 'read', t0 + 1000)]) // the same person, by number, later
+  await h.app.viewerIngest.commit('s2', [receipt(other.platformMessageId, null, 'read', t0)]) // the same LID seen by another session
+  assert.deepEqual(await h.app.viewerIngest.unmappedLids('s1', 10), [LID])
   assert.deepEqual((await h.app.statuses.viewers('s1', s.statusId)).map((v) => v.number), [null, A], 'two rows until the LID is known')
 
   const before = h.of('status-viewers-update').length
-  h.app.viewerIngest.lidsMapped('s1', [{ lid: LID, number: A }])
+  await h.app.viewerIngest.lidsMapped('s1', [{ lid: LID, number: A }])
   assert.deepEqual(await h.app.statuses.viewers('s1', s.statusId), [{ jid: `${A}@s.whatsapp.net`, number: A, viewedAt: new Date(t0).toISOString(), isReal: true }])
   assert.deepEqual(await h.app.statuses.viewers('s1', s2.statusId), [{ jid: `${A}@s.whatsapp.net`, number: A, viewedAt: new Date(t0 + 500).toISOString(), isReal: true }])
-  assert.deepEqual(h.app.viewerIngest.unmappedLids('s1', 10), [])
-  assert.deepEqual(h.app.viewerIngest.unmappedLids('s2', 10), [LID], 'another session\'s rows are its own business')
+  assert.deepEqual(await h.app.viewerIngest.unmappedLids('s1', 10), [])
+  assert.deepEqual(await h.app.viewerIngest.unmappedLids('s2', 10), [LID], 'another session\'s rows are its own business')
   // (updates go out after the commit's turn: s2's own, from its commit above, may come after `before` too)
   const ofS1 = (): Array<{ statusId: string, viewers: Array<{ number: string | null }> }> => h.of('status-viewers-update').slice(before).filter((u) => u.sessionId === 's1')
   await waitFor(() => new Set(ofS1().map((u) => u.statusId)).size === 2, 2000, 'an update per affected status')
   assert.ok(ofS1().every((u) => u.viewers.every((v) => v.number === A)))
-  h.app.viewerIngest.lidsMapped('s1', [{ lid: LID, number: A }]) // again: nothing left to change
+  await h.app.viewerIngest.lidsMapped('s1', [{ lid: LID, number: A }]) // again: nothing left to change
   assert.equal(h.app.viewerIngest.stats().mapped, 2)
 })
 
-test('a commit is refused after close, and held while another caller has a transaction open', async (t) => {
+test('a commit waits for a transaction another caller holds open (whose rollback cannot take the view), and is refused after close', async (t) => {
   const h = await harness(t)
   await h.addSession('s1')
   const s = await h.app.statuses.send('s1', { type: 'text', content: 'x' })
-  const sqlite = sqliteOf(h.app.db)
-  sqlite.exec('begin')
-  const held = h.app.viewerIngest.commit('s1', [receipt(s.platformMessageId, A)])
-  assert.ok(held instanceof Promise, 'held: the platform keeps the stanza unacknowledged meanwhile')
-  await new Promise((resolve) => setTimeout(resolve, 30))
-  sqlite.exec('rollback') // the other caller's rollback cannot take the view with it
+  let held: Promise<void> | undefined
+  let committed = false
+  await assert.rejects(h.app.db.db.transaction().execute(async (trx) => {
+    await trx.selectFrom('statuses').select('id').execute()
+    held = h.app.viewerIngest.commit('s1', [receipt(s.platformMessageId, A)])
+    void held.then(() => { committed = true })
+    await new Promise((resolve) => setTimeout(resolve, 30))
+    assert.equal(committed, false, 'held: the platform keeps the stanza unacknowledged meanwhile')
+    throw new Error('the other caller rolls back')
+  }), /rolls back/)
   await held
   assert.equal((await h.app.statuses.viewers('s1', s.statusId)).length, 1)
 
   await h.app.close()
-  assert.throws(() => h.app.viewerIngest.commit('s1', [receipt(s.platformMessageId, B)]), /closed/)
+  await assert.rejects(h.app.viewerIngest.commit('s1', [receipt(s.platformMessageId, B)]), /closed/)
   const raw = new SQLite(h.dbFile, { readonly: true })
   try {
     assert.equal(raw.prepare('select count(*) from viewers').pluck().get(), 1)
@@ -304,7 +308,7 @@ test('remove: record and viewers go, media file only when no other status uses i
   const img = await h.addUpload('p.png', 'image')
   const a = await h.app.statuses.send('s1', { type: 'image', content: img, targetNumbers: A })
   const b = await h.app.statuses.send('s1', { type: 'image', content: img })
-  h.app.viewerIngest.commit('s1', [receipt(a.platformMessageId, A)])
+  await h.app.viewerIngest.commit('s1', [receipt(a.platformMessageId, A)])
 
   const first = await h.app.statuses.remove('s1', a.statusId)
   assert.deepEqual({ ...first, note: undefined }, { statusId: a.statusId, message: 'Status deleted', deletedFromPlatform: false, deletedFromDatabase: true, deletedImageFile: false, note: undefined })
@@ -346,7 +350,7 @@ test('cleanup: expired statuses with viewers and media, old unused uploads, one 
   const e2 = await h.app.statuses.send('s1', { type: 'text', content: 'a' })
   const e3 = await h.app.statuses.send('s2', { type: 'text', content: 'b' })
   const live = await h.app.statuses.send('s3', { type: 'image', content: keptImg })
-  h.app.viewerIngest.commit('s1', [receipt(e1.platformMessageId, A)])
+  await h.app.viewerIngest.commit('s1', [receipt(e1.platformMessageId, A)])
   await h.app.db.db.updateTable('statuses').set({ created_at: old }).where('id', 'in', [e1, e2, e3].map((s) => Number(s.statusId))).execute()
   assert.equal((await h.app.statuses.list('s1')).length, 0, 'expired statuses are not listed even before cleanup')
 

@@ -7,6 +7,9 @@ import { eventStore, type EventStore } from './events.js'
 import { keysStore, type KeysStore } from './keys.js'
 import { systemStore, type SystemStore } from './system.js'
 import { webhookStore, type WebhookStore } from './webhooks.js'
+import { createStatusStore, type StatusStore } from './statuses.js'
+import { createUploadStore, type UploadStore } from './uploads.js'
+import { createViewerStore, type ViewerStore } from './viewers.js'
 
 /**
  * The stores: one port per aggregate (issue 34), every method `Promise<T>`, chosen once at start from the
@@ -37,6 +40,12 @@ export interface Stores {
   keys: KeysStore
   /** database-wide reads: health's round trip, /stats and /storage totals */
   system: SystemStore
+  /** statuses, a send's progress, delivery receipts, pacing's post counts */
+  statuses: StatusStore
+  /** viewers (the receipt path's commit), reactions and replies */
+  viewers: ViewerStore
+  /** uploaded media files' rows */
+  uploads: UploadStore
 }
 
 /** The stores and the one database they share; `close` ends the connection (after every store is done). */
@@ -59,7 +68,10 @@ export function buildStores (handle: DbHandle): Stores {
     events: eventStore(handle),
     webhooks: webhookStore(handle),
     keys: keysStore(handle.db),
-    system: systemStore(handle)
+    system: systemStore(handle),
+    statuses: createStatusStore(handle),
+    viewers: createViewerStore(handle),
+    uploads: createUploadStore(handle)
   }
 }
 

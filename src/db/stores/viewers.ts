@@ -1,0 +1,256 @@
+import type SQLite from 'better-sqlite3'
+import { sql, type Kysely } from 'kysely'
+import type { DbHandle } from '../connection.js'
+import type { Database, StatusReactionRow, StatusReplyRow, ViewerRow } from '../database.js'
+import { sqliteEventLog, type NewEvent } from '../repositories/events.js'
+import { onSqliteConnection } from './sqlite-gate.js'
+import type { StoreTx } from './statuses.js'
+import { createInteractions } from './interactions.js'
+import { createPostgresReceipts } from './viewers-pg.js'
+
+type Db = Kysely<Database>
+
+export interface ViewToRecord {
+  sessionId: string
+  /** platform message id of the status */
+  messageId: string
+  /** digits; null when the viewer is a LID without a known number */
+  number: string | null
+  /** `<number>@s.whatsapp.net`, or the LID when `number` is null */
+  jid: string
+  viewedAt: number
+  isReal: boolean
+}
+
+/** A delivery receipt to record: the earliest per (status, recipient) is kept; own devices are not recorded. */
+export interface DeliveryToRecord {
+  sessionId: string
+  messageId: string
+  number: string | null
+  jid: string
+  deliveredAt: number
+}
+
+/** What one commit changed in one status: its new viewers (in commit order), if any. */
+export interface StatusChange {
+  sessionId: string
+  messageId: string
+  added: ViewToRecord[]
+}
+
+/** What a commit read for its events, inside its own transaction (so it counts its own rows). */
+export interface CommitReads {
+  /** real viewers (`viewerCount`) of the statuses asked for */
+  counts: Map<number, number>
+  /** full viewer lists of the statuses asked for, first view first */
+  lists: Map<number, ViewerRow[]>
+}
+
+/**
+ * The events a commit appends to the event log in its own transaction, once its rows are in and only when
+ * a status changed: `needs` says which statuses' counts and lists to read there, `events` builds the rows.
+ * Both run inside the transaction and must not wait on anything.
+ */
+export interface InCommit<C> {
+  needs: (changes: C) => { counts?: number[], lists?: number[] }
+  events: (changes: C, read: CommitReads) => NewEvent[]
+}
+
+export interface ReactionToRecord {
+  /** digits; null while the contact is a LID without a known number */
+  number: string | null
+  /** `<number>@s.whatsapp.net`, or the LID */
+  jid: string
+  statusMessageId: string
+  messageId: string
+  at: number
+}
+
+export type LidMapping = { lid: string, number: string }
+
+/** What one receipt turn carries: its views and its delivery receipts. */
+export interface ReceiptTurn {
+  views: ViewToRecord[]
+  deliveries: DeliveryToRecord[]
+}
+
+/** Viewers, delivery receipts, reactions and replies of statuses: what contacts did with them. */
+export interface ViewerStore {
+  /**
+   * THE receipt path's commit (commit before ack): the views and deliveries of one receipt turn and the
+   * events they cause, in one transaction. Resolves only once the rows are committed (SQLite: WAL,
+   * synchronous=NORMAL, a killed process keeps them); the caller acks the stanzas after it, and never
+   * when it rejects. Receipts of unknown statuses are skipped; one row per (status, viewer), the first
+   * view time wins (deliveries: the first delivery per recipient). Resolves to the statuses whose viewer
+   * list changed, with the viewers that are new in each.
+   */
+  commitReceipts: (turn: ReceiptTurn, inCommit: InCommit<Map<number, StatusChange>>) => Promise<Map<number, StatusChange>>
+  /**
+   * Views and deliveries stored under a LID get its number (merged with a row the number has, the earlier
+   * time wins), with the events of the changed statuses in the same transaction; the changed statuses.
+   */
+  mapLids: (sessionId: string, mappings: LidMapping[], inCommit: InCommit<Set<number>>) => Promise<Set<number>>
+  /** LIDs of the session's views that have no number yet */
+  unmappedLids: (sessionId: string, limit: number) => Promise<string[]>
+  /** The events of these statuses built from their lists, read and appended in one transaction of its own. */
+  commitListEvents: (statusIds: number[], events: (lists: Map<number, ViewerRow[]>) => NewEvent[]) => Promise<void>
+  /** Viewers of one status, first view first. */
+  list: (statusId: number) => Promise<ViewerRow[]>
+  /**
+   * The statuses named by status-viewers-added events in the log's last `spanMs` (counted back from its
+   * newest event), with their sessions: what was viewed in the moments before the service stopped.
+   */
+  recentlyViewed: (spanMs: number) => Promise<Array<{ statusId: number, sessionId: string }>>
+
+  /**
+   * A reaction: the contact's row takes it when it is newer than the one stored (an empty emoji stays as
+   * the taken-back state). The row when something changed; undefined for an unknown status, an older
+   * reaction or the same message again (a redelivery).
+   */
+  recordReaction: (sessionId: string, r: ReactionToRecord & { emoji: string }, tx?: StoreTx) => Promise<StatusReactionRow | undefined>
+  /** A reply; undefined for an unknown status or a message already recorded (a redelivery). */
+  recordReply: (sessionId: string, r: ReactionToRecord & { text: string }, tx?: StoreTx) => Promise<StatusReplyRow | undefined>
+  /** Current reactions of a status (taken-back ones left out), first first. */
+  reactions: (statusId: number) => Promise<StatusReactionRow[]>
+  /** Replies to a status, oldest first. */
+  replies: (statusId: number) => Promise<StatusReplyRow[]>
+  /** Reactions (current) and replies to statuses created at or after `since`; `sessionIds`: only those sessions' (absent: every one). */
+  interactionTotals: (since?: number, sessionIds?: readonly string[]) => Promise<{ reactions: number, replies: number }>
+  /** LIDs of the session's reactions and replies without a number */
+  unmappedInteractionLids: (sessionId: string, limit: number) => Promise<string[]>
+  /** Reactions and replies stored under a LID get its number; the statuses whose reactions or replies changed. */
+  mapInteractionLids: (sessionId: string, mappings: LidMapping[]) => Promise<Set<number>>
+}
+
+export function createViewerStore (handle: DbHandle): ViewerStore {
+  const receipts = handle.dialect === 'sqlite' ? sqliteReceipts(handle.db, handle.sqlite) : createPostgresReceipts(handle.db)
+  return { ...receipts, ...createInteractions(handle.db) }
+}
+
+export type ReceiptPart = Pick<ViewerStore, 'commitReceipts' | 'mapLids' | 'unmappedLids' | 'commitListEvents' | 'list' | 'recentlyViewed'>
+
+/**
+ * SQLite: the receipt path in prepared statements, each commit one synchronous better-sqlite3 transaction
+ * run through onSqliteConnection (never inside another caller's open transaction, which it waits out).
+ * The bench figures they hold: "receipts ÷ bare Baileys" and "receipt → event p99" (bench/NOTES.md).
+ */
+function sqliteReceipts (db: Db, sqlite: SQLite.Database): ReceiptPart {
+  const log = sqliteEventLog(sqlite)
+  // a new viewer: finds the status and inserts; returns the status id only when the row is new
+  const insertView = sqlite.prepare<[string, string | null, string, number, number, string, string], number>(
+    'insert into viewers (status_id, viewer, number, jid, viewed_at, is_real) ' +
+    'select id, ?, ?, ?, ?, ? from statuses where session_id = ? and message_id = ? ' +
+    'on conflict (status_id, viewer) do nothing returning status_id'
+  ).pluck()
+  // a viewer seen before (rarer): only an earlier view time changes the row
+  const earlierView = sqlite.prepare<[number, string, number, string, string], number>(
+    'update viewers set viewed_at = ? where viewer = ? and viewed_at > ? ' +
+    'and status_id = (select id from statuses where session_id = ? and message_id = ?) returning status_id'
+  ).pluck()
+  const upsert = sqlite.prepare<[number, string, string | null, string, number, number]>(
+    'insert into viewers (status_id, viewer, number, jid, viewed_at, is_real) values (?, ?, ?, ?, ?, ?) ' +
+    'on conflict (status_id, viewer) do update set viewed_at = excluded.viewed_at where excluded.viewed_at < viewers.viewed_at'
+  )
+  const lidRows = sqlite.prepare<[string, string], { status_id: number, viewed_at: number, is_real: number }>(
+    'select v.status_id, v.viewed_at, v.is_real from viewers v join statuses s on s.id = v.status_id ' +
+    'where v.viewer = ? and v.number is null and s.session_id = ?'
+  )
+  const removeLidRow = sqlite.prepare<[number, string]>('delete from viewers where status_id = ? and viewer = ?')
+  const unmapped = sqlite.prepare<[string, number], string>(
+    'select distinct v.viewer from viewers v join statuses s on s.id = v.status_id where v.number is null and s.session_id = ? limit ?'
+  ).pluck()
+  const realViewers = sqlite.prepare<[number], number>('select count(*) from viewers where status_id = ? and is_real = 1').pluck()
+  // the full list of a busy status is read for its status-viewers-update (at most every 200 ms)
+  const allViewers = sqlite.prepare<[number], ViewerRow>('select * from viewers where status_id = ? order by viewed_at, viewer')
+
+  // deliveries (issue 24): one insert-select per receipt; a redelivery or another device only moves the time earlier
+  const insertDelivery = sqlite.prepare<[string, string | null, string, number, string, string]>(
+    'insert into status_deliveries (status_id, recipient, number, jid, delivered_at) ' +
+    'select id, ?, ?, ?, ? from statuses where session_id = ? and message_id = ? ' +
+    'on conflict (status_id, recipient) do update set delivered_at = excluded.delivered_at where excluded.delivered_at < status_deliveries.delivered_at'
+  )
+  const oneDelivery = (d: DeliveryToRecord): void => { insertDelivery.run(d.number ?? d.jid, d.number, d.jid, d.deliveredAt, d.sessionId, d.messageId) }
+  // a delivery stored under a LID moves to the number (the earlier delivery wins)
+  const moveDeliveries = sqlite.prepare<[string, string, string, string, string]>(
+    'insert into status_deliveries (status_id, recipient, number, jid, delivered_at) ' +
+    'select d.status_id, ?, ?, ?, d.delivered_at from status_deliveries d join statuses s on s.id = d.status_id ' +
+    'where d.recipient = ? and d.number is null and s.session_id = ? ' +
+    'on conflict (status_id, recipient) do update set delivered_at = excluded.delivered_at where excluded.delivered_at < status_deliveries.delivered_at'
+  )
+  const dropLidDeliveries = sqlite.prepare<[string, string]>(
+    'delete from status_deliveries where recipient = ? and number is null and status_id in (select id from statuses where session_id = ?)'
+  )
+
+  const reads = (need: { counts?: number[], lists?: number[] }): CommitReads => ({
+    counts: new Map((need.counts ?? []).map((id) => [id, realViewers.get(id) ?? 0])),
+    lists: new Map((need.lists ?? []).map((id) => [id, allViewers.all(id)]))
+  })
+  const appendFor = <C>(changes: C, inCommit: InCommit<C>): void => { log.append(inCommit.events(changes, reads(inCommit.needs(changes)))) }
+
+  const changeOf = (changes: Map<number, StatusChange>, statusId: number, v: ViewToRecord): StatusChange => {
+    let change = changes.get(statusId)
+    if (change === undefined) changes.set(statusId, change = { sessionId: v.sessionId, messageId: v.messageId, added: [] })
+    return change
+  }
+  const one = (v: ViewToRecord, changes: Map<number, StatusChange>): void => {
+    const key = v.number ?? v.jid
+    // all(), not get(): only a statement stepped to its end runs SQLite's WAL hook, i.e. the automatic
+    // checkpoint; get() leaves the commit to the reset, and the WAL would grow without bound
+    const inserted = insertView.all(key, v.number, v.jid, v.viewedAt, v.isReal ? 1 : 0, v.sessionId, v.messageId)
+    if (inserted.length > 0) { changeOf(changes, inserted[0], v).added.push(v); return }
+    for (const statusId of earlierView.all(v.viewedAt, key, v.viewedAt, v.sessionId, v.messageId)) changeOf(changes, statusId, v)
+  }
+  const record = sqlite.transaction(({ views, deliveries }: ReceiptTurn, inCommit: InCommit<Map<number, StatusChange>>): Map<number, StatusChange> => {
+    const changes = new Map<number, StatusChange>()
+    for (const v of views) one(v, changes)
+    for (const d of deliveries) oneDelivery(d)
+    if (changes.size > 0) appendFor(changes, inCommit)
+    return changes
+  })
+  const mapLids = sqlite.transaction((sessionId: string, mappings: LidMapping[], inCommit: InCommit<Set<number>>): Set<number> => {
+    const changed = new Set<number>()
+    for (const { lid, number } of mappings) {
+      for (const row of lidRows.all(lid, sessionId)) {
+        removeLidRow.run(row.status_id, lid)
+        upsert.run(row.status_id, number, number, `${number}@s.whatsapp.net`, row.viewed_at, row.is_real)
+        changed.add(row.status_id)
+      }
+      moveDeliveries.run(number, number, `${number}@s.whatsapp.net`, lid, sessionId)
+      dropLidDeliveries.run(lid, sessionId)
+    }
+    if (changed.size > 0) appendFor(changed, inCommit)
+    return changed
+  })
+  const listEvents = sqlite.transaction((statusIds: number[], events: (lists: Map<number, ViewerRow[]>) => NewEvent[]): void => {
+    log.append(events(reads({ lists: statusIds }).lists))
+  })
+  const run = async <T>(work: () => T): Promise<T> => await onSqliteConnection(db, sqlite, work)
+
+  return {
+    commitReceipts: async (turn, inCommit) => turn.views.length + turn.deliveries.length === 0 ? new Map() : await run(() => record(turn, inCommit)),
+    mapLids: async (sessionId, mappings, inCommit) => await run(() => mapLids(sessionId, mappings, inCommit)),
+    unmappedLids: async (sessionId, limit) => await run(() => unmapped.all(sessionId, limit)),
+    commitListEvents: async (statusIds, events) => { await run(() => { listEvents(statusIds, events) }) },
+    list: async (statusId) => await listViewers(db, statusId),
+    recentlyViewed: async (spanMs) => await recentlyViewedIn(db, sql<string>`json_extract(data, '$.statusId')`, spanMs)
+  }
+}
+
+export async function listViewers (db: Db, statusId: number): Promise<ViewerRow[]> {
+  return await db.selectFrom('viewers').selectAll().where('status_id', '=', statusId).orderBy('viewed_at').orderBy('viewer').execute()
+}
+
+/** recentlyViewed, with the dialect's way to read `statusId` from an event's JSON */
+export async function recentlyViewedIn (
+  db: Db, statusIdOfData: ReturnType<typeof sql<string>>, spanMs: number
+): Promise<Array<{ statusId: number, sessionId: string }>> {
+  const newest = await db.selectFrom('event_log').select('created_at').orderBy('id', 'desc').limit(1).executeTakeFirst()
+  if (newest === undefined) return []
+  const rows = await db.selectFrom('event_log')
+    .select([statusIdOfData.as('status_id'), 'session_id'])
+    .where('created_at', '>=', Number(newest.created_at) - spanMs)
+    .where('type', '=', 'status-viewers-added')
+    .distinct()
+    .execute()
+  return rows.flatMap((r) => r.session_id === null ? [] : [{ statusId: Number(r.status_id), sessionId: r.session_id }])
+}
