@@ -32,7 +32,7 @@ function lazyPlatform (app: FastifyInstance): { platform: Platform, load: () => 
     loading ??= import('../../src/platform/platform.js').then(({ createPlatform }) => {
       const platform = createPlatform({
         db: app.db,
-        links: loggedSessionLinks(app.db, app.eventLog),
+        links: loggedSessionLinks(app.stores.sessions, app.eventLog),
         receiptSink: app.viewerIngest.sink,
         interactionSink: app.interactionIngest.sink,
         phoneSink: app.contacts.sink,

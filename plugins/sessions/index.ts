@@ -1,4 +1,5 @@
 import fp from 'fastify-plugin'
+import { mediaInUse } from '../../src/db/repositories/statuses.js'
 import { createSessionService } from './service.js'
 
 export type SessionService = ReturnType<typeof createSessionService>
@@ -11,5 +12,5 @@ declare module 'fastify' {
 }
 
 export default fp(async (app) => {
-  app.decorate('sessions', createSessionService({ db: app.db, platform: app.platform, mediaStore: app.mediaStore, events: app.domainEvents, cluster: app.cluster, keys: app.keys }))
+  app.decorate('sessions', createSessionService({ sessions: app.stores.sessions, mediaInUse: async (file) => await mediaInUse(app.db.db, file), platform: app.platform, mediaStore: app.mediaStore, events: app.domainEvents, cluster: app.cluster, keys: app.keys }))
 }, { name: 'sessions', dependencies: ['db', 'domain-events', 'platform', 'media-store', 'cluster', 'auth'] })

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { listDeliveries } from '../../src/db/repositories/deliveries.js'
-import { insertSession } from '../../src/db/repositories/sessions.js'
+import { insertSession } from '../../src/db/stores/sessions.js'
 import { deleteStatus, insertStatus } from '../../src/db/repositories/statuses.js'
 import { viewerWriterFor } from '../../src/db/repositories/viewers-pg.js'
 import { dialectTest, openTestDb } from '../support/db-matrix.js'

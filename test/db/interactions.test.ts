@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { insertSession } from '../../src/db/repositories/sessions.js'
+import { insertSession } from '../../src/db/stores/sessions.js'
 import { insertStatus } from '../../src/db/repositories/statuses.js'
 import { interactionLidWriterFor, interactionTotals, listReactions, listReplies, recordReaction, recordReply } from '../../src/db/repositories/interactions.js'
 import { dialectTest, openTestDb } from '../support/db-matrix.js'

@@ -1,4 +1,6 @@
 import { openStore, type DatabaseTarget, type DbHandle } from '../connection.js'
+import { kyselyLeaseStore, type LeaseStore } from './leases.js'
+import { kyselySessionStore, type SessionStore } from './sessions.js'
 
 /**
  * The stores: one port per aggregate (issue 34), every method `Promise<T>`, chosen once at start from the
@@ -11,9 +13,10 @@ import { openStore, type DatabaseTarget, type DbHandle } from '../connection.js'
  * Kysely, whose driver serialises use of the one connection; a raw prepared statement runs only through
  * `onSqliteConnection` (sqlite-gate.ts), so it never joins another caller's open transaction.
  */
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled aggregate by aggregate
 export interface Stores {
   // ── aggregates: each helper adds its own lines below, one per aggregate ──
+  sessions: SessionStore
+  leases: LeaseStore
 }
 
 /** The stores and the one database they share; `close` ends the connection (after every store is done). */
@@ -26,9 +29,11 @@ export interface OpenedStores {
   handle: DbHandle
 }
 
-export function buildStores (_handle: DbHandle): Stores {
+export function buildStores (handle: DbHandle): Stores {
   return {
     // ── aggregates: each helper adds its own lines below ──
+    sessions: kyselySessionStore(handle.db, handle.dialect),
+    leases: kyselyLeaseStore(handle.db, handle.dialect === 'postgres' ? handle.url : null)
   }
 }
 
