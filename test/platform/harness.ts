@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path'
 import { Writable } from 'node:stream'
 import { pino } from 'pino'
 import { openDatabase, type SqliteHandle as DbHandle } from '../../src/db/connection.js'
+import { kyselyAuthStateStore } from '../../src/db/stores/auth-state.js'
 import { kyselySessionStore, type SessionStore } from '../../src/db/stores/sessions.js'
 import { createPlatform, type Platform, type PlatformOptions, type PlatformTiming } from '../../src/platform/platform.js'
 import type { AuthMethod, ConnectionStatusChange, PlatformEventMap, ReceiptSink, SessionLinks, StatusView } from '../../src/platform/types.js'
@@ -145,7 +146,7 @@ export function startPlatform (db: DbHandle, wa: Config['wa'], timing: Partial<P
   const handed: ConnectionStatusChange[] = []
   // SPEED_TRICKS_OFF in the environment (test/foundation/speed-tricks-off.test.ts), as the service's config takes it
   const gcOff = parseSpeedTricksOff(process.env.SPEED_TRICKS_OFF).off.has('burst-gc') ? { burstGcQuietMs: null } : {}
-  const platform = createPlatform({ db, links: links(unlogged(kyselySessionStore(db.db, db.dialect), handed)), receiptSink: sink, wa, logger, timing: { ...timing, ...gcOff }, ...more })
+  const platform = createPlatform({ authState: kyselyAuthStateStore(db.db), links: links(unlogged(kyselySessionStore(db.db, db.dialect), handed)), receiptSink: sink, wa, logger, timing: { ...timing, ...gcOff }, ...more })
   return { platform, events: new EventLog(platform), logs, sink, handed }
 }
 

@@ -1,4 +1,5 @@
 import { openStore, type DatabaseTarget, type DbHandle } from '../connection.js'
+import { kyselyAuthStateStore, type AuthStateStore } from './auth-state.js'
 import { kyselyLeaseStore, type LeaseStore } from './leases.js'
 import { kyselySessionStore, type SessionStore } from './sessions.js'
 
@@ -17,6 +18,7 @@ export interface Stores {
   // ── aggregates: each helper adds its own lines below, one per aggregate ──
   sessions: SessionStore
   leases: LeaseStore
+  authState: AuthStateStore
 }
 
 /** The stores and the one database they share; `close` ends the connection (after every store is done). */
@@ -33,7 +35,8 @@ export function buildStores (handle: DbHandle): Stores {
   return {
     // ── aggregates: each helper adds its own lines below ──
     sessions: kyselySessionStore(handle.db, handle.dialect),
-    leases: kyselyLeaseStore(handle.db, handle.dialect === 'postgres' ? handle.url : null)
+    leases: kyselyLeaseStore(handle.db, handle.dialect === 'postgres' ? handle.url : null),
+    authState: kyselyAuthStateStore(handle.db)
   }
 }
 
