@@ -262,7 +262,13 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'log' | 'metri
     counts.clear()
   }
 
-  const sink: ReceiptSink = { commit, commitDeliveries, lidsMapped, unmappedLids }
+  // the platform's side is Promise-only (issue 34); the viewer store's own signatures follow with its port
+  const sink: ReceiptSink = {
+    commit: async (sessionId, views) => { await commit(sessionId, views) },
+    commitDeliveries: async (sessionId, deliveries) => { await commitDeliveries(sessionId, deliveries) },
+    lidsMapped: async (sessionId, mappings) => { await lidsMapped(sessionId, mappings) },
+    unmappedLids: async (sessionId, limit) => await unmappedLids(sessionId, limit)
+  }
   return { ...sink, sink, stats: (): Readonly<typeof stats> => ({ ...stats }), recover, stop }
 }
 

@@ -53,7 +53,7 @@ export interface ContactStatus {
  * read by one that could not be (a redelivered stanza no longer decrypts once the first copy advanced the keys).
  */
 export interface ContactStatusSink {
-  commit: (sessionId: string, status: ContactStatus) => void | Promise<void>
+  commit: (sessionId: string, status: ContactStatus) => Promise<void>
 }
 
 export interface ContactStatusIntakeOptions {

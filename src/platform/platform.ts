@@ -62,9 +62,9 @@ export interface PlatformOptions {
   timing?: Partial<PlatformTiming>
 }
 
-const IGNORE_INTERACTIONS: InteractionSink = { commit: () => {}, lidsMapped: () => {}, unmappedLids: () => [] }
+const IGNORE_INTERACTIONS: InteractionSink = { commit: async () => {}, lidsMapped: async () => {}, unmappedLids: async () => [] }
 /** still acked (unacked, the platform ends the stream every ~50 minutes), not kept */
-const IGNORE_CONTACT_STATUSES: ContactStatusSink = { commit: () => {} }
+const IGNORE_CONTACT_STATUSES: ContactStatusSink = { commit: async () => {} }
 
 type Listener<K extends keyof PlatformEventMap> = (payload: PlatformEventMap[K]) => void
 

@@ -20,8 +20,8 @@ import type { ReceiptIntakeOptions, StatusDelivery, StatusView } from './types.j
 // setImmediate; once it is committed, each held frame is acknowledged with Baileys' own ack
 // (`sock.sendMessageAck`, the stanza rc14's handleReceipt sends in its `finally`). One transaction per
 // turn instead of one per stanza: a burst costs a few commits, not thousands, and the wait is one turn
-// (no timer). When the commit throws (or its promise rejects: an asynchronous database can hold the acks
-// for as long as its commit takes), none of the turn's frames is ever acked; the socket is then ended,
+// (no timer). When the commit rejects (the acks are held for as long as it takes), none of the turn's
+// frames is ever acked; the socket is then ended,
 // and the platform delivers the unacknowledged stanzas again at the next login (at least once: commits
 // are idempotent).
 //
@@ -115,18 +115,17 @@ export class ReceiptIntake {
     // a removed session takes nothing more: its frames stay unacknowledged
     if (turn === null || !this.options.live()) return
     this.#storeLearned(turn)
-    let result: void | Promise<void>
+    let result: Promise<unknown>
     try {
       const { sink, sessionId } = this.options
       const views = turn.views.length > 0 || turn.deliveries.length === 0 ? sink.commit(sessionId, turn.views) : undefined
       const deliveries = turn.deliveries.length > 0 ? sink.commitDeliveries?.(sessionId, turn.deliveries) : undefined
-      result = views instanceof Promise || deliveries instanceof Promise ? Promise.all([views, deliveries]).then(() => {}) : undefined
+      result = Promise.all([views, deliveries])
     } catch (err) {
       this.#refuse(turn, err)
       return
     }
-    if (result instanceof Promise) result.then(() => { this.#releaseInChunks(turn) }, (err: unknown) => { this.#refuse(turn, err) })
-    else this.#releaseInChunks(turn)
+    result.then(() => { this.#releaseInChunks(turn) }, (err: unknown) => { this.#refuse(turn, err) })
     if (turn.views.some((v) => v.viewerNumber === null)) this.scheduleLookup()
     if (turn.deliveries.length > 0) this.options.seen(turn.deliveries.map((d) => ({ messageId: d.messageId, viewerJid: d.viewerJid, type: 'delivery' as const })))
   }
@@ -233,16 +232,14 @@ export class ReceiptIntake {
    */
   lookupNow (): void {
     if (!this.options.live()) return
-    let lids: string[] | Promise<string[]>
+    let lids: Promise<string[]>
     try {
       lids = this.options.sink.unmappedLids(this.options.sessionId, 1000)
     } catch (err) {
       this.#lookupFailed(err)
       return
     }
-    // an asynchronous database (PostgreSQL) answers later
-    if (lids instanceof Promise) lids.then((found) => { if (this.options.live()) this.#applyLookup(found) }, (err: unknown) => { this.#lookupFailed(err) })
-    else this.#applyLookup(lids)
+    lids.then((found) => { if (this.options.live()) this.#applyLookup(found) }, (err: unknown) => { this.#lookupFailed(err) })
   }
 
   #lookupFailed (err: unknown): void {
@@ -270,13 +267,10 @@ export class ReceiptIntake {
 
   #mapped (mappings: Array<{ lid: string, number: string }>): void {
     try {
-      const done = this.options.sink.lidsMapped(this.options.sessionId, mappings)
-      if (done instanceof Promise) {
-        done.catch((err: unknown) => {
-          this.options.logger.warn({ err }, 'could not give viewers stored under a LID their number; will look again')
-          this.scheduleLookup()
-        })
-      }
+      this.options.sink.lidsMapped(this.options.sessionId, mappings).catch((err: unknown) => {
+        this.options.logger.warn({ err }, 'could not give viewers stored under a LID their number; will look again')
+        this.scheduleLookup()
+      })
     } catch (err) {
       this.options.logger.warn({ err }, 'could not give viewers stored under a LID their number; will look again')
       this.scheduleLookup()

@@ -49,26 +49,23 @@ export interface ReceiptSeen {
  *
  * `commit` gets the views of every status receipt stanza of a session that arrived in one turn of the
  * event loop (one transaction for all of them), at setImmediate after the raw receipt listener held those
- * stanzas, so before Baileys has handled or acknowledged any of them. Its contract:
- * - returns (undefined): the views are committed; each stanza is acked now (Baileys' sendMessageAck).
- * - throws: nothing was committed; none of the stanzas is ever acked (Baileys does not see them) and the
- *   socket is closed, so the platform delivers them again at the next login.
- * - returns a promise: the stanzas' acks are held until it settles; resolved → acked then, rejected → as
- *   if it had thrown. This is how an asynchronous database
- *   plugs in; the SQLite sink uses it only while another caller holds a transaction open.
+ * stanzas, so before Baileys has handled or acknowledged any of them. The stanzas' acks are held until its
+ * promise settles: resolved → the views are committed and each stanza is acked then (Baileys'
+ * sendMessageAck); rejected (or thrown) → nothing was committed, none of the stanzas is ever acked (Baileys
+ * does not see them) and the socket is closed, so the platform delivers them again at the next login.
  */
 export interface ReceiptSink {
   /** the views of the receipt stanzas of one event-loop turn, in one transaction */
-  commit: (sessionId: string, views: StatusView[]) => void | Promise<void>
+  commit: (sessionId: string, views: StatusView[]) => Promise<void>
   /** LIDs now known to be these numbers: views stored under a LID get the number */
-  lidsMapped: (sessionId: string, mappings: Array<{ lid: string, number: string }>) => void | Promise<void>
+  lidsMapped: (sessionId: string, mappings: Array<{ lid: string, number: string }>) => Promise<void>
   /** LIDs (`<lid>@lid`) of the session's stored views that have no number yet, at most `limit` */
-  unmappedLids: (sessionId: string, limit: number) => string[] | Promise<string[]>
+  unmappedLids: (sessionId: string, limit: number) => Promise<string[]>
   /**
    * Optional: the delivery receipts of the turn, under the same contract as `commit` (the turn's frames are
    * acked once both are committed). Without it delivery receipts go to Baileys as they came.
    */
-  commitDeliveries?: (sessionId: string, deliveries: StatusDelivery[]) => void | Promise<void>
+  commitDeliveries?: (sessionId: string, deliveries: StatusDelivery[]) => Promise<void>
 }
 
 /**
@@ -96,11 +93,11 @@ export type StatusInteraction = {
  * next login. Redelivery must be harmless (the message id makes it idempotent).
  */
 export interface InteractionSink {
-  commit: (sessionId: string, interaction: StatusInteraction) => void | Promise<void>
+  commit: (sessionId: string, interaction: StatusInteraction) => Promise<void>
   /** LIDs now known to be these numbers: reactions and replies stored under a LID get the number */
-  lidsMapped: (sessionId: string, mappings: Array<{ lid: string, number: string }>) => void | Promise<void>
+  lidsMapped: (sessionId: string, mappings: Array<{ lid: string, number: string }>) => Promise<void>
   /** LIDs (`<lid>@lid`) of the session's reactions and replies without a number yet, at most `limit` */
-  unmappedLids: (sessionId: string, limit: number) => string[] | Promise<string[]>
+  unmappedLids: (sessionId: string, limit: number) => Promise<string[]>
 }
 
 /** One of the phone's saved contacts, from app-state sync (a `contact` or `lid_contact` action). */
@@ -130,12 +127,12 @@ export interface PhoneStatusPrivacy {
  */
 export interface PhoneSink {
   /** contacts saved or changed on the phone, and jids of contacts it removed */
-  contactsChanged: (sessionId: string, change: { saved: PhoneContact[], removed: string[] }) => void | Promise<void>
+  contactsChanged: (sessionId: string, change: { saved: PhoneContact[], removed: string[] }) => Promise<void>
   /** a full sync: exactly these are the phone's saved contacts now (any other is gone) */
-  contactsReplaced: (sessionId: string, contacts: PhoneContact[]) => void | Promise<void>
-  statusPrivacy: (sessionId: string, privacy: PhoneStatusPrivacy) => void | Promise<void>
+  contactsReplaced: (sessionId: string, contacts: PhoneContact[]) => Promise<void>
+  statusPrivacy: (sessionId: string, privacy: PhoneStatusPrivacy) => Promise<void>
   /** the account was logged out: what its phone shared is forgotten */
-  forget: (sessionId: string) => void | Promise<void>
+  forget: (sessionId: string) => Promise<void>
 }
 
 /** What `connection-status` tells of a session. */
@@ -195,29 +192,29 @@ export interface SendStatusInput {
   /** JIDs that already have it (from `onChunk` of an earlier attempt): not sent again */
   done?: string[]
   /** the built message (media uploaded), before anything goes out: store it to resume the send later */
-  onPrepared?: (payload: Uint8Array) => void | Promise<void>
+  onPrepared?: (payload: Uint8Array) => Promise<void>
   /**
    * before a chunk goes out (once per chunk, before its first attempt): a crash from here on leaves the
    * caller not knowing whether these JIDs have it, so it records them as "may have it" first
    */
-  onChunkStart?: (jids: string[]) => void | Promise<void>
+  onChunkStart?: (jids: string[]) => Promise<void>
   /**
    * after each chunk the platform acknowledged, with that chunk's JIDs (they have the status now); the
    * next chunk waits until this resolves, so the caller can commit them first. `progress`: how far the
    * send has got with this chunk when the list spans more than one chunk (or a resumed send continues),
    * else null; the caller commits the chunk and records its progress report in one step
    */
-  onChunk?: (jids: string[], progress: SendProgress | null) => void | Promise<void>
+  onChunk?: (jids: string[], progress: SendProgress | null) => Promise<void>
   /**
    * a chunk was written but the link closed before the platform acknowledged it: these JIDs may have it.
    * The chunk is sent again after a reconnect (then onChunk confirms them); the next step waits for this.
    */
-  onUnconfirmed?: (jids: string[]) => void | Promise<void>
+  onUnconfirmed?: (jids: string[]) => Promise<void>
   /**
    * an LID-migrated account posts to LIDs (docs/platform.md): these recipient numbers have no LID (no
    * stored mapping, none from the platform's lid query) and are not sent to. Called before the first chunk.
    */
-  onUnreachable?: (numbers: string[]) => void | Promise<void>
+  onUnreachable?: (numbers: string[]) => Promise<void>
 }
 
 /** A send to a long list so far: recipients that have it (the own number and earlier attempts' included), of all addressed. */

@@ -97,10 +97,10 @@ export class RecordingSink implements ReceiptSink {
   /** while set, commits are recorded but answer this promise: the stanzas' acks wait for it */
   holdWith: Promise<void> | null = null
 
-  commit (sessionId: string, views: StatusView[]): void | Promise<void> {
+  async commit (sessionId: string, views: StatusView[]): Promise<void> {
     if (this.failNext > 0) { this.failNext--; throw new Error('disk I/O error (test)') }
     this.commits.push({ sessionId, views, at: Date.now() })
-    if (this.holdWith !== null) return this.holdWith.then(() => { this.#noteUnmapped(sessionId, views) })
+    if (this.holdWith !== null) await this.holdWith
     this.#noteUnmapped(sessionId, views)
   }
 
@@ -110,13 +110,13 @@ export class RecordingSink implements ReceiptSink {
     this.unmapped.set(sessionId, unmapped)
   }
 
-  lidsMapped (sessionId: string, mappings: Array<{ lid: string, number: string }>): void {
+  async lidsMapped (sessionId: string, mappings: Array<{ lid: string, number: string }>): Promise<void> {
     for (const m of mappings) this.mapped.push({ sessionId, ...m })
     const left = (this.unmapped.get(sessionId) ?? []).filter((lid) => !mappings.some((m) => m.lid === lid))
     this.unmapped.set(sessionId, left)
   }
 
-  unmappedLids (sessionId: string, limit: number): string[] {
+  async unmappedLids (sessionId: string, limit: number): Promise<string[]> {
     return (this.unmapped.get(sessionId) ?? []).slice(0, limit)
   }
 

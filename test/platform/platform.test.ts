@@ -269,7 +269,7 @@ describe('platform (real Baileys against the emulator)', () => {
     const [view] = p.sink.views(PAIR, since)
     assert.equal(view.viewerJid, `${stranger.lid}@lid`)
     assert.equal(view.viewerNumber, null)
-    assert.deepEqual(p.sink.unmappedLids(PAIR, 10), [view.viewerJid])
+    assert.deepEqual(await p.sink.unmappedLids(PAIR, 10), [view.viewerJid])
     emu.revealLid(stranger.number, { to: OWN_PAIR })
     await waitUntil(() => p.sink.mapped.some((m) => m.lid === view.viewerJid), 10_000, 'the mapping handed to the sink')
     assert.deepEqual(p.sink.mapped.filter((m) => m.lid === view.viewerJid)[0], { sessionId: PAIR, lid: view.viewerJid, number: stranger.number })
@@ -371,7 +371,7 @@ describe('platform (real Baileys against the emulator)', () => {
       messageId,
       content: { kind: 'image', source: { path: png } },
       recipients: contacts,
-      onChunk: (_jids, step) => { if (step !== null) progress.push([step.sent, step.total]) }
+      onChunk: async (_jids, step) => { if (step !== null) progress.push([step.sent, step.total]) }
     })
     assert.deepEqual(progress, [[256, 601], [512, 601], [601, 601]])
     assert.equal(result.recipientJids.length, 601)

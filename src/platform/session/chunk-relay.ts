@@ -159,14 +159,14 @@ export interface RelayChunksInput {
   /** JIDs that had it before this call (a resumed send): counted in progress */
   alreadySent?: number
   /** before each chunk's first attempt */
-  onChunkStart?: (jids: string[]) => void | Promise<void>
+  onChunkStart?: (jids: string[]) => Promise<void>
   /**
    * after each acknowledged chunk, with the send's progress (null for a single chunk of a fresh send):
    * the next chunk waits for it, so the chunk and its progress report commit together before it goes out
    */
-  onChunk?: (jids: string[], progress: SendProgress | null) => void | Promise<void>
+  onChunk?: (jids: string[], progress: SendProgress | null) => Promise<void>
   /** a chunk written whose ack the link's close cut off: they may have it */
-  onUnconfirmed?: (jids: string[]) => void | Promise<void>
+  onUnconfirmed?: (jids: string[]) => Promise<void>
 }
 
 /**

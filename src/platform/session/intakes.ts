@@ -27,17 +27,11 @@ export class StanzaIntakes {
         commit: (sessionId, seen) => views.commit(sessionId, seen),
         // only when the service stores deliveries (else Baileys handles delivery receipts as before)
         ...(views.commitDeliveries !== undefined ? { commitDeliveries: views.commitDeliveries.bind(views) } : {}),
-        lidsMapped: (sessionId, mappings) => {
-          const a = views.lidsMapped(sessionId, mappings)
-          const b = answers.lidsMapped(sessionId, mappings)
-          // an asynchronous database (PostgreSQL): done when both are
-          if (a instanceof Promise || b instanceof Promise) return Promise.all([a, b]).then(() => {})
-        },
-        unmappedLids: (sessionId, limit) => {
-          const a = views.unmappedLids(sessionId, limit)
-          const b = answers.unmappedLids(sessionId, limit)
-          const merge = (x: string[], y: string[]): string[] => [...new Set([...x, ...y])].slice(0, limit)
-          return a instanceof Promise || b instanceof Promise ? Promise.all([a, b]).then(([x, y]) => merge(x, y)) : merge(a, b)
+        // done when both are
+        lidsMapped: async (sessionId, mappings) => { await Promise.all([views.lidsMapped(sessionId, mappings), answers.lidsMapped(sessionId, mappings)]) },
+        unmappedLids: async (sessionId, limit) => {
+          const [x, y] = await Promise.all([views.unmappedLids(sessionId, limit), answers.unmappedLids(sessionId, limit)])
+          return [...new Set([...x, ...y])].slice(0, limit)
         }
       },
       seen: (receipts) => { if (deps.live()) deps.onReceiptsSeen(receipts) },

@@ -218,7 +218,7 @@ export class StatusSender {
           policy,
           logger: this.host.log,
           label: 'revoke',
-          onChunk: (done) => { reached += done.length },
+          onChunk: async (done) => { reached += done.length },
           ...(lids === null ? { additionalAttributes: { edit: '7' } } : { write: this.#lidWriter(message, revokeId, lids, null) })
         })
         return true
