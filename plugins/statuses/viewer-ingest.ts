@@ -262,8 +262,7 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'log' | 'metri
     counts.clear()
   }
 
-  // the platform's side is Promise-only (issue 34); the viewer store's own signatures follow with its port
-  const sink: ReceiptSink = {
+  const sink: ReceiptSink = { // Promise-only for the platform (issue 34), until the viewer store is a port
     commit: async (sessionId, views) => { await commit(sessionId, views) },
     commitDeliveries: async (sessionId, deliveries) => { await commitDeliveries(sessionId, deliveries) },
     lidsMapped: async (sessionId, mappings) => { await lidsMapped(sessionId, mappings) },
