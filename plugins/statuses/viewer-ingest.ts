@@ -268,7 +268,7 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'db' | 'log' | 'metri
     lidsMapped: async (sessionId, mappings) => { await lidsMapped(sessionId, mappings) },
     unmappedLids: async (sessionId, limit) => await unmappedLids(sessionId, limit)
   }
-  return { ...sink, sink, stats: (): Readonly<typeof stats> => ({ ...stats }), recover, stop }
+  return { commit, commitDeliveries, lidsMapped, unmappedLids, sink, stats: (): Readonly<typeof stats> => ({ ...stats }), recover, stop }
 }
 
 export type ViewerIngest = ReturnType<typeof createViewerIngest>

@@ -75,11 +75,11 @@ test('a LID without a number is kept under the LID and moves to the number (merg
   await ingest.sink.commit('s1', reply(id, null, 'by lid', t0, 'L1'))
   assert.deepEqual((await h.app.statuses.reactions('s1', status.statusId)).map((r) => [r.jid, r.number]).sort(),
     [[`${A}@s.whatsapp.net`, A], [LID, null]])
-  assert.deepEqual(ingest.sink.unmappedLids('s1', 10), [LID])
-  ingest.sink.lidsMapped('s1', [{ lid: LID, number: A }])
+  assert.deepEqual(await ingest.sink.unmappedLids('s1', 10), [LID])
+  await ingest.sink.lidsMapped('s1', [{ lid: LID, number: A }])
   assert.deepEqual((await h.app.statuses.reactions('s1', status.statusId)).map((r) => [r.jid, r.number, r.emoji]), [[`${A}@s.whatsapp.net`, A, '👍']])
   assert.deepEqual((await h.app.statuses.replies('s1', status.statusId)).map((r) => [r.jid, r.number]), [[`${A}@s.whatsapp.net`, A]])
-  assert.deepEqual(ingest.sink.unmappedLids('s1', 10), [])
+  assert.deepEqual(await ingest.sink.unmappedLids('s1', 10), [])
 })
 
 test('deleting or expiring a status removes its reactions and replies; a closed ingest refuses', async (t) => {
