@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify'
 import type { Socket } from 'socket.io'
-import { listSessions } from '../../src/db/repositories/sessions.js'
 import { SESSION_ID_PATTERN } from '../../schemas/common.js'
 import { ROOM_ALL, sessionRoom } from './rooms.js'
 import { apiKeyFrom } from '../keys/auth.js'
@@ -103,7 +102,7 @@ export function handleSubscriptions (app: FastifyInstance, socket: Socket): void
     // from "everything": the sessions the key sees now, but these
     const from = data.subscription !== '*'
       ? Promise.resolve(data.subscription)
-      : p.sessions !== '*' ? Promise.resolve([...p.sessions]) : listSessions(app.db.db).then((rows) => rows.map((r) => r.id))
+      : p.sessions !== '*' ? Promise.resolve([...p.sessions]) : app.stores.sessions.list().then((rows) => rows.map((r) => r.id))
     from.then((ids) => {
       data.principal = p
       data.subscription = ids.filter((id) => !asked.includes(id))

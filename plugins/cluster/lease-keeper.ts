@@ -1,11 +1,10 @@
 import type { FastifyBaseLogger } from 'fastify'
-import type { Kysely } from 'kysely'
-import type { Database } from '../../src/db/database.js'
-import { claimLease, dbNow, heartbeat, insertOwnedSession, liveNodes, orphanedSessions, pruneNodes, releaseLeases, removeNode, renewLeases } from '../../src/db/repositories/cluster.js'
 import type { NewSessionRow } from '../../src/db/database.js'
+import type { LeaseStore } from '../../src/db/stores/leases.js'
 
 export interface KeeperOptions {
-  db: Kysely<Database>
+  /** on connections of their own (LeaseStore.renewals) */
+  leases: LeaseStore
   nodeId: string
   url: string
   ttlMs: number
@@ -59,10 +58,10 @@ export class LeaseKeeper {
 
   /** Registers the node, gives up leases a previous run of it left behind, takes its first share and starts the timers. */
   async begin (): Promise<void> {
-    const { db, nodeId, url } = this.o
-    await heartbeat(db, nodeId, url, await dbNow(db))
+    const { leases, nodeId, url } = this.o
+    await leases.heartbeat(nodeId, url, await leases.now())
     // the previous process of this node is gone (this one has its id): its sessions go through the normal placement
-    await releaseLeases(db, nodeId)
+    await leases.release(nodeId)
     await this.tick()
     this.#timer = setInterval(() => { void this.tick() }, this.o.renewMs)
     this.#safety = setInterval(() => { this.#checkDeadline() }, Math.max(50, Math.floor(this.o.renewMs / 4)))
@@ -78,11 +77,11 @@ export class LeaseKeeper {
   }
 
   async #round (): Promise<void> {
-    const { db, nodeId, url, ttlMs } = this.o
+    const { leases, nodeId, url, ttlMs } = this.o
     const sent = performance.now()
-    const now = await dbNow(db)
-    await heartbeat(db, nodeId, url, now)
-    const mine = new Set(await renewLeases(db, nodeId, now + ttlMs))
+    const now = await leases.now()
+    await leases.heartbeat(nodeId, url, now)
+    const mine = new Set(await leases.renew(nodeId, now + ttlMs))
     if (this.#closed) return
     this.#validUntil = sent + ttlMs
     const lost = [...this.running].filter((id) => !mine.has(id))
@@ -91,23 +90,23 @@ export class LeaseKeeper {
     // ours, but not running: stopped for safety while renewals failed
     await this.#startAll([...mine].filter((id) => !this.running.has(id)))
 
-    const orphans = await orphanedSessions(db, now)
+    const orphans = await leases.orphaned(now)
     if (orphans.length > 0) {
-      const nodes = await liveNodes(db, now, now - ttlMs)
+      const nodes = await leases.liveNodes(now, now - ttlMs)
       const placed = placeOrphans(orphans, nodes)
       const ours = orphans.filter((id) => placed.get(id) === nodeId)
       const claimed: string[] = []
-      for (const id of ours) if (await claimLease(db, id, nodeId, now, now + ttlMs)) claimed.push(id)
+      for (const id of ours) if (await leases.claim(id, nodeId, now, now + ttlMs)) claimed.push(id)
       if (claimed.length > 0) this.o.log.info({ sessions: claimed }, 'cluster: took over orphaned sessions')
       await this.#startAll(claimed)
     }
-    await pruneNodes(db, now - 100 * ttlMs)
+    await leases.pruneNodes(now - 100 * ttlMs)
   }
 
   /** A session created through this node: stored with its lease in one transaction, then started here. */
   async createOwned (row: NewSessionRow): Promise<boolean> {
     const sent = performance.now()
-    if (!await insertOwnedSession(this.o.db, row, this.o.nodeId, this.o.ttlMs)) return false
+    if (!await this.o.leases.insertOwnedSession(row, this.o.nodeId, this.o.ttlMs)) return false
     if (this.#validUntil === 0) this.#validUntil = sent + this.o.ttlMs
     await this.#startAll([row.id])
     return true
@@ -152,7 +151,7 @@ export class LeaseKeeper {
 
   /** After the sockets are down: leases and the node row go, so the others take the sessions at their next round. */
   async resign (): Promise<void> {
-    await releaseLeases(this.o.db, this.o.nodeId)
-    await removeNode(this.o.db, this.o.nodeId)
+    await this.o.leases.release(this.o.nodeId)
+    await this.o.leases.removeNode(this.o.nodeId)
   }
 }

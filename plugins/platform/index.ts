@@ -30,8 +30,8 @@ function lazyPlatform (app: FastifyInstance): { platform: Platform, load: () => 
     if (closed && loading === undefined) throw new PlatformError('SESSION_NOT_FOUND')
     loading ??= import('../../src/platform/platform.js').then(({ createPlatform }) => {
       const platform = createPlatform({
-        db: app.db,
-        links: loggedSessionLinks(app.db, app.eventLog),
+        authState: app.stores.authState,
+        links: loggedSessionLinks(app.stores.sessions, app.eventLog),
         receiptSink: app.viewerIngest.sink,
         interactionSink: app.interactionIngest.sink,
         phoneSink: app.contacts.sink,

@@ -1,6 +1,5 @@
-import type { DbHandle } from '../../src/db/connection.js'
 import type { NewEvent } from '../../src/db/repositories/events.js'
-import { sessionLinksFor } from '../../src/db/repositories/session-links.js'
+import type { SessionStore } from '../../src/db/stores/sessions.js'
 import type { ConnectionStatusChange, SessionLinks } from '../../src/platform/types.js'
 import type { EventPayloads } from '../../schemas/events.js'
 import { toLogRow, type EventLog } from '../events/log.js'
@@ -15,18 +14,20 @@ export function connectionStatusPayload (e: ConnectionStatusChange): EventPayloa
  * row's write (open with the linked account, logged-out with the unlink) is appended in that write's
  * transaction and fed after its commit. The broadcaster logs the changes that store nothing on their own.
  */
-export function loggedSessionLinks (handle: DbHandle, eventLog: Pick<EventLog, 'committed' | 'appended'>): SessionLinks {
-  const links = sessionLinksFor(handle)
-  function write (change: ConnectionStatusChange | null, run: (events: NewEvent[]) => void | Promise<void>): void | Promise<void> {
-    if (change === null) return run([])
-    const events = [toLogRow('connection-status', connectionStatusPayload(change))]
+export function loggedSessionLinks (sessions: SessionStore, eventLog: Pick<EventLog, 'committed' | 'appended'>): SessionLinks {
+  async function write (change: ConnectionStatusChange | null, run: (events: NewEvent[]) => Promise<void>): Promise<void> {
+    if (change === null) { await run([]); return }
     // after the session's earlier changes queued to the log on their own, so ids follow the changes
-    return eventLog.appended().then(async () => { await run(events) }).then(() => { eventLog.committed() })
+    await eventLog.appended()
+    await run([toLogRow('connection-status', connectionStatusPayload(change))])
+    eventLog.committed()
   }
   return {
-    list: links.list,
-    get: links.get,
-    markLinked: (id, ownNumber, ownLid, change) => write(change, (events) => links.markLinked(id, ownNumber, ownLid, events)),
-    markUnlinked: (id, change) => write(change, (events) => links.markUnlinked(id, events))
+    list: sessions.stored,
+    get: sessions.storedOne,
+    markLinked: async (id, ownNumber, ownLid, change) => {
+      await write(change, async (events) => { await sessions.markLinked(id, ownNumber, ownLid, events) })
+    },
+    markUnlinked: async (id, change) => { await write(change, async (events) => { await sessions.markUnlinked(id, events) }) }
   }
 }

@@ -12,6 +12,14 @@ declare module 'fastify' {
 }
 
 export default fp(async (app) => {
-  app.decorate('sessions', createSessionService({ db: app.db, stores: app.stores, platform: app.platform, mediaStore: app.mediaStore, events: app.domainEvents, cluster: app.cluster, keys: app.keys }))
+  app.decorate('sessions', createSessionService({
+    sessions: app.stores.sessions,
+    mediaInUse: app.stores.statuses.mediaInUse,
+    platform: app.platform,
+    mediaStore: app.mediaStore,
+    events: app.domainEvents,
+    cluster: app.cluster,
+    keys: app.keys
+  }))
   await app.register(routes, { prefix: '/api' })
 }, { name: 'sessions', dependencies: ['db', 'domain-events', 'platform', 'media-store', 'cluster', 'auth'] })

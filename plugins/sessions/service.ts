@@ -1,8 +1,6 @@
 import type { FastifyInstance } from 'fastify'
-import type { DbHandle } from '../../src/db/connection.js'
 import type { SessionRow } from '../../src/db/database.js'
-import { deleteSession, findSession, insertSession, listSessions, sessionMediaFiles, setPhoneNumber } from '../../src/db/repositories/sessions.js'
-import type { Stores } from '../../src/db/stores/index.js'
+import { deleteSession, insertSession, type SessionStore } from '../../src/db/stores/sessions.js'
 import { BadRequest, NotQrSession, SessionExists, SessionNotFound } from '../../src/errors.js'
 import type { AuthMethod, SessionSnapshot } from '../../src/platform/types.js'
 import type { SessionView } from '../../schemas/session.js'
@@ -12,8 +10,9 @@ import { canSee, type KeyStore, type Principal } from '../keys/store.js'
 
 /** What the session service uses of the other decorators. */
 export interface SessionDeps {
-  db: DbHandle
-  stores: Pick<Stores, 'statuses'>
+  sessions: SessionStore
+  /** whether a status still uses the media file (the statuses' store) */
+  mediaInUse: (file: string) => Promise<boolean>
   platform: Pick<FastifyInstance['platform'], 'snapshot' | 'startSession' | 'removeSession' | 'restartSession' | 'updatePhoneNumber' | 'requestPairingCode'>
   mediaStore: Pick<FastifyInstance['mediaStore'], 'remove'>
   events: Pick<DomainEvents, 'emit' | 'within'>
@@ -39,10 +38,10 @@ function remoteSnapshot (row: SessionRow, status: string | null | undefined): Se
 /** Sessions: their rows, their platform connection and the events that tell clients about them. */
 export function createSessionService (deps: SessionDeps) {
   const { platform, mediaStore, events, cluster, keys } = deps
-  const db = deps.db.db
+  const { sessions, mediaInUse } = deps
 
   async function requireRow (sessionId: string): Promise<SessionRow> {
-    const row = await findSession(db, sessionId)
+    const row = await sessions.find(sessionId)
     if (row === undefined) throw new SessionNotFound()
     return row
   }
@@ -71,7 +70,7 @@ export function createSessionService (deps: SessionDeps) {
 
   /** Every session, or those `viewer` (a scoped key) may see. */
   async function list (viewer: Principal | null = null): Promise<SessionView[]> {
-    const all = await listSessions(db)
+    const all = await sessions.list()
     const rows = viewer === null ? all : all.filter((r) => canSee(viewer, r.id))
     // sessions on other nodes: the status their owner last reported (the codes stay with the owner)
     const reported = cluster === undefined ? new Map<string, string | null>() : await cluster.reported()
@@ -86,14 +85,14 @@ export function createSessionService (deps: SessionDeps) {
   async function remove (sessionId: string): Promise<void> {
     await requireRow(sessionId)
     await platform.removeSession(sessionId)
-    const media = await sessionMediaFiles(db, sessionId)
+    const media = await sessions.mediaFiles(sessionId)
     await events.within(async (trx, emit) => {
       await deleteSession(trx, sessionId)
       emit('session-deleted', { sessionId })
     })
     await keys?.sessionDeleted(sessionId)
     for (const file of media) {
-      if (!await deps.stores.statuses.mediaInUse(file)) await mediaStore.remove(file)
+      if (!await mediaInUse(file)) await mediaStore.remove(file)
     }
   }
 
@@ -105,7 +104,7 @@ export function createSessionService (deps: SessionDeps) {
   async function updatePhoneNumber (sessionId: string, phoneNumber: string): Promise<void> {
     const row = await requireRow(sessionId)
     if (row.auth_method !== 'pairing') throw new BadRequest('This session links by QR code and has no phone number')
-    await setPhoneNumber(db, row.id, phoneNumber)
+    await sessions.setPhoneNumber(row.id, phoneNumber)
     await platform.updatePhoneNumber(row.id, phoneNumber)
   }
 

@@ -49,7 +49,12 @@ export function createInteractionIngest (deps: Pick<StatusDeps, 'stores' | 'even
     return closed ? [] : await viewers.unmappedInteractionLids(sessionId, limit)
   }
 
-  const sink: InteractionSink = { commit, lidsMapped, unmappedLids }
+  // the platform's side is Promise-only (issue 34); the interaction store's own signatures follow with its port
+  const sink: InteractionSink = {
+    commit,
+    lidsMapped: async (sessionId, mappings) => { await lidsMapped(sessionId, mappings) },
+    unmappedLids: async (sessionId, limit) => await unmappedLids(sessionId, limit)
+  }
   return {
     sink,
     stats: (): Readonly<typeof stats> => ({ ...stats }),

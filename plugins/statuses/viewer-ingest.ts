@@ -195,8 +195,13 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'stores' | 'log' | 'm
     counts.clear()
   }
 
-  const sink: ReceiptSink = { commit, commitDeliveries, lidsMapped, unmappedLids }
-  return { ...sink, sink, stats: (): Readonly<typeof stats> => ({ ...stats }), recover, stop }
+  const sink: ReceiptSink = { // Promise-only for the platform (issue 34), until the viewer store is a port
+    commit: async (sessionId, views) => { await commit(sessionId, views) },
+    commitDeliveries: async (sessionId, deliveries) => { await commitDeliveries(sessionId, deliveries) },
+    lidsMapped: async (sessionId, mappings) => { await lidsMapped(sessionId, mappings) },
+    unmappedLids: async (sessionId, limit) => await unmappedLids(sessionId, limit)
+  }
+  return { commit, commitDeliveries, lidsMapped, unmappedLids, sink, stats: (): Readonly<typeof stats> => ({ ...stats }), recover, stop }
 }
 
 export type ViewerIngest = ReturnType<typeof createViewerIngest>

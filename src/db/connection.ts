@@ -22,6 +22,8 @@ export interface PostgresHandle {
   dialect: 'postgres'
   db: Kysely<Database>
   pool: pg.Pool
+  /** the server's URL (the cluster's lease renewals open connections of their own to it) */
+  url: string
   close: () => Promise<void>
 }
 
@@ -72,7 +74,7 @@ export async function openPostgres (url: string, opts: { max?: number } = {}): P
     await db.destroy().catch(() => {})
     throw err
   }
-  return { dialect: 'postgres', db, pool, close: async () => { await db.destroy() } }
+  return { dialect: 'postgres', db, pool, url, close: async () => { await db.destroy() } }
 }
 
 /**

@@ -1,4 +1,3 @@
-import type SQLite from 'better-sqlite3'
 import {
   BufferJSON,
   initAuthCreds,
@@ -9,20 +8,23 @@ import {
   type SignalDataTypeMap,
   type SignalKeyStore
 } from '@whiskeysockets/baileys'
+import type { AuthStateStore, KeyRow } from '../db/stores/auth-state.js'
 import { lidReverseKey, LID_MAPPING_TYPE } from './baileys/index.js'
 
-// Baileys' auth state (creds + Signal keys) kept in the database instead of useMultiFileAuthState files.
+// Baileys' auth state (creds + Signal keys) kept in the database (the AuthStateStore port,
+// src/db/stores/auth-state.ts) instead of useMultiFileAuthState files.
 //
-// SQLite (below): synchronous prepared statements. PostgreSQL (auth-state-pg.ts): a session's rows are
-// loaded once before its socket starts (`prepare`), reads are served from them, and writes are queued
-// per session and return promises Baileys awaits (keys.set) before it goes on.
-//
-// Every `keys.set` is one better-sqlite3 transaction and creds are written on every `creds.update`,
-// so a crash at any point leaves rows that still log in. Reads go through a per-session cache that
-// mirrors committed rows as their serialised text: it is filled on a read miss (negative entries too,
-// Baileys asks for many keys that do not exist) and updated only after a commit, and every read
-// returns a freshly parsed value, so a caller mutating what it got can never make the cache disagree
-// with the database.
+// Baileys reads keys synchronously in places (numberForLid while a receipt stanza is being committed), so
+// a session's rows are loaded in one read before its socket starts (`prepare`) and reads are answered from
+// them; this node owns the session, so nobody else writes them. They are kept as their serialised text
+// and every read returns a freshly parsed value, so a caller mutating what it got can never make them
+// disagree with the database. Writes go out in order, one queue per session, each one transaction:
+// keys.set returns the commit's promise (Baileys awaits it, in addTransactionCapability's commit, before
+// acting on what the keys protect), creds writes are queued the same way. The loaded rows follow commits
+// (a failed write changes nothing); clearing starts a new generation, so a write of the old one that
+// commits afterwards cannot bring its rows back. A write that fails is reported through `onError` (and
+// rejects the promise Baileys awaits). `writesPending` tells the send gate (send-gate.ts) what a
+// session's next frame must wait for, since Baileys does not await creds writes.
 
 type KeyType = keyof SignalDataTypeMap
 
@@ -33,160 +35,119 @@ export interface SessionAuth {
   /** pair-success stored an account: the next socket logs in instead of registering */
   isLinked: () => boolean
   /** persists `creds` if they are still this session's current creds (a stale socket's are dropped) */
-  saveCreds: (creds: AuthenticationCreds) => void | Promise<void>
+  saveCreds: (creds: AuthenticationCreds) => Promise<void>
   /** deletes every auth row and starts over with fresh creds (after logout) */
-  reset: () => void | Promise<void>
+  reset: () => Promise<void>
   /** deletes every auth row; later writes from sockets still draining are ignored */
-  dispose: () => void | Promise<void>
+  dispose: () => Promise<void>
   /** forgets the state in memory, rows kept; later writes from sockets still draining are ignored */
   detach: () => void
   /**
    * The phone-number digits Baileys stored for a LID user (its `lid-mapping` keys), read synchronously
-   * through the cache: receipts are resolved with it while their stanza is being committed.
+   * from the loaded rows: receipts are resolved with it while their stanza is being committed.
    */
   numberForLid: (lidUser: string) => string | null
-  /** see AuthBackend.pending: what the socket's next frame must wait for (PostgreSQL) */
+  /**
+   * The session's writes handed over so far and not yet settled: resolves true when they all committed,
+   * false when one failed; undefined when none is pending. What the socket's next frame must wait for.
+   */
   writesPending: () => Promise<boolean> | undefined
 }
 
 export interface AuthStore {
-  /** loads what `open` needs (PostgreSQL: the session's rows); call before `open` */
+  /** loads the session's rows; call before `open` (a session open already keeps what it has) */
   prepare: (sessionId: string) => Promise<void>
-  /** the session's auth state; the same object while the process lives, so restarts keep the cache */
+  /** the session's auth state; the same object while the process lives, so restarts keep the loaded rows */
   open: (sessionId: string) => SessionAuth
   /** deletes a session's auth rows whether or not it is open */
-  clear: (sessionId: string) => void | Promise<void>
+  clear: (sessionId: string) => Promise<void>
   /**
-   * Forgets the open state and its cache, keeping the rows (another node owns the session now and moves
-   * them on); later writes from the socket still draining are ignored. The next open reads the rows again.
+   * Forgets the open state and its rows in memory, keeping them in the database (another node owns the
+   * session now and moves them on); later writes from the socket still draining are ignored. The next
+   * open reads the rows again.
    */
   release: (sessionId: string) => void
   /** resolves when every write handed over so far has settled (before the database closes) */
   flush: () => Promise<void>
 }
 
-/** Where the rows live: synchronous (SQLite) or asynchronous writes with reads from loaded rows (PostgreSQL). */
-export interface AuthBackend {
-  prepare: (sessionId: string) => Promise<void>
-  readCreds: (sessionId: string) => string | undefined
-  readKeys: (sessionId: string, type: string, ids: string[]) => Map<string, string>
-  writeCreds: (sessionId: string, text: string, at: number) => void | Promise<void>
-  writeKeys: (sessionId: string, rows: KeyRow[]) => void | Promise<void>
-  clear: (sessionId: string) => void | Promise<void>
-  /**
-   * The session's writes handed over so far and not yet settled: resolves true when they all committed,
-   * false when one failed; undefined when none is pending (always, for synchronous writes).
-   */
-  pending: (sessionId: string) => Promise<boolean> | undefined
-  flush: () => Promise<void>
+/** A session's rows in memory: type → key id → serialised value. */
+interface Loaded {
+  generation: number
+  creds: string | undefined
+  keys: Map<string, Map<string, string>>
 }
 
 interface Epoch {
   alive: boolean
   creds: AuthenticationCreds
   keys: SignalKeyStore
-  /** the serialised value of one key, synchronously (null when absent) */
-  readOne: (type: string, id: string) => string | null
-  /** type → key id → serialised value, or null when the row is known not to exist */
-  cache: Map<string, Map<string, string | null>>
 }
 
-export type KeyRow = [type: string, id: string, value: string | null]
-
-export function sqliteAuthBackend (sqlite: SQLite.Database): AuthBackend {
-  const getCreds = sqlite.prepare<[string], string>('SELECT creds FROM auth_creds WHERE session_id = ?').pluck()
-  const putCreds = sqlite.prepare<[string, string, number]>(
-    `INSERT INTO auth_creds (session_id, creds, updated_at) VALUES (?, ?, ?)
-     ON CONFLICT (session_id) DO UPDATE SET creds = excluded.creds, updated_at = excluded.updated_at`)
-  const getOneKey = sqlite.prepare<[string, string, string], string>(
-    'SELECT value FROM auth_keys WHERE session_id = ? AND type = ? AND key_id = ?').pluck()
-  const getManyKeys = sqlite.prepare<[string, string, string], { key_id: string, value: string }>(
-    'SELECT key_id, value FROM auth_keys WHERE session_id = ? AND type = ? AND key_id IN (SELECT value FROM json_each(?))')
-  const putKey = sqlite.prepare<[string, string, string, string]>(
-    `INSERT INTO auth_keys (session_id, type, key_id, value) VALUES (?, ?, ?, ?)
-     ON CONFLICT (session_id, type, key_id) DO UPDATE SET value = excluded.value`)
-  const deleteKey = sqlite.prepare<[string, string, string]>('DELETE FROM auth_keys WHERE session_id = ? AND type = ? AND key_id = ?')
-  const deleteKeys = sqlite.prepare<[string]>('DELETE FROM auth_keys WHERE session_id = ?')
-  const deleteCreds = sqlite.prepare<[string]>('DELETE FROM auth_creds WHERE session_id = ?')
-
-  const writeKeys = sqlite.transaction((sessionId: string, rows: KeyRow[]) => {
-    for (const [type, id, value] of rows) {
-      if (value === null) deleteKey.run(sessionId, type, id)
-      else putKey.run(sessionId, type, id, value)
-    }
-  })
-  const clearRows = sqlite.transaction((sessionId: string) => {
-    deleteKeys.run(sessionId)
-    deleteCreds.run(sessionId)
-  })
-
-  function readKeys (sessionId: string, type: string, ids: string[]): Map<string, string> {
-    const found = new Map<string, string>()
-    if (ids.length === 1) {
-      const value = getOneKey.get(sessionId, type, ids[0])
-      if (value !== undefined) found.set(ids[0], value)
-      return found
-    }
-    for (const row of getManyKeys.all(sessionId, type, JSON.stringify(ids))) found.set(row.key_id, row.value)
-    return found
-  }
-
-  return {
-    prepare: async () => {},
-    readCreds: (sessionId) => getCreds.get(sessionId),
-    readKeys,
-    writeCreds: (sessionId, text, at) => { putCreds.run(sessionId, text, at) },
-    writeKeys: (sessionId, rows) => { writeKeys(sessionId, rows) },
-    clear: (sessionId) => { clearRows(sessionId) },
-    pending: () => undefined,
-    flush: async () => {}
-  }
-}
-
-export function createAuthStore (backend: AuthBackend): AuthStore {
-  const { readKeys } = backend
+export function createAuthStore (store: AuthStateStore, onError: (err: unknown, what: string) => void): AuthStore {
   const open = new Map<string, SessionAuth>()
+  const loaded = new Map<string, Loaded>()
+  /** per session with writes not yet settled: resolves once they have, true when every one committed */
+  const tails = new Map<string, Promise<boolean>>()
+  let generations = 0
+
+  const entry = (sessionId: string): Loaded => {
+    let l = loaded.get(sessionId)
+    if (l === undefined) { l = { generation: ++generations, creds: undefined, keys: new Map() }; loaded.set(sessionId, l) }
+    return l
+  }
+  const bucket = (l: Loaded, type: string): Map<string, string> => {
+    let b = l.keys.get(type)
+    if (b === undefined) { b = new Map(); l.keys.set(type, b) }
+    return b
+  }
+  const readOne = (sessionId: string, type: string, id: string): string | null => loaded.get(sessionId)?.keys.get(type)?.get(id) ?? null
+
+  /** runs `write` after the session's earlier writes; the returned promise rejects when it fails */
+  function queue (sessionId: string, what: string, write: () => Promise<void>): Promise<void> {
+    const previous = tails.get(sessionId) ?? Promise.resolve(true)
+    const run = previous.then(write)
+    void run.catch((err: unknown) => { onError(err, what) })
+    const tail = previous.then(async (ok) => await run.then(() => ok, () => false))
+    tails.set(sessionId, tail)
+    void tail.then(() => { if (tails.get(sessionId) === tail) tails.delete(sessionId) })
+    return run
+  }
+
+  /** queues a write and applies it to the loaded rows once committed, unless they were cleared since */
+  function written (sessionId: string, what: string, write: () => Promise<void>, apply: (l: Loaded) => void): Promise<void> {
+    const generation = entry(sessionId).generation
+    const applied = queue(sessionId, what, write).then(() => {
+      const l = loaded.get(sessionId)
+      if (l !== undefined && l.generation === generation) apply(l)
+    })
+    // callers that do not await (creds.update) must not leave a rejection unhandled: onError reported it
+    applied.catch(() => {})
+    return applied
+  }
+
+  function clearRows (sessionId: string): Promise<void> {
+    loaded.set(sessionId, { generation: ++generations, creds: undefined, keys: new Map() })
+    return queue(sessionId, 'could not delete the auth state', async () => { await store.clear(sessionId) })
+  }
 
   function makeEpoch (sessionId: string, creds: AuthenticationCreds): Epoch {
-    const cache = new Map<string, Map<string, string | null>>()
-    const bucket = (type: string): Map<string, string | null> => {
-      let b = cache.get(type)
-      if (b === undefined) { b = new Map(); cache.set(type, b) }
-      return b
-    }
     const epoch: Epoch = {
       alive: true,
       creds,
-      cache,
-      readOne: (type, id) => {
-        const b = bucket(type)
-        const text = b.get(id)
-        if (text !== undefined || !epoch.alive) return text ?? null
-        const found = readKeys(sessionId, type, [id]).get(id) ?? null
-        b.set(id, found)
-        return found
-      },
       keys: {
         get: <T extends KeyType>(type: T, ids: string[]) => {
           const out: Record<string, SignalDataTypeMap[T]> = {}
-          const b = bucket(type)
-          const missing: string[] = []
+          if (!epoch.alive) return out
+          const b = loaded.get(sessionId)?.keys.get(type)
+          if (b === undefined) return out
           for (const id of ids) {
             const text = b.get(id)
-            if (text === undefined) missing.push(id)
-            else if (text !== null) out[id] = parseKey(type, text)
-          }
-          if (missing.length > 0 && epoch.alive) {
-            const found = readKeys(sessionId, type, missing)
-            for (const id of missing) {
-              const text = found.get(id) ?? null
-              b.set(id, text)
-              if (text !== null) out[id] = parseKey(type, text)
-            }
+            if (text !== undefined) out[id] = parseKey(type, text)
           }
           return out
         },
-        set: (data: SignalDataSet) => {
+        set: async (data: SignalDataSet) => {
           if (!epoch.alive) return
           const rows: KeyRow[] = []
           for (const type of Object.keys(data) as KeyType[]) {
@@ -197,12 +158,12 @@ export function createAuthStore (backend: AuthBackend): AuthStore {
             }
           }
           if (rows.length === 0) return
-          const written = backend.writeKeys(sessionId, rows)
-          // the cache follows committed rows only: at once when the write is synchronous (SQLite), once
-          // the commit resolves when it is not (PostgreSQL; Baileys awaits it); a failed write changes nothing
-          const cache = (): void => { if (epoch.alive) for (const [type, id, text] of rows) bucket(type).set(id, text) }
-          if (written instanceof Promise) return written.then(cache)
-          cache()
+          await written(sessionId, 'could not store auth keys', async () => { await store.writeKeys(sessionId, rows) }, (l) => {
+            for (const [type, id, text] of rows) {
+              if (text === null) l.keys.get(type)?.delete(id)
+              else bucket(l, type).set(id, text)
+            }
+          })
         }
       }
     }
@@ -210,13 +171,20 @@ export function createAuthStore (backend: AuthBackend): AuthStore {
   }
 
   function loadCreds (sessionId: string): AuthenticationCreds {
-    const text = backend.readCreds(sessionId)
+    const text = loaded.get(sessionId)?.creds
     return text === undefined ? initAuthCreds() : JSON.parse(text, BufferJSON.reviver) as AuthenticationCreds
   }
 
   return {
-    prepare: async (sessionId) => { if (!open.has(sessionId)) await backend.prepare(sessionId) },
-    flush: backend.flush,
+    async prepare (sessionId) {
+      if (open.has(sessionId)) return
+      await tails.get(sessionId)
+      const rows = await store.load(sessionId)
+      const l: Loaded = { generation: ++generations, creds: rows.creds, keys: new Map() }
+      for (const [type, id, value] of rows.keys) bucket(l, type).set(id, value)
+      loaded.set(sessionId, l)
+    },
+    flush: async () => { await Promise.all([...tails.values()]) },
     open (sessionId) {
       const existing = open.get(sessionId)
       if (existing !== undefined) return existing
@@ -225,30 +193,33 @@ export function createAuthStore (backend: AuthBackend): AuthStore {
         sessionId,
         get state () { return { creds: epoch.creds, keys: epoch.keys } },
         isLinked: () => epoch.creds.me?.id !== undefined && epoch.creds.account !== undefined && epoch.creds.account !== null,
+        // not awaited by Baileys (creds.update): the promise it gets never rejects unhandled (onError reports a failure)
         saveCreds (creds) {
-          if (!epoch.alive || creds !== epoch.creds) return
-          return backend.writeCreds(sessionId, JSON.stringify(creds, BufferJSON.replacer), Date.now())
+          if (!epoch.alive || creds !== epoch.creds) return Promise.resolve()
+          const text = JSON.stringify(creds, BufferJSON.replacer)
+          return written(sessionId, 'could not store the auth creds', async () => { await store.writeCreds(sessionId, text, Date.now()) }, (l) => { l.creds = text })
         },
-        reset () {
+        async reset () {
           epoch.alive = false
-          const cleared = backend.clear(sessionId)
+          const cleared = clearRows(sessionId)
           epoch = makeEpoch(sessionId, initAuthCreds())
-          return cleared
+          await cleared
         },
-        dispose () {
+        async dispose () {
           epoch.alive = false
-          epoch.cache.clear()
           open.delete(sessionId)
-          return backend.clear(sessionId)
+          const cleared = clearRows(sessionId)
+          loaded.delete(sessionId)
+          await cleared
         },
         detach () {
           epoch.alive = false
-          epoch.cache.clear()
-          if (open.get(sessionId) === auth) open.delete(sessionId)
+          if (open.get(sessionId) === auth) { open.delete(sessionId); loaded.delete(sessionId) }
         },
-        writesPending: () => backend.pending(sessionId),
+        writesPending: () => tails.get(sessionId),
         numberForLid (lidUser) {
-          const text = epoch.readOne(LID_MAPPING_TYPE, lidReverseKey(lidUser))
+          if (!epoch.alive) return null
+          const text = readOne(sessionId, LID_MAPPING_TYPE, lidReverseKey(lidUser))
           if (text === null) return null
           const value: unknown = JSON.parse(text)
           return typeof value === 'string' && /^\d+$/.test(value) ? value : null
@@ -257,9 +228,11 @@ export function createAuthStore (backend: AuthBackend): AuthStore {
       open.set(sessionId, auth)
       return auth
     },
-    clear (sessionId) {
+    async clear (sessionId) {
       const auth = open.get(sessionId)
-      return auth !== undefined ? auth.dispose() : backend.clear(sessionId)
+      if (auth !== undefined) await auth.dispose()
+      else await clearRows(sessionId)
+      loaded.delete(sessionId)
     },
     release (sessionId) {
       open.get(sessionId)?.detach()

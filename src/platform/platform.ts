@@ -1,11 +1,10 @@
 import type { Config } from '../config.js'
-import type { DbHandle } from '../db/connection.js'
+import type { AuthStateStore } from '../db/stores/auth-state.js'
 import { QUIET_MS } from './burst-gc.js'
 import { createAuthStore } from './auth-state.js'
 import { checkCompatibility, describeBroken, type Compatibility } from './baileys/index.js'
 import { downloadStatusMedia, sendStatusReadReceipt, type StatusMediaRef } from './baileys/status-stanza.js'
 import type { ContactStatusSink } from './contact-statuses.js'
-import { authBackendFor } from './auth-state-pg.js'
 import { TypedEmitter } from './emitter.js'
 import { PlatformError } from './errors.js'
 import type { PlatformLogger } from './logger.js'
@@ -44,7 +43,7 @@ export const RESTORE_SETTLE_MS = 10_000
 
 export interface PlatformOptions {
   /** holds the Baileys auth state (auth_creds, auth_keys) */
-  db: DbHandle
+  authState: AuthStateStore
   /** the `sessions` columns the platform reads and writes */
   links: SessionLinks
   /** commits status views before their receipts are acknowledged (see ReceiptSink) */
@@ -85,7 +84,7 @@ function quieter (level: string): string {
  * status sending and receipts. Nothing outside src/platform sees a Baileys type.
  */
 export function createPlatform (options: PlatformOptions) {
-  const { db, wa, links, receiptSink } = options
+  const { wa, links, receiptSink } = options
   const interactionSink = options.interactionSink ?? IGNORE_INTERACTIONS
   const logger = options.logger.child({ module: 'platform' })
   // the internals of Baileys the service relies on (baileys/assumptions.ts): when one does not hold, no session starts
@@ -97,7 +96,7 @@ export function createPlatform (options: PlatformOptions) {
   if (wa.testTrustRoot !== null && !compat.broken.some((b) => b.name === 'noise-trust-root')) applyTestTrustRoot(wa.testTrustRoot, logger)
   const timing: PlatformTiming = { ...DEFAULT_TIMING, ...options.timing }
   const events = new TypedEmitter<PlatformEventMap>(logger)
-  const auth = createAuthStore(authBackendFor(db, (err, what) => { logger.error({ err }, what) }))
+  const auth = createAuthStore(options.authState, (err, what) => { logger.error({ err }, what) })
   const baileysLogger = options.logger.child({ module: 'baileys' }, { level: quieter(options.logger.level) })
   const runtimes = new Map<string, SessionRuntime>()
   let closed = false
@@ -283,7 +282,7 @@ export function createPlatform (options: PlatformOptions) {
       for (const done of [...settling]) done()
       await Promise.all([...runtimes.values()].map(async (rt) => { await rt.shutdown() }))
       runtimes.clear()
-      // PostgreSQL: auth writes the sockets queued commit before the database closes
+      // auth writes the sockets queued commit before the database closes
       await auth.flush()
     }
   }

@@ -2,15 +2,15 @@ import type { WASocket } from '@whiskeysockets/baileys'
 import { rawSocket } from './baileys/index.js'
 
 // Baileys does not wait for its `creds.update` listeners: it answers pair-success, and uploads pre-keys
-// under the new ids, right after emitting the new creds. With SQLite the creds are committed inside the
-// emit (synchronous writes); on PostgreSQL the write is on its way when the answer goes out, so a crash in
-// between would leave the platform with a linked device (or pre-keys) the database never heard of.
+// under the new ids, right after emitting the new creds. The write is on its way when the answer goes out,
+// so a crash in between would leave the platform with a linked device (or pre-keys) the database never
+// heard of.
 // The gate makes every frame of the socket wait, in order, for the session's auth writes handed over
 // before it. When one of them failed, nothing more is written: the connection is dropped and the session
 // reconnects from what the database holds. With nothing pending a frame goes out at once, as before.
 
 export interface SendGateOptions {
-  /** the session's auth writes not yet settled: resolves false when one failed (AuthBackend.pending) */
+  /** the session's auth writes not yet settled: resolves false when one failed (SessionAuth.writesPending) */
   pending: () => Promise<boolean> | undefined
   /** a write failed: the connection is being dropped */
   onRefused: () => void

@@ -128,12 +128,12 @@ export interface PhoneStatusPrivacy {
  */
 export interface PhoneSink {
   /** contacts saved or changed on the phone, and jids of contacts it removed */
-  contactsChanged: (sessionId: string, change: { saved: PhoneContact[], removed: string[] }) => void | Promise<void>
+  contactsChanged: (sessionId: string, change: { saved: PhoneContact[], removed: string[] }) => Promise<void>
   /** a full sync: exactly these are the phone's saved contacts now (any other is gone) */
-  contactsReplaced: (sessionId: string, contacts: PhoneContact[]) => void | Promise<void>
-  statusPrivacy: (sessionId: string, privacy: PhoneStatusPrivacy) => void | Promise<void>
+  contactsReplaced: (sessionId: string, contacts: PhoneContact[]) => Promise<void>
+  statusPrivacy: (sessionId: string, privacy: PhoneStatusPrivacy) => Promise<void>
   /** the account was logged out: what its phone shared is forgotten */
-  forget: (sessionId: string) => void | Promise<void>
+  forget: (sessionId: string) => Promise<void>
 }
 
 /** What `connection-status` tells of a session. */
@@ -240,17 +240,16 @@ export interface SessionSpec {
 
 /** The `sessions` columns the platform reads and writes; the service provides them. */
 export interface SessionLinks {
-  list: () => StoredSession[] | Promise<StoredSession[]>
-  get: (sessionId: string) => StoredSession | undefined | Promise<StoredSession | undefined>
+  list: () => Promise<StoredSession[]>
+  get: (sessionId: string) => Promise<StoredSession | undefined>
   /**
-   * called when a socket opens, before `connection-status` announces it: synchronous (SQLite), or a
-   * promise the platform awaits before it announces the session open (PostgreSQL). `change`: the
-   * `connection-status` that will announce it (null when none will), to record with the row's write; the
-   * event then carries `recorded: true`. A write that throws records neither.
+   * called when a socket opens; the platform awaits it before `connection-status` announces the session
+   * open. `change`: the `connection-status` that will announce it (null when none will), to record with the
+   * row's write; the event then carries `recorded: true`. A write that fails records neither.
    */
-  markLinked: (sessionId: string, ownNumber: string | null, ownLid: string | null, change: ConnectionStatusChange | null) => void | Promise<void>
+  markLinked: (sessionId: string, ownNumber: string | null, ownLid: string | null, change: ConnectionStatusChange | null) => Promise<void>
   /** called on a logout by the platform, before `connection-status` announces it; `change` as for markLinked */
-  markUnlinked: (sessionId: string, change: ConnectionStatusChange | null) => void | Promise<void>
+  markUnlinked: (sessionId: string, change: ConnectionStatusChange | null) => Promise<void>
 }
 
 export interface StoredSession { id: string, authMethod: AuthMethod, phoneNumber: string | null }

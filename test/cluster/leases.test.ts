@@ -5,7 +5,7 @@ import pg from 'pg'
 import { pino } from 'pino'
 import type { Database } from '../../src/db/database.js'
 import { openPostgres } from '../../src/db/connection.js'
-import { clusterView, dbNow } from '../../src/db/repositories/cluster.js'
+import { kyselyLeaseStore } from '../../src/db/stores/leases.js'
 import { LeaseKeeper, placeOrphans } from '../../plugins/cluster/lease-keeper.js'
 import { startPostgres } from '../support/postgres.js'
 import { waitFor } from '../helper.js'
@@ -52,7 +52,7 @@ async function database (t: TestContext): Promise<{ url: string, open: () => Kys
 
 function keeper (db: Kysely<Database>, nodeId: string, ledger: Ledger): LeaseKeeper {
   return new LeaseKeeper({
-    db,
+    leases: kyselyLeaseStore(db, null),
     nodeId,
     url: `http://${nodeId}.invalid`,
     ttlMs: TTL,
@@ -75,8 +75,10 @@ async function addSessions (db: Kysely<Database>, ids: string[]): Promise<void> 
   await db.insertInto('sessions').values(ids.map((id, i) => ({ id, name: id, auth_method: 'qrcode' as const, phone_number: null, own_number: null, own_lid: null, created_at: i + 1 }))).execute()
 }
 
-const owners = async (db: Kysely<Database>): Promise<Record<string, string[]>> =>
-  Object.fromEntries((await clusterView(db, await dbNow(db))).map((n) => [n.nodeId, n.sessions]))
+async function owners (db: Kysely<Database>): Promise<Record<string, string[]>> {
+  const leases = kyselyLeaseStore(db, null)
+  return Object.fromEntries((await leases.view(await leases.now())).map((n) => [n.nodeId, n.sessions]))
+}
 
 test('placement: least-loaded live node first, ties by name, the same on every node', () => {
   assert.deepEqual([...placeOrphans(['a', 'b', 'c', 'd'], [{ nodeId: 'n2', load: 0 }, { nodeId: 'n1', load: 1 }])],

@@ -3,12 +3,12 @@ import { proto } from '@whiskeysockets/baileys'
 import { sql } from 'kysely'
 import type { DbHandle } from '../../src/db/connection.js'
 import { createAuthStore, type AuthStore } from '../../src/platform/auth-state.js'
-import { authBackendFor } from '../../src/platform/auth-state-pg.js'
+import { kyselyAuthStateStore } from '../../src/db/stores/auth-state.js'
 import { dialectTest, openTestDb } from '../support/db-matrix.js'
 
 // The Baileys auth store on both dialects: what one process stored, the next one (a new store) reads back
 // intact; a failed batch changes neither rows nor cache; reset/dispose delete everything and a stale
-// socket cannot write back. (test/platform/auth-state.test.ts covers the SQLite-only details.)
+// socket cannot write back. (test/platform/auth-state.test.ts covers the adapter's details on SQLite.)
 
 async function addSession (handle: DbHandle, id: string): Promise<void> {
   await handle.db.insertInto('sessions').values({ id, name: id, auth_method: 'qrcode', phone_number: null, own_number: null, own_lid: null, created_at: Date.now() }).execute()
@@ -19,7 +19,7 @@ const count = async (handle: DbHandle, table: 'auth_keys' | 'auth_creds', id: st
 
 /** a store as a new process opens it: rows loaded first */
 async function fresh (handle: DbHandle, id: string, errors: unknown[] = []): Promise<{ store: AuthStore, auth: ReturnType<AuthStore['open']> }> {
-  const store = createAuthStore(authBackendFor(handle, (err) => { errors.push(err) }))
+  const store = createAuthStore(kyselyAuthStateStore(handle.db), (err) => { errors.push(err) })
   await store.prepare(id)
   return { store, auth: store.open(id) }
 }
@@ -76,7 +76,7 @@ dialectTest('auth state: a failing batch changes neither the rows nor the cache'
   await auth.state.keys.set({ session: { good: Buffer.from([2]), keep: null } })
   assert.equal(await count(handle, 'auth_keys', 's1'), 1)
   assert.deepEqual(Object.keys(await auth.state.keys.get('session', ['good', 'keep'])), ['good'])
-  if (dialect === 'postgres') assert.equal(errors.length, 1, 'the failed write was reported')
+  assert.equal(errors.length, 1, 'the failed write was reported')
 })
 
 dialectTest('auth state: writesPending tells the send gate whether what was handed over is committed', async (t, dialect) => {
@@ -87,10 +87,6 @@ dialectTest('auth state: writesPending tells the send gate whether what was hand
   const creds = auth.state.creds
   const saved = auth.saveCreds(creds)
   const keys = auth.state.keys.set({ session: { a: Buffer.from([1]) } })
-  if (dialect === 'sqlite') {
-    assert.equal(auth.writesPending(), undefined, 'synchronous writes are committed when the call returns')
-    return
-  }
   const both = auth.writesPending()
   assert.ok(both !== undefined)
   assert.equal(await both, true)
@@ -99,11 +95,13 @@ dialectTest('auth state: writesPending tells the send gate whether what was hand
   assert.equal(await count(handle, 'auth_creds', 's1'), 1)
 
   // a failed write makes the outcome false, for every write queued behind it too, until the queue empties
-  await sql`alter table auth_creds add constraint refuse check (false) not valid`.execute(handle.db)
+  if (dialect === 'sqlite') await sql`create trigger refuse before update on auth_creds begin select raise(abort, 'refuse'); end`.execute(handle.db)
+  else await sql`alter table auth_creds add constraint refuse check (false) not valid`.execute(handle.db)
   void auth.saveCreds(creds)
   void auth.state.keys.set({ session: { b: Buffer.from([2]) } })
   assert.equal(await auth.writesPending(), false)
-  await sql`alter table auth_creds drop constraint refuse`.execute(handle.db)
+  if (dialect === 'sqlite') await sql`drop trigger refuse`.execute(handle.db)
+  else await sql`alter table auth_creds drop constraint refuse`.execute(handle.db)
   await waitUntilIdle(auth)
   void auth.saveCreds(creds)
   assert.equal(await auth.writesPending(), true, 'a new queue starts clean')
@@ -118,7 +116,7 @@ dialectTest('auth state: reset and dispose delete every row; a stale socket cann
   const handle = await openTestDb(t, dialect)
   await addSession(handle, 's1')
   await addSession(handle, 's2')
-  const store = createAuthStore(authBackendFor(handle, () => {}))
+  const store = createAuthStore(kyselyAuthStateStore(handle.db), () => {})
   await store.prepare('s1')
   await store.prepare('s2')
   const auth = store.open('s1')
@@ -149,11 +147,11 @@ dialectTest('auth state: writes of one session commit in order (the last creds w
   await addSession(handle, 's1')
   const { auth } = await fresh(handle, 's1')
   const creds = auth.state.creds
-  const writes: Array<void | Promise<void>> = []
+  const writes: Array<Promise<void>> = []
   for (let i = 0; i < 20; i++) {
     ;(creds as { registrationId: number }).registrationId = i
     writes.push(auth.saveCreds(creds))
-    writes.push(auth.state.keys.set({ 'pre-key': { [i]: { public: Buffer.alloc(32, i), private: Buffer.alloc(32, i) } } }))
+    writes.push(Promise.resolve(auth.state.keys.set({ 'pre-key': { [i]: { public: Buffer.alloc(32, i), private: Buffer.alloc(32, i) } } })))
   }
   await Promise.all(writes)
   const { auth: again } = await fresh(handle, 's1')

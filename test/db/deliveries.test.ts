@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { insertSession } from '../../src/db/repositories/sessions.js'
+import { insertSession } from '../../src/db/stores/sessions.js'
 import { createStatusStore } from '../../src/db/stores/statuses.js'
 import { createViewerStore, type InCommit } from '../../src/db/stores/viewers.js'
 import { dialectTest, openTestDb } from '../support/db-matrix.js'

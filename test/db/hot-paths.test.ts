@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict'
 import type { DbHandle } from '../../src/db/connection.js'
-import { sessionLinksFor } from '../../src/db/repositories/session-links.js'
-import { insertSession, listSessions } from '../../src/db/repositories/sessions.js'
 import { systemStore } from '../../src/db/stores/system.js'
 import { createStatusStore } from '../../src/db/stores/statuses.js'
 import { createUploadStore } from '../../src/db/stores/uploads.js'
 import { createViewerStore, type InCommit, type ViewToRecord } from '../../src/db/stores/viewers.js'
+import { insertSession, kyselySessionStore } from '../../src/db/stores/sessions.js'
 import { dialectTest, openTestDb } from '../support/db-matrix.js'
 
 // The hot paths (prepared statements on SQLite, their twins on PostgreSQL) and the Kysely queries, through
@@ -26,20 +25,31 @@ const view = (number: string | null, viewedAt: number, extra: Partial<ViewToReco
   sessionId: 's1', messageId: 'M1', number, jid: number === null ? '77@lid' : `${number}@s.whatsapp.net`, viewedAt, isReal: true, ...extra
 })
 
-dialectTest('session links: list, get, marked linked and unlinked', async (t, dialect) => {
+dialectTest('session store: list, get, marked linked and unlinked, insert once', async (t, dialect) => {
   const handle = await openTestDb(t, dialect)
-  const links = sessionLinksFor(handle)
+  const sessions = kyselySessionStore(handle.db, handle.dialect)
   await seed(handle, 'b', 'M1', 2)
   await seed(handle, 'a', 'M2', 2)
-  assert.deepEqual((await links.list()).map((s) => s.id), ['a', 'b'])
-  assert.deepEqual(await links.get('a'), { id: 'a', authMethod: 'qrcode', phoneNumber: null })
-  assert.equal(await links.get('zz'), undefined)
-  await links.markLinked('a', '1555', '99@lid')
+  assert.deepEqual((await sessions.stored()).map((s) => s.id), ['a', 'b'])
+  assert.deepEqual(await sessions.storedOne('a'), { id: 'a', authMethod: 'qrcode', phoneNumber: null })
+  assert.equal(await sessions.storedOne('zz'), undefined)
+  await sessions.markLinked('a', '1555', '99@lid')
   assert.deepEqual((await systemStore(handle).sessionLinkStates()).sort((x, y) => x.id.localeCompare(y.id)), [{ id: 'a', linked: true }, { id: 'b', linked: false }])
-  assert.equal((await listSessions(handle.db)).find((s) => s.id === 'a')?.own_lid, '99@lid')
-  await links.markUnlinked('a')
-  assert.equal((await listSessions(handle.db)).find((s) => s.id === 'a')?.linked, 0)
-  assert.equal(await insertSession(handle.db, { id: 'a', name: 'x', auth_method: 'qrcode', phone_number: null, own_number: null, own_lid: null, created_at: 1 }), false)
+  assert.equal((await sessions.find('a'))?.own_lid, '99@lid')
+  await sessions.markUnlinked('a')
+  assert.equal((await sessions.find('a'))?.linked, 0)
+  assert.equal(await sessions.insert({ id: 'a', name: 'x', auth_method: 'qrcode', phone_number: null, own_number: null, own_lid: null, created_at: 1 }), false)
+  // one session's link writes commit in the order they were made, each with its events
+  const events = [{ type: 'connection-status', sessionId: 'a', at: 5, data: '{}' }]
+  await Promise.all([sessions.markLinked('a', '1555', null, events), sessions.markUnlinked('a', events)])
+  assert.equal((await sessions.find('a'))?.linked, 0)
+  const logged = await handle.db.selectFrom('event_log').select('session_id').where('type', '=', 'connection-status').execute()
+  assert.equal(logged.length, 2)
+  await sessions.setPhoneNumber('a', '1999')
+  assert.equal((await sessions.find('a'))?.phone_number, '1999')
+  assert.deepEqual((await sessions.list()).map((s) => s.id), ['a', 'b'])
+  await sessions.remove('a')
+  assert.equal(await sessions.find('a'), undefined)
 })
 
 dialectTest('viewer store: earliest view wins, unknown statuses skipped, LID views get their number', async (t, dialect) => {

@@ -5,7 +5,8 @@ import { join } from 'node:path'
 import { test } from 'node:test'
 import { proto } from '@whiskeysockets/baileys'
 import { openDatabase, type SqliteHandle as DbHandle } from '../../src/db/connection.js'
-import { createAuthStore, sqliteAuthBackend } from '../../src/platform/auth-state.js'
+import { kyselyAuthStateStore } from '../../src/db/stores/auth-state.js'
+import { createAuthStore, type AuthStore, type SessionAuth } from '../../src/platform/auth-state.js'
 
 async function tempDb (t: { after: (fn: () => Promise<void>) => void }): Promise<DbHandle> {
   const dir = mkdtempSync(join(tmpdir(), 'st-auth-'))
@@ -22,16 +23,25 @@ function addSession (handle: DbHandle, id: string): void {
     .run(id, id, 'qrcode', null, Date.now())
 }
 
+/** the platform's adapter over the database's store; a failed write throws where it is awaited */
+const storeOf = (handle: DbHandle): AuthStore => createAuthStore(kyselyAuthStateStore(handle.db), () => {})
+
+/** a session's auth as a new process opens it: rows loaded first */
+async function opened (handle: DbHandle, id: string, store = storeOf(handle)): Promise<SessionAuth> {
+  await store.prepare(id)
+  return store.open(id)
+}
+
 const countKeys = (handle: DbHandle, id: string): number =>
   handle.sqlite.prepare<[string], number>('SELECT count(*) FROM auth_keys WHERE session_id = ?').pluck().get(id) ?? -1
 
 test('creds and keys survive a reopen (a new process) with Buffers and protos intact', async (t) => {
   const handle = await tempDb(t)
   addSession(handle, 's1')
-  const auth = createAuthStore(sqliteAuthBackend(handle.sqlite)).open('s1')
+  const auth = await opened(handle, 's1')
   const { creds, keys } = auth.state
   creds.me = { id: '15551230000:3@s.whatsapp.net', lid: '100000000000001:3@lid' }
-  auth.saveCreds(creds)
+  await auth.saveCreds(creds)
   await keys.set({
     session: { 'a.0': Buffer.from([1, 2, 3]) },
     'pre-key': { 1: { public: Buffer.alloc(32, 7), private: Buffer.alloc(32, 8) } },
@@ -39,7 +49,7 @@ test('creds and keys survive a reopen (a new process) with Buffers and protos in
     'app-state-sync-key': { k1: proto.Message.AppStateSyncKeyData.fromObject({ keyData: Buffer.from('secret') }) }
   })
 
-  const again = createAuthStore(sqliteAuthBackend(handle.sqlite)).open('s1')
+  const again = await opened(handle, 's1')
   assert.equal(again.state.creds.me?.id, '15551230000:3@s.whatsapp.net')
   assert.ok(Buffer.isBuffer(again.state.creds.noiseKey.public))
   assert.deepEqual(again.state.creds.noiseKey.public, creds.noiseKey.public)
@@ -58,12 +68,12 @@ test('creds and keys survive a reopen (a new process) with Buffers and protos in
 test('keys.set is one transaction: a failing write leaves neither the rows nor the cache changed', async (t) => {
   const handle = await tempDb(t)
   addSession(handle, 's1')
-  const auth = createAuthStore(sqliteAuthBackend(handle.sqlite)).open('s1')
+  const auth = await opened(handle, 's1')
   await auth.state.keys.set({ session: { keep: Buffer.from([1]) } })
   // a trigger makes the second row of the batch fail after the first was written
   handle.sqlite.exec(`CREATE TRIGGER boom BEFORE INSERT ON auth_keys WHEN NEW.key_id = 'bad'
     BEGIN SELECT RAISE(ABORT, 'boom'); END`)
-  assert.throws(() => auth.state.keys.set({ session: { good: Buffer.from([2]), bad: Buffer.from([3]), keep: null } }), /boom/)
+  await assert.rejects(async () => { await auth.state.keys.set({ session: { good: Buffer.from([2]), bad: Buffer.from([3]), keep: null } }) }, /boom/)
   assert.equal(countKeys(handle, 's1'), 1)
   const cached = await auth.state.keys.get('session', ['good', 'keep'])
   assert.deepEqual(Object.keys(cached), ['keep'])
@@ -74,12 +84,12 @@ test('keys.set is one transaction: a failing write leaves neither the rows nor t
   assert.deepEqual(Object.keys(await auth.state.keys.get('session', ['good', 'keep'])), ['good'])
 })
 
-test('reads are served from the cache after the first miss, and the cache follows writes', async (t) => {
+test('reads are served from the rows loaded at open, which follow writes', async (t) => {
   const handle = await tempDb(t)
   addSession(handle, 's1')
-  const auth = createAuthStore(sqliteAuthBackend(handle.sqlite)).open('s1')
+  const auth = await opened(handle, 's1')
   assert.deepEqual(await auth.state.keys.get('session', ['x']), {})
-  // a row written behind the store's back is not seen: the miss was cached (the store is the only writer)
+  // a row written behind the store's back is not seen: the rows were loaded (the store is the only writer)
   handle.sqlite.prepare('INSERT INTO auth_keys VALUES (?, ?, ?, ?)').run('s1', 'session', 'x', JSON.stringify({ type: 'Buffer', data: 'AQ==' }))
   assert.deepEqual(await auth.state.keys.get('session', ['x']), {})
   await auth.state.keys.set({ session: { x: Buffer.from([9]) } })
@@ -94,47 +104,47 @@ test('reset and dispose delete every auth row; a stale socket cannot write back'
   const handle = await tempDb(t)
   addSession(handle, 's1')
   addSession(handle, 's2')
-  const store = createAuthStore(sqliteAuthBackend(handle.sqlite))
-  const auth = store.open('s1')
-  const other = store.open('s2')
+  const store = storeOf(handle)
+  const auth = await opened(handle, 's1', store)
+  const other = await opened(handle, 's2', store)
   const old = auth.state
   old.creds.me = { id: '15551230000:3@s.whatsapp.net' }
   old.creds.account = proto.ADVSignedDeviceIdentity.fromObject({ details: Buffer.from([1]) })
-  auth.saveCreds(old.creds)
+  await auth.saveCreds(old.creds)
   await old.keys.set({ session: { a: Buffer.from([1]) } })
   await other.state.keys.set({ session: { a: Buffer.from([1]) } })
   assert.equal(auth.isLinked(), true)
 
-  auth.reset()
+  await auth.reset()
   assert.equal(auth.isLinked(), false)
   assert.notEqual(auth.state.creds.noiseKey.public, old.creds.noiseKey.public)
   assert.equal(countKeys(handle, 's1'), 0)
-  auth.saveCreds(old.creds)
+  await auth.saveCreds(old.creds)
   await old.keys.set({ session: { b: Buffer.from([2]) } })
   assert.equal(handle.sqlite.prepare('SELECT count(*) FROM auth_creds WHERE session_id = ?').pluck().get('s1'), 0)
   assert.equal(countKeys(handle, 's1'), 0)
   assert.equal(countKeys(handle, 's2'), 1)
 
-  store.clear('s2')
+  await store.clear('s2')
   assert.equal(countKeys(handle, 's2'), 0)
 })
 
 test('100 sessions: opening, a pre-key batch each and cached reads stay fast', async (t) => {
   const handle = await tempDb(t)
-  const store = createAuthStore(sqliteAuthBackend(handle.sqlite))
+  const store = storeOf(handle)
   const ids = Array.from({ length: 100 }, (_, i) => `s${i}`)
   const preKeys: Record<string, { public: Buffer, private: Buffer }> = {}
   for (let k = 1; k <= 100; k++) preKeys[k] = { public: Buffer.alloc(32, k), private: Buffer.alloc(32, k) }
   // creds exist already (generating fresh ones is Baileys' key generation, not the store's cost)
   for (const id of ids) {
     addSession(handle, id)
-    const seeded = createAuthStore(sqliteAuthBackend(handle.sqlite)).open(id)
-    seeded.saveCreds(seeded.state.creds)
+    const seeded = await opened(handle, id)
+    await seeded.saveCreds(seeded.state.creds)
   }
   const started = performance.now()
   for (const id of ids) {
-    const auth = store.open(id)
-    auth.saveCreds(auth.state.creds)
+    const auth = await opened(handle, id, store)
+    await auth.saveCreds(auth.state.creds)
     await auth.state.keys.set({ 'pre-key': preKeys })
     for (let read = 0; read < 10; read++) {
       assert.equal(Object.keys(await auth.state.keys.get('pre-key', ['1', '50', '100', '101'])).length, 3)
@@ -148,7 +158,7 @@ test('100 sessions: opening, a pre-key batch each and cached reads stay fast', a
 test('a libsignal session record is stored as plain JSON and reads back equal; one holding a Buffer still revives it', async (t) => {
   const handle = await tempDb(t)
   addSession(handle, 's4')
-  const auth = createAuthStore(sqliteAuthBackend(handle.sqlite)).open('s4')
+  const auth = await opened(handle, 's4')
   // the shape SessionRecord.serialize() gives: base64 strings, numbers, booleans, keyed objects
   const record = {
     _sessions: {
@@ -164,7 +174,7 @@ test('a libsignal session record is stored as plain JSON and reads back equal; o
   await auth.state.keys.set({ session: { 'b.0': record as never, 'c.0': { nested: Buffer.from([9, 8]) } as never } })
   const stored = handle.sqlite.prepare<[string], string>('SELECT value FROM auth_keys WHERE key_id = ?').pluck().get('b.0')
   assert.equal(stored, JSON.stringify(record))
-  const reopened = createAuthStore(sqliteAuthBackend(handle.sqlite)).open('s4')
+  const reopened = await opened(handle, 's4')
   const got = await reopened.state.keys.get('session', ['b.0', 'c.0'])
   assert.deepEqual(got['b.0'], record)
   const nested = (got['c.0'] as unknown as { nested: Buffer }).nested

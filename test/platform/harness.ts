@@ -4,7 +4,8 @@ import { join, resolve } from 'node:path'
 import { Writable } from 'node:stream'
 import { pino } from 'pino'
 import { openDatabase, type SqliteHandle as DbHandle } from '../../src/db/connection.js'
-import { createSessionLinks } from '../../src/db/repositories/session-links.js'
+import { kyselyAuthStateStore } from '../../src/db/stores/auth-state.js'
+import { kyselySessionStore, type SessionStore } from '../../src/db/stores/sessions.js'
 import { createPlatform, type Platform, type PlatformOptions, type PlatformTiming } from '../../src/platform/platform.js'
 import type { AuthMethod, ConnectionStatusChange, PlatformEventMap, ReceiptSink, SessionLinks, StatusView } from '../../src/platform/types.js'
 import { EventRecorder } from '../events.js'
@@ -125,12 +126,13 @@ export class RecordingSink implements ReceiptSink {
 }
 
 /** The session rows without the service's event log: the announcements handed over with a write are kept in `handed`. */
-function unlogged (links: ReturnType<typeof createSessionLinks>, handed: ConnectionStatusChange[]): SessionLinks {
+function unlogged (sessions: SessionStore, handed: ConnectionStatusChange[]): SessionLinks {
   const keep = (change: ConnectionStatusChange | null): void => { if (change !== null) handed.push(change) }
   return {
-    ...links,
-    markLinked: (id, ownNumber, ownLid, change) => { links.markLinked(id, ownNumber, ownLid); keep(change) },
-    markUnlinked: (id, change) => { links.markUnlinked(id); keep(change) }
+    list: sessions.stored,
+    get: sessions.storedOne,
+    markLinked: async (id, ownNumber, ownLid, change) => { await sessions.markLinked(id, ownNumber, ownLid); keep(change) },
+    markUnlinked: async (id, change) => { await sessions.markUnlinked(id); keep(change) }
   }
 }
 
@@ -145,7 +147,9 @@ export function startPlatform (db: DbHandle, wa: Config['wa'], timing: Partial<P
   // SPEED_TRICKS_OFF in the environment (test/foundation/speed-tricks-off.test.ts), as the service's config takes it
   const gcOff = parseSpeedTricksOff(process.env.SPEED_TRICKS_OFF).off.has('burst-gc') ? { burstGcQuietMs: null } : {}
   const platform = createPlatform({
-    db, links: links(unlogged(createSessionLinks(db.sqlite), handed)), receiptSink: sink, wa, logger, timing: { ...timing, ...gcOff }, ...more
+    authState: kyselyAuthStateStore(db.db),
+    links: links(unlogged(kyselySessionStore(db.db, db.dialect), handed)),
+    receiptSink: sink, wa, logger, timing: { ...timing, ...gcOff }, ...more
   })
   return { platform, events: new EventLog(platform), logs, sink, handed }
 }

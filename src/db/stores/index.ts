@@ -10,6 +10,9 @@ import { webhookStore, type WebhookStore } from './webhooks.js'
 import { createStatusStore, type StatusStore } from './statuses.js'
 import { createUploadStore, type UploadStore } from './uploads.js'
 import { createViewerStore, type ViewerStore } from './viewers.js'
+import { kyselyAuthStateStore, type AuthStateStore } from './auth-state.js'
+import { kyselyLeaseStore, type LeaseStore } from './leases.js'
+import { kyselySessionStore, type SessionStore } from './sessions.js'
 
 /**
  * The stores: one port per aggregate (issue 34), every method `Promise<T>`, chosen once at start from the
@@ -46,6 +49,9 @@ export interface Stores {
   viewers: ViewerStore
   /** uploaded media files' rows */
   uploads: UploadStore
+  sessions: SessionStore
+  leases: LeaseStore
+  authState: AuthStateStore
 }
 
 /** The stores and the one database they share; `close` ends the connection (after every store is done). */
@@ -71,7 +77,10 @@ export function buildStores (handle: DbHandle): Stores {
     system: systemStore(handle),
     statuses: createStatusStore(handle),
     viewers: createViewerStore(handle),
-    uploads: createUploadStore(handle)
+    uploads: createUploadStore(handle),
+    sessions: kyselySessionStore(handle.db, handle.dialect),
+    leases: kyselyLeaseStore(handle.db, handle.dialect === 'postgres' ? handle.url : null),
+    authState: kyselyAuthStateStore(handle.db)
   }
 }
 

@@ -186,13 +186,13 @@ export class Connection {
     })
     const attempt: Attempt = { gen: ++this.#gen, sock, ready: false, open: false, codeRequested: false, codeChain: Promise.resolve() }
     this.#attempt = attempt
-    // PostgreSQL: nothing reaches the platform before the auth writes it depends on are committed
+    // nothing reaches the platform before the auth writes it depends on are committed
     gateSends(sock, {
       pending: () => auth.writesPending(),
       onRefused: () => { this.deps.log.error({ sessionId }, 'auth state could not be stored: connection dropped, it reconnects from what is stored') }
     })
 
-    sock.ev.on('creds.update', () => { auth.saveCreds(state.creds) })
+    sock.ev.on('creds.update', () => { void auth.saveCreds(state.creds) })
     sock.ev.on('connection.update', (update) => {
       if (attempt !== this.#attempt) return
       if (update.qr !== undefined) {

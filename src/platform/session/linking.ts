@@ -33,7 +33,7 @@ export function forgetHalfLink (auth: SessionAuth): void {
   if (creds.me === undefined && creds.pairingCode === undefined) return
   delete creds.me
   creds.pairingCode = undefined
-  auth.saveCreds(creds)
+  void auth.saveCreds(creds)
 }
 
 /** Linking an unlinked session: QR codes, pairing codes and the timer that ends a link window nobody uses. */

@@ -208,7 +208,7 @@ export class PhoneSync {
     }).catch((err: unknown) => { log.error({ err }, 'could not store the phone\'s status privacy') })
   }
 
-  #write (failure: string, task: () => void | Promise<void>): void {
+  #write (failure: string, task: () => Promise<void>): void {
     this.#writes.run(async () => { await task() }).catch((err: unknown) => {
       // read again at the next run's first open
       this.#synced = false

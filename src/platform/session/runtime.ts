@@ -205,10 +205,8 @@ export class SessionRuntime {
       this.log.info({ ownNumber: this.ownNumber }, 'connected')
       this.state.move('open', undefined, stored && change !== null)
     }
-    const written = this.store('could not store the linked account', () => this.deps.links.markLinked(this.id, this.ownNumber, ownLid, change))
-    // SQLite: written already; PostgreSQL: the row says linked before the session is announced open
-    if (typeof written === 'boolean') announce(written)
-    else void written.then(announce)
+    // the row says linked before the session is announced open
+    void this.store('could not store the linked account', async () => { await this.deps.links.markLinked(this.id, this.ownNumber, ownLid, change) }).then(announce)
   }
 
   private onClose (attempt: Attempt, error: Error | undefined): void {
@@ -249,7 +247,7 @@ export class SessionRuntime {
     await this.auth.reset()
     this.connection.forgetPhone()
     const change = this.state.announces('logged-out') ? statusChange(this.id, 'logged-out', null, 'logged out') : null
-    const stored = await this.store('could not mark the session unlinked', () => this.deps.links.markUnlinked(this.id, change))
+    const stored = await this.store('could not mark the session unlinked', async () => { await this.deps.links.markUnlinked(this.id, change) })
     this.ownNumber = null
     this.linking.clearCodes()
     this.log.warn('logged out by the platform; auth state cleared, the session can be linked again')
@@ -284,13 +282,15 @@ export class SessionRuntime {
     this.lifecycle.run(task).catch((err: unknown) => { this.log.error({ err }, failure) })
   }
 
-  /** Runs a write; a failure is logged (it must not stop the session). Whether it was written: now, or a promise (never rejected). */
-  private store (failure: string, write: () => void | Promise<void>): boolean | Promise<boolean> {
-    const failed = (err: unknown): false => { this.log.error({ err }, failure); return false }
+  /** Runs a write; a failure is logged (it must not stop the session). Whether it was written (never rejects). */
+  private async store (failure: string, write: () => Promise<void>): Promise<boolean> {
     try {
-      const pending = write()
-      return pending instanceof Promise ? pending.then(() => true, failed) : true
-    } catch (err) { return failed(err) }
+      await write()
+      return true
+    } catch (err) {
+      this.log.error({ err }, failure)
+      return false
+    }
   }
 
   private clearTimers (): void {

@@ -1,4 +1,5 @@
 import { PostgresAdapter, sql, type Kysely } from 'kysely'
+import { openLeaseDb } from '../connection.js'
 import type { Database, NewSessionRow } from '../database.js'
 import { insertSession } from './sessions.js'
 
@@ -9,8 +10,74 @@ type Db = Kysely<Database>
 
 export interface NodeInfo { nodeId: string, url: string, lastSeen: number, sessions: string[] }
 
+/** The cluster's nodes and session leases (cluster mode); every time is the database's clock. */
+export interface LeaseStore {
+  /** the database's clock in milliseconds */
+  now: () => Promise<number>
+  /** registers the node or beats its heartbeat */
+  heartbeat: (nodeId: string, url: string, now: number) => Promise<void>
+  /** extends every lease the node holds; the sessions it still owns (a lease taken over is not among them) */
+  renew: (nodeId: string, expiresAt: number) => Promise<string[]>
+  /** takes the lease when there is none or it has expired (of two nodes trying at once, one wins); whether this node owns it now */
+  claim: (sessionId: string, nodeId: string, now: number, expiresAt: number) => Promise<boolean>
+  /** gives up the node's leases (all, or these sessions') so other nodes take them at their next look */
+  release: (nodeId: string, sessionIds?: string[]) => Promise<void>
+  removeNode: (nodeId: string) => Promise<void>
+  /** sessions without a live owner (no lease, or an expired one), oldest first */
+  orphaned: (now: number) => Promise<string[]>
+  /** nodes whose heartbeat is newer than `since`, with how many live leases each holds */
+  liveNodes: (now: number, since: number) => Promise<Array<{ nodeId: string, url: string, load: number }>>
+  /** the node that owns a session now (an unexpired lease), with its address */
+  ownerOf: (sessionId: string, now: number) => Promise<{ nodeId: string, url: string } | undefined>
+  /** the connection status the owners last reported, per session with a live lease */
+  reportedStatuses: (now: number) => Promise<Map<string, string | null>>
+  reportStatus: (sessionId: string, nodeId: string, status: string) => Promise<void>
+  /** every registered node with the sessions it owns now */
+  view: (now: number) => Promise<NodeInfo[]>
+  /** forgets nodes not seen since `before` that hold no lease any more */
+  pruneNodes: (before: number) => Promise<void>
+  /** stores a new session and its lease for `nodeId` in one transaction (so no other node sees it unowned); false when the id is taken */
+  insertOwnedSession: (row: NewSessionRow, nodeId: string, ttlMs: number) => Promise<boolean>
+  /** the cluster's shared forwarding secret: the stored one, or `generated` stored by whichever node asks first */
+  sharedSecret: (generated: string) => Promise<string>
+  /**
+   * The same store on connections of its own, for the lease renewals (openLeaseDb says why); null when the
+   * database is the embedded file, which no other node can share. `close` ends those connections.
+   */
+  renewals: (opts: { nodeId: string, timeoutMs: number, onError: (err: Error) => void }) => (LeaseStore & { close: () => Promise<void> }) | null
+}
+
+/**
+ * The one implementation (the queries are the same on both dialects but the clock's). `url`: the
+ * PostgreSQL server's, for `renewals`; null on the embedded file and on renewal connections themselves.
+ */
+export function kyselyLeaseStore (db: Db, url: string | null): LeaseStore {
+  return {
+    now: async () => await dbNow(db),
+    heartbeat: async (nodeId, nodeUrl, now) => { await heartbeat(db, nodeId, nodeUrl, now) },
+    renew: async (nodeId, expiresAt) => await renewLeases(db, nodeId, expiresAt),
+    claim: async (sessionId, nodeId, now, expiresAt) => await claimLease(db, sessionId, nodeId, now, expiresAt),
+    release: async (nodeId, sessionIds) => { await releaseLeases(db, nodeId, sessionIds) },
+    removeNode: async (nodeId) => { await removeNode(db, nodeId) },
+    orphaned: async (now) => await orphanedSessions(db, now),
+    liveNodes: async (now, since) => await liveNodes(db, now, since),
+    ownerOf: async (sessionId, now) => await ownerOf(db, sessionId, now),
+    reportedStatuses: async (now) => await reportedStatuses(db, now),
+    reportStatus: async (sessionId, nodeId, status) => { await reportStatus(db, sessionId, nodeId, status) },
+    view: async (now) => await clusterView(db, now),
+    pruneNodes: async (before) => { await pruneNodes(db, before) },
+    insertOwnedSession: async (row, nodeId, ttlMs) => await insertOwnedSession(db, row, nodeId, ttlMs),
+    sharedSecret: async (generated) => await sharedClusterSecret(db, generated),
+    renewals: (opts) => {
+      if (url === null) return null
+      const own = openLeaseDb(url, opts)
+      return { ...kyselyLeaseStore(own.db, null), close: own.close }
+    }
+  }
+}
+
 /** The database's clock in milliseconds. */
-export async function dbNow (db: Db): Promise<number> {
+async function dbNow (db: Db): Promise<number> {
   const expr = db.getExecutor().adapter instanceof PostgresAdapter
     ? sql<string>`(extract(epoch from clock_timestamp()) * 1000)::bigint`
     : sql<string>`cast((julianday('now') - 2440587.5) * 86400000 as integer)`
@@ -19,13 +86,13 @@ export async function dbNow (db: Db): Promise<number> {
 }
 
 /** Registers the node or beats its heartbeat. */
-export async function heartbeat (db: Db, nodeId: string, url: string, now: number): Promise<void> {
+async function heartbeat (db: Db, nodeId: string, url: string, now: number): Promise<void> {
   await db.insertInto('nodes').values({ node_id: nodeId, url, started_at: now, last_seen: now })
     .onConflict((oc) => oc.column('node_id').doUpdateSet({ url, last_seen: now })).execute()
 }
 
 /** Extends every lease the node holds; answers the sessions it still owns (a lease taken over is not among them). */
-export async function renewLeases (db: Db, nodeId: string, expiresAt: number): Promise<string[]> {
+async function renewLeases (db: Db, nodeId: string, expiresAt: number): Promise<string[]> {
   const rows = await db.updateTable('session_leases').set({ expires_at: expiresAt })
     .where('node_id', '=', nodeId).returning('session_id').execute()
   return rows.map((r) => r.session_id)
@@ -35,7 +102,7 @@ export async function renewLeases (db: Db, nodeId: string, expiresAt: number): P
  * Takes the lease when there is none or it has expired (a conditional upsert: of two nodes trying at
  * once, one wins); true when this node owns the session now.
  */
-export async function claimLease (db: Db, sessionId: string, nodeId: string, now: number, expiresAt: number): Promise<boolean> {
+async function claimLease (db: Db, sessionId: string, nodeId: string, now: number, expiresAt: number): Promise<boolean> {
   const row = await db.insertInto('session_leases')
     .values({ session_id: sessionId, node_id: nodeId, expires_at: expiresAt, acquired_at: now, status: null })
     .onConflict((oc) => oc.column('session_id')
@@ -46,19 +113,19 @@ export async function claimLease (db: Db, sessionId: string, nodeId: string, now
 }
 
 /** Gives up the node's leases (all, or these sessions') so other nodes take them at their next look. */
-export async function releaseLeases (db: Db, nodeId: string, sessionIds?: string[]): Promise<void> {
+async function releaseLeases (db: Db, nodeId: string, sessionIds?: string[]): Promise<void> {
   if (sessionIds?.length === 0) return
   let q = db.deleteFrom('session_leases').where('node_id', '=', nodeId)
   if (sessionIds !== undefined) q = q.where('session_id', 'in', sessionIds)
   await q.execute()
 }
 
-export async function removeNode (db: Db, nodeId: string): Promise<void> {
+async function removeNode (db: Db, nodeId: string): Promise<void> {
   await db.deleteFrom('nodes').where('node_id', '=', nodeId).execute()
 }
 
 /** Sessions without a live owner (no lease, or an expired one), oldest first. */
-export async function orphanedSessions (db: Db, now: number): Promise<string[]> {
+async function orphanedSessions (db: Db, now: number): Promise<string[]> {
   const rows = await db.selectFrom('sessions')
     .leftJoin('session_leases', 'session_leases.session_id', 'sessions.id')
     .select('sessions.id')
@@ -69,7 +136,7 @@ export async function orphanedSessions (db: Db, now: number): Promise<string[]> 
 }
 
 /** Nodes whose heartbeat is newer than `since`, with how many live leases each holds. */
-export async function liveNodes (db: Db, now: number, since: number): Promise<Array<{ nodeId: string, url: string, load: number }>> {
+async function liveNodes (db: Db, now: number, since: number): Promise<Array<{ nodeId: string, url: string, load: number }>> {
   const nodes = await db.selectFrom('nodes').select(['node_id', 'url']).where('last_seen', '>=', since).orderBy('node_id').execute()
   const counts = await db.selectFrom('session_leases').select(['node_id', (eb) => eb.fn.countAll<string | number>().as('n')])
     .where('expires_at', '>=', now).groupBy('node_id').execute()
@@ -78,7 +145,7 @@ export async function liveNodes (db: Db, now: number, since: number): Promise<Ar
 }
 
 /** The node that owns a session now (an unexpired lease), with its address. */
-export async function ownerOf (db: Db, sessionId: string, now: number): Promise<{ nodeId: string, url: string } | undefined> {
+async function ownerOf (db: Db, sessionId: string, now: number): Promise<{ nodeId: string, url: string } | undefined> {
   const row = await db.selectFrom('session_leases')
     .innerJoin('nodes', 'nodes.node_id', 'session_leases.node_id')
     .select(['nodes.node_id', 'nodes.url'])
@@ -88,17 +155,17 @@ export async function ownerOf (db: Db, sessionId: string, now: number): Promise<
 }
 
 /** The connection status the owners last reported, per session with a live lease. */
-export async function reportedStatuses (db: Db, now: number): Promise<Map<string, string | null>> {
+async function reportedStatuses (db: Db, now: number): Promise<Map<string, string | null>> {
   const rows = await db.selectFrom('session_leases').select(['session_id', 'status']).where('expires_at', '>=', now).execute()
   return new Map(rows.map((r) => [r.session_id, r.status]))
 }
 
-export async function reportStatus (db: Db, sessionId: string, nodeId: string, status: string): Promise<void> {
+async function reportStatus (db: Db, sessionId: string, nodeId: string, status: string): Promise<void> {
   await db.updateTable('session_leases').set({ status }).where('session_id', '=', sessionId).where('node_id', '=', nodeId).execute()
 }
 
 /** Every registered node with the sessions it owns now, and the lease-less ones under no node. */
-export async function clusterView (db: Db, now: number): Promise<NodeInfo[]> {
+async function clusterView (db: Db, now: number): Promise<NodeInfo[]> {
   const nodes = await db.selectFrom('nodes').select(['node_id', 'url', 'last_seen']).orderBy('node_id').execute()
   const leases = await db.selectFrom('session_leases').select(['session_id', 'node_id'])
     .where('expires_at', '>=', now).orderBy('session_id').execute()
@@ -111,14 +178,14 @@ export async function clusterView (db: Db, now: number): Promise<NodeInfo[]> {
 }
 
 /** Forgets nodes not seen since `before` that hold no lease any more. */
-export async function pruneNodes (db: Db, before: number): Promise<void> {
+async function pruneNodes (db: Db, before: number): Promise<void> {
   await db.deleteFrom('nodes').where('last_seen', '<', before)
     .where((eb) => eb.not(eb.exists(eb.selectFrom('session_leases').select('session_id').whereRef('session_leases.node_id', '=', 'nodes.node_id'))))
     .execute()
 }
 
 /** Stores a new session and its lease for `nodeId` in one transaction (so no other node sees it unowned). */
-export async function insertOwnedSession (db: Db, row: NewSessionRow, nodeId: string, ttlMs: number): Promise<boolean> {
+async function insertOwnedSession (db: Db, row: NewSessionRow, nodeId: string, ttlMs: number): Promise<boolean> {
   return await db.transaction().execute(async (trx) => {
     if (!await insertSession(trx, row)) return false
     const now = await dbNow(trx)
@@ -128,7 +195,7 @@ export async function insertOwnedSession (db: Db, row: NewSessionRow, nodeId: st
 }
 
 /** The cluster's shared forwarding secret: the stored one, or `generated` stored by whichever node asks first. */
-export async function sharedClusterSecret (db: Db, generated: string): Promise<string> {
+async function sharedClusterSecret (db: Db, generated: string): Promise<string> {
   await db.insertInto('cluster_secret').values({ id: 1, secret: generated }).onConflict((oc) => oc.column('id').doNothing()).execute()
   const row = await db.selectFrom('cluster_secret').select('secret').where('id', '=', 1).executeTakeFirstOrThrow()
   return row.secret
