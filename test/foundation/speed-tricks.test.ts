@@ -10,6 +10,7 @@ import { ConfigError, loadConfig } from '../../src/config.js'
 import { afterReceiptTurn } from '../../src/platform/burst-gc.js'
 import { SPEED_TRICK_NAMES, SPEED_TRICKS } from '../../src/speed-tricks.js'
 import { build, testConfig, TEST_API_KEY } from '../helper.js'
+import { insertSession } from '../support/sessions.js'
 
 // STYLE.md habit 9: every speed trick has an off switch (SPEED_TRICKS_OFF) that takes its plain path.
 // Here: the setting is parsed and refused as documented, and each switch really takes the plain path.
@@ -75,7 +76,7 @@ test('health-template and sent-statuses-bytes off: the route answers an object i
         return payload
       })
     })
-    await app.db.db.insertInto('sessions').values({ id: 's', name: 's', auth_method: 'qrcode', phone_number: null, own_number: null, own_lid: null, created_at: Date.now() }).execute()
+    await insertSession(app, 's')
     let lists = 0
     const list = app.statuses.list
     app.statuses.list = async (...args) => { lists++; return await list(...args) }

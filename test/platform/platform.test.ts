@@ -10,7 +10,6 @@ import type { StatusView } from '../../src/platform/types.js'
 import {
   authRows,
   digitsOf,
-  insertSession,
   mediaTrusted,
   sessionRow,
   startPlatform,
@@ -19,6 +18,7 @@ import {
   type PlatformUnderTest,
   type TempDb
 } from './harness.js'
+import { insertSession } from '../support/sessions.js'
 
 async function waitUntil (check: () => boolean, timeoutMs: number, what: string): Promise<void> {
   const deadline = Date.now() + timeoutMs
@@ -61,7 +61,7 @@ describe('platform (real Baileys against the emulator)', () => {
 
   it('links by pairing code: event → code entered on the phone → open with the own number', async () => {
     const account = emu.createAccount(OWN_PAIR)
-    insertSession(tmp.db, PAIR, 'pairing', OWN_PAIR)
+    await insertSession(tmp.db, PAIR, { authMethod: 'pairing', phoneNumber: OWN_PAIR })
     const since = p.events.mark()
     await p.platform.startSession({ sessionId: PAIR, authMethod: 'pairing', phoneNumber: OWN_PAIR })
     const first = await p.events.next('pairing-code', (e) => e.sessionId === PAIR, since)
@@ -97,7 +97,7 @@ describe('platform (real Baileys against the emulator)', () => {
 
   it('links by QR: the phone scans the PNG data URL from the qr-code event', async () => {
     emu.createAccount(OWN_QR)
-    insertSession(tmp.db, QR, 'qrcode', null)
+    await insertSession(tmp.db, QR)
     const since = p.events.mark()
     await p.platform.startSession({ sessionId: QR, authMethod: 'qrcode', phoneNumber: null })
     const { qrCode } = await p.events.next('qr-code', (e) => e.sessionId === QR, since)
@@ -115,7 +115,7 @@ describe('platform (real Baileys against the emulator)', () => {
     const before = '15550001003'
     const after = '15550001004'
     emu.createAccount(after)
-    insertSession(tmp.db, PAIR2, 'pairing', before)
+    await insertSession(tmp.db, PAIR2, { authMethod: 'pairing', phoneNumber: before })
     const since = p.events.mark()
     await p.platform.startSession({ sessionId: PAIR2, authMethod: 'pairing', phoneNumber: before })
     const first = await p.events.next('pairing-code', (e) => e.sessionId === PAIR2, since)

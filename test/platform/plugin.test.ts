@@ -15,7 +15,7 @@ import interactionIngestPlugin from '../../plugins/statuses/interaction-ingest.j
 import { loadConfig } from '../../src/config.js'
 import { openDatabase } from '../../src/db/connection.js'
 import { startEmulator, testCertPaths } from '@status-tracker/emulator'
-import { insertSession } from './harness.js'
+import { insertSession } from '../support/sessions.js'
 
 test('the platform plugin restores stored sessions on ready (not while registering) and closes them with the app', async (t) => {
   const emu = await startEmulator({ tls: testCertPaths() })
@@ -33,7 +33,7 @@ test('the platform plugin restores stored sessions on ready (not while registeri
     WA_TEST_TRUST_ROOT: emu.rootPublicKey
   }, { envFile: false })
   const seed = await openDatabase(config.databaseFile)
-  insertSession(seed, 'stored', 'qrcode', null)
+  await insertSession(seed, 'stored')
   await seed.close()
 
   const app = Fastify({ logger: false })

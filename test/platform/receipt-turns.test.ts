@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { startEmulator, testCertPaths, type Emulator } from '@status-tracker/emulator'
-import { insertSession, startPlatform, tempDb, waConfig, type PlatformUnderTest, type TempDb } from './harness.js'
+import { startPlatform, tempDb, waConfig, type PlatformUnderTest, type TempDb } from './harness.js'
+import { insertSession } from '../support/sessions.js'
 
 // Receipts that arrive together are committed together, and none of them is acknowledged before that
 // commit: real Baileys against the emulator, whose ack ledger says which stanzas were acked. The same
@@ -33,7 +34,7 @@ describe('status receipts committed per event-loop turn', () => {
     tmp = await tempDb()
     p = startPlatform(tmp.db, waConfig(emu))
     emu.createAccount(OWN)
-    insertSession(tmp.db, SID, 'qrcode', null)
+    await insertSession(tmp.db, SID)
     const since = p.events.mark()
     await p.platform.startSession({ sessionId: SID, authMethod: 'qrcode', phoneNumber: null })
     const { qrCode } = await p.events.next('qr-code', (e) => e.sessionId === SID, since)

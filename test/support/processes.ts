@@ -75,7 +75,7 @@ export interface SpawnOptions {
   nodeFlags?: string[]
   onStdoutLine?: (line: string) => void
   onStderrLine?: (line: string) => void
-  /** working directory (default the repository) */
+  /** working directory (default the repository); made when missing */
   cwd?: string
   /** the environment the child starts from (default this process's) */
   inherit?: Record<string, string>
@@ -111,6 +111,7 @@ export function currentEnv (): Record<string, string> {
  */
 export function spawnNode (script: string, opts: SpawnOptions): Proc {
   mkdirSync(dirname(opts.logFile), { recursive: true })
+  if (opts.cwd !== undefined) mkdirSync(opts.cwd, { recursive: true })
   const log = createWriteStream(opts.logFile, { flags: 'a' })
   const loader = isTs(script) ? ['--import', TSX] : []
   const child = spawn(process.execPath, [...(opts.nodeFlags ?? []), ...loader, '--import', DIE_WITH_PARENT, script], {
@@ -118,7 +119,10 @@ export function spawnNode (script: string, opts: SpawnOptions): Proc {
     env: { ...(opts.inherit ?? currentEnv()), TSX_TSCONFIG_PATH: join(ROOT, 'tsconfig.json'), ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe']
   })
-  if (child.pid === undefined) throw new Error(`could not spawn ${script}`)
+  if (child.pid === undefined) {
+    child.once('error', () => undefined) // reported by the throw below
+    throw new Error(`could not spawn ${script}`)
+  }
   cleanUpOnExit()
   live.add(child)
   child.stdout?.on('data', (chunk: Buffer) => { log.write(chunk) })
