@@ -134,7 +134,7 @@ export async function spawnService (opts: ServiceOptions): Promise<ServiceProc> 
     }
   }
   for (;;) {
-    if (proc.child.exitCode !== null) throw new Error(`the service (${name}) exited (${proc.child.exitCode}) during start:\n${proc.tail()}`)
+    if (proc.child.exitCode !== null || proc.child.signalCode !== null) throw new Error(`the service (${name}) exited (${proc.child.exitCode ?? proc.child.signalCode}) during start:\n${proc.tail()}`)
     if (opts.readyWhen === 'listening' ? listening : await answers()) break
     if (Date.now() > deadline) {
       await proc.stop(1000)
