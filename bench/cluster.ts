@@ -14,7 +14,8 @@
 import pg from 'pg'
 import { runBench, type Figure } from './lib/bench.js'
 import { autocannon } from './lib/cannon.js'
-import { emulatorApi, poll, serviceApi, type EmulatorApi } from './lib/clients.js'
+import { emulatorApi, serviceApi, type EmulatorApi } from '../test/support/clients.js'
+import { waitFor } from '../test/support/wait.js'
 import type { ServiceProc } from './lib/procs.js'
 import { startPostgres } from '../test/support/postgres.js'
 import { skipWithoutRedis, startRedis } from '../test/support/redis.js'
@@ -26,9 +27,9 @@ async function link (node: ServiceProc, emu: EmulatorApi, sessionId: string, num
   const api = serviceApi(node.base)
   await emu.createAccount(number)
   await api.post('/sessions', { sessionId, sessionName: sessionId, authMethod: 'qrcode' })
-  const qr = await poll(async () => (await api.get<{ qrCode: string | null }>(`/sessions/${sessionId}/qr-code`)).qrCode, 60_000, `QR of ${sessionId}`)
+  const qr = await waitFor(async () => (await api.get<{ qrCode: string | null }>(`/sessions/${sessionId}/qr-code`)).qrCode, 60_000, `QR of ${sessionId}`, 50)
   await emu.scan(number, qr)
-  await poll(async () => (await api.get<{ connected: boolean }>(`/sessions/${sessionId}/connection-status`)).connected, 60_000, `${sessionId} connected`, 100)
+  await waitFor(async () => (await api.get<{ connected: boolean }>(`/sessions/${sessionId}/connection-status`)).connected, 60_000, `${sessionId} connected`, 100)
 }
 
 await runBench('cluster', 300_000, async ({ smoke, log, emulator, service }) => {
@@ -80,7 +81,7 @@ await runBench('cluster', 300_000, async ({ smoke, log, emulator, service }) => 
       await Promise.all(statuses.map(async ({ sent }, i) => {
         await emu.sendViews(sent.platformMessageId, contacts.slice(3 + i * per, 3 + (i + 1) * per), { force: true })
       }))
-      for (const { sent } of statuses) await poll(async () => await c.viewers(sent.statusId) === per, 120_000, `${per} views stored`, 20)
+      for (const { sent } of statuses) await waitFor(async () => await c.viewers(sent.statusId) === per, 120_000, `${per} views stored`, 20)
       return (per * c.nodes.length) / ((performance.now() - t0) / 1000)
     }
 

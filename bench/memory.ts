@@ -4,8 +4,9 @@
  * sampled several times after a pause and the median taken.
  */
 import { runBench } from './lib/bench.js'
-import { connectSocket, emulatorApi, linkSessions, serviceApi } from './lib/clients.js'
-import { settledRss, sleep } from './lib/procs.js'
+import { connectSocket, emulatorApi, linkSessions, serviceApi } from '../test/support/clients.js'
+import { sleep } from '../test/support/wait.js'
+import { settledRss } from './lib/procs.js'
 
 const MB = 1024 * 1024
 

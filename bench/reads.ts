@@ -15,8 +15,9 @@
 import { SQLite as Database } from '../src/db/sqlite.js'
 import { runBench, type Figure } from './lib/bench.js'
 import { combine, measure, startBareFastify, startExpressControl, startPlainPeer, type Load } from './lib/cannon.js'
-import { emulatorApi, linkSessions, poll, serviceApi } from './lib/clients.js'
-import { API_KEY } from './lib/procs.js'
+import { emulatorApi, linkSessions, serviceApi } from '../test/support/clients.js'
+import { API_KEY } from '../test/support/service.js'
+import { waitFor } from '../test/support/wait.js'
 import { loadavg } from 'node:os'
 import { join } from 'node:path'
 
@@ -123,8 +124,8 @@ await runBench('reads', 270_000, async ({ smoke, dir, log, emulator, service }) 
     })
     if (i % 2 === 0) await emu.sendViews(status.platformMessageId, targets)
   }
-  await poll(async () => (await api.get<Array<{ viewerCount: number }>>('/sessions/reader/sent-statuses'))
-    .reduce((n, s) => n + s.viewerCount, 0) === 2 * Math.ceil(sent / 2), 10_000, 'the views to be recorded')
+  await waitFor(async () => (await api.get<Array<{ viewerCount: number }>>('/sessions/reader/sent-statuses'))
+    .reduce((n, s) => n + s.viewerCount, 0) === 2 * Math.ceil(sent / 2), 10_000, 'the views to be recorded', 50)
   const dbFile = join(svc.dataDir, 'status-tracker.db')
   copyStatuses(dbFile, 'reader', Math.ceil(statuses / sent) - 1, statuses)
   const listed = await api.get<Array<{ viewerCount: number }>>('/sessions/reader/sent-statuses')

@@ -25,9 +25,11 @@ import { createHistogram, type RecordableHistogram } from 'node:perf_hooks'
 import { SQLite as Database } from '../src/db/sqlite.js'
 import { startBareBaileys } from './lib/bare-client.js'
 import { HEAP, runBench, type Figure } from './lib/bench.js'
-import { connectSocket, emulatorApi, linkSessions, poll, serviceApi } from './lib/clients.js'
+import { connectSocket, emulatorApi, linkSessions, serviceApi } from '../test/support/clients.js'
 import { mb, serviceMemory } from './lib/memory-stats.js'
-import { cpuSeconds, heapSnapshot, ROOT, rssOf, settledRss, sleep } from './lib/procs.js'
+import { ROOT } from '../test/support/processes.js'
+import { sleep, waitFor } from '../test/support/wait.js'
+import { cpuSeconds, heapSnapshot, rssOf, settledRss } from './lib/procs.js'
 
 interface Viewer { number: string | null }
 interface ViewersUpdate { sessionId: string, statusId: string, viewers: Viewer[] }
@@ -88,19 +90,19 @@ await runBench('receipts', 240_000, async ({ smoke, log, emulator, service, dir 
     // the end includes the acks: the emulator's ledger has no stanza left unacknowledged by that account
     const unacked = async (number: string): Promise<number> => (await (await fetch(`${emuProc.controlUrl}/accounts/${number}/unacked`)).json() as { count: number }).count
     const allAcked = async (number: string, what: string): Promise<number> =>
-      await poll(async () => await unacked(number) === 0 ? performance.now() : undefined, 120_000, `every receipt acked by ${what}`, 20)
+      await waitFor(async () => await unacked(number) === 0 ? performance.now() : undefined, 120_000, `every receipt acked by ${what}`, 20)
 
     const serviceRound = async (i: number): Promise<Round> => {
       const a = await sendStatus(`burst ${i}`)
       const cpu0 = cpuSeconds(svc.pid)
       const t0 = performance.now()
       await emu.sendViews(a.platformMessageId, contacts.slice(0, burst), { force: true })
-      const stored = await poll(async () => countViewers.get(Number(a.statusId)) === burst ? performance.now() : undefined, 120_000, `${burst} viewers in SQLite`, 5)
-      const evented = await poll(async () => { connected(); const e = added.get(a.statusId); return e?.count === burst ? e.at : undefined }, 60_000, 'the last status-viewers-added', 5)
+      const stored = await waitFor(async () => countViewers.get(Number(a.statusId)) === burst ? performance.now() : undefined, 120_000, `${burst} viewers in SQLite`, 5)
+      const evented = await waitFor(async () => { connected(); const e = added.get(a.statusId); return e?.count === burst ? e.at : undefined }, 60_000, 'the last status-viewers-added', 5)
       const acked = await allAcked(SERVICE_NUMBER, 'the service')
       const cpuUs = (cpuSeconds(svc.pid) - cpu0) / burst * 1e6
       // the throttled full list follows; wait for it so its work does not fall into the next round
-      const listed = await poll(async () => { connected(); const e = updated.get(a.statusId); return e?.count === burst ? e.at : undefined }, 60_000, 'the full status-viewers-update', 5)
+      const listed = await waitFor(async () => { connected(); const e = updated.get(a.statusId); return e?.count === burst ? e.at : undefined }, 60_000, 'the full status-viewers-update', 5)
       const end = Math.max(stored, evented, acked)
       const seconds = (end - t0) / 1000
       log(`service round ${i}: all in SQLite after ${(stored - t0).toFixed(0)} ms, last status-viewers-added after ${(evented - t0).toFixed(0)} ms, all acked after ${(acked - t0).toFixed(0)} ms (full list ${(listed - t0).toFixed(0)} ms); ${(burst / seconds).toFixed(0)} receipts/s, CPU ${cpuUs.toFixed(0)} µs per receipt`)
@@ -199,7 +201,7 @@ await runBench('receipts', 240_000, async ({ smoke, log, emulator, service, dir 
     }
     await Promise.all(requests)
     const pacedFor = (performance.now() - start) / 1000
-    await poll(async () => { connected(); return sentAt.size === 0 && inList.size === 0 }, 30_000, 'every paced viewer in both events', 10)
+    await waitFor(async () => { connected(); return sentAt.size === 0 && inList.size === 0 }, 30_000, 'every paced viewer in both events', 10)
     const ms = (h: RecordableHistogram, q: number): number => h.percentile(q) / 1000
     const endRss = rssOf(svc.pid)
     log(`paced: ${paced} receipts over ${pacedFor.toFixed(2)} s; → status-viewers-added p50 ${ms(toAdded, 50).toFixed(1)} ms, p99 ${ms(toAdded, 99).toFixed(1)} ms, max ${(toAdded.max / 1000).toFixed(1)} ms; → status-viewers-update p99 ${ms(toList, 99).toFixed(1)} ms`)

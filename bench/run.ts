@@ -14,7 +14,7 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { cpus, loadavg, release, totalmem } from 'node:os'
 import { join } from 'node:path'
 import { formatTarget, formatValue, passes, PROFILE, SMOKE, table, targetRatio, verdict, type Figure } from './lib/bench.js'
-import { ensureBuilt, ensureCert, ROOT, track } from './lib/procs.js'
+import { ensureBuilt, ensureCert, ROOT, track } from '../test/support/processes.js'
 
 const SCRIPTS = ['memory', 'receipts', 'send-many', 'reads', 'startup', 'cluster'] as const
 /** per script, a little above its own limit */

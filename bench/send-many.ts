@@ -13,7 +13,8 @@
  */
 import { startBareBaileys } from './lib/bare-baileys.js'
 import { runBench } from './lib/bench.js'
-import { emulatorApi, linkSessions, poll, serviceApi, type EmulatorApi } from './lib/clients.js'
+import { emulatorApi, linkSessions, serviceApi, type EmulatorApi } from '../test/support/clients.js'
+import { waitFor } from '../test/support/wait.js'
 import { cpuSeconds, planEmulator, startEmulatorProcess } from './lib/procs.js'
 
 interface Sent { statusId: string, platformMessageId: string, contactCount: number }
@@ -32,11 +33,11 @@ await runBench('send-many', 240_000, async ({ smoke, log, emulator, service, dir
   /** correctness, not timed: every recipient got the status and could decrypt it */
   const checkDecrypted = async (emu: EmulatorApi, messageId: string, numbers: string[]): Promise<string[]> => {
     await emu.settled(120_000)
-    const record = await poll(async () => {
+    const record = await waitFor(async () => {
       const s = await emu.status(messageId)
       const got = new Set(s.recipients)
       return numbers.every((c) => got.has(c)) ? s : undefined
-    }, 60_000, 'the emulator to record every recipient')
+    }, 60_000, 'the emulator to record every recipient', 50)
     const failed = record.errors.length
     if (record.rejected !== undefined) throw new Error(`emulator: NACKed ${record.rejected.error} (${record.rejected.rule})`)
     if (!record.decrypted || failed > 0) throw new Error(`emulator: decrypted=${record.decrypted}, ${failed} errors, e.g. ${record.errors[0]}`)

@@ -5,7 +5,8 @@
  * connected (< 5 s). The emulator keeps running, so the devices stay linked.
  */
 import { runBench } from './lib/bench.js'
-import { connectedCount, emulatorApi, linkSessions, poll, serviceApi } from './lib/clients.js'
+import { connectedCount, emulatorApi, linkSessions, serviceApi } from '../test/support/clients.js'
+import { waitFor } from '../test/support/wait.js'
 import { cpuSeconds } from './lib/procs.js'
 
 await runBench('startup', 240_000, async ({ smoke, log, emulator, service }) => {
@@ -20,7 +21,7 @@ await runBench('startup', 240_000, async ({ smoke, log, emulator, service }) => 
 
   const svc = await service({ name: 'service-start', env: { LOG_LEVEL: 'info' } })
   const api = serviceApi(svc.base)
-  const open = await poll(async () => await connectedCount(api) === n ? performance.now() : undefined, 60_000, `${n} sessions to open`, 50)
+  const open = await waitFor(async () => await connectedCount(api) === n ? performance.now() : undefined, 60_000, `${n} sessions to open`, 50)
   const totalS = (open - svc.spawnedAt) / 1000
   const cpu = cpuSeconds(svc.pid)
   const readyS = svc.readyMs / 1000

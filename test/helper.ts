@@ -8,11 +8,10 @@ import { loadConfig, type Config } from '../src/config.js'
 import type { DbHandle } from '../src/db/connection.js'
 import type { Platform } from '../src/platform/platform.js'
 import type { Database as SQLiteDatabase } from 'better-sqlite3'
+import { API_KEY, NO_PLATFORM } from './support/service.js'
 
-export const TEST_API_KEY = 'test-api-key-0123456789abcdef'
-
-/** Tests never reach the real platform: without an emulator, sessions dial a closed loopback port. */
-const NO_PLATFORM = 'ws://127.0.0.1:9/ws/chat'
+/** the kit's one key: the app built here and a service spawned by test/support/service.ts take the same */
+export const TEST_API_KEY = API_KEY
 
 export interface TestApp {
   app: FastifyInstance
@@ -80,18 +79,9 @@ export async function build (
   }
 }
 
-/** Polls `check` until it returns a truthy value, or fails after `timeoutMs`. */
-export async function waitFor<T> (check: () => T | Promise<T>, timeoutMs = 10_000, what = 'condition'): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await check()
-    if (value !== undefined && value !== null && value !== false) return value as NonNullable<T>
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 25))
-  }
-}
-
-export { freePort } from '../bench/lib/ports.js'
+// the kit's waiting and ports, re-exported for the many tests that import them from here
+export { waitFor } from './support/wait.js'
+export { freePort } from './support/ports.js'
 
 /** The raw better-sqlite3 connection of an app on the default database (throws on PostgreSQL). */
 export function sqliteOf (handle: DbHandle): SQLiteDatabase {

@@ -7,6 +7,7 @@ import { startEmulator, testCertPaths, type Emulator, type EmulatorOptions, type
 import { build, TEST_API_KEY, waitFor, type TestApp } from './helper.js'
 import type { EventName, EventPayloads } from '../schemas/events.js'
 import { EventRecorder } from './events.js'
+import { insertSession } from './support/sessions.js'
 
 // The service, real Baileys and the emulator on 127.0.0.1, plus a socket.io client recording events.
 
@@ -65,9 +66,7 @@ export async function startStack (t: TestContext, env: Record<string, string> = 
   async function link (sessionId: string, number: string, options: { legacy?: boolean } = {}): Promise<void> {
     // an account a test made beforehand (e.g. with devices of its own) is linked as it is
     if (!accountExists(number)) emu.createAccount(number, options)
-    await app.app.db.db.insertInto('sessions')
-      .values({ id: sessionId, name: sessionId, auth_method: 'qrcode', phone_number: null, own_number: null, own_lid: null, created_at: Date.now() })
-      .execute()
+    await insertSession(app.app, sessionId)
     await app.app.platform.startSession({ sessionId, authMethod: 'qrcode', phoneNumber: null })
     const qr = await waitFor(() => app.app.platform.snapshot(sessionId)?.qrCode, 15_000, `QR code of ${sessionId}`)
     await emu.scan(number, qr)

@@ -8,7 +8,8 @@ import { spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
-import { ROOT, sleep, spawnNode, type Proc } from './procs.js'
+import { ROOT, spawnNode, type Proc } from '../../test/support/processes.js'
+import { sleep } from '../../test/support/wait.js'
 
 /** sha256 of libsignal 6.0.0's src/curve.js as published on npm */
 const STOCK_CURVE_SHA256 = 'a45c682103f1ab047a24497db2175dec5605495d8c0f4c11354b347d31950f6a'

@@ -5,8 +5,9 @@
 import { spawn } from 'node:child_process'
 import { createWriteStream, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
-import type { EmulatorApi } from './clients.js'
-import { ROOT, sleep, track } from './procs.js'
+import type { EmulatorApi } from '../../test/support/clients.js'
+import { DIE_WITH_PARENT, ROOT, track } from '../../test/support/processes.js'
+import { sleep } from '../../test/support/wait.js'
 
 export interface BareBaileys {
   pid: number
@@ -22,7 +23,7 @@ type Line = { qr: string } | { open: true } | { sent: string } | { reached: numb
 export async function startBareBaileys (opts: { dir: string, wsUrl: string, rootPublicKey: string, emu: EmulatorApi, number: string }): Promise<BareBaileys> {
   mkdirSync(opts.dir, { recursive: true })
   const log = createWriteStream(join(opts.dir, 'bare-baileys.log'))
-  const child = track(spawn(process.execPath, ['--import', join(ROOT, 'bench', 'lib', 'die-with-parent.mjs'), join(ROOT, 'bench', 'lib', 'bare-baileys.mjs')], {
+  const child = track(spawn(process.execPath, ['--import', DIE_WITH_PARENT, join(ROOT, 'bench', 'lib', 'bare-baileys.mjs')], {
     cwd: opts.dir,
     env: { ...process.env, BARE_WS_URL: opts.wsUrl, BARE_ROOT: opts.rootPublicKey, BARE_AUTH: join(opts.dir, 'auth') },
     stdio: ['pipe', 'pipe', 'pipe']

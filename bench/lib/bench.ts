@@ -7,8 +7,9 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { formatSummary, summarize } from '../profile-top.js'
+import { ROOT, tempDir } from '../../test/support/processes.js'
 import {
-  planEmulator, ROOT, startEmulatorProcess, startService, tempDir,
+  planEmulator, startEmulatorProcess, startService,
   type EmulatorPlan, type EmulatorProc, type ServiceOptions, type ServiceProc
 } from './procs.js'
 

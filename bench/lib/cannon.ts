@@ -7,7 +7,10 @@
 import { spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { API_KEY, cpuSeconds, freePort, ROOT, spawnNode, track, type Proc } from './procs.js'
+import { freePort } from '../../test/support/ports.js'
+import { ROOT, spawnNode, track, type Proc } from '../../test/support/processes.js'
+import { API_KEY } from '../../test/support/service.js'
+import { cpuSeconds } from './procs.js'
 
 const AUTOCANNON = fileURLToPath(import.meta.resolve('autocannon'))
 

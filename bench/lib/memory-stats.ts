@@ -1,5 +1,5 @@
 /** The service's memory as its own /metrics reports it (prom-client's default Node.js metrics). */
-import { API_KEY } from './procs.js'
+import { API_KEY } from '../../test/support/service.js'
 
 export interface MemoryStats { heapUsed: number, heapTotal: number, external: number }
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { build, type TestApp } from '../helper.js'
 import { dialectEnv, dialectTest } from '../support/db-matrix.js'
+import { insertSession } from '../support/sessions.js'
 
 // Saved audiences (issue 24) over the REST API on both backends, without the platform: create, list in
 // pages, read, replace, change, delete, and what is refused (400 naming each bad entry, 404). Also the
@@ -13,8 +14,7 @@ interface Summary { id: string, name: string, count: number, createdAt: string, 
 interface Failure { success: false, error: string }
 
 async function addSession (s: TestApp, id: string): Promise<void> {
-  await s.app.db.db.insertInto('sessions')
-    .values({ id, name: id, auth_method: 'qrcode', phone_number: null, own_number: null, own_lid: null, created_at: Date.now() }).execute()
+  await insertSession(s.app, id)
 }
 
 /** n distinct valid numbers from `base` */

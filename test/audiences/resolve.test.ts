@@ -4,6 +4,7 @@ import { checkAudience, createAudienceResolver, type PhoneContacts } from '../..
 import { recipientOf } from '../../plugins/audiences/numbers.js'
 import { audienceStore } from '../../src/db/stores/audiences.js'
 import { openTestDb } from '../support/db-matrix.js'
+import { insertSession } from '../support/sessions.js'
 
 // How an audience resolves from what the phone sent (its saved contacts and status privacy, given here as
 // the contacts plugin would hand them over) to recipients and the post's status_setting. Through real
@@ -85,7 +86,7 @@ test('list and saved: exactly the numbers, allowlist; a saved audience that hold
   assert.deepEqual(list.recipients, ['4915300000021', '4915300000022'])
   assert.deepEqual(list.snapshot, { type: 'list', audienceId: null, name: null, except: null, mode: null, statusSetting: 'allowlist', recipients: list.recipients })
 
-  await db.db.insertInto('sessions').values({ id: 's', name: 's', auth_method: 'qrcode', phone_number: null, own_number: null, own_lid: null, created_at: 1 }).execute()
+  await insertSession(db, 's', { createdAt: 1 })
   await db.db.insertInto('audiences').values({ id: 'aud_a', session_id: 's', name: 'A', numbers: `4915300000031,${OWN}`, number_count: 2, created_at: 1, updated_at: 1 }).execute()
   await db.db.insertInto('audiences').values({ id: 'aud_me', session_id: 's', name: 'Me', numbers: OWN, number_count: 1, created_at: 1, updated_at: 1 }).execute()
   const saved = await resolver.resolve('s', checkAudience({ type: 'saved', audienceId: 'aud_a' }), own)

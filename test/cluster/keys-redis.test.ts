@@ -4,6 +4,7 @@ import { io as connect, type Socket } from 'socket.io-client'
 import { build, TEST_API_KEY, waitFor, type TestApp } from '../helper.js'
 import { postgresUrl, usePostgres } from '../support/db-matrix.js'
 import { startRedis, skipWithoutRedis } from '../support/redis.js'
+import { insertSession } from '../support/sessions.js'
 
 // Two nodes on one PostgreSQL database and one Redis: socket.io subscriptions are rooms, and the Redis
 // adapter carries them; a key made on one node works on the other at once, and revoking it there closes
@@ -19,7 +20,7 @@ test('two nodes with Redis: a socket hears only the sessions it subscribed to; k
   const two = await build(t, { ...env, NODE_ID: 'two' })
   const base = await two.listen()
   for (const id of ['a', 'b']) {
-    await one.app.db.db.insertInto('sessions').values({ id, name: id, auth_method: 'qrcode', phone_number: null, own_number: null, own_lid: null, created_at: Date.now() }).execute()
+    await insertSession(one.app, id)
   }
 
   const sockets: Socket[] = []

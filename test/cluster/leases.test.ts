@@ -9,6 +9,7 @@ import { kyselyLeaseStore } from '../../src/db/stores/leases.js'
 import { LeaseKeeper, placeOrphans } from '../../plugins/cluster/lease-keeper.js'
 import { startPostgres } from '../support/postgres.js'
 import { waitFor } from '../helper.js'
+import { insertSession } from '../support/sessions.js'
 
 // The lease keeper on a real PostgreSQL, with several keepers ("nodes") in this process. Their sockets are
 // a shared ledger: a session started by one while another still holds it is a violation the test fails on.
@@ -72,7 +73,7 @@ function keeper (db: Kysely<Database>, nodeId: string, ledger: Ledger): LeaseKee
 }
 
 async function addSessions (db: Kysely<Database>, ids: string[]): Promise<void> {
-  await db.insertInto('sessions').values(ids.map((id, i) => ({ id, name: id, auth_method: 'qrcode' as const, phone_number: null, own_number: null, own_lid: null, created_at: i + 1 }))).execute()
+  for (const [i, id] of ids.entries()) await insertSession(db, id, { createdAt: i + 1 })
 }
 
 async function owners (db: Kysely<Database>): Promise<Record<string, string[]>> {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { build } from '../helper.js'
+import { insertSession } from '../support/sessions.js'
 
 // Without DATABASE_URL there is one node: GET /api/cluster shows it with every session, nothing is forwarded.
 
@@ -8,7 +9,7 @@ test('single-node mode: /api/cluster is this node with every session', async (t)
   const { app, api } = await build(t, { NODE_ID: 'solo' })
   assert.equal(app.cluster.enabled, false)
   for (const id of ['b-session', 'a-session']) {
-    await app.db.db.insertInto('sessions').values({ id, name: id, auth_method: 'qrcode', phone_number: null, own_number: null, own_lid: null, created_at: Date.now() }).execute()
+    await insertSession(app, id)
   }
   const res = await api({ method: 'GET', url: '/api/cluster' })
   assert.equal(res.statusCode, 200)

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { build } from '../helper.js'
 import { dialectEnv, dialectTest } from '../support/db-matrix.js'
+import { insertSession } from '../support/sessions.js'
 
 // The phone's contacts and status privacy as the service keeps them (what the platform hands the sink) and
 // as GET …/contacts and …/status-privacy show them, on both backends. Through real Baileys and the
@@ -14,7 +15,7 @@ dialectTest('contacts: the sink keeps them current, the route pages and searches
   const { app, api } = await build(t, await dialectEnv(dialect))
   const now = Date.now()
   for (const id of [SID, 'other']) {
-    await app.db.db.insertInto('sessions').values({ id, name: id, auth_method: 'qrcode', phone_number: null, own_number: null, own_lid: null, created_at: now }).execute()
+    await insertSession(app, id, { createdAt: now })
   }
   const page = async (query = ''): Promise<Page> => {
     const res = await api({ method: 'GET', url: `/api/sessions/${SID}/contacts${query}` })
@@ -104,7 +105,7 @@ dialectTest('contacts: the sink keeps them current, the route pages and searches
 dialectTest('contacts: a read key of the session reads them; a key of another session gets 404', async (t, dialect) => {
   const { app, api } = await build(t, await dialectEnv(dialect))
   for (const id of [SID, 'other']) {
-    await app.db.db.insertInto('sessions').values({ id, name: id, auth_method: 'qrcode', phone_number: null, own_number: null, own_lid: null, created_at: Date.now() }).execute()
+    await insertSession(app, id)
   }
   await app.contacts.sink.contactsReplaced(SID, [{ jid: '4915300000011@s.whatsapp.net', number: '4915300000011', lid: null, name: 'Ann' }])
   const key = async (sessions: string[], scopes: string[]): Promise<string> =>

@@ -3,6 +3,7 @@ import type { ContactStatus } from '../../src/platform/platform.js'
 import type { ContactStatusPage, ContactStatusView } from '../../schemas/contact-statuses.js'
 import { build } from '../helper.js'
 import { dialectEnv, dialectTest } from '../support/db-matrix.js'
+import { insertSession } from '../support/sessions.js'
 
 // Contacts' statuses as the service keeps them (what the platform hands the sink before it acks the <status>
 // stanza) and as GET …/contact-statuses shows them, on both backends: idempotent by message id (a redelivered copy
@@ -33,7 +34,7 @@ dialectTest("contacts' statuses: committed once per message id, listed newest fi
   const { app, api } = await build(t, await dialectEnv(dialect))
   const now = Date.now()
   for (const id of [SID, 'other']) {
-    await app.db.db.insertInto('sessions').values({ id, name: id, auth_method: 'qrcode', phone_number: null, own_number: null, own_lid: null, created_at: now }).execute()
+    await insertSession(app, id, { createdAt: now })
   }
   const events: unknown[] = []
   app.domainEvents.on('contact-status', (e) => { events.push(e) })

@@ -3,6 +3,7 @@ import { openStore } from '../../src/db/connection.js'
 import { build, waitFor, type TestApp } from '../helper.js'
 import { startStack } from '../stack.js'
 import { dialectEnv, dialectTest } from '../support/db-matrix.js'
+import { insertSession } from '../support/sessions.js'
 
 // Issue 24, the platform half, end to end: the emulated phone's saved contacts and status privacy reach the
 // service through real Baileys (app-state sync: the key share, server_sync, rc14's contacts.upsert and
@@ -62,7 +63,7 @@ dialectTest("the phone's contacts and status privacy reach the service through a
   emu.createAccount(OWN)
   await put('saved-contacts', { contacts: [{ number: ALICE, name: 'Alice Liddell' }, { number: BOB, name: 'Bob' }, { number: `+${CAROL}`, name: 'Carol' }] })
   await put('status-privacy', { mode: 'denylist', numbers: [BOB] })
-  await s.app.db.db.insertInto('sessions').values({ id: SID, name: SID, auth_method: 'qrcode', phone_number: null, own_number: null, own_lid: null, created_at: Date.now() }).execute()
+  await insertSession(s.app, SID)
   await s.app.platform.startSession({ sessionId: SID, authMethod: 'qrcode', phoneNumber: null })
   await emu.scan(OWN, await waitFor(() => s.app.platform.snapshot(SID)?.qrCode, 15_000, 'the QR code'))
   await waitFor(() => s.app.platform.snapshot(SID)?.connected, 30_000, 'the session to open')

@@ -5,6 +5,7 @@ import type { Page } from 'playwright-core'
 import { build, waitFor } from '../helper.js'
 import { startStack, type Stack } from '../stack.js'
 import { enterKey, findChromium, openBrowser, failedAt, skipWithoutChromium } from './browser.js'
+import { insertSession } from '../support/sessions.js'
 
 // The audience picker in the dashboard (issue 24), in headless Chromium against the real service, real
 // Baileys and the emulator: a saved audience made in its panel, chosen in the post form, reaches exactly
@@ -178,7 +179,7 @@ test("dashboard audience picker: my contacts except two found by search, then as
 
 test('dashboard audience picker: an option whose endpoint answers 404 is disabled with a note', { skip: skipWithoutChromium, timeout: 60_000 }, async (t) => {
   const s = await build(t)
-  await s.app.db.db.insertInto('sessions').values({ id: SID, name: SID, auth_method: 'qrcode', phone_number: null, own_number: null, own_lid: null, created_at: Date.now() }).execute()
+  await insertSession(s.app, SID)
   const url = await s.listen()
   if (chromiumPath === undefined) assert.fail('Chromium not found')
   const { page } = await openBrowser(t, chromiumPath)

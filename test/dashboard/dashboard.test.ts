@@ -1,8 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { build, TEST_API_KEY } from '../helper.js'
-
-const sleepMs = async (ms: number): Promise<void> => { await new Promise((resolve) => setTimeout(resolve, ms)) }
+import { sleep } from '../support/wait.js'
 import {
   CHROMIUM_CANDIDATES, createQrSession, enterKey, findChromium, skipWithoutChromium, openBrowser, postText, qrDataUrl, failedAt, startStack
 } from './browser.js'
@@ -140,7 +139,7 @@ test('dashboard end to end: key, QR link, post a status, live viewer', { skip, t
     await dialog.waitFor({ state: 'visible' })
     await dialog.locator('#viewers-title').filter({ hasText: 'Viewers (2)' }).waitFor()
     await emu.sendView(sent.id, { viewer: contact, type: 'played' }) // a repeat view: still two
-    await sleepMs(400)
+    await sleep(400)
     assert.equal(await dialog.locator('#viewers-body tr').count(), 2)
     await page.keyboard.press('Escape')
     await dialog.waitFor({ state: 'hidden' })

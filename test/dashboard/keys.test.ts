@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { build } from '../helper.js'
 import { enterKey, findChromium, openBrowser, saveArtifact, skipWithoutChromium } from './browser.js'
+import { insertSession } from '../support/sessions.js'
 
 // The dashboard with keys, in headless Chromium: the admin's Keys panel makes a key (shown once) and
 // revokes it; the page opened with that scoped key shows only its session and no Keys panel.
@@ -14,7 +15,7 @@ test('dashboard keys: the admin makes a scoped key; with it the page shows only 
   if (chromiumPath === undefined) assert.fail('Chromium not found: install the Debian package "chromium" or set CHROMIUM_PATH')
   const s = await build(t)
   for (const id of ['shop-a', 'shop-b']) {
-    await s.app.db.db.insertInto('sessions').values({ id, name: id, auth_method: 'qrcode', phone_number: null, own_number: null, own_lid: null, created_at: Date.now() }).execute()
+    await insertSession(s.app, id)
   }
   const url = await s.listen()
   const admin = await openBrowser(t, chromiumPath)

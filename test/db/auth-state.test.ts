@@ -5,13 +5,14 @@ import type { DbHandle } from '../../src/db/connection.js'
 import { createAuthStore, type AuthStore } from '../../src/platform/auth-state.js'
 import { kyselyAuthStateStore } from '../../src/db/stores/auth-state.js'
 import { dialectTest, openTestDb } from '../support/db-matrix.js'
+import { insertSession } from '../support/sessions.js'
 
 // The Baileys auth store on both dialects: what one process stored, the next one (a new store) reads back
 // intact; a failed batch changes neither rows nor cache; reset/dispose delete everything and a stale
 // socket cannot write back. (test/platform/auth-state.test.ts covers the adapter's details on SQLite.)
 
 async function addSession (handle: DbHandle, id: string): Promise<void> {
-  await handle.db.insertInto('sessions').values({ id, name: id, auth_method: 'qrcode', phone_number: null, own_number: null, own_lid: null, created_at: Date.now() }).execute()
+  await insertSession(handle, id)
 }
 
 const count = async (handle: DbHandle, table: 'auth_keys' | 'auth_creds', id: string): Promise<number> =>

@@ -4,6 +4,7 @@ import pg from 'pg'
 import { waitFor } from '../helper.js'
 import { startStack, type Stack } from '../stack.js'
 import { postgresUrl, usePostgres } from '../support/db-matrix.js'
+import { insertSession } from '../support/sessions.js'
 
 // On PostgreSQL the creds Baileys emits on pair-success are written asynchronously, while Baileys answers
 // the platform right after emitting them. The send gate holds the answer until the write commits: the
@@ -16,9 +17,7 @@ usePostgres()
 /** Starts a session and waits for its QR code (not scanned yet). */
 async function showQr (s: Stack, sessionId: string, number: string): Promise<string> {
   s.emu.createAccount(number)
-  await s.app.db.db.insertInto('sessions')
-    .values({ id: sessionId, name: sessionId, auth_method: 'qrcode', phone_number: null, own_number: null, own_lid: null, created_at: Date.now() })
-    .execute()
+  await insertSession(s.app, sessionId)
   await s.app.platform.startSession({ sessionId, authMethod: 'qrcode', phoneNumber: null })
   return await waitFor(() => s.app.platform.snapshot(sessionId)?.qrCode, 15_000, `QR code of ${sessionId}`)
 }

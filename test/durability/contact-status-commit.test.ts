@@ -5,7 +5,8 @@ import { startEmulator, testCertPaths } from '@status-tracker/emulator'
 import { contactStatusStore } from '../../src/db/stores/contact-statuses.js'
 import type { ContactStatus, ContactStatusSink } from '../../src/platform/platform.js'
 import { waitFor } from '../helper.js'
-import { FAST_TIMING, insertSession, startPlatform, tempDb, waConfig } from '../platform/harness.js'
+import { FAST_TIMING, startPlatform, tempDb, waConfig } from '../platform/harness.js'
+import { insertSession } from '../support/sessions.js'
 
 // Nothing acknowledged is lost: a contact's <status> stanza is acked only once its row is committed. While the
 // commit is held, no ack (and no receipt) reaches the platform; a commit that fails leaves it unacked, the socket is
@@ -40,7 +41,7 @@ test("a contact's status is acked only after its row is committed; a failed comm
   t.after(async () => { await p.platform.close() })
   emu.createAccount(OWN)
   const alice = emu.addContact({ number: '15550004011' })
-  insertSession(tmp.db, SID, 'qrcode', null)
+  await insertSession(tmp.db, SID)
   await p.platform.startSession({ sessionId: SID, authMethod: 'qrcode', phoneNumber: null })
   const { qrCode } = await p.events.next('qr-code', (e) => e.sessionId === SID, 0)
   await emu.scan(OWN, qrCode)

@@ -1,7 +1,8 @@
 import type { TestContext } from 'node:test'
 import { startEmulator, testCertPaths, type Emulator } from '@status-tracker/emulator'
-import { emulatorApi, linkSessions, serviceApi } from '../../bench/lib/clients.js'
-import { startService, tempDir, type ServiceProc } from '../../bench/lib/procs.js'
+import { emulatorApi, linkSessions, serviceApi } from '../support/clients.js'
+import { tempDir } from '../support/processes.js'
+import { spawnService, type ServiceProc } from '../support/service.js'
 
 export interface Killable {
   emu: Emulator
@@ -25,9 +26,7 @@ export async function killableService (
   const dir = tempDir(opts.tempPrefix)
   t.after(() => { dir.rm() })
   const start = async (): Promise<ServiceProc> => {
-    const svc = await startService({ dir: dir.path, emulator: emu, ...(opts.env !== undefined ? { env: opts.env } : {}) })
-    t.after(async () => { await svc.stop(2000) })
-    return svc
+    return await spawnService({ dir: dir.path, emulator: emu, t, ...(opts.env !== undefined ? { env: opts.env } : {}) })
   }
   const svc = await start()
   const api = serviceApi(svc.base)

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { SQLite as Database } from '../../src/db/sqlite.js'
-import { serviceApi } from '../../bench/lib/clients.js'
+import { serviceApi } from '../support/clients.js'
 import { waitFor } from '../helper.js'
 import { killableService } from './killable.js'
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { serviceApi } from '../../bench/lib/clients.js'
-import { sleep } from '../../bench/lib/procs.js'
+import { serviceApi } from '../support/clients.js'
+import { sleep } from '../support/wait.js'
 import { killableService } from './killable.js'
 
 // Scheduled runs across a SIGKILL (issue 24): the service as a real process, killed before two runs are

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { io as connect, type Socket } from 'socket.io-client'
-import { API_KEY } from '../../bench/lib/procs.js'
+import { API_KEY } from '../support/service.js'
 import { waitFor } from '../helper.js'
 import { killableService } from '../durability/killable.js'
 

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict'
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { importsOf, type Import } from '../support/imports.js'
 
 // The design card's layout and the direction of its imports (DESIGN.md §2):
 // - src/ is the core and knows nothing of Fastify: only src/app.ts (the composition root) and src/server.ts
@@ -23,20 +24,6 @@ function tsFiles (dir: string): string[] {
     else if (rel.endsWith('.ts')) out.push(rel)
   }
   return out
-}
-
-interface Import { spec: string, typeOnly: boolean, line: number }
-
-/** every static and dynamic import (and re-export) of a file, with whether it is type-only */
-export function importsOf (source: string): Import[] {
-  const found: Import[] = []
-  const lineAt = (index: number) => source.slice(0, index).split('\n').length
-  for (const m of source.matchAll(/^\s*(import|export)\s+(type\s+)?[^'";]*?\bfrom\s+['"]([^'"]+)['"]/gm)) {
-    found.push({ spec: m[3], typeOnly: m[2] !== undefined, line: lineAt(m.index) })
-  }
-  for (const m of source.matchAll(/^\s*import\s+['"]([^'"]+)['"]/gm)) found.push({ spec: m[1], typeOnly: false, line: lineAt(m.index) })
-  for (const m of source.matchAll(/\bimport\(\s*['"]([^'"]+)['"]\s*\)/g)) found.push({ spec: m[1], typeOnly: false, line: lineAt(m.index) })
-  return found
 }
 
 const isFastify = (spec: string) => spec === 'fastify' || spec === 'fastify-plugin' || (spec.startsWith('@fastify/') && spec !== '@fastify/error')

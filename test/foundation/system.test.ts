@@ -1,6 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { build } from '../helper.js'
+import { insertSession } from '../support/sessions.js'
 
 test('stats start empty with lastStatusSent null', async (t) => {
   const { api } = await build(t)
@@ -16,7 +17,7 @@ test('stats and storage count what the database holds', async (t) => {
   const { api, app } = await build(t)
   const { db } = app.db
   const now = Date.now()
-  await db.insertInto('sessions').values({ id: 's1', name: 'One', auth_method: 'qrcode', phone_number: null, own_number: null, own_lid: null, created_at: now - 1000 }).execute()
+  await insertSession(app, 's1', { name: 'One', createdAt: now - 1000 })
   await db.insertInto('uploads').values({ filename: 'f.png', kind: 'image', mime_type: 'image/png', size: 1234, created_at: now }).execute()
   const base = { session_id: 's1', caption: '', state: 'sent' as const, contact_count: 1, target_numbers: '', background_color: null, font: null, error: null }
   const { id } = await db.insertInto('statuses').values({ ...base, type: 'image', content: 'f.png', message_id: 'M1', created_at: now - 500, media_file: 'f.png' }).returning('id').executeTakeFirstOrThrow()

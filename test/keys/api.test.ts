@@ -4,6 +4,7 @@ import { io as connect, type Socket } from 'socket.io-client'
 import { build, sqliteOf, TEST_API_KEY, waitFor, type TestApp } from '../helper.js'
 import { form, png } from '../uploads/fixtures.js'
 import { dialectEnv, dialectTest } from '../support/db-matrix.js'
+import { insertSession } from '../support/sessions.js'
 
 // Scoped keys on the REST API and socket.io, without the platform: sessions are rows, events come from
 // the domain event bus the services use. End to end through real Baileys: e2e.test.ts.
@@ -12,8 +13,7 @@ interface Created { id: string, key: string, name: string, sessions: '*' | strin
 
 async function addSessions (s: TestApp, ...ids: string[]): Promise<void> {
   for (const id of ids) {
-    await s.app.db.db.insertInto('sessions')
-      .values({ id, name: id, auth_method: 'qrcode', phone_number: null, own_number: null, own_lid: null, created_at: Date.now() }).execute()
+    await insertSession(s.app, id)
   }
 }
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { io as connect } from 'socket.io-client'
-import { startService } from '../security/service-process.js'
+import { spawnService } from '../support/service.js'
 
 // Scoped keys never reach the log (at debug, the most talkative level), whichever way they are sent or
 // refused; with TRUST_PROXY the logged address is the forwarded client's.
@@ -9,7 +9,7 @@ import { startService } from '../security/service-process.js'
 const KEY = 'admin-key-for-the-logs-0123456789'
 
 test('logs: scoped keys leave no trace in the log; TRUST_PROXY logs the forwarded client address', { timeout: 60_000 }, async (t) => {
-  const svc = await startService(t, { API_KEY: KEY, LOG_LEVEL: 'debug', TRUST_PROXY: '127.0.0.1', WA_WEBSOCKET_URL: 'ws://127.0.0.1:9/ws/chat' })
+  const svc = await spawnService({ t, from: 'source', apiKey: KEY, readyWhen: 'listening', env: { LOG_LEVEL: 'debug', TRUST_PROXY: '127.0.0.1', NODE_V8_COVERAGE: '' } })
   const made = await fetch(`${svc.base}/api/keys`, {
     method: 'POST',
     headers: { 'x-api-key': KEY, 'content-type': 'application/json', 'x-forwarded-for': '203.0.113.7' },
@@ -34,7 +34,7 @@ test('logs: scoped keys leave no trace in the log; TRUST_PROXY logs the forwarde
   await fetch(`${svc.base}/api/sessions`, { headers: { authorization: `Bearer ${key}` } })
   await svc.stop()
 
-  const all = [...svc.stdout, ...svc.stderr]
+  const all = svc.lines
   assert.ok(all.length > 10, `log lines: ${all.length}`)
   assert.deepEqual(all.filter((l) => l.includes(secret) || l.includes(KEY) || l.includes('A'.repeat(43))), [])
   const addresses = svc.stdout.map((l) => (JSON.parse(l) as { req?: { remoteAddress?: string } }).req?.remoteAddress).filter((a) => a !== undefined)

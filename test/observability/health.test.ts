@@ -7,6 +7,7 @@ import { openDatabase } from '../../src/db/connection.js'
 import { systemStore } from '../../src/db/stores/system.js'
 import { CHECK_TIMEOUT_MS, createHealth, databaseCheck } from '../../plugins/system/health.js'
 import { build, waitFor, type TestApp } from '../helper.js'
+import { insertSession } from '../support/sessions.js'
 
 interface HealthBody {
   status: 'healthy' | 'degraded'
@@ -23,9 +24,7 @@ async function health (app: TestApp): Promise<HealthBody> {
 }
 
 async function addSession (app: TestApp, id: string, linked: boolean): Promise<void> {
-  await app.app.db.db.insertInto('sessions')
-    .values({ id, name: id, auth_method: 'qrcode', phone_number: null, own_number: linked ? '4915100000001' : null, own_lid: null, created_at: Date.now(), linked: linked ? 1 : 0 })
-    .execute()
+  await insertSession(app.app, id, { ownNumber: linked ? '4915100000001' : null, linked })
 }
 
 test('health keeps its fields and adds checks: database (a real query, with latency) and sessions by state', async (t) => {

@@ -7,6 +7,7 @@ import { proto } from '@whiskeysockets/baileys'
 import { openDatabase, type SqliteHandle as DbHandle } from '../../src/db/connection.js'
 import { kyselyAuthStateStore } from '../../src/db/stores/auth-state.js'
 import { createAuthStore, type AuthStore, type SessionAuth } from '../../src/platform/auth-state.js'
+import { insertSession } from '../support/sessions.js'
 
 async function tempDb (t: { after: (fn: () => Promise<void>) => void }): Promise<DbHandle> {
   const dir = mkdtempSync(join(tmpdir(), 'st-auth-'))
@@ -16,11 +17,6 @@ async function tempDb (t: { after: (fn: () => Promise<void>) => void }): Promise
     rmSync(dir, { recursive: true, force: true })
   })
   return handle
-}
-
-function addSession (handle: DbHandle, id: string): void {
-  handle.sqlite.prepare('INSERT INTO sessions (id, name, auth_method, phone_number, created_at) VALUES (?, ?, ?, ?, ?)')
-    .run(id, id, 'qrcode', null, Date.now())
 }
 
 /** the platform's adapter over the database's store; a failed write throws where it is awaited */
@@ -37,7 +33,7 @@ const countKeys = (handle: DbHandle, id: string): number =>
 
 test('creds and keys survive a reopen (a new process) with Buffers and protos intact', async (t) => {
   const handle = await tempDb(t)
-  addSession(handle, 's1')
+  await insertSession(handle, 's1')
   const auth = await opened(handle, 's1')
   const { creds, keys } = auth.state
   creds.me = { id: '15551230000:3@s.whatsapp.net', lid: '100000000000001:3@lid' }
@@ -67,7 +63,7 @@ test('creds and keys survive a reopen (a new process) with Buffers and protos in
 
 test('keys.set is one transaction: a failing write leaves neither the rows nor the cache changed', async (t) => {
   const handle = await tempDb(t)
-  addSession(handle, 's1')
+  await insertSession(handle, 's1')
   const auth = await opened(handle, 's1')
   await auth.state.keys.set({ session: { keep: Buffer.from([1]) } })
   // a trigger makes the second row of the batch fail after the first was written
@@ -86,7 +82,7 @@ test('keys.set is one transaction: a failing write leaves neither the rows nor t
 
 test('reads are served from the rows loaded at open, which follow writes', async (t) => {
   const handle = await tempDb(t)
-  addSession(handle, 's1')
+  await insertSession(handle, 's1')
   const auth = await opened(handle, 's1')
   assert.deepEqual(await auth.state.keys.get('session', ['x']), {})
   // a row written behind the store's back is not seen: the rows were loaded (the store is the only writer)
@@ -102,8 +98,8 @@ test('reads are served from the rows loaded at open, which follow writes', async
 
 test('reset and dispose delete every auth row; a stale socket cannot write back', async (t) => {
   const handle = await tempDb(t)
-  addSession(handle, 's1')
-  addSession(handle, 's2')
+  await insertSession(handle, 's1')
+  await insertSession(handle, 's2')
   const store = storeOf(handle)
   const auth = await opened(handle, 's1', store)
   const other = await opened(handle, 's2', store)
@@ -137,7 +133,7 @@ test('100 sessions: opening, a pre-key batch each and cached reads stay fast', a
   for (let k = 1; k <= 100; k++) preKeys[k] = { public: Buffer.alloc(32, k), private: Buffer.alloc(32, k) }
   // creds exist already (generating fresh ones is Baileys' key generation, not the store's cost)
   for (const id of ids) {
-    addSession(handle, id)
+    await insertSession(handle, id)
     const seeded = await opened(handle, id)
     await seeded.saveCreds(seeded.state.creds)
   }
@@ -157,7 +153,7 @@ test('100 sessions: opening, a pre-key batch each and cached reads stay fast', a
 
 test('a libsignal session record is stored as plain JSON and reads back equal; one holding a Buffer still revives it', async (t) => {
   const handle = await tempDb(t)
-  addSession(handle, 's4')
+  await insertSession(handle, 's4')
   const auth = await opened(handle, 's4')
   // the shape SessionRecord.serialize() gives: base64 strings, numbers, booleans, keyed objects
   const record = {

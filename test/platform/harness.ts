@@ -7,7 +7,7 @@ import { openDatabase, type SqliteHandle as DbHandle } from '../../src/db/connec
 import { kyselyAuthStateStore } from '../../src/db/stores/auth-state.js'
 import { kyselySessionStore, type SessionStore } from '../../src/db/stores/sessions.js'
 import { createPlatform, type Platform, type PlatformOptions, type PlatformTiming } from '../../src/platform/platform.js'
-import type { AuthMethod, ConnectionStatusChange, PlatformEventMap, ReceiptSink, SessionLinks, StatusView } from '../../src/platform/types.js'
+import type { ConnectionStatusChange, PlatformEventMap, ReceiptSink, SessionLinks, StatusView } from '../../src/platform/types.js'
 import { EventRecorder } from '../events.js'
 import type { Config } from '../../src/config.js'
 import { parseSpeedTricksOff } from '../../src/speed-tricks.js'
@@ -51,11 +51,6 @@ export async function tempDb (): Promise<TempDb> {
   const dir = mkdtempSync(join(tmpdir(), 'st-platform-'))
   const db = await openDatabase(join(dir, 'platform.db'))
   return { db, dir, close: async () => { await db.close(); rmSync(dir, { recursive: true, force: true }) } }
-}
-
-export function insertSession (db: DbHandle, id: string, authMethod: AuthMethod, phoneNumber: string | null): void {
-  db.sqlite.prepare('INSERT INTO sessions (id, name, auth_method, phone_number, created_at) VALUES (?, ?, ?, ?, ?)')
-    .run(id, id, authMethod, phoneNumber, Date.now())
 }
 
 export function sessionRow (db: DbHandle, id: string): { linked: number, own_number: string | null, own_lid: string | null } | undefined {

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { startEmulator, testCertPaths, type Emulator } from '@status-tracker/emulator'
 import { fromPlatform } from '../../src/errors.js'
-import { insertSession, startPlatform, tempDb, waConfig, type PlatformUnderTest, type TempDb } from './harness.js'
+import { startPlatform, tempDb, waConfig, type PlatformUnderTest, type TempDb } from './harness.js'
+import { insertSession } from '../support/sessions.js'
 
 // A separate file (its own process) because Baileys leaves a 30 s timer behind every pre-key upload
 // (socket.js uploadPreKeys races the upload against an uncleared setTimeout), so a file's process
@@ -51,8 +52,8 @@ describe('link attempts: refresh while unlinked and the link timeout', () => {
     const pairNumber = '15550002002'
     emu.createAccount(qrNumber)
     emu.createAccount(pairNumber)
-    insertSession(tmp.db, 'qr-t', 'qrcode', null)
-    insertSession(tmp.db, 'pair-t', 'pairing', pairNumber)
+    await insertSession(tmp.db, 'qr-t')
+    await insertSession(tmp.db, 'pair-t', { authMethod: 'pairing', phoneNumber: pairNumber })
     const started = Date.now()
     await p.platform.startSession({ sessionId: 'qr-t', authMethod: 'qrcode', phoneNumber: null })
     await p.platform.startSession({ sessionId: 'pair-t', authMethod: 'pairing', phoneNumber: pairNumber })
@@ -95,7 +96,7 @@ describe('pairing when the platform cannot be reached', () => {
     const wa = { websocketUrl: 'ws://127.0.0.1:9/ws/chat', version: null, testTrustRoot: null, linkTimeoutMs: 60_000, statusChunkSize: 256 }
     const p = startPlatform(tmp.db, wa, { reconnectBaseMs: 100, reconnectMaxMs: 200, pairingReadyTimeoutMs: 800, socketEndTimeoutMs: 500 })
     try {
-      insertSession(tmp.db, 'down', 'pairing', '15550003001')
+      await insertSession(tmp.db, 'down', { authMethod: 'pairing', phoneNumber: '15550003001' })
       await p.platform.startSession({ sessionId: 'down', authMethod: 'pairing', phoneNumber: '15550003001' })
       const started = Date.now()
       // the platform's own code, and the answer the service gives for it

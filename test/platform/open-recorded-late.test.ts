@@ -3,7 +3,8 @@ import { test } from 'node:test'
 import { startEmulator, testCertPaths } from '@status-tracker/emulator'
 import type { SessionLinks } from '../../src/platform/types.js'
 import { waitFor } from '../helper.js'
-import { FAST_TIMING, insertSession, startPlatform, tempDb, waConfig } from './harness.js'
+import { FAST_TIMING, startPlatform, tempDb, waConfig } from './harness.js'
+import { insertSession } from '../support/sessions.js'
 
 // On PostgreSQL the write that records a session open (the row, with the `open` for the event log) is
 // asynchronous, and the socket can close while it runs. The recorded `open` reaches clients anyway (the
@@ -33,7 +34,7 @@ test('a socket that closes while its open is being recorded: clients are told it
   t.after(async () => { await p.platform.close() })
 
   emu.createAccount(OWN)
-  insertSession(tmp.db, SID, 'qrcode', null)
+  await insertSession(tmp.db, SID)
   const ofSession = (status: string) => (e: { sessionId: string, status: string }) => e.sessionId === SID && e.status === status
   await p.platform.startSession({ sessionId: SID, authMethod: 'qrcode', phoneNumber: null })
   const { qrCode } = await p.events.next('qr-code', (e) => e.sessionId === SID, 0)

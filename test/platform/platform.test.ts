@@ -10,7 +10,6 @@ import type { StatusView } from '../../src/platform/types.js'
 import {
   authRows,
   digitsOf,
-  insertSession,
   mediaTrusted,
   sessionRow,
   startPlatform,
@@ -19,14 +18,8 @@ import {
   type PlatformUnderTest,
   type TempDb
 } from './harness.js'
-
-async function waitUntil (check: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 25))
-  }
-}
+import { insertSession } from '../support/sessions.js'
+import { waitFor } from '../support/wait.js'
 
 // One emulator and one database for the whole file: the sessions linked first are reused by the
 // tests that follow (restore, faults, sending, receipts), in order.
@@ -61,7 +54,7 @@ describe('platform (real Baileys against the emulator)', () => {
 
   it('links by pairing code: event → code entered on the phone → open with the own number', async () => {
     const account = emu.createAccount(OWN_PAIR)
-    insertSession(tmp.db, PAIR, 'pairing', OWN_PAIR)
+    await insertSession(tmp.db, PAIR, { authMethod: 'pairing', phoneNumber: OWN_PAIR })
     const since = p.events.mark()
     await p.platform.startSession({ sessionId: PAIR, authMethod: 'pairing', phoneNumber: OWN_PAIR })
     const first = await p.events.next('pairing-code', (e) => e.sessionId === PAIR, since)
@@ -97,7 +90,7 @@ describe('platform (real Baileys against the emulator)', () => {
 
   it('links by QR: the phone scans the PNG data URL from the qr-code event', async () => {
     emu.createAccount(OWN_QR)
-    insertSession(tmp.db, QR, 'qrcode', null)
+    await insertSession(tmp.db, QR)
     const since = p.events.mark()
     await p.platform.startSession({ sessionId: QR, authMethod: 'qrcode', phoneNumber: null })
     const { qrCode } = await p.events.next('qr-code', (e) => e.sessionId === QR, since)
@@ -115,7 +108,7 @@ describe('platform (real Baileys against the emulator)', () => {
     const before = '15550001003'
     const after = '15550001004'
     emu.createAccount(after)
-    insertSession(tmp.db, PAIR2, 'pairing', before)
+    await insertSession(tmp.db, PAIR2, { authMethod: 'pairing', phoneNumber: before })
     const since = p.events.mark()
     await p.platform.startSession({ sessionId: PAIR2, authMethod: 'pairing', phoneNumber: before })
     const first = await p.events.next('pairing-code', (e) => e.sessionId === PAIR2, since)
@@ -234,7 +227,7 @@ describe('platform (real Baileys against the emulator)', () => {
       { messageId: textStatus.id, viewerNumber: c3, type: 'read', isOwn: false },
       { messageId: second, viewerNumber: c3, type: 'read', isOwn: false }
     ] as const
-    await waitUntil(() => p.sink.views(PAIR, since).length >= want.length && emu.unackedCount(OWN_PAIR) === 0, 10_000, 'views committed and acked')
+    await waitFor(() => p.sink.views(PAIR, since).length >= want.length && emu.unackedCount(OWN_PAIR) === 0, 10_000, 'views committed and acked')
     const got = p.sink.views(PAIR, since)
     assert.deepEqual(got.map(key).sort(), want.map(key).sort())
     // stanzas that arrive in one turn share a commit (receipt-turns.test.ts): never more than one per stanza
@@ -256,7 +249,7 @@ describe('platform (real Baileys against the emulator)', () => {
     assert.ok(emu.unackedCount(OWN_PAIR) >= 1, 'not acked')
     assert.equal(p.sink.views(PAIR, since).length, 0)
     await p.events.next('connection-status', open(PAIR), reopened)
-    await waitUntil(() => p.sink.views(PAIR, since).length === 1 && emu.unackedCount(OWN_PAIR) === 0, 10_000, 'the redelivered stanza committed and acked')
+    await waitFor(() => p.sink.views(PAIR, since).length === 1 && emu.unackedCount(OWN_PAIR) === 0, 10_000, 'the redelivered stanza committed and acked')
     assert.equal(p.sink.views(PAIR, since)[0].type, 'played')
     assert.equal(acked() - ackedBefore, 1, 'acked once, after the commit')
   })
@@ -265,18 +258,18 @@ describe('platform (real Baileys against the emulator)', () => {
     const stranger = emu.addContact({ number: '15550007777' })
     const since = p.sink.commits.length
     await emu.sendView(textStatus.id, { viewer: stranger.number, via: 'lid', force: true })
-    await waitUntil(() => p.sink.views(PAIR, since).length === 1, 10_000, 'the LID view committed')
+    await waitFor(() => p.sink.views(PAIR, since).length === 1, 10_000, 'the LID view committed')
     const [view] = p.sink.views(PAIR, since)
     assert.equal(view.viewerJid, `${stranger.lid}@lid`)
     assert.equal(view.viewerNumber, null)
     assert.deepEqual(await p.sink.unmappedLids(PAIR, 10), [view.viewerJid])
     emu.revealLid(stranger.number, { to: OWN_PAIR })
-    await waitUntil(() => p.sink.mapped.some((m) => m.lid === view.viewerJid), 10_000, 'the mapping handed to the sink')
+    await waitFor(() => p.sink.mapped.some((m) => m.lid === view.viewerJid), 10_000, 'the mapping handed to the sink')
     assert.deepEqual(p.sink.mapped.filter((m) => m.lid === view.viewerJid)[0], { sessionId: PAIR, lid: view.viewerJid, number: stranger.number })
     // later views by that LID are numbered at once
     const again = p.sink.commits.length
     await emu.sendView(textStatus.id, { viewer: stranger.number, via: 'lid', type: 'played', force: true })
-    await waitUntil(() => p.sink.views(PAIR, again).length === 1, 10_000, 'the second LID view committed')
+    await waitFor(() => p.sink.views(PAIR, again).length === 1, 10_000, 'the second LID view committed')
     assert.equal(p.sink.views(PAIR, again)[0].viewerNumber, stranger.number)
   })
 
@@ -284,13 +277,13 @@ describe('platform (real Baileys against the emulator)', () => {
     const stranger = emu.addContact({ number: '15550007778' })
     const since = p.sink.commits.length
     await emu.sendView(textStatus.id, { viewer: stranger.number, via: 'lid', force: true })
-    await waitUntil(() => p.sink.views(PAIR, since).length === 1, 10_000, 'the LID view committed')
+    await waitFor(() => p.sink.views(PAIR, since).length === 1, 10_000, 'the LID view committed')
     const lid = `${stranger.lid}@lid`
     assert.equal(p.sink.views(PAIR, since)[0].viewerNumber, null)
     await new Promise((resolve) => setTimeout(resolve, 400)) // a look-up pass or two find nothing yet
     assert.ok(!p.sink.mapped.some((m) => m.lid === lid))
     await p.platform.sendStatus(PAIR, { messageId: p.platform.newMessageId(PAIR), content: { kind: 'text', text: 'to the stranger' }, recipients: [stranger.number] })
-    await waitUntil(() => p.sink.mapped.some((m) => m.lid === lid), 10_000, 'the mapping found by the look-up')
+    await waitFor(() => p.sink.mapped.some((m) => m.lid === lid), 10_000, 'the mapping found by the look-up')
     assert.deepEqual(p.sink.mapped.find((m) => m.lid === lid), { sessionId: PAIR, lid, number: stranger.number })
   })
 
@@ -392,7 +385,7 @@ describe('platform (real Baileys against the emulator)', () => {
     assert.equal(emu.getAccount(OWN_QR).linkedDevices.length, 1)
     await p.platform.removeSession(QR)
     // Baileys' logout writes remove-companion-device and closes without waiting for an answer
-    await waitUntil(() => emu.getAccount(OWN_QR).linkedDevices.length === 0, 5000, 'the emulator to drop the device')
+    await waitFor(() => emu.getAccount(OWN_QR).linkedDevices.length === 0, 5000, 'the emulator to drop the device')
     assert.deepEqual(authRows(tmp.db, QR), { creds: 0, keys: 0 })
     assert.equal(p.platform.snapshot(QR), null)
     await assert.rejects(p.platform.restartSession(QR), { code: 'SESSION_NOT_FOUND' })

@@ -5,7 +5,7 @@ import { buildApp } from '../../src/app.js'
 import { openDatabase } from '../../src/db/connection.js'
 import { startEmulator, testCertPaths } from '@status-tracker/emulator'
 import { testConfig } from '../helper.js'
-import { insertSession } from './harness.js'
+import { insertSession } from '../support/sessions.js'
 
 test('the session supervisor restores stored sessions on ready (not while registering); the platform closes them with the app', async (t) => {
   const emu = await startEmulator({ tls: testCertPaths() })
@@ -15,7 +15,7 @@ test('the session supervisor restores stored sessions on ready (not while regist
     rmSync(dir, { recursive: true, force: true })
   })
   const seed = await openDatabase(config.databaseFile)
-  insertSession(seed, 'stored', 'qrcode', null)
+  await insertSession(seed, 'stored')
   await seed.close()
 
   // the whole app, registered but not ready; one node: every stored session is this node's (plugins/session-supervisor)

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { startEmulator, testCertPaths, type Emulator } from '@status-tracker/emulator'
-import { insertSession, startPlatform, tempDb, waConfig, type PlatformUnderTest, type TempDb } from './harness.js'
+import { startPlatform, tempDb, waConfig, type PlatformUnderTest, type TempDb } from './harness.js'
+import { insertSession } from '../support/sessions.js'
+import { waitFor } from '../support/wait.js'
 
 // Receipts that arrive together are committed together, and none of them is acknowledged before that
 // commit: real Baileys against the emulator, whose ack ledger says which stanzas were acked. The same
@@ -10,14 +12,6 @@ import { insertSession, startPlatform, tempDb, waConfig, type PlatformUnderTest,
 const OWN = '15550003001'
 const SID = 'turns'
 const BURST = 200
-
-async function waitUntil (check: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
-}
 
 describe('status receipts committed per event-loop turn', () => {
   let emu: Emulator
@@ -33,7 +27,7 @@ describe('status receipts committed per event-loop turn', () => {
     tmp = await tempDb()
     p = startPlatform(tmp.db, waConfig(emu))
     emu.createAccount(OWN)
-    insertSession(tmp.db, SID, 'qrcode', null)
+    await insertSession(tmp.db, SID)
     const since = p.events.mark()
     await p.platform.startSession({ sessionId: SID, authMethod: 'qrcode', phoneNumber: null })
     const { qrCode } = await p.events.next('qr-code', (e) => e.sessionId === SID, since)
@@ -60,7 +54,7 @@ describe('status receipts committed per event-loop turn', () => {
     assert.equal(emu.unackedCount(OWN), 0)
 
     await emu.sendViews(statusId, { viewers: contacts, force: true })
-    await waitUntil(() => viewersSince(since).size === BURST, 15_000, 'every view handed to the sink')
+    await waitFor(() => viewersSince(since).size === BURST, 15_000, 'every view handed to the sink', 10)
     const commits = p.sink.commits.length - since
     assert.ok(commits < BURST / 4, `${BURST} stanzas arriving together share commits (${commits} commits)`)
     // every commit is still pending: Baileys has not seen one of the stanzas, so none is acked
@@ -70,7 +64,7 @@ describe('status receipts committed per event-loop turn', () => {
 
     p.sink.holdWith = null
     release()
-    await waitUntil(() => emu.unackedCount(OWN) === 0, 15_000, 'every stanza acked after the commits')
+    await waitFor(() => emu.unackedCount(OWN) === 0, 15_000, 'every stanza acked after the commits', 10)
     assert.equal(acked() - ackedBefore, BURST, 'each stanza acked once')
   })
 
@@ -83,7 +77,7 @@ describe('status receipts committed per event-loop turn', () => {
     await p.events.next('connection-status', (e) => e.sessionId === SID && e.status === 'close', mark)
     assert.ok(emu.unackedCount(OWN) > 0, 'the refused stanzas are not acked')
     await p.events.next('connection-status', (e) => e.sessionId === SID && e.status === 'open', mark)
-    await waitUntil(() => viewersSince(since).size === 50 && emu.unackedCount(OWN) === 0, 15_000, 'the redelivered stanzas committed and acked')
+    await waitFor(() => viewersSince(since).size === 50 && emu.unackedCount(OWN) === 0, 15_000, 'the redelivered stanzas committed and acked', 10)
     assert.equal(acked() - ackedBefore, 50, 'each stanza acked once, after a commit')
     assert.ok(p.sink.views(SID, since).every((v) => v.type === 'played'))
   })
@@ -104,8 +98,8 @@ describe('status receipts committed per event-loop turn', () => {
     })
     assert.equal(mixed.ids.length, 2)
     await emu.sendGroupedReceipts(statusId, { viewers: [onlyDelivered.number], type: 'delivery', force: true })
-    await waitUntil(() => p.sink.views(SID, since).length === 3, 15_000, 'the grouped views handed to the sink')
-    await waitUntil(() => acked() - ackedBefore === 1, 15_000, 'the deliveries-only stanza acked by Baileys')
+    await waitFor(() => p.sink.views(SID, since).length === 3, 15_000, 'the grouped views handed to the sink', 10)
+    await waitFor(() => acked() - ackedBefore === 1, 15_000, 'the deliveries-only stanza acked by Baileys', 10)
     await new Promise((resolve) => setTimeout(resolve, 300))
     assert.equal(emu.unackedCount(OWN), 2, 'the stanzas with views wait for their commit')
 
@@ -120,18 +114,18 @@ describe('status receipts committed per event-loop turn', () => {
 
     p.sink.holdWith = null
     release()
-    await waitUntil(() => emu.unackedCount(OWN) === 0, 15_000, 'the held stanzas acked after their commit')
+    await waitFor(() => emu.unackedCount(OWN) === 0, 15_000, 'the held stanzas acked after their commit', 10)
     assert.equal(acked() - ackedBefore, 3, 'each stanza acked once')
 
     // the mapping participant_pn gave is learned: the sink heard it, Baileys' LID store keeps it
-    await waitUntil(() => p.sink.mapped.some((m) => m.lid === `${r.lid}@lid` && m.number === r.number), 15_000, 'the mapping handed to the sink')
+    await waitFor(() => p.sink.mapped.some((m) => m.lid === `${r.lid}@lid` && m.number === r.number), 15_000, 'the mapping handed to the sink', 10)
     const stored = tmp.db.sqlite.prepare<[string, string], { value: string }>("SELECT value FROM auth_keys WHERE session_id = ? AND type = 'lid-mapping' AND key_id = ?")
-    await waitUntil(() => stored.get(SID, `${r.lid}_reverse`) !== undefined, 15_000, 'the mapping in Baileys\' LID store')
+    await waitFor(() => stored.get(SID, `${r.lid}_reverse`) !== undefined, 15_000, 'the mapping in Baileys\' LID store', 10)
     assert.match(stored.get(SID, `${r.lid}_reverse`)?.value ?? '', new RegExp(r.number))
     // a later simple-form view by that LID alone gets the number
     const later = p.sink.commits.length
     await emu.sendViews(statusId, { viewers: [r.number], type: 'played', via: 'lid', force: true })
-    await waitUntil(() => p.sink.views(SID, later).length === 1, 15_000, 'the later view')
+    await waitFor(() => p.sink.views(SID, later).length === 1, 15_000, 'the later view', 10)
     assert.equal(p.sink.views(SID, later)[0].viewerNumber, r.number)
   })
 })

@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify'
 import { BACKOFF_BASE_MS, createPacing } from '../../plugins/pacing/index.js'
 import { build } from '../helper.js'
 import { harness } from '../statuses/harness.js'
+import { insertSession } from '../support/sessions.js'
 
 // Pacing's back-off after the platform refused a post (429 / 463), and media a schedule names kept through
 // the uploads cleanup until the schedule goes. (The platform's rejections reach the service as
@@ -49,7 +50,7 @@ test('a 429 or 463 from the platform backs the session off exponentially; other 
 
 test('an upload a schedule names survives the uploads cleanup until the schedule is deleted', async (t) => {
   const { app, api, config } = await build(t, { STATUS_TTL_HOURS: '0.001' })
-  await app.db.db.insertInto('sessions').values({ id: 'm1', name: 'm1', auth_method: 'qrcode', phone_number: null, own_number: null, own_lid: null, created_at: Date.now() }).execute()
+  await insertSession(app, 'm1')
   const old = Date.now() - 86_400_000
   const filename = `${old}-00000000abcd-photo.jpg`
   writeFileSync(join(config.uploadDir, filename), 'x')

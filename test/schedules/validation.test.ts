@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { runAfter, runAtOrAfter, type RepeatRule } from '../../src/schedules/recurrence.js'
 import { build } from '../helper.js'
+import { insertSession } from '../support/sessions.js'
 
 // Scheduled statuses: what the API refuses (400 naming the field) and when repeating runs fall.
 
@@ -10,7 +11,7 @@ const future = (ms = 3_600_000): string => new Date(Date.now() + ms).toISOString
 
 test('a bad schedule answers 400 naming the field', async (t) => {
   const { app, api } = await build(t)
-  await app.db.db.insertInto('sessions').values({ id: SID, name: SID, auth_method: 'qrcode', phone_number: null, own_number: null, own_lid: null, created_at: Date.now() }).execute()
+  await insertSession(app, SID)
   const status = { type: 'text', content: 'hi' }
   const cases: Array<[string, Record<string, unknown>, RegExp]> = [
     ['no at', { status }, /body\.at is required/],

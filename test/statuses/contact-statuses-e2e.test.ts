@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { startEmulator, testCertPaths } from '@status-tracker/emulator'
-import { connectSocket, emulatorApi, linkSessions, poll, serviceApi } from '../../bench/lib/clients.js'
-import { API_KEY, sleep, startService, tempDir } from '../../bench/lib/procs.js'
+import { connectSocket, emulatorApi, linkSessions, serviceApi } from '../support/clients.js'
+import { tempDir } from '../support/processes.js'
+import { API_KEY, spawnService } from '../support/service.js'
+import { sleep, waitFor } from '../support/wait.js'
 import type { EventPayloads } from '../../schemas/events.js'
 import type { ContactStatusPage } from '../../schemas/contact-statuses.js'
 import { EventRecorder } from '../events.js'
@@ -25,7 +27,7 @@ test("20 contacts' statuses over 50 seconds: each acked class=status, none redel
   t.after(async () => { await emu.stop() })
   const dir = tempDir('st-contact-statuses-')
   t.after(() => { dir.rm() })
-  const svc = await startService({ dir: dir.path, emulator: emu, env: { ALLOW_PRIVATE_URLS: 'true' } })
+  const svc = await spawnService({ dir: dir.path, emulator: emu, env: { ALLOW_PRIVATE_URLS: 'true' } })
   t.after(async () => { await svc.stop(2000) })
   const api = serviceApi(svc.base)
   await linkSessions(api, emulatorApi(emu.controlUrl), [{ sessionId: SID, number: OWN }])
@@ -90,7 +92,7 @@ test("20 contacts' statuses over 50 seconds: each acked class=status, none redel
   const contact = contacts.find((c) => c.number === target.from)!
   const viewed = await api.post<{ id: string, sent: boolean, viewedAt: string }>(`/sessions/${SID}/contact-statuses/${target.id}/view`)
   assert.equal(viewed.sent, true)
-  const reads = await poll(async () => {
+  const reads = await waitFor(async () => {
     const r = emu.contactStatusLog(OWN).statuses.flatMap((s) => s.receipts.filter((x) => x.type === 'read'))
     return r.length > 0 ? r : undefined
   }, 10_000, 'the read receipt')
@@ -110,13 +112,13 @@ test("a contact's media status: listed with type and size, downloaded only when 
   t.after(async () => { await emu.stop() })
   const dir = tempDir('st-contact-media-')
   t.after(() => { dir.rm() })
-  const svc = await startService({ dir: dir.path, emulator: emu, env: { ALLOW_PRIVATE_URLS: 'true' } })
+  const svc = await spawnService({ dir: dir.path, emulator: emu, env: { ALLOW_PRIVATE_URLS: 'true' } })
   t.after(async () => { await svc.stop(2000) })
   const api = serviceApi(svc.base)
   await linkSessions(api, emulatorApi(emu.controlUrl), [{ sessionId: SID, number: OWN }])
   const alice = emu.addContact({ number: '15557700021' })
   const { id } = await emu.postContactStatus(OWN, { from: alice.number, media: { mimetype: 'image/jpeg', size: 5000, caption: 'look' } })
-  const page = await poll(async () => {
+  const page = await waitFor(async () => {
     const p = await api.get<ContactStatusPage>(`/sessions/${SID}/contact-statuses`)
     return p.statuses.length > 0 ? p : undefined
   }, 15_000, 'the media status listed')
@@ -130,7 +132,7 @@ test("a contact's media status: listed with type and size, downloaded only when 
   assert.equal(emu.mediaUploads().length, uploadsBefore)
   // a text status has no media
   const text = await emu.postContactStatus(OWN, { from: alice.number, text: 'plain' })
-  await poll(async () => (await api.get<ContactStatusPage>(`/sessions/${SID}/contact-statuses`)).statuses.length === 2, 15_000, 'the text status listed')
+  await waitFor(async () => (await api.get<ContactStatusPage>(`/sessions/${SID}/contact-statuses`)).statuses.length === 2, 15_000, 'the text status listed')
   const none = await fetch(`${svc.base}/api/sessions/${SID}/contact-statuses/${text.id}/media`, { headers: { 'x-api-key': API_KEY } })
   assert.equal(none.status, 404)
   assert.deepEqual(await none.json(), { success: false, error: 'This status has no media' })

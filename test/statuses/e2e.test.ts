@@ -5,6 +5,7 @@ import { test } from 'node:test'
 import { form, jpeg, mp4, png } from '../uploads/fixtures.js'
 import { waitFor } from '../helper.js'
 import { mediaTrusted, serveFiles, startStack, type Stack } from '../stack.js'
+import { insertSession } from '../support/sessions.js'
 
 // Statuses through the HTTP API, real Baileys and the emulator, events through a real socket.io client.
 
@@ -237,7 +238,7 @@ test('statuses end to end: real Baileys against the emulator', { timeout: 90_000
   await t.test('bad input: unknown session 404, not connected 500, bad numbers 400, unknown upload 400, unknown status 404', async () => {
     assert.deepEqual(await failure(s, 'POST', '/api/sessions/nobody/send-status', { type: 'text', content: 'x' }), { status: 404, error: 'Session not found' })
     assert.deepEqual(await failure(s, 'GET', '/api/sessions/nobody/sent-statuses'), { status: 404, error: 'Session not found' })
-    await s.app.db.db.insertInto('sessions').values({ id: 'offline', name: 'offline', auth_method: 'qrcode', phone_number: null, own_number: null, own_lid: null, created_at: Date.now() }).execute()
+    await insertSession(s.app, 'offline')
     assert.deepEqual(await failure(s, 'POST', '/api/sessions/offline/send-status', { type: 'text', content: 'x' }), { status: 500, error: 'WhatsApp is not connected' })
     const bad = await failure(s, 'POST', `/api/sessions/${SID}/send-status`, { type: 'text', content: 'x', targetNumbers: `${A},+4915100000099` })
     assert.equal(bad.status, 400)

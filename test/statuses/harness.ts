@@ -10,6 +10,7 @@ import type { PlatformEventMap, SendStatusInput, SendStatusResult, SessionSnapsh
 import type { EventName, EventPayloads } from '../../schemas/events.js'
 import { EventRecorder, type RecordedEvent } from '../events.js'
 import { testConfig } from '../helper.js'
+import { insertSession } from '../support/sessions.js'
 
 // The whole app (buildApp) with the platform replaced by a fake and every domain event recorded: fast,
 // deterministic tests of the status service over the real database, media store and domain events, for
@@ -138,7 +139,7 @@ export async function harness (t: TestContext, env: Record<string, string> = {})
     of: <K extends EventName>(event: K) => recorder.all(event),
     async addSession (sessionId, o = {}) {
       const own = o.own ?? OWN
-      await app.db.db.insertInto('sessions').values({ id: sessionId, name: sessionId, auth_method: 'qrcode', phone_number: null, own_number: own, own_lid: null, linked: 1, created_at: Date.now() }).execute()
+      await insertSession(app, sessionId, { ownNumber: own, linked: true })
       if (o.connected !== false) platform.connected.set(sessionId, own)
     },
     async addUpload (name, kind, createdAt = Date.now()) {

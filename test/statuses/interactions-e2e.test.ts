@@ -2,8 +2,10 @@ import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { startEmulator, testCertPaths } from '@status-tracker/emulator'
-import { connectSocket, emulatorApi, HttpError, linkSessions, poll, serviceApi } from '../../bench/lib/clients.js'
-import { startService, tempDir, type ServiceProc } from '../../bench/lib/procs.js'
+import { connectSocket, emulatorApi, HttpError, linkSessions, serviceApi } from '../support/clients.js'
+import { tempDir } from '../support/processes.js'
+import { spawnService, type ServiceProc } from '../support/service.js'
+import { waitFor } from '../support/wait.js'
 import { SQLite as Database } from '../../src/db/sqlite.js'
 import type { EventPayloads } from '../../schemas/events.js'
 import { EventRecorder } from '../events.js'
@@ -25,9 +27,7 @@ test('reactions and replies to a status through real Baileys: REST, events, rest
   t.after(() => { dir.rm() })
   let svc: ServiceProc
   const start = async (): Promise<void> => {
-    svc = await startService({ dir: dir.path, emulator: emu })
-    const s = svc
-    t.after(async () => { await s.stop(2000) })
+    svc = await spawnService({ dir: dir.path, emulator: emu, t })
   }
   await start()
   const api = () => serviceApi(svc.base)
@@ -93,7 +93,7 @@ test('reactions and replies to a status through real Baileys: REST, events, rest
     const ev = await events.latest('status-reply', (p) => p.reply.messageId === r.messageId, 15_000)
     assert.deepEqual([ev.reply.number, ev.reply.jid], [null, `${erin.lid}@lid`])
     emu.revealLid(erin.number, { to: OWN })
-    await poll(async () => (await replies()).find((x) => x.messageId === r.messageId)?.number === erin.number, 15_000, 'erin\'s number')
+    await waitFor(async () => (await replies()).find((x) => x.messageId === r.messageId)?.number === erin.number, 15_000, 'erin\'s number')
   })
 
   const expectedReplies = 3
@@ -106,7 +106,7 @@ test('reactions and replies to a status through real Baileys: REST, events, rest
 
   await t.test('counted in sent-statuses and /api/stats; everything was acknowledged after its commit', async () => {
     assert.deepEqual(await summary(), { reactionCount: 2, replyCount: expectedReplies, totalReactions: 2, totalReplies: expectedReplies })
-    await poll(async () => emu.unackedCount(OWN) === 0, 10_000, 'every message acked')
+    await waitFor(async () => emu.unackedCount(OWN) === 0, 10_000, 'every message acked')
   })
 
   await t.test('a restart keeps them; a reply sent while the service was down arrives after it', async () => {
@@ -116,11 +116,11 @@ test('reactions and replies to a status through real Baileys: REST, events, rest
     const late = await emu.reply(msgId, { from: carol.number, text: 'sent while you were away' })
     assert.equal(late.queuedFor, 1)
     await start()
-    await poll(async () => (await replies()).some((r) => r.messageId === late.messageId), 30_000, 'the queued reply')
+    await waitFor(async () => (await replies()).some((r) => r.messageId === late.messageId), 30_000, 'the queued reply')
     assert.deepEqual(await reactions(), before.reactions)
     assert.deepEqual((await replies()).slice(0, expectedReplies), before.replies)
     assert.deepEqual(await summary(), { reactionCount: 2, replyCount: expectedReplies + 1, totalReactions: 2, totalReplies: expectedReplies + 1 })
-    await poll(async () => emu.unackedCount(OWN) === 0, 10_000, 'every message acked')
+    await waitFor(async () => emu.unackedCount(OWN) === 0, 10_000, 'every message acked')
   })
 
   await t.test('deleting the status removes its reactions and replies', async () => {

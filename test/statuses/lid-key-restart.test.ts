@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { serviceApi } from '../../bench/lib/clients.js'
+import { serviceApi } from '../support/clients.js'
 import { waitFor } from '../helper.js'
 import { killableService } from '../durability/killable.js'
 

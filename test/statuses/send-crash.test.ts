@@ -4,10 +4,12 @@ import { test } from 'node:test'
 // the driver the service picks for this Node (better-sqlite3 12 aborts Node 24.19+ when it is collected)
 import { SQLite } from '../../src/db/sqlite.js'
 import { startEmulator, testCertPaths } from '@status-tracker/emulator'
-import { connectSocket, emulatorApi, linkSessions, poll, serviceApi } from '../../bench/lib/clients.js'
-import { API_KEY, startService, tempDir, type ServiceProc } from '../../bench/lib/procs.js'
+import { connectSocket, emulatorApi, linkSessions, serviceApi } from '../support/clients.js'
+import { tempDir } from '../support/processes.js'
+import { API_KEY, spawnService, type ServiceProc } from '../support/service.js'
+import { waitFor } from '../support/wait.js'
 
-// Issue 11, the send half, with the service as a real child process (bench/lib/procs.ts) and the emulator
+// Issue 11, the send half, with the service as a real child process (spawnService) and the emulator
 // in this process: SIGKILL in the middle of a 1,000-recipient send, then a restart on the same DATA_DIR.
 // The row must never stay `sending`: it is resumed (same id, remaining recipients, each once; only the
 // chunk in flight at the kill may arrive twice) or, when its session does not come back within
@@ -41,7 +43,7 @@ test('SIGKILL during a 1,000-recipient send: after a restart the row is resumed 
   const procs: ServiceProc[] = []
   t.after(async () => { await Promise.all(procs.map(async (p) => await p.stop(2000))) })
   const start = async (name: string, env: Record<string, string> = {}): Promise<ServiceProc> => {
-    const proc = await startService({ dir: work.path, name, emulator: { wsUrl: emu.wsUrl, rootPublicKey: emu.rootPublicKey, caFile: emu.caFile }, env: { STATUS_CHUNK_SIZE: '100', ...env } })
+    const proc = await spawnService({ dir: work.path, name, emulator: { wsUrl: emu.wsUrl, rootPublicKey: emu.rootPublicKey, caFile: emu.caFile }, env: { STATUS_CHUNK_SIZE: '100', ...env } })
     procs.push(proc)
     return proc
   }
@@ -92,7 +94,7 @@ test('SIGKILL during a 1,000-recipient send: after a restart the row is resumed 
     const before = await killDuring('survives a SIGKILL', 300)
     const started = Date.now()
     svc = await start('second')
-    const row = await poll(async () => (await listed(svc.base)).find((r) => r.id === String(before.id) && r.state !== 'sending'), 90_000, 'the interrupted send to end')
+    const row = await waitFor(async () => (await listed(svc.base)).find((r) => r.id === String(before.id) && r.state !== 'sending'), 90_000, 'the interrupted send to end')
     t.diagnostic(`resumed from ${before.confirmed.length} of 1001 in ${Date.now() - started} ms after the restart`)
     assert.deepEqual([row.state, row.sentCount, row.contactCount, row.platformMessageId], ['sent', 1000, 1000, before.messageId])
     await emu.settled(30_000)
@@ -109,7 +111,7 @@ test('SIGKILL during a 1,000-recipient send: after a restart the row is resumed 
     const before = await killDuring('cut short by a SIGKILL', 300)
     // the session cannot reconnect: the interrupted send is not resumed within SEND_RECONNECT_WAIT_MS
     svc = await start('third', { WA_WEBSOCKET_URL: NO_PLATFORM, SEND_RECONNECT_WAIT_MS: '1500' })
-    const row = await poll(async () => (await listed(svc.base)).find((r) => r.id === String(before.id) && r.state !== 'sending'), 30_000, 'the bound')
+    const row = await waitFor(async () => (await listed(svc.base)).find((r) => r.id === String(before.id) && r.state !== 'sending'), 30_000, 'the bound')
     assert.equal(row.state, 'partial')
     assert.equal(row.sentCount, before.confirmed.length - 1, 'sentCount: the acknowledged contacts')
     assert.match(row.error ?? '', /did not reconnect within 2 s/)
@@ -118,12 +120,12 @@ test('SIGKILL during a 1,000-recipient send: after a restart the row is resumed 
     await svc.stop()
 
     svc = await start('fourth')
-    await poll(async () => (await serviceApi(svc.base).get<{ connected: boolean }>(`/sessions/${SID}/connection-status`)).connected, 60_000, 'reconnected')
+    await waitFor(async () => (await serviceApi(svc.base).get<{ connected: boolean }>(`/sessions/${SID}/connection-status`)).connected, 60_000, 'reconnected')
     const deleted = await serviceApi(svc.base).call<{ deletedFromPlatform: boolean }>('DELETE', `/sessions/${SID}/delete-status/${before.id}?revoke=true`)
     assert.equal(deleted.deletedFromPlatform, true)
     // the revoke goes to every recorded recipient: the confirmed ones and the chunk that was in flight
     const have = [...emu.status(before.messageId).recipients].sort()
-    const revoked = await poll(async () => { const r = emu.status(before.messageId); return (r.revokedFor?.length ?? 0) >= before.all.length ? r : undefined }, 30_000, 'the revoke')
+    const revoked = await waitFor(async () => { const r = emu.status(before.messageId); return (r.revokedFor?.length ?? 0) >= before.all.length ? r : undefined }, 30_000, 'the revoke')
     const revokedFor = [...(revoked.revokedFor ?? [])].sort()
     assert.deepEqual(revokedFor, before.all)
     assert.ok(have.every((n) => revokedFor.includes(n)), 'the revoke reached everyone who has it')
@@ -132,7 +134,7 @@ test('SIGKILL during a 1,000-recipient send: after a restart the row is resumed 
   await t.test('answered 202 (wait: false), killed mid-send in the background, restarted: resumed under the same id to sent', async () => {
     const before = await killDuring('sent in the background, survives a SIGKILL', 300, false)
     svc = await start('fifth')
-    const row = await poll(async () => (await listed(svc.base)).find((r) => r.id === String(before.id) && r.state !== 'sending'), 90_000, 'the interrupted background send to end')
+    const row = await waitFor(async () => (await listed(svc.base)).find((r) => r.id === String(before.id) && r.state !== 'sending'), 90_000, 'the interrupted background send to end')
     assert.deepEqual([row.state, row.sentCount, row.contactCount, row.platformMessageId], ['sent', 1000, 1000, before.messageId])
     await emu.settled(30_000)
     const record = emu.status(before.messageId)

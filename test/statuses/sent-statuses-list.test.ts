@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { SQLite } from '../../src/db/sqlite.js'
 import { build, waitFor } from '../helper.js'
+import { insertSession } from '../support/sessions.js'
 
 // GET …/sent-statuses is a query per request (its cached bytes, the sent-statuses-bytes speed trick, went with
 // the list request-rate target in issue 34). Whatever changes the list shows at once.
@@ -10,7 +11,7 @@ async function setup (t: Parameters<typeof build>[0], env: Record<string, string
   const s = await build(t, env)
   const { db } = s.app.db
   const addSession = async (id: string): Promise<void> => {
-    await db.insertInto('sessions').values({ id, name: id, auth_method: 'qrcode', phone_number: null, own_number: '15550000000', own_lid: null, created_at: Date.now() }).execute()
+    await insertSession(s.app, id, { ownNumber: '15550000000' })
   }
   const addStatus = async (sessionId: string, messageId: string, createdAt = Date.now()): Promise<number> => {
     const { id } = await db.insertInto('statuses').values({

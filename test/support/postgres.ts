@@ -4,7 +4,7 @@ import { cpSync, existsSync, mkdirSync, realpathSync, renameSync, rmSync } from 
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import pg from 'pg'
-import { freePort } from '../helper.js'
+import { freePort } from './ports.js'
 import { postgresBinaries, runToEnd, serverUser, startProcess, tempFolder, type RunAs } from './server-process.js'
 
 // A private PostgreSQL for tests: initdb in a temporary folder, `postgres` on a free loopback port with its

@@ -1,6 +1,6 @@
 import { realpathSync } from 'node:fs'
 import { connect } from 'node:net'
-import { freePort } from '../helper.js'
+import { freePort } from './ports.js'
 import { requireBinary, skipWithout, startProcess, tempFolder } from './server-process.js'
 
 // A private Redis for tests: redis-server on a free loopback port, working folder in a temporary folder,

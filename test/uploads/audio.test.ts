@@ -9,6 +9,7 @@ import { build } from '../helper.js'
 import { harness } from '../statuses/harness.js'
 import { serveFiles } from '../stack.js'
 import { assertNothingStored, form, png, toneMp3, uploadRows, voiceOgg, wav } from './fixtures.js'
+import { insertSession } from '../support/sessions.js'
 
 // Audio statuses (issue 31): the files' types and durations, POST /api/upload-audio, and what send-status
 // hands the platform for them (through the fake platform; the emulator test is test/statuses/audio-e2e.test.ts).
@@ -144,7 +145,7 @@ test('a url status ending in .mp3 is fetched and sent as audio with its duration
 
 test('a schedule naming an uploaded audio file keeps it, and refuses one that was never uploaded', async (t) => {
   const { app, api } = await build(t)
-  await app.db.db.insertInto('sessions').values({ id: 'm1', name: 'm1', auth_method: 'qrcode', phone_number: null, own_number: null, own_lid: null, created_at: Date.now() }).execute()
+  await insertSession(app, 'm1')
   const up = await api({ method: 'POST', url: '/api/upload-audio', ...form({ field: 'audio', filename: 'note.ogg', type: 'audio/ogg', data: voiceOgg() }) })
   assert.equal(up.statusCode, 200, up.body)
   const filename = up.json<{ filename: string }>().filename

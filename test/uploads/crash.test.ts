@@ -4,7 +4,9 @@ import { join } from 'node:path'
 import { test } from 'node:test'
 // the driver the service picks for this Node (better-sqlite3 12 aborts Node 24.19+ when it is collected)
 import { SQLite } from '../../src/db/sqlite.js'
-import { API_KEY, sleep, startService, tempDir, type ServiceProc } from '../../bench/lib/procs.js'
+import { tempDir } from '../support/processes.js'
+import { API_KEY, spawnService, type ServiceProc } from '../support/service.js'
+import { sleep } from '../support/wait.js'
 import { png } from './fixtures.js'
 
 // Issue 11, uploads: SIGKILL at arbitrary moments while uploads stream in, then a restart on the same
@@ -19,9 +21,8 @@ test('uploads: SIGKILL in the middle of uploads leaves each one complete with it
   const procs: ServiceProc[] = []
   t.after(async () => { await Promise.all(procs.map(async (p) => await p.stop(2000))) })
   // no session exists, so no platform is ever dialled
-  const platform = { wsUrl: 'ws://127.0.0.1:9/ws/chat', rootPublicKey: Buffer.alloc(32, 7).toString('base64'), caFile: '' }
   const start = async (name: string): Promise<ServiceProc> => {
-    const proc = await startService({ dir: work.path, name, emulator: platform, env: { WA_TEST_TRUST_ROOT: '' } })
+    const proc = await spawnService({ dir: work.path, name })
     procs.push(proc)
     return proc
   }

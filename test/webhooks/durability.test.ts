@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
-import { join } from 'node:path'
 import { test } from 'node:test'
-import { ensureBuilt, freePort, SERVER_ENTRY, spawnNode, tempDir, type Proc } from '../../bench/lib/procs.js'
+import { tempDir } from '../support/processes.js'
+import { spawnService, type ServiceProc } from '../support/service.js'
 import { waitFor } from '../helper.js'
 import { startReceiver } from './receiver.js'
 
@@ -13,36 +13,21 @@ const KEY = 'webhook-durability-key-0123456789'
 
 interface Delivery { id: string, status: string, messageId: string }
 
-async function startService (dataDir: string, dir: string, name: string): Promise<Proc & { base: string }> {
-  const port = await freePort()
-  const proc = spawnNode(SERVER_ENTRY, {
+/** the service as `npm start` runs it, on the test's one folder (every restart keeps its data) */
+async function startService (dir: string, name: string): Promise<ServiceProc> {
+  return await spawnService({
+    dir,
+    name,
+    apiKey: KEY,
     env: {
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      API_KEY: KEY,
-      DATA_DIR: dataDir,
-      UPLOAD_DIR: join(dir, 'uploads'),
-      LOG_LEVEL: 'warn',
-      WA_WEBSOCKET_URL: 'ws://127.0.0.1:9/ws/chat',
       ALLOW_PRIVATE_URLS: 'true',
       // two in flight at once, and they wait long: the kill finds some sending and the rest pending
       WEBHOOK_CONCURRENCY: '2',
       WEBHOOK_TIMEOUT_MS: '120000',
       WEBHOOK_BASE_DELAY_MS: '50',
-      WEBHOOK_MAX_DELAY_MS: '200',
-      // the compiled copy is not what this suite measures coverage of; the suite's CA file is a relative path
-      NODE_V8_COVERAGE: '',
-      NODE_EXTRA_CA_CERTS: ''
-    },
-    logFile: join(dir, `${name}.log`),
-    cwd: dir
+      WEBHOOK_MAX_DELAY_MS: '200'
+    }
   })
-  const base = `http://127.0.0.1:${port}`
-  await waitFor(async () => {
-    if (proc.child.exitCode !== null) throw new Error(`service exited during start:\n${proc.tail()}`)
-    try { return (await fetch(`${base}/api/health`, { headers: { 'x-api-key': KEY } })).ok } catch { return false }
-  }, 60_000, `the service (${name}) to answer`)
-  return Object.assign(proc, { base })
 }
 
 async function call<T> (base: string, method: string, path: string, body?: unknown): Promise<T> {
@@ -57,13 +42,11 @@ async function call<T> (base: string, method: string, path: string, body?: unkno
 }
 
 test('SIGKILL with webhook deliveries in flight and queued loses none: after a restart they all arrive', { timeout: 170_000 }, async (t) => {
-  ensureBuilt()
   const dir = tempDir('webhook-kill-')
   t.after(() => { dir.rm() })
-  const dataDir = join(dir.path, 'data')
   const rx = await startReceiver(t, 'hang')
 
-  const first = await startService(dataDir, dir.path, 'first')
+  const first = await startService(dir.path, 'first')
   t.after(async () => { await first.stop(1000) })
   const hook = await call<{ id: string, secret: string }>(first.base, 'POST', '/api/webhooks', { url: rx.url, events: ['session-created'] })
   const sessions = ['k1', 'k2', 'k3', 'k4', 'k5', 'k6']
@@ -80,7 +63,7 @@ test('SIGKILL with webhook deliveries in flight and queued loses none: after a r
   assert.equal(await first.exited, null, 'killed by the signal')
 
   rx.mode = 200
-  const second = await startService(dataDir, dir.path, 'second')
+  const second = await startService(dir.path, 'second')
   t.after(async () => { await second.stop(5000) })
   await waitFor(() => new Set(rx.accepted().map((r) => r.headers['webhook-id'])).size === sessions.length ? true : undefined, 30_000, 'every delivery after the restart')
   const got = rx.verified(hook.secret)

@@ -1,6 +1,7 @@
-/** What a benchmark talks to: the service's REST API and socket.io, and the emulator's control API. */
+/** What a test or a benchmark talks to: the service's REST API and socket.io, and the emulator's control API. */
 import { io, type Socket } from 'socket.io-client'
-import { API_KEY, sleep } from './procs.js'
+import { API_KEY } from './service.js'
+import { waitFor } from './wait.js'
 
 export class HttpError extends Error {
   constructor (readonly status: number, readonly body: string, what: string) {
@@ -21,8 +22,8 @@ async function request<T> (url: string, method: string, headers: Record<string, 
 }
 
 /** The service's API; answers are unwrapped from the `{ success, data }` envelope. */
-export function serviceApi (base: string) {
-  const headers = { 'x-api-key': API_KEY }
+export function serviceApi (base: string, apiKey = API_KEY) {
+  const headers = { 'x-api-key': apiKey }
   const call = async <T = unknown>(method: string, path: string, body?: unknown): Promise<T> =>
     (await request<{ data: T }>(`${base}/api${path}`, method, headers, body)).data
   return {
@@ -63,25 +64,14 @@ export function emulatorApi (controlUrl: string) {
 export type EmulatorApi = ReturnType<typeof emulatorApi>
 
 /** A real socket.io client with the key; resolves once connected. */
-export async function connectSocket (base: string): Promise<Socket> {
-  const socket = io(base, { path: '/socket.io/', auth: { apiKey: API_KEY }, transports: ['websocket'], reconnection: false })
+export async function connectSocket (base: string, apiKey = API_KEY): Promise<Socket> {
+  const socket = io(base, { path: '/socket.io/', auth: { apiKey }, transports: ['websocket'], reconnection: false })
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => { reject(new Error('socket.io connect timed out')) }, 10_000)
     socket.once('connect', () => { clearTimeout(timer); resolve() })
     socket.once('connect_error', (err) => { clearTimeout(timer); reject(err) })
   })
   return socket
-}
-
-/** Polls `check` every `everyMs` until it returns a value, or fails after `timeoutMs`. */
-export async function poll<T> (check: () => Promise<T | undefined | null | false>, timeoutMs: number, what: string, everyMs = 50): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await check()
-    if (value !== undefined && value !== null && value !== false) return value
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
-    await sleep(everyMs)
-  }
 }
 
 /** Runs `fn` over `items` with at most `limit` at a time, in order of start. */
@@ -109,9 +99,9 @@ export async function linkSessions (api: ServiceApi, emu: EmulatorApi, specs: Li
   await mapLimit(specs, concurrency, async ({ sessionId, number }) => {
     await emu.createAccount(number)
     await api.post('/sessions', { sessionId, sessionName: sessionId, authMethod: 'qrcode' })
-    const qr = await poll(async () => (await api.get<{ qrCode: string | null }>(`/sessions/${sessionId}/qr-code`)).qrCode, 60_000, `QR code of ${sessionId}`)
+    const qr = await waitFor(async () => (await api.get<{ qrCode: string | null }>(`/sessions/${sessionId}/qr-code`)).qrCode, 60_000, `QR code of ${sessionId}`, 50)
     await emu.scan(number, qr)
-    await poll(async () => (await api.get<{ connected: boolean }>(`/sessions/${sessionId}/connection-status`)).connected, 60_000, `${sessionId} to connect`, 100)
+    await waitFor(async () => (await api.get<{ connected: boolean }>(`/sessions/${sessionId}/connection-status`)).connected, 60_000, `${sessionId} to connect`, 100)
   })
 }
 

@@ -1,6 +1,6 @@
 import { createServer } from 'node:net'
 
-// Shared by the benchmarks and the tests (test/helper.ts): no side effects on import, unlike procs.ts.
+// Shared by the tests and the benchmarks: no side effects on import.
 
 /** A port on 127.0.0.1 that was free a moment ago. */
 export async function freePort (): Promise<number> {
