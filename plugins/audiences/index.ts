@@ -1,5 +1,4 @@
 import fp from 'fastify-plugin'
-import { findSession } from '../../src/db/repositories/sessions.js'
 import { createAudienceResolver, type PhoneContacts } from './resolve.js'
 import routes from './routes.js'
 import { createAudienceService } from './service.js'
@@ -14,8 +13,7 @@ declare module 'fastify' {
 }
 
 export default fp(async (app) => {
-  // transitional: the session look-up moves to the sessions store (st-sessions)
-  const sessionExists = async (sessionId: string): Promise<boolean> => await findSession(app.db.db, sessionId) !== undefined
+  const sessionExists = async (sessionId: string): Promise<boolean> => await app.stores.sessions.find(sessionId) !== undefined
   const service = createAudienceService({ audiences: app.stores.audiences, sessionExists, log: app.log.child({ plugin: 'audiences' }) })
   // the phone's saved contacts and status privacy, kept by the contacts plugin
   const contacts = (): PhoneContacts | undefined => app.contacts

@@ -1,5 +1,4 @@
 import fp from 'fastify-plugin'
-import { findSession } from '../../src/db/repositories/sessions.js'
 import routes from './routes.js'
 import { createContactStatusService, type ContactStatusService } from './service.js'
 
@@ -12,8 +11,7 @@ declare module 'fastify' {
 
 // The platform depends on this plugin: it is created with its sink.
 export default fp(async (app) => {
-  // transitional: the session look-up moves to the sessions store
-  const sessionExists = async (sessionId: string): Promise<boolean> => await findSession(app.db.db, sessionId) !== undefined
+  const sessionExists = async (sessionId: string): Promise<boolean> => await app.stores.sessions.find(sessionId) !== undefined
   const service = createContactStatusService({
     contactStatuses: app.stores.contactStatuses,
     sessionExists,

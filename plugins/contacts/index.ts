@@ -1,5 +1,4 @@
 import fp from 'fastify-plugin'
-import { findSession } from '../../src/db/repositories/sessions.js'
 import routes from './routes.js'
 import { createContactsService, type ContactsService } from './service.js'
 
@@ -15,8 +14,7 @@ declare module 'fastify' {
 
 // The platform depends on this plugin: it is created with its sink.
 export default fp(async (app) => {
-  // transitional: the session look-up moves to the sessions store
-  const sessionExists = async (sessionId: string): Promise<boolean> => await findSession(app.db.db, sessionId) !== undefined
+  const sessionExists = async (sessionId: string): Promise<boolean> => await app.stores.sessions.find(sessionId) !== undefined
   const contacts = createContactsService({ contacts: app.stores.contacts, sessionExists, log: app.log.child({ plugin: 'contacts' }) })
   app.decorate('contacts', contacts)
   // after the platform's preClose (its sockets end first): the writes it started finish before the database closes

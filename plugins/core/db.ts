@@ -1,12 +1,9 @@
 import fp from 'fastify-plugin'
-import type { DbHandle } from '../../src/db/connection.js'
-import { openStores, type Stores } from '../../src/db/stores/index.js'
+import { DB_HANDLE, openStores, type Stores } from '../../src/db/stores/index.js'
 import { secureDatabaseFiles } from '../../src/db/file-modes.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** Kysely + the raw connection (better-sqlite3, or the `pg` pool with DATABASE_URL); closed when the app closes */
-    db: DbHandle
     /** one port per aggregate (src/db/stores); the only way services reach the database */
     stores: Stores
   }
@@ -20,11 +17,11 @@ export default fp(async (app) => {
   }
   secure()
   const opened = await openStores({ url: databaseUrl, file: databaseFile })
-  const handle = opened.handle
   // created by SQLite just now, with the database file's mode; checked again in case an old one lingered
   secure()
   app.log.info(opened.describe(), 'database ready')
-  app.decorate<DbHandle>('db', handle)
   app.decorate<Stores>('stores', opened.stores)
+  // for tests that look at the rows themselves (test/support/db.ts); nothing in the service reads it
+  app.decorate(DB_HANDLE, { getter: () => opened.handle })
   app.addHook('onClose', async () => { await opened.close() })
 }, { name: 'db', dependencies: ['config'] })

@@ -1,4 +1,4 @@
-import type { NewEvent } from '../../src/db/repositories/events.js'
+import type { NewEvent } from '../../src/db/stores/events.js'
 import type { SessionStore } from '../../src/db/stores/sessions.js'
 import type { ConnectionStatusChange, SessionLinks } from '../../src/platform/types.js'
 import type { EventPayloads } from '../../schemas/events.js'

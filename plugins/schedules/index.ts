@@ -1,5 +1,4 @@
 import fp from 'fastify-plugin'
-import { findSession } from '../../src/db/repositories/sessions.js'
 import { createScheduleService } from './service.js'
 import { createScheduler } from './scheduler.js'
 import routes from './routes.js'
@@ -15,8 +14,7 @@ declare module 'fastify' {
 
 export default fp(async (app) => {
   const log = app.log.child({ plugin: 'schedules' })
-  // transitional: the session look-up moves to the sessions store
-  const sessionExists = async (sessionId: string): Promise<boolean> => await findSession(app.db.db, sessionId) !== undefined
+  const sessionExists = async (sessionId: string): Promise<boolean> => await app.stores.sessions.find(sessionId) !== undefined
   const uploadExists = async (filename: string): Promise<boolean> => await app.stores.uploads.find(filename) !== undefined
   const { schedules, audiences } = app.stores
   const service = createScheduleService({ schedules, audiences, sessionExists, uploadExists, config: app.config, releaseMedia: app.statuses.releaseMedia, log })

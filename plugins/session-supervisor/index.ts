@@ -1,5 +1,4 @@
 import fp from 'fastify-plugin'
-import { findSession } from '../../src/db/repositories/sessions.js'
 import type { SessionHolder } from '../cluster/index.js'
 
 /**
@@ -11,7 +10,6 @@ import type { SessionHolder } from '../cluster/index.js'
 export default fp(async (app) => {
   const { platform, statuses, cluster } = app
   const log = app.log.child({ plugin: 'session-supervisor' })
-  const db = app.db.db
 
   const supervisor: SessionHolder = {
     async openAll () {
@@ -27,7 +25,7 @@ export default fp(async (app) => {
       }
     },
     async open (sessionId) {
-      const row = await findSession(db, sessionId)
+      const row = await app.stores.sessions.find(sessionId)
       if (row === undefined) return
       await platform.startSession({ sessionId, authMethod: row.auth_method, phoneNumber: row.phone_number })
       // sends a crash (of this node or of the session's previous owner) left `sending` go on here

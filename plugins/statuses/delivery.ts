@@ -1,6 +1,6 @@
 import type { FastifyError } from 'fastify'
 import type { StatusRow } from '../../src/db/database.js'
-import type { NewEvent } from '../../src/db/repositories/events.js'
+import type { NewEvent } from '../../src/db/stores/events.js'
 import type { SendProgress, StatusContent, StatusSetting } from '../../src/platform/types.js'
 import type { SendStatusBody } from '../../schemas/status.js'
 import { toLogRow } from '../events/log.js'

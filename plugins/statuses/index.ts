@@ -60,7 +60,6 @@ declare module 'fastify' {
 
 export default fp(async (app) => {
   const service = createStatuses({
-    db: app.db,
     stores: app.stores,
     config: app.config,
     platform: app.platform,

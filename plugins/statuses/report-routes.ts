@@ -6,7 +6,7 @@ import { StatusReportSchema } from '../../schemas/schedule.js'
 import { createReports, reportCsv } from './report.js'
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
-  const reports = createReports({ db: app.db, stores: app.stores })
+  const reports = createReports({ stores: app.stores })
 
   app.get('/sessions/:sessionId/statuses/:statusId/report', {
     config: { scope: 'read' },

@@ -1,4 +1,3 @@
-import { findSession } from '../../src/db/repositories/sessions.js'
 import { SessionNotFound, StatusNotFound } from '../../src/errors.js'
 import type { StatusReport } from '../../schemas/schedule.js'
 import { iso } from './api-shapes.js'
@@ -12,12 +11,11 @@ import type { StatusDeps } from './service.js'
 
 interface Line { number: string, deliveredAt: number | null, viewedAt: number | null, reaction: string | null, repliedAt: number | null }
 
-export function createReports (deps: Pick<StatusDeps, 'db' | 'stores'>) {
-  const db = deps.db.db
+export function createReports (deps: Pick<StatusDeps, 'stores'>) {
   const { statuses, viewers: viewerStore } = deps.stores
 
   async function report (sessionId: string, statusId: string | number): Promise<StatusReport> {
-    const session = await findSession(db, sessionId)
+    const session = await deps.stores.sessions.find(sessionId)
     if (session === undefined) throw new SessionNotFound()
     const status = await statuses.find(sessionId, Number(statusId))
     if (status === undefined) throw new StatusNotFound()

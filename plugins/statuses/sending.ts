@@ -1,5 +1,4 @@
 import type { StatusRow } from '../../src/db/database.js'
-import { findSession } from '../../src/db/repositories/sessions.js'
 import { fromPlatform, NotConnected, SendFailed, SessionNotFound } from '../../src/errors.js'
 import { pnJid } from '../../src/platform/jid.js'
 import type { SendStatusResult } from '../../src/platform/types.js'
@@ -20,7 +19,6 @@ import { abandon, countContacts, isCode, progressReport, quiet, sentMessage, Sta
 
 export function createSending (deps: StatusDeps) {
   const { config, platform, events, eventLog, log } = deps
-  const db = deps.db.db
   // a send's progress is committed between two chunks (each step resolves once committed)
   const progress = deps.stores.statuses
   const { statuses } = deps.stores
@@ -43,7 +41,7 @@ export function createSending (deps: StatusDeps) {
    * (the answer, or the error answer; already observed, so it may run in the background unawaited).
    */
   async function start (sessionId: string, body: SendStatusBody, resolved?: ResolvedRecipients) {
-    const session = await findSession(db, sessionId)
+    const session = await deps.stores.sessions.find(sessionId)
     if (session === undefined) throw new SessionNotFound()
     const chosen = chooseRecipients(deps.audiences, body)
     const prepared = await prepareContent(deps, body)

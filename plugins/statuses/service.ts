@@ -1,8 +1,6 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import type { Static } from '@sinclair/typebox'
 import type { Config } from '../../src/config.js'
-import type { DbHandle } from '../../src/db/connection.js'
-import { findSession } from '../../src/db/repositories/sessions.js'
 import type { Stores } from '../../src/db/stores/index.js'
 import type { StatusInfo } from '../../src/db/stores/statuses.js'
 import { SessionNotFound, StatusNotFound, StatusSending } from '../../src/errors.js'
@@ -17,9 +15,7 @@ import type { AudienceResolver } from '../audiences/resolve.js'
 
 /** What the status service uses of the other decorators. */
 export interface StatusDeps {
-  /** transitional: the sessions' and contact statuses' queries, until their stores land */
-  db: DbHandle
-  stores: Pick<Stores, 'statuses' | 'viewers' | 'uploads' | 'contactStatuses'>
+  stores: Pick<Stores, 'statuses' | 'viewers' | 'uploads' | 'contactStatuses' | 'sessions'>
   config: Pick<Config, 'statusTtlMs' | 'cleanupIntervalMs' | 'sendReconnectWaitMs' | 'sendWaitMaxRecipients'>
   platform: Pick<FastifyInstance['platform'], 'snapshot' | 'newMessageId' | 'sendStatus' | 'revokeStatus' | 'on' | 'off'>
   mediaStore: Pick<FastifyInstance['mediaStore'], 'exists' | 'open' | 'remove'>
@@ -45,7 +41,6 @@ const PLATFORM_NOTE = 'The platform offers no way to delete a published status: 
 /** Sending (see sending.ts), listing, viewers and deleting of statuses, and the platform's late rejections. */
 export function createStatusService (deps: StatusDeps) {
   const { config, platform, mediaStore, events, log } = deps
-  const db = deps.db.db
   const { statuses, viewers: viewerStore } = deps.stores
   const sending = createSending(deps)
 
@@ -86,7 +81,7 @@ export function createStatusService (deps: StatusDeps) {
   }
 
   async function requireSession (sessionId: string) {
-    const session = await findSession(db, sessionId)
+    const session = await deps.stores.sessions.find(sessionId)
     if (session === undefined) throw new SessionNotFound()
     return session
   }

@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin'
 import type { DeliveryToRecord, InCommit, StatusChange, ViewToRecord } from '../../src/db/stores/viewers.js'
-import type { NewEvent } from '../../src/db/repositories/events.js'
+import type { NewEvent } from '../../src/db/stores/events.js'
 import type { EventPayloads } from '../../schemas/events.js'
 import { toLogRow } from '../events/log.js'
 import { contactJid } from '../../src/platform/jid.js'

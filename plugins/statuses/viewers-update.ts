@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { ViewerRow } from '../../src/db/database.js'
-import type { NewEvent } from '../../src/db/repositories/events.js'
+import type { NewEvent } from '../../src/db/stores/events.js'
 import { toLogRow } from '../events/log.js'
 import { toViewer } from './api-shapes.js'
 

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { build, type TestApp } from '../helper.js'
 import { dialectEnv, dialectTest } from '../support/db-matrix.js'
 import { insertSession } from '../support/sessions.js'
+import { dbOf } from '../support/db.js'
 
 // Saved audiences (issue 24) over the REST API on both backends, without the platform: create, list in
 // pages, read, replace, change, delete, and what is refused (400 naming each bad entry, 404). Also the
@@ -93,8 +94,8 @@ dialectTest('saved audiences: create, page through, read, replace, change, delet
   await fails(s, 'GET', '/api/sessions/nobody/audiences', undefined, 404, /^Session not found$/)
 
   // the session's audiences go with it
-  await s.app.db.db.deleteFrom('sessions').where('id', '=', OTHER).execute()
-  assert.equal((await s.app.db.db.selectFrom('audiences').select('id').where('session_id', '=', OTHER).execute()).length, 0)
+  await dbOf(s.app).db.deleteFrom('sessions').where('id', '=', OTHER).execute()
+  assert.equal((await dbOf(s.app).db.selectFrom('audiences').select('id').where('session_id', '=', OTHER).execute()).length, 0)
 })
 
 dialectTest('saved audiences: 50,000 numbers kept whole; bad input answers 400 naming the field and each bad entry', async (t, dialect) => {
@@ -161,7 +162,7 @@ dialectTest('send-status `audience` and schedules: the checks that come before t
     }
     // a known saved audience gets past the checks: the session is not connected
     await fails(s, 'POST', send, { ...text, audience: { type: 'saved', audienceId: saved.id } }, 500, /^WhatsApp is not connected$/)
-    assert.equal((await s.app.db.db.selectFrom('statuses').select('id').execute()).length, 0, 'no status recorded')
+    assert.equal((await dbOf(s.app).db.selectFrom('statuses').select('id').execute()).length, 0, 'no status recorded')
   }
 
   const sched = `/api/sessions/${SID}/scheduled-statuses`

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { waitFor } from '../helper.js'
 import { harness, OWN } from '../statuses/harness.js'
+import { dbOf } from '../support/db.js'
 
 // A send an audience chose, interrupted by a crash, resumes to the recipients of its snapshot (not the
 // contacts as they are now) with the status_setting it started with; the fake platform records the call.
@@ -25,12 +26,12 @@ test('a send with an audience: the platform gets the resolved recipients and set
 
   // as a crash leaves it: sending, its message stored, the own number's chunk committed
   const snapshot = { type: 'contacts', audienceId: null, name: null, except: [B], mode: null, statusSetting: 'denylist', recipients: [A, LID_ONLY] }
-  const { id } = await h.app.db.db.insertInto('statuses').values({
+  const { id } = await dbOf(h.app).db.insertInto('statuses').values({
     session_id: 's1', type: 'text', content: 'left behind', caption: '', message_id: 'MRESUME', state: 'sending', created_at: Date.now(),
     contact_count: 2, target_numbers: '', audience: JSON.stringify(snapshot), message_payload: Buffer.from('stored message'),
     media_file: null, background_color: null, font: null, error: null
   }).returning('id').executeTakeFirstOrThrow()
-  await h.app.db.db.insertInto('status_recipients').values({ status_id: id, jid: jid(OWN) }).execute()
+  await dbOf(h.app).db.insertInto('status_recipients').values({ status_id: id, jid: jid(OWN) }).execute()
   assert.equal(await h.app.statuses.recover(), 1)
   await waitFor(() => h.of('status-sent').find((e) => e.statusId === String(id)), 2000, 'the resumed send')
   const resumed = h.platform.sent.find((c) => c.input.messageId === 'MRESUME')

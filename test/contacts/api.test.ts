@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { build } from '../helper.js'
 import { dialectEnv, dialectTest } from '../support/db-matrix.js'
 import { insertSession } from '../support/sessions.js'
+import { dbOf } from '../support/db.js'
 
 // The phone's contacts and status privacy as the service keeps them (what the platform hands the sink) and
 // as GET …/contacts and …/status-privacy show them, on both backends. Through real Baileys and the
@@ -96,9 +97,9 @@ dialectTest('contacts: the sink keeps them current, the route pages and searches
   assert.deepEqual([await app.contacts.savedNumbers(SID), await app.contacts.statusPrivacy(SID)], [[], null])
   await sink.statusPrivacy('other', { mode: 'allowlist', numbers: ['4915300000099'] })
   // (the rows go with the session by cascade)
-  await app.db.db.deleteFrom('sessions').where('id', '=', 'other').execute()
-  const left = await app.db.db.selectFrom('phone_contacts').select('jid').execute()
-  const leftPrivacy = await app.db.db.selectFrom('phone_status_privacy').select('session_id').execute()
+  await dbOf(app).db.deleteFrom('sessions').where('id', '=', 'other').execute()
+  const left = await dbOf(app).db.selectFrom('phone_contacts').select('jid').execute()
+  const leftPrivacy = await dbOf(app).db.selectFrom('phone_status_privacy').select('session_id').execute()
   assert.deepEqual([left, leftPrivacy], [[], []])
 })
 

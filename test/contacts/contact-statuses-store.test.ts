@@ -4,6 +4,7 @@ import type { ContactStatusPage, ContactStatusView } from '../../schemas/contact
 import { build } from '../helper.js'
 import { dialectEnv, dialectTest } from '../support/db-matrix.js'
 import { insertSession } from '../support/sessions.js'
+import { dbOf } from '../support/db.js'
 
 // Contacts' statuses as the service keeps them (what the platform hands the sink before it acks the <status>
 // stanza) and as GET …/contact-statuses shows them, on both backends: idempotent by message id (a redelivered copy
@@ -104,7 +105,7 @@ dialectTest("contacts' statuses: committed once per message id, listed newest fi
   assert.equal((await page()).statuses[2].viewedAt, null)
 
   // the status expiry cleanup removes contacts' statuses older than the TTL too
-  const count = async (): Promise<number> => (await app.db.db.selectFrom('contact_statuses').select('message_id').execute()).length
+  const count = async (): Promise<number> => (await dbOf(app).db.selectFrom('contact_statuses').select('message_id').execute()).length
   assert.equal(await count(), 5)
   await app.statuses.cleanup()
   assert.equal(await count(), 4)

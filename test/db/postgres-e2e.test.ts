@@ -4,6 +4,7 @@ import pg from 'pg'
 import { build, waitFor } from '../helper.js'
 import { startStack } from '../stack.js'
 import { postgresUrl, usePostgres } from '../support/db-matrix.js'
+import { dbOf } from '../support/db.js'
 
 // The service on PostgreSQL (DATABASE_URL) through real Baileys and the emulator: link, send, receipts,
 // a reaction and a reply stored, then a new service process state (another data folder: nothing on disk carries over) on the
@@ -18,7 +19,7 @@ usePostgres()
 test('on PostgreSQL: link, send, receipts, a reaction and a reply stored; a restarted service reconnects from the stored auth state', { timeout: 120_000 }, async (t) => {
   const url = await postgresUrl()
   const s = await startStack(t, { DATABASE_URL: url })
-  assert.equal(s.app.db.dialect, 'postgres')
+  assert.equal(dbOf(s.app).dialect, 'postgres')
   await s.link(SID, OWN)
 
   const res = await s.api({ method: 'POST', url: `/api/sessions/${SID}/send-status`, payload: { type: 'text', content: 'on postgres', targetNumbers: `${A},${B}` } })

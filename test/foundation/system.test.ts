@@ -2,6 +2,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { build } from '../helper.js'
 import { insertSession } from '../support/sessions.js'
+import { dbOf } from '../support/db.js'
 
 test('stats start empty with lastStatusSent null', async (t) => {
   const { api } = await build(t)
@@ -15,7 +16,7 @@ test('stats start empty with lastStatusSent null', async (t) => {
 
 test('stats and storage count what the database holds', async (t) => {
   const { api, app } = await build(t)
-  const { db } = app.db
+  const { db } = dbOf(app)
   const now = Date.now()
   await insertSession(app, 's1', { name: 'One', createdAt: now - 1000 })
   await db.insertInto('uploads').values({ filename: 'f.png', kind: 'image', mime_type: 'image/png', size: 1234, created_at: now }).execute()

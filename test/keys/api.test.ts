@@ -5,6 +5,7 @@ import { build, sqliteOf, TEST_API_KEY, waitFor, type TestApp } from '../helper.
 import { form, png } from '../uploads/fixtures.js'
 import { dialectEnv, dialectTest } from '../support/db-matrix.js'
 import { insertSession } from '../support/sessions.js'
+import { dbOf } from '../support/db.js'
 
 // Scoped keys on the REST API and socket.io, without the platform: sessions are rows, events come from
 // the domain event bus the services use. End to end through real Baileys: e2e.test.ts.
@@ -34,7 +35,7 @@ test('the admin creates scoped keys: the key is answered once, only its hash is 
   assert.equal(list.statusCode, 200)
   assert.ok(!list.body.includes(k.key.split('_').at(-1) ?? '-'), 'the secret is not listed')
   assert.deepEqual(list.json<{ data: unknown[] }>().data, [{ id: k.id, name: 'Agency A', sessions: ['a'], scopes: ['read'], createdAt: list.json<{ data: Array<{ createdAt: string }> }>().data[0].createdAt }])
-  const rows = sqliteOf(s.app.db).prepare('select * from api_keys').all() as Array<Record<string, unknown>>
+  const rows = sqliteOf(dbOf(s.app)).prepare('select * from api_keys').all() as Array<Record<string, unknown>>
   assert.equal(rows.length, 1)
   const stored = JSON.stringify(rows)
   assert.ok(!stored.includes(k.key.slice(22)), 'the database holds no part of the secret')
@@ -87,7 +88,7 @@ dialectTest('a scoped key sees only its sessions: lists filtered, another sessio
   assert.equal((await s.app.inject({ method: 'POST', url: '/api/sessions', headers: as(reader.key), payload: { sessionId: 'c', sessionName: 'c', authMethod: 'qrcode' } })).statusCode, 403)
 
   // stats count only the key's sessions
-  await s.app.db.db.insertInto('statuses').values([
+  await dbOf(s.app).db.insertInto('statuses').values([
     { session_id: 'a', type: 'text', content: 'x', caption: '', message_id: 'M1', state: 'sent', created_at: Date.now(), contact_count: 1, target_numbers: '' },
     { session_id: 'b', type: 'text', content: 'y', caption: '', message_id: 'M2', state: 'sent', created_at: Date.now(), contact_count: 1, target_numbers: '' },
     { session_id: 'b', type: 'text', content: 'z', caption: '', message_id: 'M3', state: 'sent', created_at: Date.now(), contact_count: 1, target_numbers: '' }
@@ -137,7 +138,7 @@ test('webhooks made with a scoped key: only its sessions, only its endpoints', a
   assert.equal((await s.app.inject({ method: 'DELETE', url: `/api/webhooks/${hb.id}`, headers: as(ka.key) })).statusCode, 404)
 
   // deliveries are made from the event log after each event's commit (plugins/webhooks/dispatch.ts)
-  const rows = () => sqliteOf(s.app.db).prepare('select webhook_id, session_id from webhook_deliveries order by id').all()
+  const rows = () => sqliteOf(dbOf(s.app)).prepare('select webhook_id, session_id from webhook_deliveries order by id').all()
   s.app.domainEvents.emit('statuses-updated', { sessionId: 'a', action: 'cleanup' })
   s.app.domainEvents.emit('statuses-updated', { sessionId: 'b', action: 'cleanup' })
   await waitFor(() => rows().length >= 2, 10_000, 'the deliveries of both events')

@@ -4,6 +4,7 @@ import { io as connect, type Socket } from 'socket.io-client'
 import { sqliteOf, TEST_API_KEY, waitFor } from '../helper.js'
 import { Recorder, startStack } from '../stack.js'
 import { startReceiver } from '../webhooks/receiver.js'
+import { dbOf } from '../support/db.js'
 
 // Two tenants through the whole stack: real Baileys linked to the emulator, two sessions, a scoped key
 // for each. Each key's REST calls, socket.io clients and webhooks see only its session over a full send
@@ -93,7 +94,7 @@ test('two tenants: REST, socket.io and webhooks of each key see only its session
   assert.deepEqual(sessionsOf(s.events), new Set(['alpha', 'beta']))
 
   // webhooks: each key's endpoint got its session's events only (every delivery row is written when the event is emitted)
-  const rows = sqliteOf(s.app.db).prepare('select webhook_id as id, session_id as sessionId from webhook_deliveries').all() as Array<{ id: string, sessionId: string }>
+  const rows = sqliteOf(dbOf(s.app)).prepare('select webhook_id as id, session_id as sessionId from webhook_deliveries').all() as Array<{ id: string, sessionId: string }>
   assert.deepEqual(new Set(rows.filter((r) => r.id === hookA.id).map((r) => r.sessionId)), new Set(['alpha']))
   assert.deepEqual(new Set(rows.filter((r) => r.id === hookB.id).map((r) => r.sessionId)), new Set(['beta']))
   await waitFor(() => rxA.verified(hookA.secret).some((j) => j.type === 'status-viewers-update' && (j.data.viewers as unknown[]).length === 2), 20_000, 'alpha\'s viewers by webhook')
@@ -118,6 +119,6 @@ test('two tenants: REST, socket.io and webhooks of each key see only its session
   const again = await s.api({ method: 'POST', url: '/api/sessions/alpha/send-status', payload: { type: 'text', content: 'after the revoke', targetNumbers: V1 } })
   assert.equal(again.statusCode, 200, again.body)
   await s.events.next('status-sent', (p) => p.statusId === again.json<{ data: { statusId: string } }>().data.statusId, 15_000)
-  const after = sqliteOf(s.app.db).prepare('select count(*) as n from webhook_deliveries where webhook_id = ?').get(hookA.id) as { n: number }
+  const after = sqliteOf(dbOf(s.app)).prepare('select count(*) as n from webhook_deliveries where webhook_id = ?').get(hookA.id) as { n: number }
   assert.equal(after.n, before, 'no delivery for the revoked key\'s endpoint')
 })

@@ -8,6 +8,7 @@ import { systemStore } from '../../src/db/stores/system.js'
 import { CHECK_TIMEOUT_MS, createHealth, databaseCheck } from '../../plugins/system/health.js'
 import { build, waitFor, type TestApp } from '../helper.js'
 import { insertSession } from '../support/sessions.js'
+import { dbOf } from '../support/db.js'
 
 interface HealthBody {
   status: 'healthy' | 'degraded'
@@ -49,7 +50,7 @@ test('a linked session not connected for longer than HEALTH_DISCONNECTED_MS make
   const h = await waitFor(async () => { const b = await health(app); return b.status === 'degraded' ? b : undefined }, 5000, 'degraded')
   assert.deepEqual(h.checks.sessions, { total: 2, connected: 0, connecting: 0, disconnected: 2, loggedOut: 0, disconnectedTooLong: ['linked'] })
   assert.equal(h.checks.database.ok, true)
-  await app.app.db.db.deleteFrom('sessions').where('id', '=', 'linked').execute()
+  await dbOf(app.app).db.deleteFrom('sessions').where('id', '=', 'linked').execute()
   assert.equal((await health(app)).status, 'healthy')
 })
 

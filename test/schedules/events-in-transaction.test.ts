@@ -4,6 +4,7 @@ import { createScheduler } from '../../plugins/schedules/scheduler.js'
 import { harness, type Harness } from '../statuses/harness.js'
 import { dialectEnv, dialectTest } from '../support/db-matrix.js'
 import { logged, refuse } from '../support/event-refusal.js'
+import { dbOf } from '../support/db.js'
 
 // scheduled-status-fired and scheduled-status-failed are written in the transaction that records the run's
 // end (issue 26), on both dialects: with the event refused (a trigger on event_log) the end is not recorded
@@ -26,19 +27,19 @@ async function setUp (h: Harness, dueAt: number) {
   })
 }
 
-const runs = async (h: Harness) => await h.app.db.db.selectFrom('schedule_runs').select(['state', 'status_id', 'error']).orderBy('id').execute()
+const runs = async (h: Harness) => await dbOf(h.app).db.selectFrom('schedule_runs').select(['state', 'status_id', 'error']).orderBy('id').execute()
 
 dialectTest('a fired run is recorded with its scheduled-status-fired; refused, the run ends failed with its event instead', async (t, dialect) => {
   const h = await harness(t, await dialectEnv(dialect))
   const scheduler = await setUp(h, Date.now() - 1000)
-  await refuse(h.app.db, 'scheduled-status-fired', '%')
+  await refuse(dbOf(h.app), 'scheduled-status-fired', '%')
   await scheduler.tick()
   const [run] = await runs(h)
   assert.equal(run?.state, 'failed', 'not recorded fired without its event')
   assert.match(run?.error ?? '', /event log refused/)
   assert.notEqual(run?.status_id, null, 'the status it posted is named')
-  assert.deepEqual(await logged(h.app.db, 'scheduled-status-fired'), [])
-  const failed = await logged(h.app.db, 'scheduled-status-failed')
+  assert.deepEqual(await logged(dbOf(h.app), 'scheduled-status-fired'), [])
+  const failed = await logged(dbOf(h.app), 'scheduled-status-failed')
   assert.deepEqual(failed.map((e) => [e.scheduleId, e.state, e.statusId]), [['sch_test', 'failed', String(run?.status_id)]])
 })
 
@@ -46,10 +47,10 @@ dialectTest('a missed run is recorded with its scheduled-status-failed, or not a
   const h = await harness(t, await dialectEnv(dialect))
   const dueAt = Date.now() - h.app.config.schedules.graceMs - 60_000
   const scheduler = await setUp(h, dueAt)
-  await refuse(h.app.db, 'scheduled-status-failed', '%"missed"%')
+  await refuse(dbOf(h.app), 'scheduled-status-failed', '%"missed"%')
   await scheduler.tick()
   assert.deepEqual(await runs(h), [], 'no missed run without its event')
-  const row = await h.app.db.db.selectFrom('schedules').select(['next_run_at', 'run_count']).where('id', '=', 'sch_test').executeTakeFirstOrThrow()
+  const row = await dbOf(h.app).db.selectFrom('schedules').select(['next_run_at', 'run_count']).where('id', '=', 'sch_test').executeTakeFirstOrThrow()
   assert.deepEqual([Number(row.next_run_at), Number(row.run_count)], [dueAt, 0], 'the schedule did not move on')
-  assert.deepEqual(await logged(h.app.db, 'scheduled-status-failed'), [])
+  assert.deepEqual(await logged(dbOf(h.app), 'scheduled-status-failed'), [])
 })

@@ -7,6 +7,7 @@ import { BACKOFF_BASE_MS, createPacing } from '../../plugins/pacing/index.js'
 import { build } from '../helper.js'
 import { harness } from '../statuses/harness.js'
 import { insertSession } from '../support/sessions.js'
+import { dbOf } from '../support/db.js'
 
 // Pacing's back-off after the platform refused a post (429 / 463), and media a schedule names kept through
 // the uploads cleanup until the schedule goes. (The platform's rejections reach the service as
@@ -54,7 +55,7 @@ test('an upload a schedule names survives the uploads cleanup until the schedule
   const old = Date.now() - 86_400_000
   const filename = `${old}-00000000abcd-photo.jpg`
   writeFileSync(join(config.uploadDir, filename), 'x')
-  await app.db.db.insertInto('uploads').values({ filename, kind: 'image', mime_type: 'image/jpeg', size: 1, created_at: old }).execute()
+  await dbOf(app).db.insertInto('uploads').values({ filename, kind: 'image', mime_type: 'image/jpeg', size: 1, created_at: old }).execute()
   const res = await api({ method: 'POST', url: '/api/sessions/m1/scheduled-statuses', payload: { status: { type: 'image', content: filename }, at: new Date(Date.now() + 3_600_000).toISOString() } })
   assert.equal(res.statusCode, 200, res.body)
   const id = res.json<{ data: { id: string } }>().data.id

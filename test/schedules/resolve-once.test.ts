@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify'
 import { createScheduler } from '../../plugins/schedules/scheduler.js'
 import type { ResolvedRecipients } from '../../plugins/statuses/recipients.js'
 import { harness } from '../statuses/harness.js'
+import { dbOf } from '../support/db.js'
 
 // A scheduled run with pacing resolves its recipients once: pacing's look-ahead counts them and the send
 // takes the same resolution (it used to resolve the audience again in the send).
@@ -38,6 +39,6 @@ test('a paced scheduled run resolves its recipients once and sends to what pacin
   assert.deepEqual(counted, [2], 'pacing counted the resolved recipients')
   assert.equal(handed.length, 1)
   assert.equal(handed[0], resolvedAt[0], 'the send took the resolution pacing counted')
-  const run = await h.app.db.db.selectFrom('schedule_runs').select(['state', 'error']).executeTakeFirstOrThrow()
+  const run = await dbOf(h.app).db.selectFrom('schedule_runs').select(['state', 'error']).executeTakeFirstOrThrow()
   assert.equal(run.state, 'fired', run.error ?? '')
 })

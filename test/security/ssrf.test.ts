@@ -10,6 +10,7 @@ import { nonPublicRange } from '../../src/net/address-ranges.js'
 import { build } from '../helper.js'
 import { harness } from '../statuses/harness.js'
 import { jpeg, mp4, png } from '../uploads/fixtures.js'
+import { dbOf } from '../support/db.js'
 
 // Issue 12, point 4: `url` statuses are fetched by the server through a guard. Everything here is served
 // from loopback; loopback stands for "private" (refused by default) or, through the test-only isRefused
@@ -221,7 +222,7 @@ test('ssrf: the API answers 400 for refused URLs and 502 for failing remotes, an
   assert.deepEqual([big.statusCode, big.message], [400, 'URL refused: the media is larger than 1 MB'])
   const page = await send(loose, `${web.base}/page.png`)
   assert.deepEqual([page.statusCode, page.message], [400, 'URL refused: the content at the URL is not an image'])
-  const rows = await loose.app.db.db.selectFrom('statuses').select(['type', 'content']).execute()
+  const rows = await dbOf(loose.app).db.selectFrom('statuses').select(['type', 'content']).execute()
   assert.deepEqual(rows, [{ type: 'url', content: `${web.base}/a.png` }], 'failed fetches leave no row; the URL is what is stored')
   assert.deepEqual(readdirSync(loose.uploadDir), [], 'no temporary file left')
 })

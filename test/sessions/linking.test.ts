@@ -2,6 +2,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { build, waitFor } from '../helper.js'
 import { startStack } from '../stack.js'
+import { dbOf } from '../support/db.js'
 
 const json = { 'content-type': 'application/json' }
 const PNG_DATA_URL = /^data:image\/png;base64,[A-Za-z0-9+/]+=*$/
@@ -69,7 +70,7 @@ test('QR linking (phoneNumber: null): the qr-code event carries a PNG the phone 
   assert.equal(del.statusCode, 200)
   await s.events.next('session-deleted', (e) => e.sessionId === 'qr')
   await waitFor(() => s.emu.getAccount(number).linkedDevices.length === 0, 10_000, 'the device to be logged out in the emulator')
-  const { db } = s.app.db
+  const { db } = dbOf(s.app)
   for (const table of ['sessions', 'auth_creds', 'auth_keys', 'statuses'] as const) {
     const rows = await db.selectFrom(table).selectAll().execute()
     assert.equal(rows.length, 0, `${table} is empty`)
@@ -110,9 +111,9 @@ test('faults: a dropped connection reconnects; a logout ends in logged-out and t
   s.emu.fault(number, 'logout')
   const loggedOut = await waitFor(() => s.events.seen.slice(since).find((e) => e.event === 'connection-status' && (e.payload as { status: string }).status === 'logged-out'), 15_000, 'logged-out')
   assert.deepEqual({ ...(loggedOut.payload as object), reason: undefined, eventId: undefined }, { sessionId: 'f', connected: false, status: 'logged-out', ownNumber: null, reason: undefined, eventId: undefined })
-  const row = await s.app.db.db.selectFrom('sessions').selectAll().where('id', '=', 'f').executeTakeFirstOrThrow()
+  const row = await dbOf(s.app).db.selectFrom('sessions').selectAll().where('id', '=', 'f').executeTakeFirstOrThrow()
   assert.equal(row.linked, 0)
-  assert.equal((await s.app.db.db.selectFrom('auth_keys').selectAll().where('session_id', '=', 'f').execute()).length, 0, 'auth state cleared')
+  assert.equal((await dbOf(s.app).db.selectFrom('auth_keys').selectAll().where('session_id', '=', 'f').execute()).length, 0, 'auth state cleared')
 
   const fresh = await s.api({ method: 'POST', url: '/api/sessions/f/request-pairing-code' })
   assert.equal(fresh.statusCode, 200, fresh.body)

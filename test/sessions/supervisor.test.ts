@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { build } from '../helper.js'
+import { dbOf } from '../support/db.js'
 
 // The session supervisor (plugins/session-supervisor) on one node: at ready, every stored session is this
 // node's; it is reopened and the sends a crash left `sending` are looked for. (In a cluster, the leased
@@ -13,7 +14,7 @@ test('one node: at ready the supervisor resumes the sends a crash left sending, 
   const dir = mkdtempSync(join(tmpdir(), 'st-supervisor-'))
   t.after(() => { rmSync(dir, { recursive: true, force: true }) })
   const before = await build(t, {}, { keepDir: dir })
-  const { db } = before.app.db
+  const { db } = dbOf(before.app)
   await db.insertInto('sessions').values({ id: 's1', name: 's1', auth_method: 'qrcode', phone_number: null, own_number: null, own_lid: null, created_at: Date.now() }).execute()
   await db.insertInto('statuses').values({
     session_id: 's1', type: 'text', content: 'left behind', caption: '', message_id: 'MCRASHED1', state: 'sending', created_at: Date.now(),

@@ -1,6 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { build } from '../helper.js'
+import { dbOf } from '../support/db.js'
 
 const json = { 'content-type': 'application/json' }
 
@@ -30,7 +31,7 @@ test('create: bad input answers 400 naming the field, and stores nothing', async
     assert.equal(res.json().success, false)
     assert.match(res.json().error, message, JSON.stringify(body))
   }
-  const rows = await app.db.db.selectFrom('sessions').selectAll().execute()
+  const rows = await dbOf(app).db.selectFrom('sessions').selectAll().execute()
   assert.deepEqual(rows, [])
 })
 

@@ -5,6 +5,7 @@ import { test } from 'node:test'
 import { form, jpeg } from '../uploads/fixtures.js'
 import { waitFor } from '../helper.js'
 import { mediaTrusted, startStack } from '../stack.js'
+import { dbOf } from '../support/db.js'
 
 const OWN = '4915200000001'
 const A = '4915200000011'
@@ -34,19 +35,19 @@ test('cleanup: with a tiny STATUS_TTL_HOURS expired statuses, viewers and files 
   }
   await s.emu.waitForStatus((x) => x.id === sent[0].platformMessageId && x.decrypted, 10_000)
   await s.emu.sendView(sent[0].platformMessageId, { viewer: A })
-  await waitFor(async () => (await s.app.db.db.selectFrom('viewers').selectAll().execute()).length === 1, 3000, 'the view to be stored')
+  await waitFor(async () => (await dbOf(s.app).db.selectFrom('viewers').selectAll().execute()).length === 1, 3000, 'the view to be stored')
 
   await s.events.next('statuses-updated', (p) => p.action === 'cleanup' && p.sessionId === 'old', 15_000)
-  await waitFor(async () => (await s.app.db.db.selectFrom('statuses').selectAll().execute()).length === 0, 5000, 'every status to expire')
+  await waitFor(async () => (await dbOf(s.app).db.selectFrom('statuses').selectAll().execute()).length === 0, 5000, 'every status to expire')
   // the statuses were sent a moment apart, so one or two interval runs may have taken them: the counts add up
   // (a run emits its event after removing the media files, a moment after the rows are gone: wait for it)
   const removed = () => s.events.all('statuses-updated', (p) => p.action === 'cleanup' && p.sessionId === 'old')
     .map((p) => Number(/^([0-9]+) expired/.exec(p.message ?? '')?.[1]))
   await waitFor(() => removed().reduce((a, b) => a + b, 0) >= sent.length, 5000, 'the cleanup events').catch(() => {})
   assert.equal(removed().reduce((a, b) => a + b, 0), sent.length, `cleanup events: ${removed().join(', ')}`)
-  await waitFor(async () => (await s.app.db.db.selectFrom('uploads').selectAll().execute()).length === 0, 5000, 'old uploads to go')
-  assert.equal((await s.app.db.db.selectFrom('statuses').selectAll().execute()).length, 0)
-  assert.equal((await s.app.db.db.selectFrom('viewers').selectAll().execute()).length, 0)
+  await waitFor(async () => (await dbOf(s.app).db.selectFrom('uploads').selectAll().execute()).length === 0, 5000, 'old uploads to go')
+  assert.equal((await dbOf(s.app).db.selectFrom('statuses').selectAll().execute()).length, 0)
+  assert.equal((await dbOf(s.app).db.selectFrom('viewers').selectAll().execute()).length, 0)
   assert.ok(!existsSync(join(s.config.uploadDir, unused)))
   if (used !== null) assert.ok(!existsSync(join(s.config.uploadDir, used)))
   const list = await s.api({ method: 'GET', url: '/api/sessions/old/sent-statuses' })

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { waitFor } from '../helper.js'
 import { startStack, type Stack } from '../stack.js'
+import { dbOf } from '../support/db.js'
 
 // Issue 11, the send half, through the HTTP API, real Baileys and the emulator: a link dropped in the
 // middle of a 1,000-recipient send, and a logout in the middle of one. The emulator's record of who
@@ -27,7 +28,7 @@ function faultDuring (s: Stack, kind: 'drop' | 'logout', atSent: number, delayMs
 
 /** Numbers the service recorded for a status: `confirmed` ones (acknowledged) or `all` (also chunks cut off before their ack). */
 async function recorded (s: Stack, statusId: string, which: 'confirmed' | 'all' = 'all'): Promise<string[]> {
-  let query = s.app.db.db.selectFrom('status_recipients').select('jid').where('status_id', '=', Number(statusId))
+  let query = dbOf(s.app).db.selectFrom('status_recipients').select('jid').where('status_id', '=', Number(statusId))
   if (which === 'confirmed') query = query.where('confirmed', '=', 1)
   return (await query.execute()).map((r) => r.jid.replace(/@s\.whatsapp\.net$/, '')).sort()
 }

@@ -11,6 +11,7 @@ import type { EventName, EventPayloads } from '../../schemas/events.js'
 import { EventRecorder, type RecordedEvent } from '../events.js'
 import { testConfig } from '../helper.js'
 import { insertSession } from '../support/sessions.js'
+import { dbOf } from '../support/db.js'
 
 // The whole app (buildApp) with the platform replaced by a fake and every domain event recorded: fast,
 // deterministic tests of the status service over the real database, media store and domain events, for
@@ -46,6 +47,9 @@ export class FakePlatform {
     }
     return { sessionId, connected: true, status: 'open', ownNumber: own, pairingCode: null, qrCode: null }
   }
+
+  /** the session supervisor restores the stored sessions at start: the fake has none to restore (a test connects them) */
+  async restoreAll (): Promise<number> { return 0 }
 
   newMessageId (): string {
     return `3EB0${(++this.counter).toString(16).padStart(16, '0').toUpperCase()}`
@@ -145,7 +149,7 @@ export async function harness (t: TestContext, env: Record<string, string> = {})
     async addUpload (name, kind, createdAt = Date.now()) {
       const filename = `${createdAt}-${(++uploadCounter).toString(16).padStart(12, '0')}-${name}`
       writeFileSync(join(config.uploadDir, filename), 'x')
-      await app.db.db.insertInto('uploads').values({ filename, kind, mime_type: kind === 'image' ? 'image/jpeg' : 'video/mp4', size: 1, created_at: createdAt }).execute()
+      await dbOf(app).db.insertInto('uploads').values({ filename, kind, mime_type: kind === 'image' ? 'image/jpeg' : 'video/mp4', size: 1, created_at: createdAt }).execute()
       return filename
     }
   }

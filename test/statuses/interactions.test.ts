@@ -6,6 +6,7 @@ import type { StatusInteraction } from '../../src/platform/types.js'
 import { createInteractionIngest } from '../../plugins/statuses/interaction-ingest.js'
 import { harness, type Harness } from './harness.js'
 import { sqliteOf } from '../helper.js'
+import { dbOf } from '../support/db.js'
 
 // The interaction sink over the real database (the platform faked): what a reaction or a reply does to
 // the stored lists, the counts and the events, whatever order and however often the platform delivers.
@@ -93,10 +94,10 @@ test('deleting or expiring a status removes its reactions and replies; a closed 
     await ingest.sink.commit('s1', reply(s.platformMessageId, B, 'hi', Date.now(), `M${s.statusId}`))
   }
   const count = (table: 'status_reactions' | 'status_replies'): number =>
-    sqliteOf(h.app.db).prepare(`select count(*) from ${table}`).pluck().get() as number
+    sqliteOf(dbOf(h.app)).prepare(`select count(*) from ${table}`).pluck().get() as number
   await h.app.statuses.remove('s1', status.statusId)
   assert.deepEqual([count('status_reactions'), count('status_replies')], [1, 1])
-  await h.app.db.db.updateTable('statuses').set({ created_at: Date.now() - ttlMs - 1000 }).where('id', '=', Number(other.statusId)).execute()
+  await dbOf(h.app).db.updateTable('statuses').set({ created_at: Date.now() - ttlMs - 1000 }).where('id', '=', Number(other.statusId)).execute()
   await h.app.statuses.cleanup()
   assert.deepEqual([count('status_reactions'), count('status_replies')], [0, 0])
   ingest.stop()

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { waitFor } from '../helper.js'
 import { startStack, type Stack } from '../stack.js'
+import { dbOf } from '../support/db.js'
 
 // Refusals told truthfully (issue 30, item 2) and receipts read fully (item 4), through the HTTP API, real
 // Baileys and the emulator. Chunks of 2 recipients: a post to three contacts is [own, A] then [B, C].
@@ -41,7 +42,7 @@ async function listed (s: Stack): Promise<Listed[]> {
 }
 
 async function recipientsOf (s: Stack, statusId: string): Promise<string[]> {
-  const rows = await s.app.db.db.selectFrom('status_recipients').select('jid').where('status_id', '=', Number(statusId)).execute()
+  const rows = await dbOf(s.app).db.selectFrom('status_recipients').select('jid').where('status_id', '=', Number(statusId)).execute()
   return rows.map((r) => r.jid).sort()
 }
 

@@ -7,6 +7,7 @@ import { migrationProvider } from '../../src/db/migrations/index.js'
 import { PlatformError } from '../../src/platform/errors.js'
 import { sqliteOf, waitFor } from '../helper.js'
 import { harness, OWN, type Harness } from './harness.js'
+import { dbOf } from '../support/db.js'
 
 // A send's recorded life (issue 11) over the real database with the fake platform: chunks committed one
 // by one, partial and failed sends, the interrupted-send answer, and resuming rows a crash left `sending`.
@@ -16,12 +17,12 @@ const jid = (n: string): string => `${n}@s.whatsapp.net`
 const lost = (): PlatformError => new PlatformError('NOT_CONNECTED', 'WhatsApp is not connected (session logged-out)')
 
 async function recipientsOf (h: Harness, statusId: string | number): Promise<string[]> {
-  const rows = await h.app.db.db.selectFrom('status_recipients').select('jid').where('status_id', '=', Number(statusId)).execute()
+  const rows = await dbOf(h.app).db.selectFrom('status_recipients').select('jid').where('status_id', '=', Number(statusId)).execute()
   return rows.map((r) => r.jid).sort()
 }
 
 async function rowOf (h: Harness, statusId: string | number) {
-  return await h.app.db.db.selectFrom('statuses').selectAll().where('id', '=', Number(statusId)).executeTakeFirst()
+  return await dbOf(h.app).db.selectFrom('statuses').selectAll().where('id', '=', Number(statusId)).executeTakeFirst()
 }
 
 test('each chunk is committed before the next goes out; the built message is stored first', async (t) => {
@@ -29,7 +30,7 @@ test('each chunk is committed before the next goes out; the built message is sto
   await h.addSession('s1')
   const seen: Array<{ state: string, sent: number, recipients: number, payload: boolean }> = []
   h.app.domainEvents.on('status-send-progress', (p) => {
-    const row = sqliteOf(h.app.db).prepare('select state, sent_count as sent, message_payload is not null as payload, (select count(*) from status_recipients where status_id = ?) as recipients from statuses where id = ?')
+    const row = sqliteOf(dbOf(h.app)).prepare('select state, sent_count as sent, message_payload is not null as payload, (select count(*) from status_recipients where status_id = ?) as recipients from statuses where id = ?')
       .get(Number(p.statusId), Number(p.statusId)) as { state: string, sent: number, recipients: number, payload: number }
     seen.push({ ...row, payload: row.payload === 1 })
   })
@@ -78,7 +79,7 @@ test('a chunk written but cut off before its ack: not counted, but kept so a rev
   const res = await h.app.statuses.send('s1', { type: 'text', content: 'x', targetNumbers: R.join(',') })
   assert.deepEqual([res.state, res.sentCount], ['partial', 1])
   assert.match(res.message, /\(2 more may have it: the link closed before the platform confirmed them; a revoke includes them\)$/)
-  const rows = await h.app.db.db.selectFrom('status_recipients').select(['jid', 'confirmed']).where('status_id', '=', Number(res.statusId)).orderBy('jid').execute()
+  const rows = await dbOf(h.app).db.selectFrom('status_recipients').select(['jid', 'confirmed']).where('status_id', '=', Number(res.statusId)).orderBy('jid').execute()
   assert.deepEqual(rows.map((r) => [r.jid, r.confirmed]), [[jid(OWN), 1], [jid(R[0]), 1], [jid(R[1]), 0], [jid(R[2]), 0]].sort())
   await h.app.statuses.remove('s1', res.statusId, { revoke: true })
   assert.deepEqual([...h.platform.revoked[0].recipientJids].sort(), [OWN, R[0], R[1], R[2]].map(jid).sort())
@@ -98,7 +99,7 @@ test('stopped before anyone had it: the HTTP error as before, no row, a send-fai
   h.platform.failAfter = { chunks: 0, error: new Error('All encryptions failed') }
   await assert.rejects(h.app.statuses.send('s1', { type: 'text', content: 'y' }), { statusCode: 500, message: 'Failed to send status: All encryptions failed' })
   assert.deepEqual(await h.app.statuses.list('s1'), [])
-  assert.equal(Number((await h.app.db.db.selectFrom('status_recipients').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n), 0)
+  assert.equal(Number((await dbOf(h.app).db.selectFrom('status_recipients').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n), 0)
   assert.deepEqual(h.of('statuses-updated').map((e) => e.action), ['send-failed', 'send-failed'])
 })
 
@@ -118,7 +119,7 @@ test('a status still being sent is listed as sending and cannot be deleted (409)
 
 /** A row as a crash leaves it: `sending`, its message stored (or not), some chunks committed. */
 async function interrupted (h: Harness, opts: { sessionId?: string, payload?: boolean, committed: string[], inFlight?: string[] }): Promise<number> {
-  const { db } = h.app.db
+  const { db } = dbOf(h.app)
   const { id } = await db.insertInto('statuses').values({
     session_id: opts.sessionId ?? 's1', type: 'text', content: 'left behind', caption: '', message_id: `M${Math.random().toString(16).slice(2, 10)}`, state: 'sending',
     created_at: Date.now(), contact_count: R.length, target_numbers: [...R, OWN].join(','), sent_count: opts.committed.filter((j) => j !== jid(OWN)).length,

@@ -3,13 +3,14 @@ import { test } from 'node:test'
 import { SQLite } from '../../src/db/sqlite.js'
 import { build, waitFor } from '../helper.js'
 import { insertSession } from '../support/sessions.js'
+import { dbOf } from '../support/db.js'
 
 // GET …/sent-statuses is a query per request (its cached bytes, the sent-statuses-bytes speed trick, went with
 // the list request-rate target in issue 34). Whatever changes the list shows at once.
 
 async function setup (t: Parameters<typeof build>[0], env: Record<string, string> = {}) {
   const s = await build(t, env)
-  const { db } = s.app.db
+  const { db } = dbOf(s.app)
   const addSession = async (id: string): Promise<void> => {
     await insertSession(s.app, id, { ownNumber: '15550000000' })
   }
@@ -44,7 +45,7 @@ test('sent-statuses: the same answer as the service computes, and every write sh
   assert.equal((await s.list('a')).body.data.find((x) => x.id === String(first))?.viewerCount, 1)
 
   // a rejection, a new status, a deletion through the API
-  await s.app.db.db.updateTable('statuses').set({ error: '479' }).where('id', '=', first).execute()
+  await dbOf(s.app).db.updateTable('statuses').set({ error: '479' }).where('id', '=', first).execute()
   assert.equal((await s.list('a')).body.data.find((x) => x.id === String(first))?.error, '479')
   await s.addStatus('a', 'M3')
   assert.equal((await s.list('a')).body.data.length, 3)
@@ -64,7 +65,7 @@ test('sent-statuses: a removed session answers 404, and one created again under 
   await s.addSession('b')
   await s.addStatus('b', 'M1')
   assert.equal((await s.list('b')).body.data.length, 1)
-  await s.app.db.db.deleteFrom('sessions').where('id', '=', 'b').execute()
+  await dbOf(s.app).db.deleteFrom('sessions').where('id', '=', 'b').execute()
   assert.deepEqual((await s.list('b')), { status: 404, type: 'application/json; charset=utf-8', body: { success: false, error: 'Session not found' } })
   await s.addSession('b')
   assert.deepEqual((await s.list('b')).body, { success: true, data: [] })

@@ -10,6 +10,7 @@ import { waitFor } from '../helper.js'
 import { harness, OWN } from './harness.js'
 import { serveFiles } from '../stack.js'
 import { mp4, png } from '../uploads/fixtures.js'
+import { dbOf } from '../support/db.js'
 
 const A = '15551230001'
 const B = '15551230002'
@@ -39,12 +40,12 @@ test('text status: colour and font go to the platform, row stored as sent, statu
   assert.deepEqual(call.input.recipients, [A, B], 'own number never sent twice, duplicates dropped')
   assert.equal(call.input.messageId, res.platformMessageId)
 
-  const row = await h.app.db.db.selectFrom('statuses').selectAll().executeTakeFirstOrThrow()
+  const row = await dbOf(h.app).db.selectFrom('statuses').selectAll().executeTakeFirstOrThrow()
   assert.equal(row.state, 'sent')
   assert.equal(row.caption, '', 'caption ignored for text')
   assert.equal(row.target_numbers, `${A},${B},${OWN}`)
   assert.equal(row.sent_count, 2)
-  const recipients = await h.app.db.db.selectFrom('status_recipients').select('jid').where('status_id', '=', row.id).execute()
+  const recipients = await dbOf(h.app).db.selectFrom('status_recipients').select('jid').where('status_id', '=', row.id).execute()
   assert.deepEqual(recipients.map((r) => r.jid).sort(), [OWN, A, B].map((n) => `${n}@s.whatsapp.net`).sort())
   assert.equal(row.background_color, '#FF112233')
   assert.equal(row.font, 3)
@@ -105,7 +106,7 @@ test('image/video: upload must exist and be of that kind; url: media by extensio
   assert.deepEqual(h.platform.sent.at(-1)?.input.content, { kind: 'text', text: 'https://news.example/story\nread this' })
   await rejects(h.app.statuses.send('s1', { type: 'url', content: 'ftp://x/a.jpg' }), 400, /http\(s\) URL/)
 
-  const rows = await h.app.db.db.selectFrom('statuses').select(['type', 'content', 'media_file']).orderBy('id').execute()
+  const rows = await dbOf(h.app).db.selectFrom('statuses').select(['type', 'content', 'media_file']).orderBy('id').execute()
   assert.deepEqual(rows.map((r) => [r.type, r.media_file]), [['image', img], ['video', vid], ['url', null], ['url', null], ['url', null]])
   assert.equal(rows[4].content, 'https://news.example/story', 'only the URL is stored')
   assert.equal(rows[2].content, web.url('/p/Cat.WEBP?v=2'))
@@ -131,7 +132,7 @@ test('errors: unknown session 404, not connected 500, bad numbers 400; a failed 
   h.platform.connected.delete('s1')
   open()
   await rejects(pending, 500, /^WhatsApp is not connected$/)
-  const count = await h.app.db.db.selectFrom('statuses').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
+  const count = await dbOf(h.app).db.selectFrom('statuses').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
   assert.equal(Number(count.n), 0)
   assert.equal(h.of('status-sent').length, 0)
   await rejects(h.app.statuses.list('nope'), 404, /Session not found/)
@@ -262,7 +263,7 @@ test('a commit waits for a transaction another caller holds open (whose rollback
   const s = await h.app.statuses.send('s1', { type: 'text', content: 'x' })
   let held: Promise<void> | undefined
   let committed = false
-  await assert.rejects(h.app.db.db.transaction().execute(async (trx) => {
+  await assert.rejects(dbOf(h.app).db.transaction().execute(async (trx) => {
     await trx.selectFrom('statuses').select('id').execute()
     held = h.app.viewerIngest.commit('s1', [receipt(s.platformMessageId, A)])
     void held.then(() => { committed = true })
@@ -315,7 +316,7 @@ test('remove: record and viewers go, media file only when no other status uses i
   assert.match(first.note, /until it expires/)
   assert.ok(existsSync(join(h.uploadDir, img)), 'still used by the other status')
   assert.equal(h.platform.revoked.length, 0)
-  const v = await h.app.db.db.selectFrom('viewers').selectAll().execute()
+  const v = await dbOf(h.app).db.selectFrom('viewers').selectAll().execute()
   assert.equal(v.length, 0, 'viewers cascade')
 
   const second = await h.app.statuses.remove('s1', b.statusId, { revoke: true })
@@ -351,7 +352,7 @@ test('cleanup: expired statuses with viewers and media, old unused uploads, one 
   const e3 = await h.app.statuses.send('s2', { type: 'text', content: 'b' })
   const live = await h.app.statuses.send('s3', { type: 'image', content: keptImg })
   await h.app.viewerIngest.commit('s1', [receipt(e1.platformMessageId, A)])
-  await h.app.db.db.updateTable('statuses').set({ created_at: old }).where('id', 'in', [e1, e2, e3].map((s) => Number(s.statusId))).execute()
+  await dbOf(h.app).db.updateTable('statuses').set({ created_at: old }).where('id', 'in', [e1, e2, e3].map((s) => Number(s.statusId))).execute()
   assert.equal((await h.app.statuses.list('s1')).length, 0, 'expired statuses are not listed even before cleanup')
 
   const res = await h.app.statuses.cleanup()
@@ -360,10 +361,10 @@ test('cleanup: expired statuses with viewers and media, old unused uploads, one 
   assert.ok(!existsSync(join(h.uploadDir, oldUnused)))
   assert.ok(existsSync(join(h.uploadDir, freshUnused)))
   assert.ok(existsSync(join(h.uploadDir, keptImg)), 'an old upload still used by a live status stays')
-  const remaining = await h.app.db.db.selectFrom('statuses').select('id').execute()
+  const remaining = await dbOf(h.app).db.selectFrom('statuses').select('id').execute()
   assert.deepEqual(remaining.map((r) => String(r.id)), [live.statusId])
-  assert.equal((await h.app.db.db.selectFrom('viewers').selectAll().execute()).length, 0)
-  const uploads = await h.app.db.db.selectFrom('uploads').select('filename').orderBy('filename').execute()
+  assert.equal((await dbOf(h.app).db.selectFrom('viewers').selectAll().execute()).length, 0)
+  const uploads = await dbOf(h.app).db.selectFrom('uploads').select('filename').orderBy('filename').execute()
   assert.deepEqual(uploads.map((u) => u.filename).sort(), [freshUnused, keptImg].sort())
   // the four sends each emitted statuses-updated `sent`
   const cleanups = () => h.of('statuses-updated').filter((e) => e.action !== 'sent')
@@ -379,5 +380,5 @@ test('cleanup runs at start and on the interval', async (t) => {
   await h.app.statuses.send('s1', { type: 'text', content: 'x' })
   const ev = await waitFor(() => h.of('statuses-updated').find((e) => e.action === 'cleanup'), 3000, 'interval cleanup')
   assert.equal(ev.sessionId, 's1')
-  assert.equal((await h.app.db.db.selectFrom('statuses').selectAll().execute()).length, 0)
+  assert.equal((await dbOf(h.app).db.selectFrom('statuses').selectAll().execute()).length, 0)
 })

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { DbHandle } from '../../src/db/connection.js'
 import type { Database, NewSessionRow } from '../../src/db/database.js'
+import { dbOf } from './db.js'
 
 // The one place a test writes a session row without going through the API (a test that only needs a
 // session to exist, or a platform test below the service). When the sessions store lands, this is the
@@ -27,7 +28,7 @@ export interface SessionFields {
 function kyselyOf (target: SessionTarget): Kysely<Database> {
   if ('insertInto' in target) return target
   if ('dialect' in target) return target.db
-  return target.db.db
+  return dbOf(target).db
 }
 
 /** Inserts a session row (no platform start, no event): what a test needs for a session to exist. */

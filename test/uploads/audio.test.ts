@@ -10,6 +10,7 @@ import { harness } from '../statuses/harness.js'
 import { serveFiles } from '../stack.js'
 import { assertNothingStored, form, png, toneMp3, uploadRows, voiceOgg, wav } from './fixtures.js'
 import { insertSession } from '../support/sessions.js'
+import { dbOf } from '../support/db.js'
 
 // Audio statuses (issue 31): the files' types and durations, POST /api/upload-audio, and what send-status
 // hands the platform for them (through the fake platform; the emulator test is test/statuses/audio-e2e.test.ts).
@@ -89,7 +90,7 @@ test('url statuses ending in an audio extension are audio; the others stay as th
 async function storeUpload (h: Awaited<ReturnType<typeof harness>>, name: string, kind: 'audio' | 'image', mime: string, data: Buffer): Promise<string> {
   const filename = `${Date.now()}-0123456789ab-${name}`
   writeFileSync(join(h.uploadDir, filename), data)
-  await h.app.db.db.insertInto('uploads').values({ filename, kind, mime_type: mime, size: data.length, created_at: Date.now() }).execute()
+  await dbOf(h.app).db.insertInto('uploads').values({ filename, kind, mime_type: mime, size: data.length, created_at: Date.now() }).execute()
   return filename
 }
 
@@ -103,7 +104,7 @@ test('send-status type audio: OGG/Opus goes to the platform as a voice note, MP3
   const [first, second] = h.platform.sent.map((s) => s.input.content)
   assert.deepEqual(first, { kind: 'audio', source: { path: join(h.uploadDir, ogg) }, mimetype: 'audio/ogg; codecs=opus', ptt: true, seconds: 3 })
   assert.deepEqual(second, { kind: 'audio', source: { path: join(h.uploadDir, mp3) }, mimetype: 'audio/mpeg', ptt: false, seconds: 2 })
-  const row = await h.app.db.db.selectFrom('statuses').selectAll().where('id', '=', Number(voice.statusId)).executeTakeFirstOrThrow()
+  const row = await dbOf(h.app).db.selectFrom('statuses').selectAll().where('id', '=', Number(voice.statusId)).executeTakeFirstOrThrow()
   assert.deepEqual([row.type, row.content, row.caption, row.media_file], ['audio', ogg, '', ogg])
   const [sent] = h.of('status-sent')
   assert.deepEqual([sent.type, sent.content, sent.caption], ['audio', ogg, ''])
@@ -131,7 +132,7 @@ test('a url status ending in .mp3 is fetched and sent as audio with its duration
   assert.deepEqual(opus && { ...opus, source: undefined }, { kind: 'audio', source: undefined, mimetype: 'audio/ogg; codecs=opus', ptt: true, seconds: 3 })
   const local = mp3 !== undefined && 'source' in mp3 && 'path' in mp3.source ? mp3.source.path : ''
   assert.ok(local !== '' && !existsSync(local), 'the local copy is removed after the send')
-  const rows = await h.app.db.db.selectFrom('statuses').select(['id', 'type', 'content', 'caption']).orderBy('id').execute()
+  const rows = await dbOf(h.app).db.selectFrom('statuses').select(['id', 'type', 'content', 'caption']).orderBy('id').execute()
   assert.deepEqual(rows.map((r) => [String(r.id), r.type, r.content, r.caption]), [
     [res.statusId, 'url', web.url('/music/tone.mp3'), ''],
     [voice.statusId, 'url', web.url('/voice/note.opus'), '']
@@ -152,7 +153,7 @@ test('a schedule naming an uploaded audio file keeps it, and refuses one that wa
   const at = new Date(Date.now() + 3_600_000).toISOString()
   const res = await api({ method: 'POST', url: '/api/sessions/m1/scheduled-statuses', payload: { status: { type: 'audio', content: filename }, at } })
   assert.equal(res.statusCode, 200, res.body)
-  const row = await app.db.db.selectFrom('schedules').select('media_file').executeTakeFirstOrThrow()
+  const row = await dbOf(app).db.selectFrom('schedules').select('media_file').executeTakeFirstOrThrow()
   assert.equal(row.media_file, filename, 'the schedule holds the upload, so the unused-uploads cleanup leaves it')
   const missing = await api({ method: 'POST', url: '/api/sessions/m1/scheduled-statuses', payload: { status: { type: 'audio', content: '1700000000000-0123456789ab-gone.ogg' }, at } })
   assert.equal(missing.statusCode, 400, missing.body)

@@ -3,6 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import type { FastifyInstance } from 'fastify'
 import { PNG } from 'pngjs'
 import type { LocalMediaStore } from '../../plugins/uploads/media-store.js'
+import { dbOf } from '../support/db.js'
 
 /** A real 2×2 PNG, encoded by pngjs. */
 export function png (): Buffer {
@@ -57,7 +58,7 @@ export function filesIn (dir: string): string[] {
 }
 
 export async function uploadRows (app: FastifyInstance): Promise<Array<{ filename: string, kind: string, mime_type: string, size: number }>> {
-  return await app.db.db.selectFrom('uploads').select(['filename', 'kind', 'mime_type', 'size']).execute()
+  return await dbOf(app).db.selectFrom('uploads').select(['filename', 'kind', 'mime_type', 'size']).execute()
 }
 
 /** The upload folder holds no file (not even a `.part`) and the table no row. */

@@ -9,6 +9,7 @@ import { safeName } from '../../plugins/uploads/media-store.js'
 import { sniff } from '../../src/media/sniff.js'
 import { build, sqliteOf } from '../helper.js'
 import { assertNothingStored, filesIn, form, jpeg, local, mp4, png, uploadRows } from './fixtures.js'
+import { dbOf } from '../support/db.js'
 
 const PNG_TYPE = sniff(png())
 const MP4_TYPE = sniff(mp4())
@@ -92,7 +93,7 @@ test('remove deletes the file and its row, and never reaches outside the folder'
   assert.ok(existsSync(join(dir, 'victim.png')))
 
   // a row whose file is already gone is still removed
-  await app.db.db.insertInto('uploads').values({ filename: '1700000000000-0123456789ab-gone.png', kind: 'image', mime_type: 'image/png', size: 1, created_at: Date.now() }).execute()
+  await dbOf(app).db.insertInto('uploads').values({ filename: '1700000000000-0123456789ab-gone.png', kind: 'image', mime_type: 'image/png', size: 1, created_at: Date.now() }).execute()
   assert.equal(await app.mediaStore.remove('1700000000000-0123456789ab-gone.png'), false)
   assert.deepEqual(await uploadRows(app), [])
 })
@@ -168,7 +169,7 @@ test('save refuses and cleans up: wrong kind, truncated, broken stream, failed i
     await assertNothingStored(app, what)
   }
 
-  sqliteOf(app.db).exec("create trigger refuse_uploads before insert on uploads begin select raise(abort, 'disk says no'); end")
+  sqliteOf(dbOf(app)).exec("create trigger refuse_uploads before insert on uploads begin select raise(abort, 'disk says no'); end")
   await assert.rejects(store.save(part([png()]), 'image'), /disk says no/)
   await assertNothingStored(app, 'after a failed insert')
 })

@@ -12,6 +12,7 @@ import { dialectEnv, dialectTest, postgresUrl } from '../support/db-matrix.js'
 import { S3_SECRET, startS3, type PrivateS3 } from '../support/s3.js'
 import { CLUSTER_KEY, nodeApi, ownership, planNode, startNode } from '../cluster/nodes.js'
 import { filesIn, form, jpeg, toneMp3, uploadRows, voiceOgg, wav } from './fixtures.js'
+import { dbOf } from '../support/db.js'
 
 // MEDIA_STORE=s3 against a real S3 API server on loopback (test/support/s3.ts), through the real service:
 // uploads become objects (a multipart one only once complete), a session posts one through real Baileys and
@@ -110,8 +111,8 @@ dialectTest('MEDIA_STORE=s3: an upload is an object, a session posts it, delete 
   await s.emu.waitForStatus((x) => x.id === expiring.platformMessageId && x.decrypted, 15_000)
   assert.deepEqual(await s3.keys(), [large.filename, used.filename, unused.filename].sort())
   const old = Date.now() - 25 * 3_600_000
-  await s.app.db.db.updateTable('statuses').set({ created_at: old }).execute()
-  await s.app.db.db.updateTable('uploads').set({ created_at: old }).execute()
+  await dbOf(s.app).db.updateTable('statuses').set({ created_at: old }).execute()
+  await dbOf(s.app).db.updateTable('uploads').set({ created_at: old }).execute()
   assert.deepEqual(await s.app.statuses.cleanup(), { statuses: 1, uploads: 3 })
   assert.deepEqual(await s3.keys(), [], 'no object left behind')
   assert.deepEqual(await uploadRows(s.app), [])

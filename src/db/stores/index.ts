@@ -60,9 +60,12 @@ export interface OpenedStores {
   /** `sqlite` (the file) or `postgres`: for the start-up log line and health only */
   describe: () => { database: string }
   close: () => Promise<void>
-  /** transitional: the handle the stores were built from, until every caller uses a store */
+  /** the connection the stores share: decorated under DB_HANDLE for tests that inspect rows, never for the service */
   handle: DbHandle
 }
+
+/** Where the app keeps the stores' connection for tests (test/support/db.ts `dbOf`); the service reaches data through `app.stores` only. */
+export const DB_HANDLE = Symbol.for('status-tracker.db-handle')
 
 export function buildStores (handle: DbHandle): Stores {
   return {

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely'
 import type { DbHandle } from '../connection.js'
 import type { Database, NewSessionRow, SessionRow, SessionTable } from '../database.js'
-import { appendEvents, type NewEvent } from '../repositories/events.js'
+import { appendEvents, type NewEvent } from './events.js'
 import { writeOrder } from '../write-order.js'
 
 type Db = Kysely<Database>

@@ -2,7 +2,7 @@ import type SQLite from 'better-sqlite3'
 import { sql, type Kysely } from 'kysely'
 import type { DbHandle } from '../connection.js'
 import type { Database, NewStatusRow, StatusRow } from '../database.js'
-import { appendEvents, sqliteEventLog, type NewEvent } from '../repositories/events.js'
+import { appendEvents, sqliteEventLog, type NewEvent } from './events.js'
 import { onSqliteConnection } from './sqlite-gate.js'
 
 type Db = Kysely<Database>

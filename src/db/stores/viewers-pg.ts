@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely'
 import type { Database, ViewerRow } from '../database.js'
-import { EVENT_LOG_LOCK, type NewEvent } from '../repositories/events.js'
+import { EVENT_LOG_LOCK, type NewEvent } from './events.js'
 import { listViewers, recentlyViewedIn, type CommitReads, type DeliveryToRecord, type InCommit, type ReceiptPart, type StatusChange, type ViewToRecord } from './viewers.js'
 
 type Db = Kysely<Database>
