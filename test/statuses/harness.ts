@@ -34,6 +34,8 @@ export class FakePlatform {
   chunkSize = 2
   /** makes the next sendStatus fail with `error` once `chunks` chunks went out (`written`: the next one went out unacknowledged) */
   failAfter: { chunks: number, error: Error, written?: boolean } | null = null
+  /** called before each chunk goes out (a test looks at what is committed by then) */
+  beforeChunk: ((index: number) => void) | null = null
   private counter = 0
   private listeners = new Map<string, Set<(p: never) => void>>()
 
@@ -68,6 +70,7 @@ export class FakePlatform {
     let sent = all.length - todo.length
     for (let i = 0; i * this.chunkSize < todo.length; i++) {
       const jids = todo.slice(i * this.chunkSize, (i + 1) * this.chunkSize)
+      this.beforeChunk?.(i)
       await input.onChunkStart?.(jids)
       if (this.failAfter !== null && this.failAfter.chunks === i) {
         const { error, written } = this.failAfter

@@ -28,18 +28,20 @@ async function rowOf (h: Harness, statusId: string | number) {
 test('each chunk is committed before the next goes out; the built message is stored first', async (t) => {
   const h = await harness(t)
   await h.addSession('s1')
+  // what is committed when each chunk is about to go out (the fake platform sends own + 5 in chunks of 2)
   const seen: Array<{ state: string, sent: number, recipients: number, payload: boolean }> = []
-  h.app.domainEvents.on('status-send-progress', (p) => {
-    const row = sqliteOf(dbOf(h.app)).prepare('select state, sent_count as sent, message_payload is not null as payload, (select count(*) from status_recipients where status_id = ?) as recipients from statuses where id = ?')
-      .get(Number(p.statusId), Number(p.statusId)) as { state: string, sent: number, recipients: number, payload: number }
+  h.platform.beforeChunk = () => {
+    const row = sqliteOf(dbOf(h.app)).prepare('select state, sent_count as sent, message_payload is not null as payload, ' +
+      '(select count(*) from status_recipients r where r.status_id = statuses.id) as recipients from statuses order by id desc limit 1')
+      .get() as { state: string, sent: number, recipients: number, payload: number }
     seen.push({ ...row, payload: row.payload === 1 })
-  })
+  }
   const res = await h.app.statuses.send('s1', { type: 'text', content: 'x', targetNumbers: R.join(',') })
   assert.deepEqual([res.state, res.sentCount, res.contactCount], ['sent', 5, 5])
   assert.deepEqual(seen, [
+    { state: 'sending', sent: 0, recipients: 0, payload: true },
     { state: 'sending', sent: 1, recipients: 2, payload: true },
-    { state: 'sending', sent: 3, recipients: 4, payload: true },
-    { state: 'sending', sent: 5, recipients: 6, payload: true }
+    { state: 'sending', sent: 3, recipients: 4, payload: true }
   ])
   const row = await rowOf(h, res.statusId)
   assert.deepEqual([row?.state, row?.sent_count], ['sent', 5])

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely'
 import type { Database } from '../database.js'
 import type { ReceiptPart, ViewerStore } from './viewers.js'
+import { pnJid } from '../../platform/jid.js'
 
 type Db = Kysely<Database>
 
@@ -80,7 +81,7 @@ export function createInteractions (db: Db): Omit<ViewerStore, keyof ReceiptPart
       const changed = new Set<number>()
       const ofSession = trx.selectFrom('statuses').select('id').where('session_id', '=', sessionId)
       for (const { lid, number } of mappings) {
-        const jid = `${number}@s.whatsapp.net`
+        const jid = pnJid(number)
         const rows = await trx.selectFrom('status_reactions').selectAll().where('reactor', '=', lid).where('number', 'is', null).where('status_id', 'in', ofSession).execute()
         for (const row of rows) {
           await trx.deleteFrom('status_reactions').where('status_id', '=', row.status_id).where('reactor', '=', lid).execute()

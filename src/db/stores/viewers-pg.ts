@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely'
 import type { Database, ViewerRow } from '../database.js'
 import { EVENT_LOG_LOCK, type NewEvent } from './events.js'
 import { listViewers, recentlyViewedIn, type CommitReads, type DeliveryToRecord, type InCommit, type ReceiptPart, type StatusChange, type ViewToRecord } from './viewers.js'
+import { pnJid } from '../../platform/jid.js'
 
 type Db = Kysely<Database>
 
@@ -105,7 +106,7 @@ export function createPostgresReceipts (db: Db): ReceiptPart {
     mapLids: async (sessionId, mappings, inCommit) => await db.transaction().execute(async (trx) => {
       const changed = new Set<number>()
       for (const { lid, number } of mappings) {
-        const jid = `${number}@s.whatsapp.net`
+        const jid = pnJid(number)
         const moved = await sql<{ status_id: number, viewed_at: number, is_real: number }>`delete from viewers v using statuses s
           where s.id = v.status_id and v.viewer = ${lid} and v.number is null and s.session_id = ${sessionId}
           returning v.status_id, v.viewed_at, v.is_real`.execute(trx)

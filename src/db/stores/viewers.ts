@@ -7,6 +7,7 @@ import { onSqliteConnection } from './sqlite-gate.js'
 import type { StoreTx } from './statuses.js'
 import { createInteractions } from './interactions.js'
 import { createPostgresReceipts } from './viewers-pg.js'
+import { pnJid } from '../../platform/jid.js'
 
 type Db = Kysely<Database>
 
@@ -212,10 +213,10 @@ function sqliteReceipts (db: Db, sqlite: SQLite.Database): ReceiptPart {
     for (const { lid, number } of mappings) {
       for (const row of lidRows.all(lid, sessionId)) {
         removeLidRow.run(row.status_id, lid)
-        upsert.run(row.status_id, number, number, `${number}@s.whatsapp.net`, row.viewed_at, row.is_real)
+        upsert.run(row.status_id, number, number, pnJid(number), row.viewed_at, row.is_real)
         changed.add(row.status_id)
       }
-      moveDeliveries.run(number, number, `${number}@s.whatsapp.net`, lid, sessionId)
+      moveDeliveries.run(number, number, pnJid(number), lid, sessionId)
       dropLidDeliveries.run(lid, sessionId)
     }
     if (changed.size > 0) appendFor(changed, inCommit)
