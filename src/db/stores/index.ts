@@ -10,7 +10,7 @@ import { webhookStore, type WebhookStore } from './webhooks.js'
 import { createStatusStore, type StatusStore } from './statuses.js'
 import { createUploadStore, type UploadStore } from './uploads.js'
 import { createViewerStore, type ViewerStore } from './viewers.js'
-import { kyselyAuthStateStore, type AuthStateStore } from './auth-state.js'
+import { kyselyAuthStateStore, sqliteAuthStateStore, type AuthStateStore } from './auth-state.js'
 import { kyselyLeaseStore, type LeaseStore } from './leases.js'
 import { kyselySessionStore, type SessionStore } from './sessions.js'
 
@@ -83,7 +83,7 @@ export function buildStores (handle: DbHandle): Stores {
     uploads: createUploadStore(handle),
     sessions: kyselySessionStore(handle.db, handle.dialect),
     leases: kyselyLeaseStore(handle.db, handle.dialect === 'postgres' ? handle.url : null),
-    authState: kyselyAuthStateStore(handle.db)
+    authState: handle.dialect === 'sqlite' ? sqliteAuthStateStore(handle.db, handle.sqlite) : kyselyAuthStateStore(handle.db)
   }
 }
 
