@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { insertSession } from '../../src/db/stores/sessions.js'
 import { createStatusStore } from '../../src/db/stores/statuses.js'
+import { systemStore } from '../../src/db/stores/system.js'
 import { createViewerStore } from '../../src/db/stores/viewers.js'
 import { dialectTest, openTestDb } from '../support/db-matrix.js'
 
@@ -35,5 +36,5 @@ dialectTest('reactions and replies: latest wins, redelivery no-op, LID rows get 
   assert.deepEqual(await store.unmappedInteractionLids('s1', 10), [])
   assert.deepEqual((await store.reactions(statusId)).map((r) => [r.reactor, r.emoji, r.reacted_at]), [['1555', '😂', now + 3000]])
   assert.deepEqual((await store.replies(statusId)).map((r) => [r.replier, r.number, r.text]), [['1555', '1555', 'hi'], ['1555', '1555', 'yo']])
-  assert.deepEqual(await store.interactionTotals(), { reactions: 1, replies: 2 })
+  assert.deepEqual(await systemStore(handle).interactionTotals(), { reactions: 1, replies: 2 })
 })

@@ -1,8 +1,9 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { readdirSync, readFileSync, statSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { tsFiles } from '../support/imports.js'
 
 // How the plugins compose (docs/development.md, "The shape of the service"):
 // - a plugin uses another plugin's decorator only when it names that plugin in its `dependencies` (or
@@ -15,16 +16,6 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
 /** uses still outside the graph, each with what removes it */
 const KNOWN: Record<string, string> = {
   'contact-statuses → platform': 'read lazily: the platform depends on contact-statuses for its sink'
-}
-
-function tsFiles (dir: string): string[] {
-  const out: string[] = []
-  for (const entry of readdirSync(join(ROOT, dir))) {
-    const rel = join(dir, entry)
-    if (statSync(join(ROOT, rel)).isDirectory()) out.push(...tsFiles(rel))
-    else if (rel.endsWith('.ts')) out.push(rel)
-  }
-  return out
 }
 
 interface Plugin { file: string, name: string, dependencies: string[], /** its source: from the end of the file's previous plugin */ body: string }

@@ -1,9 +1,9 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { importsOf } from '../support/imports.js'
+import { importsOf, tsFiles } from '../support/imports.js'
 
 // The stores are the only door to the database (issue 34, src/db/stores/index.ts): outside src/db, in every
 // .ts file of src/, plugins/ and schemas/, nothing sees a dialect, a driver or the raw connection.
@@ -44,16 +44,6 @@ const DB_MODULES: Record<string, { typeOnly: boolean, why: string }> = {
 }
 
 export interface Leak { line: number, rule: string, text: string }
-
-function tsFiles (dir: string): string[] {
-  const out: string[] = []
-  for (const entry of readdirSync(join(ROOT, dir))) {
-    const rel = join(dir, entry)
-    if (statSync(join(ROOT, rel)).isDirectory()) out.push(...tsFiles(rel))
-    else if (rel.endsWith('.ts')) out.push(rel)
-  }
-  return out
-}
 
 const scanned = () => [...tsFiles('src').filter((f) => !f.startsWith('src/db/')), ...tsFiles('plugins'), ...tsFiles('schemas')]
 

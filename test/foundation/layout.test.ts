@@ -1,9 +1,9 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { readdirSync, readFileSync, statSync } from 'node:fs'
+import { readFileSync, statSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { importsOf, type Import } from '../support/imports.js'
+import { importsOf, tsFiles, type Import } from '../support/imports.js'
 
 // The design card's layout and the direction of its imports (DESIGN.md §2):
 // - src/ is the core and knows nothing of Fastify: only src/app.ts (the composition root) and src/server.ts
@@ -15,16 +15,6 @@ import { importsOf, type Import } from '../support/imports.js'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const MAX_LINES = 300
-
-function tsFiles (dir: string): string[] {
-  const out: string[] = []
-  for (const entry of readdirSync(join(ROOT, dir))) {
-    const rel = join(dir, entry)
-    if (statSync(join(ROOT, rel)).isDirectory()) out.push(...tsFiles(rel))
-    else if (rel.endsWith('.ts')) out.push(rel)
-  }
-  return out
-}
 
 const isFastify = (spec: string) => spec === 'fastify' || spec === 'fastify-plugin' || (spec.startsWith('@fastify/') && spec !== '@fastify/error')
 const DRIVERS = new Set(['better-sqlite3', 'better-sqlite3-napi', 'pg', 'kysely'])

@@ -58,18 +58,6 @@ export function createInteractions (db: Db): Omit<ViewerStore, keyof ReceiptPart
         .orderBy('replied_at').orderBy('received_at').orderBy('message_id')
         .execute()
     },
-    async interactionTotals (since = 0, sessionIds) {
-      if (sessionIds?.length === 0) return { reactions: 0, replies: 0 }
-      let reacted = db.selectFrom('status_reactions as r').innerJoin('statuses as s', 's.id', 'r.status_id')
-        .select((eb) => eb.fn.countAll<number>().as('n')).where('r.emoji', '<>', '').where('s.created_at', '>=', since)
-      if (sessionIds !== undefined) reacted = reacted.where('s.session_id', 'in', sessionIds)
-      let replied = db.selectFrom('status_replies as r').innerJoin('statuses as s', 's.id', 'r.status_id')
-        .select((eb) => eb.fn.countAll<number>().as('n')).where('s.created_at', '>=', since)
-      if (sessionIds !== undefined) replied = replied.where('s.session_id', 'in', sessionIds)
-      const reactions = await reacted.executeTakeFirstOrThrow()
-      const replies = await replied.executeTakeFirstOrThrow()
-      return { reactions: Number(reactions.n), replies: Number(replies.n) }
-    },
     async unmappedInteractionLids (sessionId, limit) {
       const reactors = db.selectFrom('status_reactions as r').innerJoin('statuses as s', 's.id', 'r.status_id')
         .select('r.reactor as lid').where('r.number', 'is', null).where('s.session_id', '=', sessionId)

@@ -115,8 +115,6 @@ export interface ViewerStore {
   reactions: (statusId: number) => Promise<StatusReactionRow[]>
   /** Replies to a status, oldest first. */
   replies: (statusId: number) => Promise<StatusReplyRow[]>
-  /** Reactions (current) and replies to statuses created at or after `since`; `sessionIds`: only those sessions' (absent: every one). */
-  interactionTotals: (since?: number, sessionIds?: readonly string[]) => Promise<{ reactions: number, replies: number }>
   /** LIDs of the session's reactions and replies without a number */
   unmappedInteractionLids: (sessionId: string, limit: number) => Promise<string[]>
   /** Reactions and replies stored under a LID get its number; the statuses whose reactions or replies changed. */
