@@ -52,11 +52,6 @@ export interface EventStore {
   after: (after: number, limit: number, filter?: EventFilter) => Promise<EventLogRow[]>
   /** the highest id in the log (0 when empty) */
   lastId: () => Promise<number>
-  /**
-   * The statuses named by status-viewers-added events in the log's last `spanMs` (by created_at, counted
-   * back from its newest event), with their sessions: what was viewed in the moments before the service stopped.
-   */
-  recentlyViewed: (spanMs: number) => Promise<Array<{ statusId: number, sessionId: string }>>
   /** removes events older than `before`, except those the webhook cursor has not passed yet; how many went */
   prune: (before: number) => Promise<number>
 }
@@ -82,7 +77,6 @@ export function eventStore (handle: DbHandle): EventStore {
       const row = await db.selectFrom('event_log').select((eb) => eb.fn.max('id').as('id')).executeTakeFirst()
       return Number(row?.id ?? 0)
     },
-    recentlyViewed: async (spanMs) => await recentlyViewed(db, handle.dialect, spanMs),
     async prune (before) {
       const result = await db.deleteFrom('event_log')
         .where('created_at', '<', before)
@@ -113,7 +107,11 @@ async function eventsAfter (db: Db, after: number, limit: number, f: EventFilter
   return await q.orderBy('id').limit(limit).execute()
 }
 
-/** For the viewer store until it moves (src/db/stores/events.ts `EventStore.recentlyViewed` is the port's). */
+/**
+ * The statuses named by status-viewers-added events in the log's last `spanMs` (by created_at, counted back
+ * from its newest event), with their sessions: what was viewed in the moments before the service stopped
+ * (the viewer store's `recentlyViewed`, for viewer ingest's recovery at start).
+ */
 export async function recentlyViewed (db: Db, dialect: DbHandle['dialect'], spanMs: number): Promise<Array<{ statusId: number, sessionId: string }>> {
   const newest = await db.selectFrom('event_log').select('created_at').orderBy('id', 'desc').limit(1).executeTakeFirst()
   if (newest === undefined) return []

@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely'
 import type { Database, ViewerRow } from '../database.js'
-import { EVENT_LOG_LOCK, type NewEvent } from './events.js'
-import { listViewers, recentlyViewedIn, type CommitReads, type DeliveryToRecord, type InCommit, type ReceiptPart, type StatusChange, type ViewToRecord } from './viewers.js'
+import { EVENT_LOG_LOCK, recentlyViewed, type NewEvent } from './events.js'
+import { listViewers, type CommitReads, type DeliveryToRecord, type InCommit, type ReceiptPart, type StatusChange, type ViewToRecord } from './viewers.js'
 import { pnJid } from '../../platform/jid.js'
 
 type Db = Kysely<Database>
@@ -133,7 +133,7 @@ export function createPostgresReceipts (db: Db): ReceiptPart {
       await db.transaction().execute(async (trx) => { await append(trx, events(await lists(trx, statusIds))) })
     },
     list: async (statusId) => await listViewers(db, statusId),
-    recentlyViewed: async (spanMs) => await recentlyViewedIn(db, sql<string>`(data::json ->> 'statusId')`, spanMs)
+    recentlyViewed: async (spanMs) => await recentlyViewed(db, 'postgres', spanMs)
   }
 }
 

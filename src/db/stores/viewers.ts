@@ -1,8 +1,8 @@
 import type SQLite from 'better-sqlite3'
-import { sql, type Kysely } from 'kysely'
+import type { Kysely } from 'kysely'
 import type { DbHandle } from '../connection.js'
 import type { Database, StatusReactionRow, StatusReplyRow, ViewerRow } from '../database.js'
-import { sqliteEventLog, type NewEvent } from './events.js'
+import { recentlyViewed, sqliteEventLog, type NewEvent } from './events.js'
 import { onSqliteConnection } from './sqlite-gate.js'
 import type { StoreTx } from './statuses.js'
 import { createInteractions } from './interactions.js'
@@ -231,25 +231,10 @@ function sqliteReceipts (db: Db, sqlite: SQLite.Database): ReceiptPart {
     unmappedLids: async (sessionId, limit) => await run(() => unmapped.all(sessionId, limit)),
     commitListEvents: async (statusIds, events) => { await run(() => { listEvents(statusIds, events) }) },
     list: async (statusId) => await listViewers(db, statusId),
-    recentlyViewed: async (spanMs) => await recentlyViewedIn(db, sql<string>`json_extract(data, '$.statusId')`, spanMs)
+    recentlyViewed: async (spanMs) => await recentlyViewed(db, 'sqlite', spanMs)
   }
 }
 
 export async function listViewers (db: Db, statusId: number): Promise<ViewerRow[]> {
   return await db.selectFrom('viewers').selectAll().where('status_id', '=', statusId).orderBy('viewed_at').orderBy('viewer').execute()
-}
-
-/** recentlyViewed, with the dialect's way to read `statusId` from an event's JSON */
-export async function recentlyViewedIn (
-  db: Db, statusIdOfData: ReturnType<typeof sql<string>>, spanMs: number
-): Promise<Array<{ statusId: number, sessionId: string }>> {
-  const newest = await db.selectFrom('event_log').select('created_at').orderBy('id', 'desc').limit(1).executeTakeFirst()
-  if (newest === undefined) return []
-  const rows = await db.selectFrom('event_log')
-    .select([statusIdOfData.as('status_id'), 'session_id'])
-    .where('created_at', '>=', Number(newest.created_at) - spanMs)
-    .where('type', '=', 'status-viewers-added')
-    .distinct()
-    .execute()
-  return rows.flatMap((r) => r.session_id === null ? [] : [{ statusId: Number(r.status_id), sessionId: r.session_id }])
 }
