@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin'
-import type { DeliveryToRecord, InCommit, StatusChange, ViewToRecord } from '../../src/db/stores/viewers.js'
+import type { InCommit, StatusChange, ViewToRecord } from '../../src/db/stores/viewers.js'
 import type { NewEvent } from '../../src/db/stores/events.js'
 import type { EventPayloads } from '../../schemas/events.js'
 import { toLogRow } from '../events/log.js'
@@ -19,8 +19,8 @@ export const RECOVER_SPAN_MS = 30_000
 const ofSession = (sessionId: string, statusIds: Set<number>): Changed => new Map([...statusIds].map((id) => [id, { sessionId }]))
 
 /**
- * The receipt sink: the platform hands over the views of the receipt stanzas of one event-loop turn
- * before Baileys acks them, and they are committed here in one transaction (the viewer store's
+ * The receipt sink: the platform hands over the views and delivery receipts of the receipt stanzas of one
+ * event-loop turn before Baileys acks them, and they are committed here in one transaction (the viewer store's
  * commitReceipts); the platform acks once that resolved. Views by a LID without a known number are stored
  * under the LID and get the number when the platform learns it.
  *
@@ -88,21 +88,21 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'stores' | 'log' | 'm
     [...claimed].flatMap(([statusId, { sessionId }]) => updateEvents(statusId, sessionId, lists.get(statusId) ?? []))
 
   /**
-   * The views and their events in one transaction: one commit per event-loop turn, one status-viewers-added
-   * per status with new viewers (not per viewer) and one status-viewers-update per changed status whose
-   * window is open (at most one per status per window). The events reach clients from the log.
+   * THE receipt commit, the one entry point (the sink's `commit`): a turn's views, its delivery receipts
+   * (the per-status report's deliveredAt; the own account's devices are not recorded) and their events in
+   * one transaction (the viewer store's commitReceipts). One status-viewers-added per status with new
+   * viewers (not per viewer) and one status-viewers-update per changed status whose window is open (at most
+   * one per status per window); the events reach clients from the log. Resolved means committed, and only
+   * then the platform acks the stanzas.
    */
-  async function commit (sessionId: string, views: StatusView[]): Promise<void> {
+  async function commit (sessionId: string, seen: StatusView[], delivered: StatusDelivery[] = []): Promise<void> {
     if (closed) throw new Error('viewer ingest is closed')
-    stats.received += views.length
-    await commitTurn(views.map((v) => toRecord(sessionId, v)), [])
-  }
-
-  /**
-   * The one place receipts are committed (the viewer store's commitReceipts): resolved means committed,
-   * and only then the platform acks the stanzas.
-   */
-  async function commitTurn (views: ViewToRecord[], deliveries: DeliveryToRecord[]): Promise<void> {
+    stats.received += seen.length
+    const views = seen.map((v) => toRecord(sessionId, v))
+    const deliveries = delivered.filter((d) => !d.isOwn).map((d) => ({
+      sessionId, messageId: d.messageId, number: d.viewerNumber, jid: contactJid(d.viewerNumber, d.viewerJid), deliveredAt: d.at
+    }))
+    if (views.length + deliveries.length === 0) return
     const arrivedAt = Date.now()
     let claimed: Changed = new Map()
     const inCommit: InCommit<Map<number, StatusChange>> = {
@@ -131,15 +131,6 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'stores' | 'log' | 'm
     // the events are committed: the log's feed hands them out
     eventLog.committed()
     updates.afterCommit(claimed, changes)
-  }
-
-  /** Delivery receipts (the per-status report's deliveredAt), under commit's contract; the own account's devices are not recorded. */
-  async function commitDeliveries (sessionId: string, deliveries: StatusDelivery[]): Promise<void> {
-    if (closed) throw new Error('viewer ingest is closed')
-    const rows = deliveries.filter((d) => !d.isOwn).map((d) => ({
-      sessionId, messageId: d.messageId, number: d.viewerNumber, jid: contactJid(d.viewerNumber, d.viewerJid), deliveredAt: d.at
-    }))
-    if (rows.length > 0) await commitTurn([], rows)
   }
 
   /** LID merges: the rows and the status-viewers-update of the changed statuses whose window is open, in one transaction */
@@ -195,13 +186,13 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'stores' | 'log' | 'm
     counts.clear()
   }
 
-  const sink: ReceiptSink = { // Promise-only for the platform (issue 34), until the viewer store is a port
-    commit: async (sessionId, views) => { await commit(sessionId, views) },
-    commitDeliveries: async (sessionId, deliveries) => { await commitDeliveries(sessionId, deliveries) },
+  const sink: ReceiptSink = {
+    commit,
+    takesDeliveries: true,
     lidsMapped: async (sessionId, mappings) => { await lidsMapped(sessionId, mappings) },
     unmappedLids: async (sessionId, limit) => await unmappedLids(sessionId, limit)
   }
-  return { commit, commitDeliveries, lidsMapped, unmappedLids, sink, stats: (): Readonly<typeof stats> => ({ ...stats }), recover, stop }
+  return { commit, lidsMapped, unmappedLids, sink, stats: (): Readonly<typeof stats> => ({ ...stats }), recover, stop }
 }
 
 export type ViewerIngest = ReturnType<typeof createViewerIngest>

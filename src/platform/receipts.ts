@@ -82,7 +82,7 @@ export class ReceiptIntake {
       if (parsed.length === 0 && !notDelivered(frame)) return
       const delivered = parsed.filter((p) => p.type === 'delivery')
       const viewed = parsed.filter((p): p is ParsedView => p.type !== 'delivery')
-      if (delivered.length > 0 && this.options.sink.commitDeliveries === undefined) {
+      if (delivered.length > 0 && !this.options.sink.takesDeliveries) {
         // a sink that does not store deliveries: they are only counted, and a stanza of deliveries alone
         // goes to Baileys, which acks it as it came
         this.options.seen(delivered)
@@ -108,19 +108,16 @@ export class ReceiptIntake {
     turn.frames.push({ sock, frame })
   }
 
-  /** the turn's views in one commit; its frames are acked only once that resolved */
+  /** the turn's views and deliveries in one commit; its frames are acked only once that resolved */
   #commitTurn (): void {
     const turn = this.#turn
     this.#turn = null
     // a removed session takes nothing more: its frames stay unacknowledged
     if (turn === null || !this.options.live()) return
     this.#storeLearned(turn)
-    let result: Promise<unknown>
+    let result: Promise<void>
     try {
-      const { sink, sessionId } = this.options
-      const views = turn.views.length > 0 || turn.deliveries.length === 0 ? sink.commit(sessionId, turn.views) : undefined
-      const deliveries = turn.deliveries.length > 0 ? sink.commitDeliveries?.(sessionId, turn.deliveries) : undefined
-      result = Promise.all([views, deliveries])
+      result = this.options.sink.commit(this.options.sessionId, turn.views, turn.deliveries)
     } catch (err) {
       this.#refuse(turn, err)
       return

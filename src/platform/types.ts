@@ -45,28 +45,28 @@ export interface ReceiptSeen {
 }
 
 /**
- * Where the platform hands status views over; the service provides it (like `SessionLinks`).
+ * Where the platform hands status receipts over; the service provides it (like `SessionLinks`).
  *
- * `commit` gets the views of every status receipt stanza of a session that arrived in one turn of the
- * event loop (one transaction for all of them), at setImmediate after the raw receipt listener held those
- * stanzas, so before Baileys has handled or acknowledged any of them. The stanzas' acks are held until
- * its promise settles (commit before ack):
- * - resolved: the views are committed; each stanza is acked now (Baileys' sendMessageAck).
+ * `commit` gets the views and delivery receipts of every status receipt stanza of a session that arrived in
+ * one turn of the event loop (one transaction for all of them), at setImmediate after the raw receipt
+ * listener held those stanzas, so before Baileys has handled or acknowledged any of them. The stanzas' acks
+ * are held until its promise settles (commit before ack):
+ * - resolved: the receipts are committed; each stanza is acked now (Baileys' sendMessageAck).
  * - rejected (or thrown): nothing was committed; none of the stanzas is ever acked (Baileys does not see
  *   them) and the socket is closed, so the platform delivers them again at the next login.
  */
 export interface ReceiptSink {
-  /** the views of the receipt stanzas of one event-loop turn, in one transaction */
-  commit: (sessionId: string, views: StatusView[]) => Promise<void>
+  /** the views and deliveries of the receipt stanzas of one event-loop turn, in one transaction (the one entry point) */
+  commit: (sessionId: string, views: StatusView[], deliveries: StatusDelivery[]) => Promise<void>
+  /**
+   * whether `commit` stores delivery receipts; false: they are only counted (`seen`), and a stanza of
+   * deliveries alone goes to Baileys, which acks it as it came
+   */
+  readonly takesDeliveries: boolean
   /** LIDs now known to be these numbers: views stored under a LID get the number */
   lidsMapped: (sessionId: string, mappings: Array<{ lid: string, number: string }>) => Promise<void>
   /** LIDs (`<lid>@lid`) of the session's stored views that have no number yet, at most `limit` */
   unmappedLids: (sessionId: string, limit: number) => Promise<string[]>
-  /**
-   * Optional: the delivery receipts of the turn, under the same contract as `commit` (the turn's frames are
-   * acked once both are committed). Without it delivery receipts go to Baileys as they came.
-   */
-  commitDeliveries?: (sessionId: string, deliveries: StatusDelivery[]) => Promise<void>
 }
 
 /**

@@ -84,6 +84,8 @@ export function waConfig (emu: Emulator, overrides: Partial<Config['wa']> = {}):
 
 /** A receipt sink that keeps what it is given; `failNext` makes the next commits throw. */
 export class RecordingSink implements ReceiptSink {
+  /** delivery receipts are only counted: Baileys handles a stanza of deliveries alone as it came */
+  readonly takesDeliveries = false
   readonly commits: Array<{ sessionId: string, views: StatusView[], at: number }> = []
   readonly mapped: Array<{ sessionId: string, lid: string, number: string }> = []
   /** what unmappedLids answers, per session */

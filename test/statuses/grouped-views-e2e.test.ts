@@ -42,6 +42,7 @@ test('grouped receipts: views reach status-viewers, socket.io and webhooks with 
 
   // one stanza: C only delivered, A read (with participant_pn), B played (its LID mapped by the send),
   // the stranger read (a LID nobody can map yet); then the own account's view from another device
+  const commitsBefore = s.app.viewerIngest.stats().commits
   const sent = await s.emu.sendGroupedReceipts(platformMessageId, {
     viewers: [
       { viewer: C, type: 'delivery' },
@@ -52,6 +53,13 @@ test('grouped receipts: views reach status-viewers, socket.io and webhooks with 
     force: true
   })
   assert.ok(sent.ids.every((id) => id.startsWith('SAGR')))
+  await waitFor(() => viewersIn(added()).length >= 3, 10_000, 'three viewers added')
+  // the stanza's views and its delivery: one turn, one commit (one transaction), and C's delivery is stored
+  assert.equal(s.app.viewerIngest.stats().commits - commitsBefore, 1, 'one commit for the views and the delivery')
+  const report = (await s.api({ method: 'GET', url: `/api/sessions/${SID}/statuses/${statusId}/report` }))
+    .json<{ data: { recipients: Array<{ number: string, deliveredAt: string | null, viewedAt: string | null }> } }>().data
+  const cRow = report.recipients.find((r) => r.number === C)
+  assert.ok(cRow?.deliveredAt != null && cRow.viewedAt === null, 'C delivered, not viewed')
   await s.emu.sendGroupedReceipts(platformMessageId, { viewers: [OWN], type: 'read', force: true })
   await waitFor(() => viewersIn(added()).length >= 4, 10_000, 'four viewers added')
   await s.emu.settled(5000)

@@ -24,9 +24,8 @@ export class StanzaIntakes {
       sessionId: deps.sessionId,
       // LIDs the platform maps later reach viewers, reactions and replies alike
       sink: {
-        commit: (sessionId, seen) => views.commit(sessionId, seen),
-        // only when the service stores deliveries (else Baileys handles delivery receipts as before)
-        ...(views.commitDeliveries !== undefined ? { commitDeliveries: views.commitDeliveries.bind(views) } : {}),
+        commit: (sessionId, seen, deliveries) => views.commit(sessionId, seen, deliveries),
+        takesDeliveries: views.takesDeliveries,
         // done when both are
         lidsMapped: async (sessionId, mappings) => {
           await Promise.all([views.lidsMapped(sessionId, mappings), answers.lidsMapped(sessionId, mappings)])
