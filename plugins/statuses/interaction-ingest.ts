@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin'
-import { contactJid } from '../../src/platform/jid.js'
+import { contactJid } from '../../src/jid.js'
 import type { InteractionSink, StatusInteraction } from '../../src/platform/types.js'
 import { toReaction, toReply } from './api-shapes.js'
 import type { StatusDeps } from './service.js'

@@ -1,6 +1,6 @@
 import type { StatusRow } from '../../src/db/database.js'
 import { fromPlatform, NotConnected, SendFailed, SessionNotFound } from '../../src/errors.js'
-import { pnJid } from '../../src/platform/jid.js'
+import { pnJid } from '../../src/jid.js'
 import type { SendStatusResult } from '../../src/platform/types.js'
 import type { SendStatusBody } from '../../schemas/status.js'
 import { iso } from './api-shapes.js'

@@ -3,7 +3,7 @@ import type { InCommit, StatusChange, ViewToRecord } from '../../src/db/stores/v
 import type { NewEvent } from '../../src/db/stores/events.js'
 import type { EventPayloads } from '../../schemas/events.js'
 import { toLogRow } from '../events/log.js'
-import { contactJid } from '../../src/platform/jid.js'
+import { contactJid } from '../../src/jid.js'
 import type { ReceiptSink, StatusDelivery, StatusView } from '../../src/platform/types.js'
 import type { ViewerRow } from '../../src/db/database.js'
 import { iso } from './api-shapes.js'

@@ -9,7 +9,7 @@ import {
   type WASocket
 } from '@whiskeysockets/baileys'
 import { committingSignalRepository, onFrame } from './baileys/index.js'
-import { STATUS_JID } from './jid.js'
+import { STATUS_JID } from '../jid.js'
 import { lidUserOf, pnDigits } from './lid.js'
 import type { PlatformLogger as Logger } from './logger.js'
 import type { InteractionSink, StatusInteraction } from './types.js'

@@ -1,5 +1,5 @@
 import { isLidUser as isLid, isPnUser, jidDecode } from '@whiskeysockets/baileys'
-import { pnJid } from './jid.js'
+import { pnJid } from '../jid.js'
 
 // Viewers may be named by phone-number JID or by LID. Baileys' LIDMappingStore (sock.signalRepository
 // .lidMapping) learns pairs from USync device queries (every status send asks with the <lid/> protocol),

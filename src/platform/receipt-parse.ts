@@ -1,5 +1,5 @@
 import { getBinaryNodeChildren, jidNormalizedUser, type BinaryNode } from '@whiskeysockets/baileys'
-import { STATUS_JID } from './jid.js'
+import { STATUS_JID } from '../jid.js'
 import { pnDigits } from './lid.js'
 import type { ReceiptSeen, StatusView } from './types.js'
 

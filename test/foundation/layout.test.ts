@@ -11,6 +11,7 @@ import { importsOf, tsFiles, type Import } from '../support/imports.js'
 //   allowed: it is a standalone error factory (no dependency on fastify) that src/errors.ts makes every answer with.
 // - schemas/ holds TypeBox values only: it imports @sinclair/typebox and its own files, nothing else.
 // - plugins/ reach data through src/db: no runtime import of a database driver or of Kysely there (a type is fine).
+// - src/db sits below the platform: it imports nothing from src/platform (shared facts such as src/jid.ts live in src/).
 // - no file in src/, plugins/ or schemas/ is over 300 lines.
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
@@ -26,6 +27,7 @@ export function violation (file: string, imp: Import): string | null {
   if (top === 'src' && file !== 'src/app.ts' && file !== 'src/server.ts') {
     if (isFastify(imp.spec)) return `src/ is Fastify-free: ${imp.spec}`
     if (target?.startsWith('plugins/')) return `src/ does not import plugins/: ${imp.spec}`
+    if (file.startsWith('src/db/') && target?.startsWith('src/platform/') === true) return `src/db does not import src/platform: ${imp.spec}`
   }
   if (top === 'schemas') {
     if (target !== null ? !target.startsWith('schemas/') : imp.spec !== '@sinclair/typebox') return `schemas/ imports only TypeBox: ${imp.spec}`
@@ -62,11 +64,14 @@ test('the rule catches each kind of violation (so the test above can fail)', () 
   assert.equal(check('schemas/x.ts', "import { a } from '../src/config.js'\n").length, 1)
   assert.equal(check('schemas/x.ts', "import { z } from 'zod'\n").length, 1)
   assert.equal(check('plugins/x/y.ts', "import pg from 'pg'\n").length, 1)
+  assert.equal(check('src/db/stores/x.ts', "import { pnJid } from '../../platform/jid.js'\n").length, 1)
+  assert.equal(check('src/db/x.ts', "import type { StatusView } from '../platform/types.js'\n").length, 1)
   // allowed
   assert.equal(check('src/app.ts', "import Fastify from 'fastify'\nimport a from '../plugins/core/db.js'\n").length, 0)
   assert.equal(check('src/errors.ts', "import createError from '@fastify/error'\n").length, 0)
   assert.equal(check('schemas/x.ts', "import { Type } from '@sinclair/typebox'\nimport { b } from './common.js'\n").length, 0)
   assert.equal(check('plugins/x/y.ts', "import type { Kysely } from 'kysely'\n").length, 0)
+  assert.equal(check('src/db/stores/x.ts', "import { pnJid } from '../../jid.js'\n").length, 0)
 })
 
 test(`no file in src/, plugins/ or schemas/ is over ${MAX_LINES} lines`, () => {

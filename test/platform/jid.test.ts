@@ -3,10 +3,10 @@ import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
-import { contactJid, pnJid, SERVER_JID, STATUS_JID } from '../../src/platform/jid.js'
+import { contactJid, pnJid, SERVER_JID, STATUS_JID } from '../../src/jid.js'
 import { pnDigits, recipientJid } from '../../src/platform/lid.js'
 
-// One constant per fact (issue 34): the platform's JIDs are spelt in src/platform/jid.ts only; src/ and
+// One constant per fact (issue 34): the platform's JIDs are spelt in src/jid.ts only; src/ and
 // plugins/ use its constants and helpers. Tests and the emulator (a separate program) keep their literals.
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
@@ -39,15 +39,15 @@ test('the JID helpers', () => {
   assert.equal(recipientJid('900000000011@lid'), '900000000011@lid')
 })
 
-test('jid.ts imports nothing: plugins use it before Baileys is loaded', () => {
-  assert.doesNotMatch(readFileSync(join(ROOT, 'src/platform/jid.ts'), 'utf8'), /^\s*import\b/m)
+test('jid.ts imports nothing: plugins and the stores use it, and Baileys loads only after the server listens', () => {
+  assert.doesNotMatch(readFileSync(join(ROOT, 'src/jid.ts'), 'utf8'), /^\s*import\b/m)
 })
 
-test('src/ and plugins/ spell no JID by hand outside src/platform/jid.ts', () => {
+test('src/ and plugins/ spell no JID by hand outside src/jid.ts', () => {
   const spelled: string[] = []
   for (const file of [...tsFiles('src'), ...tsFiles('plugins')]) {
     // the Baileys assumption probes feed it fixed device JIDs, as tests do
-    if (file === join('src', 'platform', 'jid.ts') || /assumptions-[a-z-]+\.ts$/.test(file)) continue
+    if (file === join('src', 'jid.ts') || /assumptions-[a-z-]+\.ts$/.test(file)) continue
     for (const line of spelledJids(readFileSync(join(ROOT, file), 'utf8'))) spelled.push(`${file}:${line}`)
   }
   assert.deepEqual(spelled, [])

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely'
 import type { Database } from '../database.js'
 import type { ReceiptPart, ViewerStore } from './viewers.js'
-import { pnJid } from '../../platform/jid.js'
+import { pnJid } from '../../jid.js'
 
 type Db = Kysely<Database>
 

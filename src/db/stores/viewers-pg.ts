@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely'
 import type { Database, ViewerRow } from '../database.js'
 import { EVENT_LOG_LOCK, recentlyViewed, type NewEvent } from './events.js'
 import { listViewers, type CommitReads, type DeliveryToRecord, type InCommit, type ReceiptPart, type StatusChange, type ViewToRecord } from './viewers.js'
-import { pnJid } from '../../platform/jid.js'
+import { pnJid } from '../../jid.js'
 
 type Db = Kysely<Database>
 

@@ -7,7 +7,7 @@ import { onSqliteConnection } from './sqlite-gate.js'
 import type { StoreTx } from './statuses.js'
 import { createInteractions } from './interactions.js'
 import { createPostgresReceipts } from './viewers-pg.js'
-import { pnJid } from '../../platform/jid.js'
+import { pnJid } from '../../jid.js'
 
 type Db = Kysely<Database>
 

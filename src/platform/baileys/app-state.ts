@@ -1,5 +1,5 @@
 import { getBinaryNodeChild, getBinaryNodeChildren, type BinaryNode, type WASocket } from '@whiskeysockets/baileys'
-import { SERVER_JID } from '../jid.js'
+import { SERVER_JID } from '../../jid.js'
 
 // What the phone shares through app-state sync, as rc14 hands it over (its contacts.upsert and
 // settings.update events) and as the service asks for it (a sync from scratch, the status privacy query).

@@ -1,5 +1,5 @@
 import { DEFAULT_CONNECTION_CONFIG, type SocketConfig, type WASocket } from '@whiskeysockets/baileys'
-import { pnJid } from '../jid.js'
+import { pnJid } from '../../jid.js'
 
 // Baileys' Signal repository and its LID store, as the service uses them (assumptions.ts names each).
 

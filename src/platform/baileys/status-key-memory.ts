@@ -1,6 +1,6 @@
 import { getBinaryNodeChild, jidDecode, jidEncode, jidNormalizedUser, type BinaryNode, type JidServer, type WASocket } from '@whiskeysockets/baileys'
 import type { PlatformLogger as Logger } from '../logger.js'
-import { STATUS_JID } from '../jid.js'
+import { STATUS_JID } from '../../jid.js'
 import { onStanza } from './socket.js'
 
 // Which devices hold the poster's status sender key. Kept in Baileys' own 'sender-key-memory' key type

@@ -12,7 +12,7 @@ import {
 } from '@whiskeysockets/baileys'
 import type { PlatformLogger as Logger } from '../logger.js'
 import type { StatusSetting } from '../types.js'
-import { STATUS_JID } from '../jid.js'
+import { STATUS_JID } from '../../jid.js'
 import { statusMediaType, statusStanzaType } from './status-shape.js'
 import { holdsKey, isOwnDevice, loadKeyMemory, rememberDevices, rotateStatusSenderKey } from './status-key-memory.js'
 

@@ -11,7 +11,7 @@ import {
   type WASocket
 } from '@whiskeysockets/baileys'
 import type { PlatformLogger as Logger } from '../logger.js'
-import { STATUS_JID } from '../jid.js'
+import { STATUS_JID } from '../../jid.js'
 import { statusMediaType, statusStanzaType } from './status-shape.js'
 import { forgetDevice, rememberDevices } from './status-key-memory.js'
 import { ownLidOf } from './status-post.js'

@@ -6,7 +6,7 @@ import {
   type WASocket
 } from '@whiskeysockets/baileys'
 import type { Readable } from 'node:stream'
-import { STATUS_JID } from '../jid.js'
+import { STATUS_JID } from '../../jid.js'
 import type { PlatformLogger as Logger } from '../logger.js'
 
 // A contact's status as the platform delivers it today: a top-level `<status from="status@broadcast"

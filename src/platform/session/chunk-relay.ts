@@ -1,7 +1,7 @@
 import { proto, type WASocket } from '@whiskeysockets/baileys'
 import { backoffDelay, sleep } from '../async.js'
 import type { PlatformLogger as Logger } from '../logger.js'
-import { STATUS_JID } from '../jid.js'
+import { STATUS_JID } from '../../jid.js'
 import { onStanza, socketOpen } from '../baileys/index.js'
 import type { SendProgress } from '../types.js'
 

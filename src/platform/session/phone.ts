@@ -3,7 +3,7 @@ import { SerialQueue } from '../async.js'
 import {
   CONTACTS_COLLECTION, hasAppStateKey, listenAppState, queryStatusPrivacy, syncFromScratch, type PrivacyList, type UpsertedContact
 } from '../baileys/app-state.js'
-import { pnJid, SERVER_JID } from '../jid.js'
+import { pnJid, SERVER_JID } from '../../jid.js'
 import { lidUserOf, pnDigits } from '../lid.js'
 import type { PlatformLogger as Logger } from '../logger.js'
 import type { PhoneContact, PhoneSink, PhoneStatusPrivacy, StatusPrivacyMode } from '../types.js'

@@ -1,7 +1,7 @@
 import { jidNormalizedUser, proto, type WAMessageUpdate, type WASocket } from '@whiskeysockets/baileys'
 import { SerialQueue } from '../async.js'
 import { PlatformError, isPlatformError } from '../errors.js'
-import { pnJid, STATUS_JID } from '../jid.js'
+import { pnJid, STATUS_JID } from '../../jid.js'
 import { isLidUser, pnDigits, recipientJid } from '../lid.js'
 import type { PlatformLogger as Logger } from '../logger.js'
 import type { PlatformTiming, SendStatusInput, SendStatusResult, SentStatusStore, StatusSetting } from '../types.js'

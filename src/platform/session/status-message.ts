@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { extname } from 'node:path'
 import { prepareWAMessageMedia, proto, type WAMediaUploadFunction } from '@whiskeysockets/baileys'
 import { mediaTypeOfExtension } from '../../media/types.js'
-import { STATUS_JID } from '../jid.js'
+import { STATUS_JID } from '../../jid.js'
 import type { PlatformLogger as Logger } from '../logger.js'
 import type { StatusContent } from '../types.js'
 

@@ -1,6 +1,7 @@
-// The platform's JIDs as the service spells them, each in one place. No Baileys import here: plugins use
-// these, and Baileys loads only after the server listens (plugins/platform/index.ts); the helpers that need
-// Baileys' JID parser are in lid.ts.
+// The platform's JIDs as the service spells them, each in one place. No import here: the platform, the
+// stores (src/db) and plugins use these, so it sits beside them rather than inside src/platform; Baileys
+// loads only after the server listens (plugins/platform/index.ts), and the helpers that need Baileys' JID
+// parser are in src/platform/lid.ts.
 
 /** the broadcast JID every status is sent to and arrives from */
 export const STATUS_JID = 'status@broadcast'
