@@ -24,6 +24,11 @@ export const SPEED_TRICKS = {
     why: 'route schemas compile on their first use and the rest 10 s after the server listens, so it answers sooner after a start',
     measured: '"Start with 100 sessions (re-measured for issue 14)"',
     off: 'every route schema compiles while the app gets ready, before it listens (a schema that does not compile fails the start)'
+  },
+  'shared-key-transactions': {
+    why: "every socket's Signal key transactions share one AsyncLocalStorage instead of one per socket, so on Node 20 and 22 a promise costs the same whatever the number of sessions",
+    measured: '"Cost per promise with N sessions (issue 33)"',
+    off: "Baileys' own addTransactionCapability: one AsyncLocalStorage per socket, each visited for every promise of the process"
   }
 } as const satisfies Record<string, SpeedTrickInfo>
 

@@ -41,7 +41,9 @@ function lazyPlatform (app: FastifyInstance): { platform: Platform, load: () => 
         wa: app.config.wa,
         logger: app.log,
         // burst-gc off (SPEED_TRICKS_OFF, src/speed-tricks.ts): no forced collection after a receipt burst
-        timing: { sendOpenWaitMs: app.config.sendReconnectWaitMs, ...(app.config.speedTricksOff.has('burst-gc') ? { burstGcQuietMs: null } : {}) }
+        timing: { sendOpenWaitMs: app.config.sendReconnectWaitMs, ...(app.config.speedTricksOff.has('burst-gc') ? { burstGcQuietMs: null } : {}) },
+        // shared-key-transactions off: Baileys' own transaction context per socket
+        sharedKeyTransactions: !app.config.speedTricksOff.has('shared-key-transactions')
       })
       for (const [event, listener] of early.splice(0)) platform.on(event as never, listener)
       real = platform

@@ -63,6 +63,12 @@ export interface PlatformOptions {
   logger: PlatformLogger
   /** reconnect / wait bounds; the defaults suit production */
   timing?: Partial<PlatformTiming>
+  /**
+   * every socket's Signal key transactions in one shared context (baileys/key-transactions.ts), so a
+   * promise costs the same at 1,000 sessions as at one; false (SPEED_TRICKS_OFF shared-key-transactions):
+   * Baileys' own, one AsyncLocalStorage per socket. Default true.
+   */
+  sharedKeyTransactions?: boolean
 }
 
 const IGNORE_INTERACTIONS: InteractionSink = { commit: async () => {}, lidsMapped: async () => {}, unmappedLids: async () => [] }
@@ -104,6 +110,7 @@ export function createPlatform (options: PlatformOptions) {
   const contactStatusSink = options.contactStatusSink ?? IGNORE_CONTACT_STATUSES
   const deps = {
     wa, logger, baileysLogger, events, links, receiptSink, interactionSink, contactStatusSink, timing, sentStatuses: options.sentStatuses,
+    sharedKeyTransactions: options.sharedKeyTransactions ?? true,
     ...(options.phoneSink !== undefined ? { phoneSink: options.phoneSink } : {})
   }
 

@@ -20,7 +20,9 @@ const FIGURES = [
   'reads.health.rps', 'reads.health.p99', 'reads.health.ratio', 'reads.health.bare-ratio', 'reads.health.peer-ratio',
   'reads.list.rps', 'reads.list.p99', 'reads.list.ratio', 'reads.list.peer-ratio', 'reads.bare.rps',
   'startup.all-open', 'startup.http-ready',
-  'cluster.health.one.rps', 'cluster.health.two.rps', 'cluster.receipts.one.rps', 'cluster.receipts.two.rps'
+  'cluster.health.one.rps', 'cluster.health.two.rps', 'cluster.receipts.one.rps', 'cluster.receipts.two.rps',
+  'scale.promise.shared.2', 'scale.promise.library.2', 'scale.promise.shared.4', 'scale.promise.library.4', 'scale.promise.flat',
+  'scale.link-one-more.2', 'scale.link-one-more.4', 'scale.link-one-more.flat'
 ]
 
 interface Report { runs: Array<{ name: string, code: number | null, figures: Array<{ id: string, name: string, value: number | null }> }> }
@@ -40,7 +42,7 @@ test('npm run bench in smoke mode: every script completes and prints its figures
   assert.equal(code, 0, `bench/run.ts failed:\n${output.slice(-4000)}`)
 
   const report = JSON.parse(readFileSync(join(dir, 'figures.json'), 'utf8')) as Report
-  assert.deepEqual(report.runs.map((r) => [r.name, r.code]), [['memory', 0], ['receipts', 0], ['send-many', 0], ['reads', 0], ['startup', 0], ['cluster', 0]])
+  assert.deepEqual(report.runs.map((r) => [r.name, r.code]), [['memory', 0], ['receipts', 0], ['send-many', 0], ['reads', 0], ['startup', 0], ['cluster', 0], ['scale', 0]])
   const figures = report.runs.flatMap((r) => r.figures)
   assert.deepEqual(figures.map((f) => f.id).sort(), [...FIGURES].sort())
   for (const f of figures) assert.ok(typeof f.value === 'number' && Number.isFinite(f.value) && f.value >= 0, `${f.id} = ${String(f.value)}`)

@@ -34,6 +34,7 @@ const BREAKERS: Record<string, () => Loaded> = {
   'pending-queries-on-error': () => withSource('lib/Socket/socket.js', drop("ws.on('error', onErr)")),
   'signal-repository': () => withRepository({ decryptMessage: undefined }),
   'decrypt-in-key-transaction': () => withSource('lib/Utils/decode-wa-message.js', drop('unpadRandomMax16(msgBuffer)')),
+  'shared-key-transactions': () => withSource('lib/Utils/auth-utils.js', (text) => text.replace('await txStorage.run(ctx, work)', 'await txStorage.run(ctx, work)\n    txStorage.run(ctx, () => {})')),
   'lid-mapping-keys': () => withSource('lib/Signal/lid-mapping.js', (text) => text.replace('batchData[`${lidUser}_reverse`]', 'batchData[`reverse:${lidUser}`]')),
   'noise-trust-root': () => withBaileys({ WA_CERT_DETAILS: { SERIAL: 0 } }),
   'libsignal-curve': () => ({ ...real, curve: { ...real.curve, verifySignature: undefined } }),

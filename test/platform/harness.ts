@@ -142,11 +142,12 @@ export function startPlatform (db: DbHandle, wa: Config['wa'], timing: Partial<P
   const sink = new RecordingSink()
   const handed: ConnectionStatusChange[] = []
   // SPEED_TRICKS_OFF in the environment (test/foundation/speed-tricks-off.test.ts), as the service's config takes it
-  const gcOff = parseSpeedTricksOff(process.env.SPEED_TRICKS_OFF).off.has('burst-gc') ? { burstGcQuietMs: null } : {}
+  const off = parseSpeedTricksOff(process.env.SPEED_TRICKS_OFF).off
+  const gcOff = off.has('burst-gc') ? { burstGcQuietMs: null } : {}
   const platform = createPlatform({
     authState: kyselyAuthStateStore(db.db),
     links: links(unlogged(kyselySessionStore(db.db, db.dialect), handed)),
-    receiptSink: sink, wa, logger, timing: { ...timing, ...gcOff }, ...more
+    receiptSink: sink, wa, logger, timing: { ...timing, ...gcOff }, sharedKeyTransactions: !off.has('shared-key-transactions'), ...more
   })
   return { platform, events: new EventLog(platform), logs, sink, handed }
 }

@@ -2,6 +2,7 @@ import type { Loaded } from './compat.js'
 import { STATUS_ASSUMPTIONS } from './assumptions-status.js'
 import { PHONE_ASSUMPTIONS } from './assumptions-phone.js'
 import { CONTACT_STATUS_ASSUMPTIONS } from './assumptions-contact-status.js'
+import { PreKeyManager } from '@whiskeysockets/baileys/lib/Utils/pre-key-manager.js'
 import { getter, inOrder, isFunction, method, signalRepositoryOf } from './check-helpers.js'
 
 // THE REGISTRY of what the service assumes about Baileys' (and ws', libsignal's) internals. Each entry: a
@@ -92,6 +93,22 @@ export const ASSUMPTIONS: readonly Assumption[] = [
       inOrder(l.source('lib/Socket/socket.js'), 'addTransactionCapability(authState.keys', 'makeSignalRepository({ creds, keys }') &&
       inOrder(l.source('lib/Utils/decode-wa-message.js'), 'await repository.decryptMessage({', 'unpadRandomMax16(msgBuffer)') &&
       inOrder(l.source('lib/Socket/messages-recv.js'), 'const handleMessage = async', 'await decrypt()', 'sendReceipt')
+  },
+  {
+    name: 'shared-key-transactions',
+    expects: 'makeSocket wraps authState.keys once with addTransactionCapability (one AsyncLocalStorage, entered only by transaction()) into the object it hands makeSignalRepository and exposes as sock.authState.keys, whose get/set/isInTransaction/transaction are looked up at each call; pre-keys go through PreKeyManager',
+    source: '@whiskeysockets/baileys lib/Socket/socket.js (makeSocket), lib/Utils/auth-utils.js (addTransactionCapability), lib/Utils/pre-key-manager.js',
+    guard: 'test/platform/key-transactions.test.ts',
+    check: (l) => {
+      const socket = l.source('lib/Socket/socket.js')
+      const utils = l.source('lib/Utils/auth-utils.js')
+      const proto = (PreKeyManager as unknown as { prototype: Record<string, unknown> }).prototype
+      return socket.split('addTransactionCapability(').length === 2 &&
+        inOrder(socket, 'const keys = addTransactionCapability(authState.keys, logger, transactionOpts)', 'makeSignalRepository({ creds, keys }') &&
+        inOrder(utils, 'const txStorage = new AsyncLocalStorage()', 'return {', 'get: async (type, ids)', 'set: async (data)', 'isInTransaction,',
+          'transaction: async (work, key)', 'return work()', 'await txStorage.run(ctx, work)', 'await commitWithRetry(ctx.mutations)') &&
+          utils.split('txStorage.run(').length === 2 && isFunction(proto.processOperations) && isFunction(proto.validateDeletions)
+    }
   },
   {
     name: 'lid-mapping-keys',

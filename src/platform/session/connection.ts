@@ -16,7 +16,7 @@ import { forgetHalfLink } from './linking.js'
 import { StanzaIntakes } from './intakes.js'
 import type { StatusSender } from './sender.js'
 import { gateSends } from '../send-gate.js'
-import { releasePendingQueries } from '../baileys/index.js'
+import { releasePendingQueries, shareKeyTransactions } from '../baileys/index.js'
 import { watchIdentityChanges } from '../baileys/status-key-memory.js'
 
 /** One socket's life: `ready` once the server sent pair-device (a pairing code can be asked for). */
@@ -38,9 +38,11 @@ export interface SocketOptions {
   getMessage: (id: string) => proto.IMessage | undefined
   /** Baileys' signal repository, wrapped to commit reactions and replies before their ack (interactions.ts) */
   makeSignalRepository?: SocketConfig['makeSignalRepository']
+  /** every socket's key transactions in the process' one context (false: SPEED_TRICKS_OFF shared-key-transactions, Baileys' own per socket) */
+  sharedKeyTransactions: boolean
 }
 
-export function createSocket ({ auth, wa, logger, getMessage, makeSignalRepository }: SocketOptions): WASocket {
+export function createSocket ({ auth, wa, logger, getMessage, makeSignalRepository, sharedKeyTransactions }: SocketOptions): WASocket {
   const sock = makeWASocket({
     auth,
     waWebSocketUrl: wa.websocketUrl,
@@ -54,6 +56,8 @@ export function createSocket ({ auth, wa, logger, getMessage, makeSignalReposito
     getMessage: async (key) => key.id == null ? undefined : getMessage(key.id),
     ...(makeSignalRepository !== undefined ? { makeSignalRepository } : {})
   })
+  // before anything awaits: no transaction has run yet (key-transactions.ts)
+  if (sharedKeyTransactions) shareKeyTransactions(sock, auth.keys, logger)
   sock.ev.on('connection.update', (update) => { if (update.connection === 'close') setImmediate(() => { releasePendingQueries(sock) }) })
   // a contact's new identity rotates the status sender key (status-key-memory.ts)
   watchIdentityChanges(sock, logger)
@@ -122,6 +126,8 @@ export interface ConnectionDeps {
   baileysLogger: Logger
   log: Logger
   timing: PlatformTiming
+  /** SocketOptions' `sharedKeyTransactions` */
+  sharedKeyTransactions: boolean
   waiters: Waiters
   /** false once the session is removed: nothing from its sockets is taken any more */
   live: () => boolean
@@ -182,7 +188,8 @@ export class Connection {
       wa,
       logger: baileysLogger.child({ sessionId }),
       getMessage: (id) => this.deps.sender.sentMessage(id),
-      makeSignalRepository: this.#intakes.interactions.makeSignalRepository
+      makeSignalRepository: this.#intakes.interactions.makeSignalRepository,
+      sharedKeyTransactions: this.deps.sharedKeyTransactions
     })
     const attempt: Attempt = { gen: ++this.#gen, sock, ready: false, open: false, codeRequested: false, codeChain: Promise.resolve() }
     this.#attempt = attempt

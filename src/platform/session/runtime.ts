@@ -13,7 +13,7 @@ import { relayPolicy, StatusSender, type SenderHost } from './sender.js'
 import { openNow, openSocket, pairingReady } from './waits.js'
 import { SessionStateMachine, statusChange } from './state.js'
 
-export interface RuntimeDeps extends Pick<ConnectionDeps, 'receiptSink' | 'interactionSink' | 'contactStatusSink' | 'phoneSink'>, Pick<SenderHost, 'sentStatuses'> {
+export interface RuntimeDeps extends Pick<ConnectionDeps, 'receiptSink' | 'interactionSink' | 'contactStatusSink' | 'phoneSink' | 'sharedKeyTransactions'>, Pick<SenderHost, 'sentStatuses'> {
   wa: Config['wa']
   logger: Logger
   baileysLogger: Logger
