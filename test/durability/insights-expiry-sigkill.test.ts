@@ -10,13 +10,15 @@ import { tempDir } from '../support/processes.js'
 import { spawnService, type ServiceProc } from '../support/service.js'
 import { insertSession } from '../support/sessions.js'
 import { sleep, waitFor } from '../support/wait.js'
+import { SQLite } from '../../src/db/sqlite.js'
 
 // Issue 32: expiry writes a status's summary in the transaction that deletes it. The service as a real process
 // (no platform: the statuses, their viewers, deliveries, reactions and replies are rows this test writes, made
-// old so that the next cleanup tick expires them) is SIGKILLed at a different moment of each expiry, from
-// before it starts to after it ends, on SQLite and on PostgreSQL. After each kill, for every status ever
-// written: either its row or its summary, never neither, never both; each summary with its status's figures;
-// after each restart /insights counts every status once.
+// old so that the next cleanup tick expires them) is SIGKILLed at a different moment of each expiry: once
+// right after the rows' commit, then at spread times after the expiry's first write (seen from outside: the
+// write lock on SQLite, a transaction id on PostgreSQL) up to after its commit, on SQLite and on PostgreSQL.
+// After each kill, for every status ever written: either its row or its summary, never neither, never both;
+// each summary with its status's figures; after each restart /insights counts every status once.
 
 const SID = 'expiring'
 const OWN = '15557300001'
@@ -102,6 +104,42 @@ async function checkEither (db: Kysely<Database>, all: Map<number, Written>): Pr
   return { rows: rows.size, summaries: summaries.length }
 }
 
+/**
+ * Whether another connection holds a write transaction now (the service's expiry, the only writer when no session
+ * runs): on SQLite a `BEGIN IMMEDIATE` that would wait fails at once; on PostgreSQL a backend other than ours
+ * has a transaction id (it wrote).
+ */
+function writerProbe (handle: DbHandle): { busy: () => Promise<boolean>, close: () => void } {
+  if (handle.dialect === 'sqlite') {
+    const probe = new SQLite(handle.file)
+    probe.pragma('busy_timeout = 0')
+    const begin = probe.prepare('begin immediate')
+    const rollback = probe.prepare('rollback')
+    return {
+      busy: async () => {
+        try {
+          begin.run()
+        } catch (err) {
+          if ((err as { code?: string }).code?.startsWith('SQLITE_BUSY') === true) return true
+          throw err
+        }
+        rollback.run()
+        return false
+      },
+      close: () => { probe.close() }
+    }
+  }
+  const { db } = handle
+  return {
+    busy: async () => {
+      const { rows } = await sql<{ n: number }>`select count(*) as n from pg_stat_activity
+        where datname = current_database() and pid <> pg_backend_pid() and backend_xid is not null`.execute(db)
+      return Number(rows[0].n) > 0
+    },
+    close: () => {}
+  }
+}
+
 async function run (t: TestContext, dialect: Dialect): Promise<void> {
   const dir = tempDir(`st-insights-kill-${dialect}-`)
   t.after(() => { dir.rm() })
@@ -124,30 +162,38 @@ async function run (t: TestContext, dialect: Dialect): Promise<void> {
   }
   const sum = () => ({ statuses: all.size, recipients: all.size * 3, viewed: [...all.values()].reduce((n, w) => n + w.views, 0) })
 
-  // one expiry left alone: how long from the commit until the rows are gone (a tick's wait included)
-  let t0 = performance.now()
+  // one expiry left alone: how long it holds the write lock (from its first write to its commit)
+  const writing = writerProbe(handle)
+  t.after(() => { writing.close() })
   add(await writeRound(db, 0))
-  await waitFor(async () => (await checkEither(db, all)).rows === 0, 30_000, 'the first round to expire')
+  await waitFor(async () => await writing.busy(), 30_000, 'the expiry to begin writing', 1)
+  const t0 = performance.now()
+  await waitFor(async () => (await checkEither(db, all)).rows === 0, 30_000, 'the first round to expire', 2)
   const took = performance.now() - t0
-  t.diagnostic(`[${dialect}] an expiry of ${PER_ROUND} statuses was over ${took.toFixed(0)} ms after their commit`)
+  t.diagnostic(`[${dialect}] an expiry of ${PER_ROUND} statuses committed ${took.toFixed(0)} ms after its first write`)
   assert.deepEqual(await insights(), sum())
 
-  // then a kill at a different moment of each expiry: from 0 to 1.2 times that
+  // then one kill per expiry: the first right after the round's commit (before the expiry began), the others
+  // a different time after the expiry's first write, from 0 to 1.2 times what it took
   const outcomes: string[] = []
   for (let round = 1; round <= ROUNDS; round++) {
-    const delay = Math.round(took * 1.2 * (round - 1) / (ROUNDS - 1))
-    t0 = performance.now()
     add(await writeRound(db, round))
-    await sleep(Math.max(0, delay - (performance.now() - t0)))
+    let when = 'at commit'
+    if (round > 1) {
+      const delay = Math.round(took * 1.2 * (round - 2) / (ROUNDS - 2))
+      const seen = await waitFor(async () => await writing.busy(), 5000, 'the expiry to begin writing', 1).then(() => true, () => false)
+      await sleep(delay)
+      when = seen ? `${delay} ms into the expiry` : 'expiry not seen writing'
+    }
     svc.child.kill('SIGKILL')
     await svc.exited
     // PostgreSQL rolls back what the dead connection left open once it notices
-    if (dialect === 'postgres') await sleep(300)
+    if (dialect === 'postgres') await waitFor(async () => !(await writing.busy()), 10_000, 'the cut transaction rolled back', 20)
     const seen = await checkEither(db, all)
-    outcomes.push(`${delay} ms: ${seen.rows} rows left`)
+    outcomes.push(`${when}: ${seen.rows === 0 ? 'summarised' : `${seen.rows} rows kept`}`)
     svc = await start()
     // the cleanup at start takes what the kill left; each status counted once either way
-    assert.deepEqual(await insights(), sum(), `after the kill ${delay} ms into round ${round}`)
+    assert.deepEqual(await insights(), sum(), `after the kill ${when} (round ${round})`)
     assert.equal((await checkEither(db, all)).rows, 0)
   }
   t.diagnostic(`[${dialect}] kills: ${outcomes.join('; ')}`)
