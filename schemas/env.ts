@@ -29,6 +29,7 @@ export const EnvSchema = Type.Object({
   ALLOW_PRIVATE_URLS: Type.Boolean({ default: false, description: 'DEVELOPMENT AND TESTS ONLY: let url statuses fetch from, and webhooks deliver to, loopback, private, link-local and unique-local addresses' }),
   STATUS_TTL_HOURS: Type.Number({ default: 24, exclusiveMinimum: 0, maximum: 8760, description: 'Status lifetime in hours' }),
   CLEANUP_INTERVAL_MS: Int(300_000, 100, 86_400_000, 'How often expired statuses and unused uploads are removed'),
+  INSIGHTS_RETENTION_DAYS: Int(90, 0, 3650, 'How long a status\'s insights summary is kept after it was posted; 0: none is kept past expiry'),
   LINK_TIMEOUT_MS: Int(600_000, 1000, 86_400_000, 'Stop refreshing QR / pairing codes after this long without a link'),
   STATUS_CHUNK_SIZE: Int(256, 1, 5000, 'Recipients per status stanza for large lists'),
   WEBHOOK_MAX_ATTEMPTS: Int(12, 1, 100, 'Attempts per webhook delivery before it is marked failed'),

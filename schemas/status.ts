@@ -112,7 +112,11 @@ export const ReplySchema = Type.Object({
 export type Reply = Static<typeof ReplySchema>
 
 export const DeleteStatusQuerySchema = Type.Object({
-  revoke: Type.Optional(Type.Boolean({ default: false, description: 'Also ask the platform to revoke the status for its recipients' }))
+  revoke: Type.Optional(Type.Boolean({ default: false, description: 'Also ask the platform to revoke the status for its recipients' })),
+  forget: Type.Optional(Type.Boolean({
+    default: false,
+    description: 'Keep no insights summary of it either (by default its summary stays, as when it expires; see docs/insights.md)'
+  }))
 })
 
 export const DeletedStatusSchema = Type.Object({

@@ -36,6 +36,7 @@ import sessions from '../plugins/sessions/index.js'
 import pacing from '../plugins/pacing/index.js'
 import audiences from '../plugins/audiences/index.js'
 import statuses from '../plugins/statuses/index.js'
+import insights from '../plugins/insights/index.js'
 import sessionSupervisor from '../plugins/session-supervisor/index.js'
 import schedules from '../plugins/schedules/index.js'
 import events from '../plugins/events/index.js'
@@ -58,7 +59,8 @@ const EXTERNAL = [corsPlugin, compressPlugin, helmetPlugin, rateLimitPlugin, swa
  */
 const CONCERNS = [
   dbPlugin, metricsRegistry, domainEvents, auth, uploads, viewerIngest, interactionIngest, contacts, contactStatuses, platform,
-  cluster, contactStatusesApi, keys, webhooks, broadcaster, sessions, pacing, audiences, statuses, sessionSupervisor, schedules, events, system, metricsExport
+  cluster, contactStatusesApi, keys, webhooks, broadcaster, sessions, pacing, audiences, statuses, insights, sessionSupervisor, schedules, events, system,
+  metricsExport
 ]
 
 /** The whole service as one plugin. */

@@ -36,6 +36,8 @@ export interface Config {
   }
   statusTtlMs: number
   cleanupIntervalMs: number
+  /** how long insights summaries are kept after posting (INSIGHTS_RETENTION_DAYS); 0: none written at expiry */
+  insightsRetentionMs: number
   /** how long the event log keeps events for catch-up */
   eventsRetentionMs: number
   /** /metrics without the API key */
@@ -153,6 +155,7 @@ function configFromEnv (env: Env): Config {
     },
     statusTtlMs: Math.round(env.STATUS_TTL_HOURS * 3_600_000),
     cleanupIntervalMs: env.CLEANUP_INTERVAL_MS,
+    insightsRetentionMs: env.INSIGHTS_RETENTION_DAYS * 86_400_000,
     eventsRetentionMs: Math.round(env.EVENTS_RETENTION_HOURS * 3_600_000),
     sendReconnectWaitMs: env.SEND_RECONNECT_WAIT_MS,
     sendWaitMaxRecipients: env.SEND_WAIT_MAX_RECIPIENTS ?? null,

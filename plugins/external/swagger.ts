@@ -27,6 +27,7 @@ export default fp(async (app) => {
         { name: 'uploads', description: 'Media for image and video statuses' },
         { name: 'system', description: 'Health, statistics and storage' },
         { name: 'contacts', description: 'What the linked phone shares: its saved contacts (app-state sync) and its status privacy' },
+        { name: 'insights', description: 'What stays of statuses after their 24 hours: who views, how fast, when, and what works (docs/insights.md)' },
         { name: 'audiences', description: "Saved audiences (named lists of numbers) that send-status `audience` posts to, besides the phone's contacts and status privacy" },
         { name: 'schedules', description: 'Scheduled and repeating statuses, fired once each (also across a cluster)' },
         { name: 'webhooks', description: 'Signed HTTP deliveries of the socket.io events (Standard Webhooks), durable and retried' },

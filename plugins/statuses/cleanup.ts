@@ -1,21 +1,26 @@
 import type { StatusDeps } from './service.js'
 
-export interface CleanupResult { statuses: number, uploads: number }
+export interface CleanupResult { statuses: number, uploads: number, insights: number }
 
 /**
- * Expiry: removes statuses older than the TTL (with viewers and media), contacts' statuses posted before it (they
- * live 24 hours on the platform too) and old unused uploads, now and on a timer.
+ * Expiry: removes statuses older than the TTL (with viewers and media) and keeps their insights summaries,
+ * removes summaries past INSIGHTS_RETENTION_DAYS, contacts' statuses posted before the TTL (they live 24 hours
+ * on the platform too) and old unused uploads, now and on a timer.
  */
 export function createCleanup (deps: Pick<StatusDeps, 'stores' | 'config' | 'events' | 'log'>, releaseMedia: (filename: string | null) => Promise<boolean>) {
   const { config, events, log } = deps
-  const { statuses, uploads: uploadStore } = deps.stores
+  const { statuses, uploads: uploadStore, insights } = deps.stores
   let running: Promise<CleanupResult> | null = null
   let timer: NodeJS.Timeout | null = null
 
   async function run (): Promise<CleanupResult> {
-    const before = Date.now() - config.statusTtlMs
-    // the rows and one statuses-updated per affected session in one transaction
+    const now = Date.now()
+    const before = now - config.statusTtlMs
+    const retention = config.insightsRetentionMs
+    // the summaries, the rows and one statuses-updated per affected session in one transaction: after a
+    // crash either a status or its summary exists, never neither, never both
     const expired = await events.within(async (trx, emit) => {
+      if (retention > 0) await insights.keepExpired(before, now - retention, trx)
       const gone = await statuses.deleteBefore(before, trx)
       const perSession = new Map<string, number>()
       for (const s of gone) perSession.set(s.session_id, (perSession.get(s.session_id) ?? 0) + 1)
@@ -24,6 +29,7 @@ export function createCleanup (deps: Pick<StatusDeps, 'stores' | 'config' | 'eve
       }
       return gone
     })
+    const pruned = await pruneInsights(now - retention)
     let uploads = 0
     for (const file of new Set(expired.map((s) => s.media_file))) {
       if (await releaseMedia(file)) uploads++
@@ -32,8 +38,23 @@ export function createCleanup (deps: Pick<StatusDeps, 'stores' | 'config' | 'eve
       if (await releaseMedia(file)) uploads++
     }
     const contactStatuses = [...(await deps.stores.contactStatuses.expire(before)).values()].reduce((a, b) => a + b, 0)
-    if (expired.length > 0 || uploads > 0 || contactStatuses > 0) log.info({ statuses: expired.length, uploads, contactStatuses }, 'expired statuses and uploads removed')
-    return { statuses: expired.length, uploads }
+    if (expired.length > 0 || uploads > 0 || contactStatuses > 0 || pruned > 0) {
+      log.info({ statuses: expired.length, uploads, contactStatuses, insights: pruned }, 'expired statuses and uploads removed')
+    }
+    return { statuses: expired.length, uploads, insights: pruned }
+  }
+
+  /** Summaries past INSIGHTS_RETENTION_DAYS go, with one statuses-updated (`insights-cleanup`) per session, in one transaction. */
+  async function pruneInsights (before: number): Promise<number> {
+    return await events.within(async (trx, emit) => {
+      const perSession = await insights.prune(before, trx)
+      let total = 0
+      for (const [sessionId, n] of perSession) {
+        total += n
+        emit('statuses-updated', { sessionId, action: 'insights-cleanup', message: `${n} insights summar${n === 1 ? 'y' : 'ies'} past retention removed` })
+      }
+      return total
+    })
   }
 
   /** One cleanup run; concurrent calls share it. */

@@ -82,14 +82,14 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       tags: ['statuses'],
       summary: 'Delete the local record of a status and its media file; with revoke=true also revoke it on the platform',
       description: 'A revoke reaches exactly the recipients that have the status (for a partial one, those counted in sentCount). ' +
-        'A status still being sent answers 409.',
+        'A status still being sent answers 409. Its insights summary stays, as when it expires (unless INSIGHTS_RETENTION_DAYS is 0); `forget=true` keeps none.',
       params: StatusParamsSchema,
       querystring: DeleteStatusQuerySchema,
       response: { 200: Ok(DeletedStatusSchema), ...failures(400, 404, 409, 503) }
     }
   }, async (req) => ({
     success: true as const,
-    data: await app.statuses.remove(req.params.sessionId, req.params.statusId, { revoke: req.query.revoke ?? false })
+    data: await app.statuses.remove(req.params.sessionId, req.params.statusId, { revoke: req.query.revoke ?? false, forget: req.query.forget ?? false })
   }))
 }
 

@@ -15,8 +15,8 @@ import type { AudienceResolver } from '../audiences/resolve.js'
 
 /** What the status service uses of the other decorators. */
 export interface StatusDeps {
-  stores: Pick<Stores, 'statuses' | 'viewers' | 'uploads' | 'contactStatuses' | 'sessions'>
-  config: Pick<Config, 'statusTtlMs' | 'cleanupIntervalMs' | 'sendReconnectWaitMs' | 'sendWaitMaxRecipients'>
+  stores: Pick<Stores, 'statuses' | 'viewers' | 'uploads' | 'contactStatuses' | 'sessions' | 'insights'>
+  config: Pick<Config, 'statusTtlMs' | 'cleanupIntervalMs' | 'sendReconnectWaitMs' | 'sendWaitMaxRecipients' | 'insightsRetentionMs'>
   platform: Pick<FastifyInstance['platform'], 'snapshot' | 'newMessageId' | 'sendStatus' | 'revokeStatus' | 'on' | 'off'>
   mediaStore: Pick<FastifyInstance['mediaStore'], 'exists' | 'open' | 'remove'>
   remoteMedia: Pick<FastifyInstance['remoteMedia'], 'check' | 'fetch'>
@@ -124,7 +124,8 @@ export function createStatusService (deps: StatusDeps) {
     }
   }
 
-  async function remove (sessionId: string, statusId: string | number, opts: { revoke?: boolean } = {}): Promise<DeletedStatus> {
+  /** `forget`: no insights summary stays (else it stays as at expiry, unless INSIGHTS_RETENTION_DAYS is 0). */
+  async function remove (sessionId: string, statusId: string | number, opts: { revoke?: boolean, forget?: boolean } = {}): Promise<DeletedStatus> {
     const status = await requireStatus(sessionId, statusId)
     // its chunks are still being committed (or a restart left it to be resumed, within SEND_RECONNECT_WAIT_MS)
     if (status.state === 'sending') throw new StatusSending()
@@ -149,6 +150,9 @@ export function createStatusService (deps: StatusDeps) {
       }
     }
     const deletedFromDatabase = await events.within(async (trx, emit) => {
+      // the summary and the deletion commit together, as at expiry
+      if (opts.forget === true) await deps.stores.insights.forget(sessionId, status.id, trx)
+      else if (config.insightsRetentionMs > 0) await deps.stores.insights.keep(sessionId, status.id, trx)
       if (!await statuses.remove(status.id, trx)) return false
       emit('status-deleted', { sessionId, statusId: id })
       // the seed contract: statuses-updated whenever the sent-statuses list changes (status-deleted is the finer event)

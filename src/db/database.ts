@@ -239,6 +239,8 @@ import type { AudienceTable } from './audience-tables.js'
 export type { AudienceTable, AudienceRow } from './audience-tables.js'
 import type { ContactStatusTable } from './contact-status-tables.js'
 export type { ContactStatusTable, ContactStatusRow } from './contact-status-tables.js'
+import type { InsightRecipientTable, InsightStatusTable } from './insight-tables.js'
+export type { InsightRecipientTable, InsightStatusTable } from './insight-tables.js'
 
 export interface Database {
   sessions: SessionTable
@@ -266,6 +268,8 @@ export interface Database {
   phone_status_privacy: PhoneStatusPrivacyTable
   audiences: AudienceTable
   contact_statuses: ContactStatusTable
+  insight_statuses: InsightStatusTable
+  insight_recipients: InsightRecipientTable
 }
 
 export type SessionRow = Selectable<SessionTable>

@@ -13,6 +13,7 @@ import { createViewerStore, type ViewerStore } from './viewers.js'
 import { kyselyAuthStateStore, sqliteAuthStateStore, type AuthStateStore } from './auth-state.js'
 import { kyselyLeaseStore, type LeaseStore } from './leases.js'
 import { kyselySessionStore, type SessionStore } from './sessions.js'
+import { createInsightStore, type InsightStore } from './insights.js'
 
 /**
  * The stores: one port per aggregate (issue 34), every method `Promise<T>`, chosen once at start from the
@@ -49,6 +50,8 @@ export interface Stores {
   viewers: ViewerStore
   /** uploaded media files' rows */
   uploads: UploadStore
+  /** what stays of statuses after expiry, and the insights read over them and the live ones (issue 32) */
+  insights: InsightStore
   sessions: SessionStore
   leases: LeaseStore
   authState: AuthStateStore
@@ -81,6 +84,7 @@ export function buildStores (handle: DbHandle): Stores {
     statuses: createStatusStore(handle),
     viewers: createViewerStore(handle),
     uploads: createUploadStore(handle),
+    insights: createInsightStore(handle),
     sessions: kyselySessionStore(handle.db, handle.dialect),
     leases: kyselyLeaseStore(handle.db, handle.dialect === 'postgres' ? handle.url : null),
     authState: handle.dialect === 'sqlite' ? sqliteAuthStateStore(handle.db, handle.sqlite) : kyselyAuthStateStore(handle.db)

@@ -1,0 +1,253 @@
+import { sql, type RawBuilder } from 'kysely'
+import type { DbHandle } from '../connection.js'
+import type { StatusSummary } from '../../insights/summary.js'
+import { keepSummaries, summariesOf } from './insights-facts.js'
+import { contactRows, type ContactQuery, type ContactRow } from './insights-contacts.js'
+import type { StoreTx } from './statuses.js'
+
+export type { ContactQuery, ContactRow, ContactSort } from './insights-contacts.js'
+
+// Insights (issue 32): summaries of statuses that expired or were deleted (migration 017), and the figures
+// read over them and over the statuses still live. A live status is summarised by the same function as at
+// expiry (src/insights/summary.ts) and its rows are handed to the same SQL as one JSON parameter (SQLite:
+// json_each; PostgreSQL: jsonb_to_recordset), so a status's figures are the same before and after it expires.
+// Aggregation happens in SQL: views are grouped per absolute quarter hour (floor(ms / 900,000)), which the
+// caller maps to its time zone (every zone's offset is a multiple of 15 minutes); the two percentiles are
+// read with an ordered offset each.
+
+/** What the figures are read over: one session's statuses posted in [from, to], optionally of one type or audience. */
+export interface InsightFilter {
+  sessionId: string
+  from: number
+  to: number
+  type?: string
+  /** 'numbers', 'list', 'contacts', 'phone' or 'saved' */
+  audienceKind?: string
+  /** a saved audience id */
+  audienceId?: string
+}
+
+export interface Counts { statuses: number, recipients: number, delivered: number, viewed: number, reacted: number, replied: number }
+
+export interface StatusFigures {
+  statusId: number
+  live: boolean
+  type: string
+  captionLength: number
+  audienceKind: string
+  audienceId: string | null
+  audienceName: string | null
+  audienceSize: number
+  postedAt: number
+  recipients: number
+  delivered: number
+  viewed: number
+  reacted: number
+  replied: number
+  firstViewMs: number | null
+  medianViewMs: number | null
+}
+
+export interface InsightOverview {
+  totals: Counts
+  /** nearest rank over every view's time to view; null without views */
+  timeToView: { p50Ms: number | null, p90Ms: number | null }
+  byType: Array<Counts & { type: string }>
+  byAudience: Array<Counts & { kind: string, audienceId: string | null, name: string | null }>
+  /** the statuses' counts per absolute quarter hour of posting (`bucket` = floor(postedAt / 900,000)) */
+  posted: Array<Counts & { bucket: number }>
+  /** views per absolute quarter hour of viewing */
+  views: Array<{ bucket: number, views: number }>
+  /** the page of statuses, newest (highest id) first: `limit` + 1 rows when more follow */
+  statuses: StatusFigures[]
+}
+
+export interface InsightStore {
+  /**
+   * In the caller's transaction (expiry's): writes the summaries of the statuses created before `before`
+   * and at or after `keepSince` (older ones are past retention). How many were written.
+   */
+  keepExpired: (before: number, keepSince: number, tx?: StoreTx) => Promise<number>
+  /** In the caller's transaction (delete-status): writes the summary of one status; false when it has none to write. */
+  keep: (sessionId: string, statusId: number, tx?: StoreTx) => Promise<boolean>
+  /** Removes a status's summary (delete-status with forget); whether there was one. */
+  forget: (sessionId: string, statusId: number, tx?: StoreTx) => Promise<boolean>
+  /** Removes summaries of statuses posted before `before`: how many per session. */
+  prune: (before: number, tx?: StoreTx) => Promise<Map<string, number>>
+  /** The figures of `filter`, with a page of statuses (`limit` + 1 read, ids below `beforeId`). */
+  overview: (filter: InsightFilter, page: { limit: number, beforeId?: number }) => Promise<InsightOverview>
+  /** Per contact figures of `filter`, sorted; `limit` undefined: every row. */
+  contacts: (filter: InsightFilter, query: ContactQuery) => Promise<ContactRow[]>
+}
+
+/** Live rows handed to SQL as one JSON parameter, as a table (the only words the dialects differ in). */
+export type LiveTable = (json: string, columns: ReadonlyArray<readonly [string, 'int' | 'text']>) => RawBuilder<unknown>
+
+const sqliteLive: LiveTable = (json, columns) =>
+  sql`select ${sql.join(columns.map(([c]) => sql`json_extract(value, ${'$.' + c}) as ${sql.ref(c)}`))} from json_each(${json})`
+
+const postgresLive: LiveTable = (json, columns) =>
+  sql`select * from jsonb_to_recordset(${json}::jsonb) as x(${sql.raw(columns.map(([c, t]) => `${c} ${t === 'int' ? 'bigint' : 'text'}`).join(', '))})`
+
+const STATUS_COLS = [
+  ['status_id', 'int'], ['type', 'text'], ['caption_length', 'int'], ['audience_kind', 'text'], ['audience_id', 'text'], ['audience_name', 'text'],
+  ['audience_size', 'int'], ['posted_at', 'int'], ['recipients', 'int'], ['delivered', 'int'], ['viewed', 'int'], ['reacted', 'int'], ['replied', 'int'],
+  ['first_view_ms', 'int'], ['median_view_ms', 'int']
+] as const
+const LINE_COLS = [['posted_at', 'int'], ['recipient', 'text'], ['delivered_at', 'int'], ['viewed_at', 'int'], ['reacted', 'int'], ['replies', 'int']] as const
+const STATUS_LIST = sql.raw(STATUS_COLS.map(([c]) => c).join(', '))
+const LINE_LIST = sql.raw(LINE_COLS.map(([c]) => c).join(', '))
+
+/** A quarter hour in ms: every time zone's offset is a multiple of it. */
+export const BUCKET_MS = 900_000
+const BUCKET = sql.raw(String(BUCKET_MS))
+/** time to view, never below 0 (as the summary counts it) */
+export const DELAY = sql`case when viewed_at > posted_at then viewed_at - posted_at else 0 end`
+
+export function createInsightStore (handle: DbHandle): InsightStore {
+  const db = handle.db
+  const live = handle.dialect === 'sqlite' ? sqliteLive : postgresLive
+
+  /** `with s (statuses), r (recipient lines)`: the summaries in range plus the live statuses' rows, filtered alike. */
+  async function scope (f: InsightFilter): Promise<RawBuilder<unknown>> {
+    const summaries = (await summariesOf(db, (q) => q.where('session_id', '=', f.sessionId).where('created_at', '>=', f.from).where('created_at', '<=', f.to)))
+      .filter((s) => (f.type === undefined || s.type === f.type) && (f.audienceKind === undefined || s.audienceKind === f.audienceKind) &&
+        (f.audienceId === undefined || s.audienceId === f.audienceId))
+    const liveStatuses = JSON.stringify(summaries.map(statusJson))
+    const liveLines = JSON.stringify(summaries.flatMap(linesJson))
+    const filters = [sql`session_id = ${f.sessionId}`, sql`posted_at >= ${f.from}`, sql`posted_at <= ${f.to}`]
+    if (f.type !== undefined) filters.push(sql`type = ${f.type}`)
+    if (f.audienceKind !== undefined) filters.push(sql`audience_kind = ${f.audienceKind}`)
+    if (f.audienceId !== undefined) filters.push(sql`audience_id = ${f.audienceId}`)
+    const narrowed = filters.length > 3
+    const where = sql.join(filters, sql` and `)
+    const lineWhere = sql.join([
+      sql`session_id = ${f.sessionId}`, sql`posted_at >= ${f.from}`, sql`posted_at <= ${f.to}`,
+      ...(narrowed ? [sql`insight_id in (select id from insight_statuses where ${where})`] : [])
+    ], sql` and `)
+    return sql`with s as (
+      select ${STATUS_LIST}, 0 as live from insight_statuses where ${where}
+      union all select ${STATUS_LIST}, 1 as live from (${live(liveStatuses, STATUS_COLS)}) ls
+    ), r as (
+      select ${LINE_LIST} from insight_recipients where ${lineWhere}
+      union all select ${LINE_LIST} from (${live(liveLines, LINE_COLS)}) lr
+    )`
+  }
+
+  return {
+    async keepExpired (before, keepSince, tx = db) {
+      return await keepSummaries(tx, (q) => q.where('created_at', '<', before).where('created_at', '>=', keepSince), Date.now())
+    },
+    async keep (sessionId, statusId, tx = db) {
+      return await keepSummaries(tx, (q) => q.where('session_id', '=', sessionId).where('id', '=', statusId), Date.now()) > 0
+    },
+    async forget (sessionId, statusId, tx = db) {
+      const result = await tx.deleteFrom('insight_statuses').where('session_id', '=', sessionId).where('status_id', '=', statusId).executeTakeFirst()
+      return result.numDeletedRows > 0n
+    },
+    async prune (before, tx = db) {
+      // their recipient lines go by cascade (primary key (insight_id, recipient))
+      const gone = await tx.deleteFrom('insight_statuses').where('posted_at', '<', before).returning(['session_id']).execute()
+      const perSession = new Map<string, number>()
+      for (const g of gone) perSession.set(g.session_id, (perSession.get(g.session_id) ?? 0) + 1)
+      return perSession
+    },
+    async overview (f, page) {
+      const w = await scope(f)
+      const counts = sql`count(*) as statuses, sum(recipients) as recipients, sum(delivered) as delivered, sum(viewed) as viewed,
+        sum(reacted) as reacted, sum(replied) as replied`
+      const totals = (await sql<RawCounts>`${w} select ${counts} from s`.execute(db)).rows[0]
+      const byType = (await sql<RawCounts & { type: string }>`${w} select type, ${counts} from s group by type order by type`.execute(db)).rows
+      const byAudience = (await sql<RawCounts & { kind: string, audience_id: string | null, name: string | null }>`${w}
+        select audience_kind as kind, audience_id, max(audience_name) as name, ${counts} from s group by audience_kind, audience_id order by audience_kind, audience_id`.execute(db)).rows
+      const posted = (await sql<RawCounts & { bucket: number }>`${w} select posted_at / ${BUCKET} as bucket, ${counts} from s group by posted_at / ${BUCKET}`.execute(db)).rows
+      const views = (await sql<{ bucket: number, views: number }>`${w}
+        select viewed_at / ${BUCKET} as bucket, count(*) as views from r where viewed_at is not null group by viewed_at / ${BUCKET}`.execute(db)).rows
+      const viewed = Number(totals?.viewed ?? 0)
+      const rank = async (p: number): Promise<number | null> => {
+        if (viewed === 0) return null
+        const offset = Math.max(1, Math.ceil(p * viewed)) - 1
+        const row = (await sql<{ d: number }>`${w} select ${DELAY} as d from r where viewed_at is not null order by d limit 1 offset ${offset}`.execute(db)).rows[0]
+        return row === undefined ? null : Number(row.d)
+      }
+      const statuses = (await sql<RawStatus>`${w} select ${STATUS_LIST}, live from s
+        ${page.beforeId === undefined ? sql`` : sql`where status_id < ${page.beforeId}`} order by status_id desc limit ${page.limit + 1}`.execute(db)).rows
+      return {
+        totals: countsOf(totals),
+        timeToView: { p50Ms: await rank(0.5), p90Ms: await rank(0.9) },
+        byType: byType.map((r) => ({ type: r.type, ...countsOf(r) })),
+        byAudience: byAudience.map((r) => ({ kind: r.kind, audienceId: r.audience_id, name: r.name, ...countsOf(r) })),
+        posted: posted.map((r) => ({ bucket: Number(r.bucket), ...countsOf(r) })),
+        views: views.map((r) => ({ bucket: Number(r.bucket), views: Number(r.views) })),
+        statuses: statuses.map(figuresOf)
+      }
+    },
+    async contacts (f, query) {
+      return await contactRows(db, await scope(f), f.sessionId, query)
+    }
+  }
+}
+
+type RawCounts = Record<keyof Counts, number | string | null>
+type RawStatus = Record<typeof STATUS_COLS[number][0], number | string | null> & { live: number }
+
+function countsOf (r: RawCounts | undefined): Counts {
+  const n = (v: number | string | null | undefined): number => Number(v ?? 0)
+  return {
+    statuses: n(r?.statuses), recipients: n(r?.recipients), delivered: n(r?.delivered), viewed: n(r?.viewed), reacted: n(r?.reacted), replied: n(r?.replied)
+  }
+}
+
+const num = (v: number | string | null): number | null => v === null ? null : Number(v)
+
+function figuresOf (r: RawStatus): StatusFigures {
+  return {
+    statusId: Number(r.status_id),
+    live: Number(r.live) === 1,
+    type: String(r.type),
+    captionLength: Number(r.caption_length),
+    audienceKind: String(r.audience_kind),
+    audienceId: r.audience_id === null ? null : String(r.audience_id),
+    audienceName: r.audience_name === null ? null : String(r.audience_name),
+    audienceSize: Number(r.audience_size),
+    postedAt: Number(r.posted_at),
+    recipients: Number(r.recipients),
+    delivered: Number(r.delivered),
+    viewed: Number(r.viewed),
+    reacted: Number(r.reacted),
+    replied: Number(r.replied),
+    firstViewMs: num(r.first_view_ms),
+    medianViewMs: num(r.median_view_ms)
+  }
+}
+
+function statusJson (s: StatusSummary): Record<string, unknown> {
+  return {
+    status_id: s.statusId,
+    type: s.type,
+    caption_length: s.captionLength,
+    audience_kind: s.audienceKind,
+    audience_id: s.audienceId,
+    audience_name: s.audienceName,
+    audience_size: s.audienceSize,
+    posted_at: s.postedAt,
+    recipients: s.recipients,
+    delivered: s.delivered,
+    viewed: s.viewed,
+    reacted: s.reacted,
+    replied: s.replied,
+    first_view_ms: s.firstViewMs,
+    median_view_ms: s.medianViewMs
+  }
+}
+
+function linesJson (s: StatusSummary): Array<Record<string, unknown>> {
+  return s.lines.map((l) => ({
+    posted_at: s.postedAt,
+    recipient: l.recipient,
+    delivered_at: l.deliveredAt,
+    viewed_at: l.viewedAt,
+    reacted: l.reaction === null ? 0 : 1,
+    replies: l.replies
+  }))
+}
