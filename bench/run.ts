@@ -16,7 +16,7 @@ import { join } from 'node:path'
 import { formatTarget, formatValue, passes, PROFILE, SMOKE, table, targetRatio, verdict, type Figure } from './lib/bench.js'
 import { ensureBuilt, ensureCert, ROOT, track } from '../test/support/processes.js'
 
-const SCRIPTS = ['memory', 'receipts', 'send-many', 'reads', 'startup', 'cluster', 'scale'] as const
+const SCRIPTS = ['memory', 'receipts', 'send-many', 'reads', 'insights', 'startup', 'cluster', 'scale'] as const
 /** per script, a little above its own limit */
 const SCRIPT_LIMIT_MS = SMOKE ? 120_000 : 300_000
 /** issue 33's scale script links up to 1,000 sessions (bench/scale.ts bounds its parts) */

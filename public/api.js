@@ -97,11 +97,11 @@ export function createApi (getKey, onUnauthorized) {
     })
   }
 
-  /** A contact's status media (GET …/media: bytes, not the envelope) as a Blob; failures as ApiError. */
-  async function contactStatusMedia (id, statusId) {
+  /** A GET that answers bytes, not the envelope (media, CSV), as a Blob; failures as ApiError. */
+  async function blob (path) {
     let res
     try {
-      res = await fetch(`/api/sessions/${enc(id)}/contact-statuses/${enc(statusId)}/media`, { headers: { 'x-api-key': getKey() ?? '' }, cache: 'no-store' })
+      res = await fetch('/api' + path, { headers: { 'x-api-key': getKey() ?? '' }, cache: 'no-store' })
     } catch {
       throw new ApiError(errorFrom(0, null), 0)
     }
@@ -151,7 +151,12 @@ export function createApi (getKey, onUnauthorized) {
     statusPrivacy: (id) => call('GET', `/sessions/${enc(id)}/status-privacy`),
     contactStatuses: (id, { limit = 20, cursor = null } = {}) => call('GET', `/sessions/${enc(id)}/contact-statuses?${query({ limit, cursor })}`),
     viewContactStatus: (id, statusId) => call('POST', `/sessions/${enc(id)}/contact-statuses/${enc(statusId)}/view`),
-    contactStatusMedia,
+    contactStatusMedia: (id, statusId) => blob(`/sessions/${enc(id)}/contact-statuses/${enc(statusId)}/media`),
+    /** `q`: from, to (ISO), tz, type, audience, limit, cursor */
+    insights: (id, q) => call('GET', `/sessions/${enc(id)}/insights?${query(q)}`),
+    /** `q`: from, to, sort, order, limit, cursor */
+    insightContacts: (id, q) => call('GET', `/sessions/${enc(id)}/insights/contacts?${query(q)}`),
+    insightContactsCsv: (id, q) => blob(`/sessions/${enc(id)}/insights/contacts?${query({ ...q, format: 'csv' })}`),
     audiences: (id, { limit = 200, cursor = null } = {}) => call('GET', `/sessions/${enc(id)}/audiences?${query({ limit, cursor })}`),
     createAudience: (id, body) => call('POST', `/sessions/${enc(id)}/audiences`, body),
     deleteAudience: (id, audienceId) => call('DELETE', `/sessions/${enc(id)}/audiences/${enc(audienceId)}`),

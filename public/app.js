@@ -9,6 +9,7 @@ import { createAudiencePicker, recipientList, snapshotText } from './picker.js'
 import { createSavedAudiencesPanel } from './audiences.js'
 import { createSchedules } from './schedules.js'
 import { createContactStatusesPanel } from './contact-statuses.js'
+import { createInsightsPanel } from './insights.js'
 
 const KEY_STORAGE = 'statusTracker.apiKey'
 const SELECTED_STORAGE = 'statusTracker.selectedSession'
@@ -127,6 +128,7 @@ function lockOut (message) {
   savedAudiences.reset()
   schedules.reset()
   contactStatuses.reset()
+  insights.reset()
   me = null
   showKeyScreen(message)
 }
@@ -254,6 +256,7 @@ function connectSocket () {
   socket.on('scheduled-status-failed', (e) => { schedules.onRun(e) })
   socket.on('contact-status', (e) => { contactStatuses.onEvent(e) })
   socket.on('statuses-updated', (e) => {
+    insights.onEvent(e)
     // 'sent' and 'deleted' come with status-sent / status-deleted, handled above: no second read of the list
     if (e.action === 'sent' || e.action === 'deleted') return
     if (e.sessionId === state.selectedId) void loadStatuses()
@@ -621,6 +624,7 @@ function renderDetailHead () {
   savedAudiences.setSession(id)
   schedules.setSession(id)
   contactStatuses.setSession(id)
+  insights.setSession(id)
   const badge = $('detail-badge')
   show(badge, s !== undefined)
   if (s === undefined) { setText($('detail-title'), 'Statuses'); return }
@@ -850,6 +854,7 @@ const schedules = createSchedules({
   audienceError: picker.errorEl
 })
 const contactStatuses = createContactStatusesPanel({ api, describe, busy, confirmAction, toast })
+const insights = createInsightsPanel({ api, describe, busy, toast })
 
 // status dialog ------------------------------------------------------------------------------------
 

@@ -4,7 +4,8 @@ import { h, setText, show, phone, formatDateTime, formatWhen, formatDuration, pl
 
 const SVG = 'http://www.w3.org/2000/svg'
 
-function svg (tag, attrs = {}, ...children) {
+/** An SVG element with its attributes and children (the Insights charts draw with it too). */
+export function svg (tag, attrs = {}, ...children) {
   const el = document.createElementNS(SVG, tag)
   for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v))
   el.append(...children)

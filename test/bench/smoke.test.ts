@@ -6,7 +6,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 
 // `npm run bench` in smoke mode: every script with tiny sizes (2 sessions, 200 receipts, 20 recipients,
-// 1 s of autocannon, 3 sessions at start), each against its own service and emulator processes, and the
+// 1 s of autocannon, 500 contacts over 9 days of insights, 3 sessions at start), each against its own service and emulator processes, and the
 // controls measured beside them (bare Baileys; the Express control, the plain peer and the bare Fastify app
 // in `reads`). Checks that the scripts complete and report every figure; the values (and so the targets)
 // mean nothing here.
@@ -19,6 +19,7 @@ const FIGURES = [
   'send-many.first', 'send-many.again', 'send-many.bare', 'send-many.ratio', 'send-many.cpu-ratio', 'send-many.again-ratio',
   'reads.health.rps', 'reads.health.p99', 'reads.health.ratio', 'reads.health.bare-ratio', 'reads.health.peer-ratio',
   'reads.list.rps', 'reads.list.p99', 'reads.list.ratio', 'reads.list.peer-ratio', 'reads.bare.rps',
+  'insights.overview.p99', 'insights.contacts.p99',
   'startup.all-open', 'startup.http-ready',
   'cluster.health.one.rps', 'cluster.health.two.rps', 'cluster.receipts.one.rps', 'cluster.receipts.two.rps',
   'scale.promise.shared.2', 'scale.promise.library.2', 'scale.promise.shared.4', 'scale.promise.library.4', 'scale.promise.flat',
@@ -42,7 +43,7 @@ test('npm run bench in smoke mode: every script completes and prints its figures
   assert.equal(code, 0, `bench/run.ts failed:\n${output.slice(-4000)}`)
 
   const report = JSON.parse(readFileSync(join(dir, 'figures.json'), 'utf8')) as Report
-  assert.deepEqual(report.runs.map((r) => [r.name, r.code]), [['memory', 0], ['receipts', 0], ['send-many', 0], ['reads', 0], ['startup', 0], ['cluster', 0], ['scale', 0]])
+  assert.deepEqual(report.runs.map((r) => [r.name, r.code]), [['memory', 0], ['receipts', 0], ['send-many', 0], ['reads', 0], ['insights', 0], ['startup', 0], ['cluster', 0], ['scale', 0]])
   const figures = report.runs.flatMap((r) => r.figures)
   assert.deepEqual(figures.map((f) => f.id).sort(), [...FIGURES].sort())
   for (const f of figures) assert.ok(typeof f.value === 'number' && Number.isFinite(f.value) && f.value >= 0, `${f.id} = ${String(f.value)}`)

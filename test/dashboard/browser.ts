@@ -58,8 +58,8 @@ export interface Browser {
   errors: string[]
 }
 
-/** Headless Chromium with a fresh profile; closed (and the profile removed) after the test. */
-export async function openBrowser (t: TestContext, executablePath: string, viewport = { width: 1280, height: 800 }): Promise<Browser> {
+/** Headless Chromium with a fresh profile; closed (and the profile removed) after the test. `timezoneId`: the page's zone (default UTC). */
+export async function openBrowser (t: TestContext, executablePath: string, viewport = { width: 1280, height: 800 }, { timezoneId = 'UTC' } = {}): Promise<Browser> {
   const profile = mkdtempSync(join(tmpdir(), 'status-tracker-chromium-'))
   const context = await chromium.launchPersistentContext(profile, {
     executablePath,
@@ -68,7 +68,7 @@ export async function openBrowser (t: TestContext, executablePath: string, viewp
     viewport,
     deviceScaleFactor: 1,
     locale: 'en-GB',
-    timezoneId: 'UTC',
+    timezoneId,
     colorScheme: 'light',
     reducedMotion: 'reduce'
   })
