@@ -87,6 +87,8 @@ export class LeaseKeeper {
   readonly #arriving = new Map<string, { how: Arrival, since: number }>()
   /** sessions this node stopped because its renewals failed: started again when they succeed, not arrivals */
   readonly #paused = new Set<string>()
+  /** per session, the start or stop under way (see #serial) */
+  readonly #queue = new Map<string, Promise<void>>()
   /** local monotonic time (performance.now()) before which our leases are surely still ours */
   #validUntil = 0
   #timer: NodeJS.Timeout | null = null
@@ -138,8 +140,9 @@ export class LeaseKeeper {
     const handed = idle.filter((id) => !this.#paused.has(id))
     if (handed.length > 0) this.o.log.info({ sessions: handed }, 'cluster: sessions handed over to this node; opening them')
     this.#arrive(handed, 'handover')
-    await this.#startAll(idle)
     for (const id of idle) this.#paused.delete(id)
+    // not awaited: a slow start (the platform loading, many logins) must not hold the next renewal back
+    void this.#startAll(idle)
 
     const found = await leases.orphaned(now)
     if (found.length > 0) {
@@ -152,7 +155,7 @@ export class LeaseKeeper {
       for (const id of ours) if (await leases.claim(id, nodeId, now, now + ttlMs)) claimed.push(id)
       if (claimed.length > 0) this.o.log.info({ sessions: claimed }, 'cluster: took over orphaned sessions')
       for (const id of claimed) this.#arrive([id], lapsed.has(id) ? 'failover' : 'orphan')
-      await this.#startAll(claimed)
+      void this.#startAll(claimed)
     } else {
       // every session has a live owner: now the spread may be evened out (never while a failover is under way)
       await this.#rebalance(now)
@@ -221,21 +224,37 @@ export class LeaseKeeper {
     if (performance.now() >= this.#deadline) return
     await Promise.all(ids.map(async (id) => {
       this.running.add(id)
-      try {
-        await this.o.start(id)
-      } catch (err) {
-        this.o.log.error({ err, sessionId: id }, 'cluster: could not start an owned session')
-      }
+      await this.#serial(id, async () => {
+        if (!this.running.has(id)) return // stopped again before its turn
+        try {
+          await this.o.start(id)
+        } catch (err) {
+          this.o.log.error({ err, sessionId: id }, 'cluster: could not start an owned session')
+        }
+      })
     }))
   }
 
   async #stop (id: string): Promise<void> {
     this.running.delete(id)
     this.#arriving.delete(id)
+    await this.#serial(id, async () => {
+      try {
+        await this.o.stop(id)
+      } catch (err) {
+        this.o.log.error({ err, sessionId: id }, 'cluster: could not end a session socket')
+      }
+    })
+  }
+
+  /** One session's starts and stops run in the order asked: a stop waits for a start under way, so no socket outlives it. */
+  async #serial (id: string, work: () => Promise<void>): Promise<void> {
+    const next = (this.#queue.get(id) ?? Promise.resolve()).then(work)
+    this.#queue.set(id, next)
     try {
-      await this.o.stop(id)
-    } catch (err) {
-      this.o.log.error({ err, sessionId: id }, 'cluster: could not end a session socket')
+      await next
+    } finally {
+      if (this.#queue.get(id) === next) this.#queue.delete(id)
     }
   }
 
@@ -263,11 +282,12 @@ export class LeaseKeeper {
    * the node row goes.
    */
   async resign (): Promise<void> {
-    const { leases, nodeId, ttlMs, renewMs } = this.o
+    const { leases, nodeId, ttlMs } = this.o
     this.running.clear()
     const now = await leases.now()
     const mine = await leases.renew(nodeId, now + ttlMs)
-    const others = (await leases.liveNodes(now, now - 2 * renewMs)).filter((n) => n.nodeId !== nodeId)
+    // live as orphan placement counts it: one that died since would have its share back as orphans after the TTL
+    const others = (await leases.liveNodes(now, now - ttlMs)).filter((n) => n.nodeId !== nodeId)
     const placed = placeOrphans(mine, others)
     const to = new Map<string, string[]>()
     for (const [id, node] of placed) to.set(node, [...to.get(node) ?? [], id])
