@@ -91,6 +91,8 @@ export interface ClusterConfig {
   secret: string | null
   leaseTtlMs: number
   leaseRenewMs: number
+  /** most sessions on their way to one node at once while the spread is evened out */
+  moveBatch: number
 }
 
 export class ConfigError extends Error {
@@ -190,7 +192,8 @@ function clusterConfig (env: Env, dataDir: string): ClusterConfig {
     nodeUrl: (env.NODE_URL ?? `http://${host}:${env.PORT}`).replace(/\/+$/, ''),
     secret: env.CLUSTER_SECRET ?? null,
     leaseTtlMs: env.LEASE_TTL_MS,
-    leaseRenewMs: env.LEASE_RENEW_MS
+    leaseRenewMs: env.LEASE_RENEW_MS,
+    moveBatch: env.REBALANCE_BATCH
   }
 }
 

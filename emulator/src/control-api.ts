@@ -34,6 +34,7 @@ const routes: Route[] = [
   { method: 'GET', pattern: new RegExp(`^/accounts/${SEGMENT}$`), handler: (e, [number]) => [200, e.getAccount(number)] },
   { method: 'GET', pattern: new RegExp(`^/accounts/${SEGMENT}/unacked$`), handler: (e, [number]) => [200, { count: e.unackedCount(number) }] },
   { method: 'GET', pattern: new RegExp(`^/accounts/${SEGMENT}/acks$`), handler: (e, [number]) => [200, e.ackStats(number)] },
+  { method: 'GET', pattern: /^\/replaced-logins$/, handler: (e) => [200, e.replacedLogins()] },
   {
     method: 'POST',
     pattern: new RegExp(`^/accounts/${SEGMENT}/scan$`),

@@ -53,6 +53,7 @@ import type {
   AccountRef,
   BulkViewOptions,
   ConnectionAckStats,
+  ReplacedLogin,
   ContactStatusLog,
   ContactStatusOptions,
   ContactStatusResult,
@@ -176,6 +177,11 @@ export interface Emulator {
   /** Ack counters per logged-in connection of the account's linked devices, oldest first (recent closed ones too). */
   ackStats(number: string): ConnectionAckStats[]
   /**
+   * Logins that replaced a connection of the same device still open (the older one got `stream:error 440
+   * conflict replaced`), oldest first; of one account, or of every account.
+   */
+  replacedLogins(number?: string): ReplacedLogin[]
+  /**
    * The contact posts a status the account sees: each linked device gets a `<status>` stanza (contact-statuses.ts),
    * owed an `<ack class="status">` within the ack deadline; offline devices get it at their next login.
    */
@@ -231,6 +237,7 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
   private readonly refs = new Map<string, { conn: WaConnection, expiresAt: number }>()
   private readonly changeListeners = new Set<() => void>()
   private readonly rejected: RejectedMessage[] = []
+  private readonly replaced: ReplacedLogin[] = []
   /** each account's phone: address book, status privacy and app state (phone.ts) */
   private readonly phones = new Map<Account, Phone>()
   /** key shares being encrypted (settled() waits for them) */
@@ -574,8 +581,11 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
       conn.close()
       return
     }
+    // one socket per linked device: the platform ends the older one with a conflict (Baileys sees 440 "Stream
+    // Errored (conflict)", whatsmeow an events.StreamReplaced), and the emulator keeps a record of it for tests
     for (const other of this.connections) {
       if (other !== conn && other.device === device && other.isOpen) {
+        this.replaced.push({ number, device: device.id, replaced: other.id, by: conn.id, at: new Date().toISOString() })
         other.streamError('440', { tag: 'conflict', attrs: { type: 'replaced' } })
       }
     }
@@ -916,6 +926,11 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
       .flatMap((d) => d.acks.connections())
       .sort((a, b) => a.connection - b.connection)
       .map(publicAckStats)
+  }
+
+  replacedLogins (number?: string): ReplacedLogin[] {
+    const wanted = number === undefined ? undefined : this.directory.account(number).number
+    return this.replaced.filter((r) => wanted === undefined || r.number === wanted).map((r) => ({ ...r }))
   }
 
   sendView (statusId: string, options: ViewOptions): Promise<SendViewsResult> {

@@ -416,6 +416,18 @@ export interface SendViewsResult {
  * `<ack>` (receipt, message) stays unacked for its device until the ack comes; what a connection
  * leaves unacked is delivered again, same ids and content, when the device logs in next.
  */
+/** A login that replaced a still-open connection of the same linked device (`Emulator.replacedLogins`). */
+export interface ReplacedLogin {
+  number: string
+  /** linked device id */
+  device: number
+  /** the connection ended with `stream:error 440 conflict replaced` */
+  replaced: number
+  /** the connection whose login replaced it */
+  by: number
+  at: string
+}
+
 export interface ConnectionAckStats {
   /** the emulator's id of the connection (increasing) */
   connection: number

@@ -75,6 +75,21 @@ describe('faults', () => {
     )
   })
 
+  it('a second login of the same device ends the first with 440 conflict replaced, and is recorded', async () => {
+    const number = '15554440006'
+    const { sock, auth } = await link(number)
+    assert.deepEqual(emu.replacedLogins(number), [])
+    const closed = waitForClose(sock)
+    const second = await connectUntilOpen({ wsUrl: emu.wsUrl, auth })
+    open.add(second)
+    assert.equal((await closed).statusCode, DisconnectReason.connectionReplaced)
+    const [replaced, ...more] = emu.replacedLogins(number)
+    assert.deepEqual(more, [])
+    assert.equal(replaced.number, number)
+    assert.ok(replaced.by > replaced.replaced, 'the newer connection replaced the older')
+    assert.deepEqual(emu.replacedLogins().filter((r) => r.number === number), [replaced])
+  })
+
   it('reject-next-status: the next status gets a 479 ack that Baileys reports as a failed message, the one after goes through', async () => {
     const { sock } = await link('15554440004')
     emu.fault('15554440004', 'reject-next-status')

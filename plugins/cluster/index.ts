@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto'
 import fp from 'fastify-plugin'
 import type { FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify'
-import type { NewSessionRow } from '../../src/db/database.js'
-import type { NodeInfo } from '../../src/db/stores/leases.js'
+import type { ChangeTransaction } from '../../src/db/stores/events.js'
+import { insertLease, type NodeInfo } from '../../src/db/stores/leases.js'
 import { OwnerUnavailable, Unauthorized } from '../../src/errors.js'
 import { FORWARDED_HEADER, forwardRequest } from './forward.js'
 import { LeaseKeeper } from './lease-keeper.js'
@@ -37,6 +37,8 @@ export interface SessionHolder {
   open: (sessionId: string) => Promise<void>
   /** the lease went to another node: stop the session here, without logging it out */
   release: (sessionId: string) => Promise<void>
+  /** whether the session may move to another node now (its socket is open: one being linked keeps its code where it is) */
+  movable: (sessionId: string) => boolean
 }
 
 export interface Cluster {
@@ -52,8 +54,13 @@ export interface Cluster {
    * (`release`), for as long as the node runs. Answers once the sessions held at start are handed over.
    */
   serve: (supervisor: SessionHolder) => Promise<void>
-  /** a new session stored with its lease on this node, then started here; false when the id is taken */
-  createOwned: (row: NewSessionRow) => Promise<boolean>
+  /**
+   * A new session is this node's: in the transaction that stores it, its lease on this node (in a cluster; nothing
+   * on one node), so no node ever sees it without an owner. Then `openNew` opens it here.
+   */
+  holdNew: (trx: ChangeTransaction, sessionId: string) => Promise<void>
+  /** opens a new session `holdNew` made this node's, once its transaction is committed */
+  openNew: (sessionId: string) => Promise<void>
   /** a request that needs the session's socket is answered by the node that owns it (`placement: 'owner'`) */
   toOwner: (req: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply | undefined>
   /** a new session is created on the live node with the fewest sessions (`placement: 'least-loaded'`) */
@@ -96,7 +103,13 @@ export default fp(async (app) => {
         renewMs: leaseRenewMs,
         log,
         start: async (sessionId) => { await held().open(sessionId) },
-        stop: async (sessionId) => { await held().release(sessionId) }
+        stop: async (sessionId) => { await held().release(sessionId) },
+        moveBatch: config.cluster.moveBatch,
+        movable: (sessionId) => held().movable(sessionId),
+        onHandedOver: ({ reason, sessions: moved, ms }) => {
+          app.metrics.clusterMoves.inc({ reason }, moved.length)
+          app.metrics.clusterHandOverDuration.observe({ reason }, ms / 1000)
+        }
       })
     : null
 
@@ -155,9 +168,12 @@ export default fp(async (app) => {
       await keeper.begin()
       log.info({ url: nodeUrl, sessions: keeper.running.size }, 'cluster: node joined')
     },
-    async createOwned (row) {
-      if (keeper === null) throw new Error('createOwned is for cluster mode')
-      return await keeper.createOwned(row)
+    async holdNew (trx, sessionId) {
+      if (keeper !== null) await insertLease(trx, sessionId, nodeId, leaseTtlMs)
+    },
+    async openNew (sessionId) {
+      if (keeper === null) await held().open(sessionId)
+      else await keeper.adopt(sessionId)
     },
     async toOwner (req, reply) {
       const sessionId = (req.params as { sessionId?: string } | undefined)?.sessionId
@@ -212,6 +228,12 @@ export default fp(async (app) => {
     // other nodes read the owner's last reported status (GET /sessions lists every session)
     platform.on('connection-status', (e) => {
       if (!keeper.running.has(e.sessionId)) return
+      const came = e.status === 'open' ? keeper.opened(e.sessionId) : undefined
+      if (came !== undefined) {
+        // a move ends here: the session that came to this node is open
+        log.info({ sessionId: e.sessionId, how: came.how, ms: came.ms }, 'cluster: a session that came to this node is open')
+        app.metrics.clusterTakeOverDuration.observe({ how: came.how }, came.ms / 1000)
+      }
       leases.reportStatus(e.sessionId, nodeId, e.status).catch((err: unknown) => { log.debug({ err }, 'cluster: could not report a status') })
     })
     // sockets end first (the platform's own preClose, idempotent), then the leases go so others take over at once
@@ -226,4 +248,4 @@ export default fp(async (app) => {
       await renewals?.close()
     })
   }
-}, { name: 'cluster', dependencies: ['config', 'db', 'platform'] })
+}, { name: 'cluster', dependencies: ['config', 'db', 'metrics', 'platform'] })

@@ -85,6 +85,26 @@ export function createMetrics () {
       labelNames: ['result'] as const,
       registers
     }),
+    clusterMoves: new Counter({
+      name: 'status_tracker_cluster_session_moves_total',
+      help: 'Sessions this node handed over to another node, by reason (rebalance: a node joined or came back; leave: this node stopped)',
+      labelNames: ['reason'] as const,
+      registers
+    }),
+    clusterHandOverDuration: new Histogram({
+      name: 'status_tracker_cluster_handover_duration_seconds',
+      help: 'One hand-over on the node that gives the sessions: their sockets ended and their leases moved, by reason',
+      labelNames: ['reason'] as const,
+      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers
+    }),
+    clusterTakeOverDuration: new Histogram({
+      name: 'status_tracker_cluster_takeover_duration_seconds',
+      help: 'On the node a session came to: from finding its lease to its socket open, by how it came (handover, failover, orphan)',
+      labelNames: ['how'] as const,
+      buckets: [0.1, 0.25, 0.5, 1, 2, 3, 5, 7.5, 10, 20, 30],
+      registers
+    }),
     webhookQueueDepth: new Gauge({
       name: 'status_tracker_webhook_queue_depth',
       help: 'Webhook deliveries waiting to be delivered',
@@ -114,6 +134,7 @@ export function createMetrics () {
   for (const state of STATUS_OUTCOMES) metrics.statuses.inc({ state }, 0)
   for (const kind of RECEIPT_KINDS) metrics.receipts.inc({ kind }, 0)
   for (const result of WEBHOOK_RESULTS) metrics.webhookDeliveries.inc({ result }, 0)
+  for (const reason of ['rebalance', 'leave'] as const) metrics.clusterMoves.inc({ reason }, 0)
   return metrics
 }
 

@@ -33,6 +33,9 @@ export default fp(async (app) => {
     },
     async release (sessionId) {
       await platform.releaseSession(sessionId)
+    },
+    movable (sessionId) {
+      return platform.snapshot(sessionId)?.connected === true
     }
   }
 

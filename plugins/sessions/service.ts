@@ -13,11 +13,11 @@ export interface SessionDeps {
   sessions: SessionStore
   /** whether a status still uses the media file (the statuses' store) */
   mediaInUse: (file: string) => Promise<boolean>
-  platform: Pick<FastifyInstance['platform'], 'snapshot' | 'startSession' | 'removeSession' | 'restartSession' | 'updatePhoneNumber' | 'requestPairingCode'>
+  platform: Pick<FastifyInstance['platform'], 'snapshot' | 'removeSession' | 'restartSession' | 'updatePhoneNumber' | 'requestPairingCode'>
   mediaStore: Pick<FastifyInstance['mediaStore'], 'remove'>
   events: Pick<DomainEvents, 'emit' | 'within'>
-  /** cluster mode: new sessions are stored with their lease; others' statuses come from their owners' reports (none on one node) */
-  cluster?: Pick<FastifyInstance['cluster'], 'enabled' | 'createOwned' | 'reported'>
+  /** which node holds a new session (this one, its lease stored with it in a cluster) and opens it; others' statuses from their owners' reports */
+  cluster: Pick<FastifyInstance['cluster'], 'holdNew' | 'openNew' | 'reported'>
   /** scoped keys: a session a key creates joins its list; a deleted one leaves every list */
   keys?: Pick<KeyStore, 'sessionCreated' | 'sessionDeleted'>
 }
@@ -51,21 +51,16 @@ export function createSessionService (deps: SessionDeps) {
     const { sessionId, sessionName, authMethod, phoneNumber } = session
     const createdAt = Date.now()
     const row = { id: sessionId, name: sessionName, auth_method: authMethod, phone_number: phoneNumber, own_number: null, own_lid: null, created_at: createdAt }
-    if (cluster?.enabled === true) {
-      // stored with this node's lease in one transaction, started by the lease keeper
-      if (!await cluster.createOwned(row)) throw new SessionExists()
-      await keys?.sessionCreated(sessionId, creator)
-      events.emit('session-created', { sessionId, sessionName, phoneNumber, authMethod, createdAt: new Date(createdAt).toISOString() })
-      return
-    }
     const inserted = await events.within(async (trx, emit) => {
       if (!await insertSession(trx, row)) return false
+      // this node's (in a cluster: its lease, in this transaction, so no node sees the session without an owner)
+      await cluster.holdNew(trx, sessionId)
       emit('session-created', { sessionId, sessionName, phoneNumber, authMethod, createdAt: new Date(createdAt).toISOString() })
       return true
     })
     if (!inserted) throw new SessionExists()
     await keys?.sessionCreated(sessionId, creator)
-    await platform.startSession({ sessionId, authMethod, phoneNumber })
+    await cluster.openNew(sessionId)
   }
 
   /** Every session, or those `viewer` (a scoped key) may see. */
@@ -73,7 +68,7 @@ export function createSessionService (deps: SessionDeps) {
     const all = await sessions.list()
     const rows = viewer === null ? all : all.filter((r) => canSee(viewer, r.id))
     // sessions on other nodes: the status their owner last reported (the codes stay with the owner)
-    const reported = cluster === undefined ? new Map<string, string | null>() : await cluster.reported()
+    const reported = await cluster.reported()
     return rows.map((row) => sessionView(row, platform.snapshot(row.id) ?? remoteSnapshot(row, reported.get(row.id))))
   }
 

@@ -6,7 +6,7 @@ import { pino } from 'pino'
 import type { Database } from '../../src/db/database.js'
 import { openPostgres } from '../../src/db/connection.js'
 import { kyselyLeaseStore } from '../../src/db/stores/leases.js'
-import { LeaseKeeper, placeOrphans } from '../../plugins/cluster/lease-keeper.js'
+import { LeaseKeeper, placeOrphans, planMoves } from '../../plugins/cluster/lease-keeper.js'
 import { startPostgres } from '../support/postgres.js'
 import { waitFor } from '../helper.js'
 import { insertSession } from '../support/sessions.js'
@@ -52,18 +52,23 @@ async function database (t: TestContext): Promise<{ url: string, open: () => Kys
 }
 
 function keeper (db: Kysely<Database>, nodeId: string, ledger: Ledger): LeaseKeeper {
+  const leases = kyselyLeaseStore(db, null)
   return new LeaseKeeper({
-    leases: kyselyLeaseStore(db, null),
+    leases,
     nodeId,
     url: `http://${nodeId}.invalid`,
     ttlMs: TTL,
     renewMs: RENEW,
     log: silent,
+    moveBatch: 2,
+    movable: (id) => ledger.holder.get(id) === nodeId,
     start: async (id) => {
       const other = ledger.holder.get(id)
       if (other !== undefined && other !== nodeId) ledger.violations.push(`${id} started on ${nodeId} while ${other} held it`)
       ledger.holder.set(id, nodeId)
       ledger.history.push([id, nodeId, 'start', performance.now()])
+      // as the service does once the socket is open: the node's sessions on their way count against the batch until then
+      await leases.reportStatus(id, nodeId, 'open')
     },
     stop: async (id) => {
       if (ledger.holder.get(id) === nodeId) ledger.holder.delete(id)
@@ -87,7 +92,25 @@ test('placement: least-loaded live node first, ties by name, the same on every n
   assert.equal(placeOrphans(['a'], []).size, 0)
 })
 
-test('leases on PostgreSQL: spread over live nodes, taken over after a node stops renewing, never held twice, no flapping on return', { timeout: 60_000 }, async (t) => {
+test('rebalancing plan: even within one, the same on every node, at most a batch on its way to a node', () => {
+  const nodes = [{ nodeId: 'a', load: 150, arriving: 0 }, { nodeId: 'b', load: 150, arriving: 0 }, { nodeId: 'c', load: 0, arriving: 0 }]
+  // c may have 10 on their way: a (first by name among equals) gives them all this round, b waits its turn
+  assert.deepEqual([...planMoves(nodes, 'a', 10)], [['c', 10]])
+  assert.deepEqual([...planMoves(nodes, 'b', 10)], [])
+  assert.deepEqual([...planMoves(nodes, 'c', 10)], [])
+  // with room for all of them, each gives its surplus: 100 each
+  assert.deepEqual([...planMoves(nodes, 'a', 1000)], [['c', 50]])
+  assert.deepEqual([...planMoves(nodes, 'b', 1000)], [['c', 50]])
+  // sessions already on their way count against the batch
+  assert.deepEqual([...planMoves([{ nodeId: 'a', load: 150, arriving: 0 }, { nodeId: 'c', load: 8, arriving: 8 }], 'a', 10)], [['c', 2]])
+  // even within one already: nothing moves; 301 over three is 101/100/100
+  assert.deepEqual([...planMoves([{ nodeId: 'a', load: 101, arriving: 0 }, { nodeId: 'b', load: 100, arriving: 0 }, { nodeId: 'c', load: 100, arriving: 0 }], 'a', 10)], [])
+  assert.deepEqual([...planMoves([{ nodeId: 'a', load: 102, arriving: 0 }, { nodeId: 'b', load: 99, arriving: 0 }, { nodeId: 'c', load: 100, arriving: 0 }], 'a', 10)], [['b', 1]])
+  // one node: nothing to even out
+  assert.equal(planMoves([{ nodeId: 'a', load: 5, arriving: 0 }], 'a', 10).size, 0)
+})
+
+test('leases on PostgreSQL: spread over live nodes, taken over after a node stops renewing, never held twice, rebalanced on return', { timeout: 60_000 }, async (t) => {
   const { open, onClose } = await database(t)
   const ledger: Ledger = { holder: new Map(), violations: [], history: [] }
   const dbA = open()
@@ -120,21 +143,32 @@ test('leases on PostgreSQL: spread over live nodes, taken over after a node stop
   assert.deepEqual(ledger.violations, [])
   await a.halt()
 
-  // A comes back (same node id): it gets nothing of B's healthy leases, only what is new
+  // A comes back (same node id): B hands it its share, two at a time, each stopped on B before A starts it
   const a2 = keeper(open(), 'node-a', ledger)
   onClose(async () => { await a2.halt() })
   await a2.begin()
+  await waitFor(() => a2.running.size === 3 && b.running.size === 3, 10_000, 'the spread even again')
+  const spread = await owners(dbB)
+  assert.equal(spread['node-a'].length, 3)
+  assert.equal(spread['node-b'].length, 3)
+  assert.deepEqual(ledger.violations, [])
+  for (const id of [...a2.running]) {
+    const stop = ledger.history.findLast(([s, n, what]) => s === id && n === 'node-b' && what === 'stop')
+    const start = ledger.history.findLast(([s, n, what]) => s === id && n === 'node-a' && what === 'start')
+    assert.ok(stop !== undefined && start !== undefined && stop[3] < start[3], `${id}: B stopped before A started`)
+  }
+  // stays put once even
   await new Promise((resolve) => setTimeout(resolve, 3 * RENEW))
-  assert.equal(a2.running.size, 0, 'no healthy lease moved')
-  assert.equal((await owners(dbB))['node-b'].length, 6)
+  assert.equal(a2.running.size, 3)
   await addSessions(dbB, ['s7'])
-  await waitFor(() => a2.running.has('s7'), 5000, 'the new session placed on the node with the fewest')
-  assert.equal(b.running.size, 6)
+  await waitFor(() => a2.running.size + b.running.size === 7, 5000, 'the new session placed')
 
-  // a clean stop gives the leases up at once: the other node takes them at its next round
+  // a clean stop hands the leases over at once: the other node opens them at its next round
   await b.halt()
   for (const id of [...b.running]) { ledger.holder.delete(id); b.running.delete(id) }
   await b.resign()
-  await waitFor(() => a2.running.size === 7, 5000, 'A to take the sessions B gave up')
+  const view = await owners(dbB)
+  assert.equal(view['node-a']?.length, 7, 'every lease handed to A in the same step')
+  await waitFor(() => a2.running.size === 7, 5000, 'A to open the sessions B handed over')
   assert.deepEqual(ledger.violations, [])
 })

@@ -16,7 +16,7 @@ import { CLUSTER_KEY, nodeApi, ownership, planNode, startNode, type ClusterNode 
 // linked through either node and spread over both; socket.io clients on either node hear every session; a
 // send through the node that does not own the session is answered by its owner; a SIGKILLed node's sessions
 // reconnect on the other from the stored auth state, and a burst of receipts cut by the kill ends with every
-// viewer stored once; the killed node, back, takes nothing that is healthy.
+// viewer stored once; the killed node, back, gets its share handed over.
 
 // generous for a loaded 2-core machine: a node whose event loop stalls longer than TTL - RENEW ends its sockets
 const TTL = 8000
@@ -35,7 +35,7 @@ function assertNeverTwoSockets (emu: Emulator, numbers: string[]): void {
   }
 }
 
-test('two nodes: spread, events and sends across nodes, failover after SIGKILL without loss, no flapping on return', { skip: skipWithoutRedis, timeout: 240_000 }, async (t) => {
+test('two nodes: spread, events and sends across nodes, failover after SIGKILL without loss, a share handed back on return', { skip: skipWithoutRedis, timeout: 240_000 }, async (t) => {
   const emu = await startEmulator({ tls: testCertPaths() })
   t.after(async () => { await emu.stop() })
   const postgres = await startPostgres()
@@ -157,15 +157,17 @@ test('two nodes: spread, events and sends across nodes, failover after SIGKILL w
   if (unackedAtKill > 0) assert.ok(emu.ackStats(own).some((c) => c.redelivered > 0), 'what A left unacked was redelivered to the new owner')
   assertNeverTwoSockets(emu, sessions.map((s) => s.number))
 
-  // A back with the same NODE_ID: no healthy lease moves; a new session goes to A (fewest sessions)
-  const before = await ownership(b.base)
+  // A back with the same NODE_ID: B hands it its share (clean hand-overs: never two sockets, no 440); a new session
+  // then goes to the node with the fewest
   a = await startNode(t, planA, env)
-  await new Promise((resolve) => setTimeout(resolve, 4 * RENEW + TTL))
-  const after = await ownership(b.base)
-  assert.deepEqual(after['node-b'], before['node-b'], 'B kept every session')
-  assert.deepEqual(after['node-a'] ?? [], [], 'A took nothing healthy')
+  await waitFor(async () => {
+    const owners = await ownership(b.base)
+    return owners['node-a']?.length === 3 && owners['node-b']?.length === 3
+  }, 60_000, 'B to hand A its share')
+  await waitFor(async () => (await nodeApi(a.base).get<Array<{ connected: boolean }>>('/sessions')).every((s) => s.connected), 30_000, 'every session open again')
+  assert.deepEqual(emu.replacedLogins(), [], 'no login replaced another: one owner at a time')
   emu.createAccount('15558000007')
   await nodeApi(b.base).post('/sessions', { sessionId: 's7', sessionName: 's7', authMethod: 'qrcode' })
-  await waitFor(async () => (await ownership(a.base))['node-a']?.includes('s7'), 10_000, 'the new session on A')
+  await waitFor(async () => Object.values(await ownership(a.base)).some((ids) => ids.includes('s7')), 10_000, 'the new session placed')
   assertNeverTwoSockets(emu, sessions.map((s) => s.number))
 })

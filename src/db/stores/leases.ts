@@ -1,7 +1,6 @@
 import { PostgresAdapter, sql, type Kysely } from 'kysely'
 import { openLeaseDb } from '../connection.js'
-import type { Database, NewSessionRow } from '../database.js'
-import { insertSession } from './sessions.js'
+import type { Database } from '../database.js'
 
 // Cluster mode's queries: the node registry and the session leases. Every time is the database's clock
 // (one clock for every node, so no node's drift moves a lease), in milliseconds since the epoch.
@@ -9,6 +8,11 @@ import { insertSession } from './sessions.js'
 type Db = Kysely<Database>
 
 export interface NodeInfo { nodeId: string, url: string, lastSeen: number, sessions: string[] }
+
+export interface LiveNode { nodeId: string, url: string, load: number, lastSeen: number, arriving: number }
+
+/** a lease taken this recently whose socket is not reported open yet counts as a session on its way to its node */
+export const ARRIVAL_MS = 30_000
 
 /** The cluster's nodes and session leases (cluster mode); every time is the database's clock. */
 export interface LeaseStore {
@@ -23,10 +27,18 @@ export interface LeaseStore {
   /** gives up the node's leases (all, or these sessions') so other nodes take them at their next look */
   release: (nodeId: string, sessionIds?: string[]) => Promise<void>
   removeNode: (nodeId: string) => Promise<void>
-  /** sessions without a live owner (no lease, or an expired one), oldest first */
-  orphaned: (now: number) => Promise<string[]>
-  /** nodes whose heartbeat is newer than `since`, with how many live leases each holds */
-  liveNodes: (now: number, since: number) => Promise<Array<{ nodeId: string, url: string, load: number }>>
+  /** sessions without a live owner (no lease, or an expired one: `lapsed`), oldest first */
+  orphaned: (now: number) => Promise<Array<{ sessionId: string, lapsed: boolean }>>
+  /**
+   * nodes whose heartbeat is newer than `since`, with how many live leases each holds, when it last beat, and how
+   * many of its leases it took in the last `ARRIVAL_MS` without reporting the socket open yet (sessions on their way)
+   */
+  liveNodes: (now: number, since: number) => Promise<LiveNode[]>
+  /**
+   * Moves these leases from `from` to `to` in one statement (only those `from` still holds): the new owner finds
+   * them at its next renewal and opens them. The sessions moved.
+   */
+  handOver: (sessionIds: string[], from: string, to: string, now: number, expiresAt: number) => Promise<string[]>
   /** the node that owns a session now (an unexpired lease), with its address */
   ownerOf: (sessionId: string, now: number) => Promise<{ nodeId: string, url: string } | undefined>
   /** the connection status the owners last reported, per session with a live lease */
@@ -36,8 +48,6 @@ export interface LeaseStore {
   view: (now: number) => Promise<NodeInfo[]>
   /** forgets nodes not seen since `before` that hold no lease any more */
   pruneNodes: (before: number) => Promise<void>
-  /** stores a new session and its lease for `nodeId` in one transaction (so no other node sees it unowned); false when the id is taken */
-  insertOwnedSession: (row: NewSessionRow, nodeId: string, ttlMs: number) => Promise<boolean>
   /** the cluster's shared forwarding secret: the stored one, or `generated` stored by whichever node asks first */
   sharedSecret: (generated: string) => Promise<string>
   /**
@@ -61,12 +71,12 @@ export function kyselyLeaseStore (db: Db, url: string | null): LeaseStore {
     removeNode: async (nodeId) => { await removeNode(db, nodeId) },
     orphaned: async (now) => await orphanedSessions(db, now),
     liveNodes: async (now, since) => await liveNodes(db, now, since),
+    handOver: async (sessionIds, from, to, now, expiresAt) => await handOver(db, sessionIds, from, to, now, expiresAt),
     ownerOf: async (sessionId, now) => await ownerOf(db, sessionId, now),
     reportedStatuses: async (now) => await reportedStatuses(db, now),
     reportStatus: async (sessionId, nodeId, status) => { await reportStatus(db, sessionId, nodeId, status) },
     view: async (now) => await clusterView(db, now),
     pruneNodes: async (before) => { await pruneNodes(db, before) },
-    insertOwnedSession: async (row, nodeId, ttlMs) => await insertOwnedSession(db, row, nodeId, ttlMs),
     sharedSecret: async (generated) => await sharedClusterSecret(db, generated),
     renewals: (opts) => {
       if (url === null) return null
@@ -125,23 +135,45 @@ async function removeNode (db: Db, nodeId: string): Promise<void> {
 }
 
 /** Sessions without a live owner (no lease, or an expired one), oldest first. */
-async function orphanedSessions (db: Db, now: number): Promise<string[]> {
+async function orphanedSessions (db: Db, now: number): Promise<Array<{ sessionId: string, lapsed: boolean }>> {
   const rows = await db.selectFrom('sessions')
     .leftJoin('session_leases', 'session_leases.session_id', 'sessions.id')
-    .select('sessions.id')
+    .select(['sessions.id', 'session_leases.node_id'])
     .where((eb) => eb.or([eb('session_leases.session_id', 'is', null), eb('session_leases.expires_at', '<', now)]))
     .orderBy('sessions.created_at').orderBy('sessions.id')
     .execute()
-  return rows.map((r) => r.id)
+  return rows.map((r) => ({ sessionId: r.id, lapsed: r.node_id !== null }))
 }
 
-/** Nodes whose heartbeat is newer than `since`, with how many live leases each holds. */
-async function liveNodes (db: Db, now: number, since: number): Promise<Array<{ nodeId: string, url: string, load: number }>> {
-  const nodes = await db.selectFrom('nodes').select(['node_id', 'url']).where('last_seen', '>=', since).orderBy('node_id').execute()
-  const counts = await db.selectFrom('session_leases').select(['node_id', (eb) => eb.fn.countAll<string | number>().as('n')])
+/** Nodes whose heartbeat is newer than `since`, with their live leases and the sessions on their way to them. */
+async function liveNodes (db: Db, now: number, since: number): Promise<LiveNode[]> {
+  const nodes = await db.selectFrom('nodes').select(['node_id', 'url', 'last_seen']).where('last_seen', '>=', since).orderBy('node_id').execute()
+  const counts = await db.selectFrom('session_leases')
+    .select((eb) => [
+      'node_id',
+      eb.fn.countAll<string | number>().as('n'),
+      eb.fn.count<string | number>('session_id').filterWhere((w) => w.and([
+        w('acquired_at', '>=', now - ARRIVAL_MS),
+        w.or([w('status', 'is', null), w('status', '!=', 'open')])
+      ])).as('arriving')
+    ])
     .where('expires_at', '>=', now).groupBy('node_id').execute()
-  const load = new Map(counts.map((c) => [c.node_id, Number(c.n)]))
-  return nodes.map((n) => ({ nodeId: n.node_id, url: n.url, load: load.get(n.node_id) ?? 0 }))
+  const load = new Map(counts.map((c) => [c.node_id, c]))
+  return nodes.map((n) => ({
+    nodeId: n.node_id,
+    url: n.url,
+    lastSeen: Number(n.last_seen),
+    load: Number(load.get(n.node_id)?.n ?? 0),
+    arriving: Number(load.get(n.node_id)?.arriving ?? 0)
+  }))
+}
+
+/** Moves the leases `from` still holds to `to` in one statement; the sessions moved. */
+async function handOver (db: Db, sessionIds: string[], from: string, to: string, now: number, expiresAt: number): Promise<string[]> {
+  if (sessionIds.length === 0) return []
+  const rows = await db.updateTable('session_leases').set({ node_id: to, expires_at: expiresAt, acquired_at: now, status: null })
+    .where('node_id', '=', from).where('session_id', 'in', sessionIds).returning('session_id').execute()
+  return rows.map((r) => r.session_id)
 }
 
 /** The node that owns a session now (an unexpired lease), with its address. */
@@ -184,14 +216,10 @@ async function pruneNodes (db: Db, before: number): Promise<void> {
     .execute()
 }
 
-/** Stores a new session and its lease for `nodeId` in one transaction (so no other node sees it unowned). */
-async function insertOwnedSession (db: Db, row: NewSessionRow, nodeId: string, ttlMs: number): Promise<boolean> {
-  return await db.transaction().execute(async (trx) => {
-    if (!await insertSession(trx, row)) return false
-    const now = await dbNow(trx)
-    await trx.insertInto('session_leases').values({ session_id: row.id, node_id: nodeId, expires_at: now + ttlMs, acquired_at: now, status: null }).execute()
-    return true
-  })
+/** A new session's lease for `nodeId`, inside the transaction that stores the session (so no node sees it unowned). */
+export async function insertLease (trx: Db, sessionId: string, nodeId: string, ttlMs: number): Promise<void> {
+  const now = await dbNow(trx)
+  await trx.insertInto('session_leases').values({ session_id: sessionId, node_id: nodeId, expires_at: now + ttlMs, acquired_at: now, status: null }).execute()
 }
 
 /** The cluster's shared forwarding secret: the stored one, or `generated` stored by whichever node asks first. */

@@ -1,0 +1,160 @@
+/**
+ * Issue 33's cluster figures, on three local nodes (each its own process as `npm start` runs it) sharing one
+ * PostgreSQL and one Redis (private servers from the test harness), the lease settings at their defaults:
+ *
+ * 1. Join: two nodes hold N linked sessions (300; BENCH_SMOKE: 30); a third starts. Time from its start until the
+ *    spread is even within one session per node and every session is open again; the spread then; and how many
+ *    logins replaced an open one of the same device (the emulator's record: two owners at once), target 0.
+ * 2. Failover: a status on some of the third node's sessions, read receipts streaming to them; SIGKILL of the third
+ *    node; time until every session is owned by the other two and open; receipts stored ÷ sent, target all.
+ *
+ * `runCluster` measures inside a benchmark's context (bench/scale.ts runs it with the other scale figures);
+ * `clusterFigures` turns its answer into the table's rows with their targets. Run alone:
+ * `node --import tsx bench/scale-cluster.ts` (BENCH_CLUSTER_SESSIONS=N to choose N).
+ */
+import { pathToFileURL } from 'node:url'
+import pg from 'pg'
+import { runBench, type BenchContext, type Figure } from './lib/bench.js'
+import type { ServiceProc } from './lib/procs.js'
+import { emulatorApi, linkSessions, mapLimit, serviceApi } from '../test/support/clients.js'
+import { startPostgres } from '../test/support/postgres.js'
+import { skipWithoutRedis, startRedis } from '../test/support/redis.js'
+import { waitFor } from '../test/support/wait.js'
+
+export interface ClusterResult extends Record<string, number> {
+  sessions: number
+  /** s from the third node's start until even within one and every session open */
+  joinSeconds: number
+  /** most minus fewest sessions per node once even */
+  joinSpread: number
+  /** sessions handed over to the third node */
+  joinMoved: number
+  /** logins that replaced an open connection of the same device, over the whole run */
+  doubleOwners: number
+  /** s from the SIGKILL until every session is owned by a live node and open */
+  failoverSeconds: number
+  /** the killed node's sessions */
+  failoverSessions: number
+  receiptsSent: number
+  /** sent and not stored 60 s after the stream ended */
+  receiptsLost: number
+}
+
+interface ClusterView { nodes: Array<{ nodeId: string, sessions: string[] }> }
+
+const RECEIPT_STATUSES = 10
+
+export async function runCluster (ctx: BenchContext, opts: { sessions?: number } = {}): Promise<ClusterResult> {
+  const { log } = ctx
+  const n = opts.sessions ?? Number(process.env.BENCH_CLUSTER_SESSIONS ?? (ctx.smoke ? 30 : 300))
+  if (skipWithoutRedis !== false) throw new Error(`the cluster figures need Redis: ${skipWithoutRedis}`)
+  const postgres = await startPostgres()
+  const redis = await startRedis()
+  const nodes: ServiceProc[] = []
+  const url = await postgres.createDatabase()
+  const client = new pg.Client({ connectionString: url })
+  try {
+    client.on('error', () => {})
+    await client.connect()
+    const emuProc = await ctx.emulator()
+    const emu = emulatorApi(emuProc.controlUrl)
+    const replaced = async (): Promise<number> => (await (await fetch(`${emuProc.controlUrl}/replaced-logins`)).json() as unknown[]).length
+    const start = async (nodeId: string): Promise<ServiceProc> => {
+      const svc = await ctx.service({ name: nodeId, env: { DATABASE_URL: url, REDIS_URL: redis.url, NODE_ID: nodeId, LOG_LEVEL: 'warn', RATE_LIMIT_MAX: '1000000' } })
+      nodes.push(svc)
+      return svc
+    }
+    const owners = async (base: string): Promise<Map<string, string[]>> =>
+      new Map((await serviceApi(base).get<ClusterView>('/cluster')).nodes.map((x) => [x.nodeId, x.sessions]))
+    const openCount = async (base: string): Promise<number> =>
+      (await serviceApi(base).get<Array<{ connected: boolean }>>('/sessions')).filter((s) => s.connected).length
+
+    const a = await start('node-a')
+    await start('node-b')
+    log(`linking ${n} sessions over two nodes`)
+    const t0 = performance.now()
+    const specs = Array.from({ length: n }, (_, i) => ({ sessionId: `c${i}`, number: `1555700${String(i).padStart(5, '0')}` }))
+    await linkSessions(serviceApi(a.base), emu, specs, 8)
+    log(`linked in ${((performance.now() - t0) / 1000).toFixed(1)} s`)
+
+    // 1. a third node joins
+    const joinStart = performance.now()
+    const c = await start('node-c')
+    let spread = Infinity
+    await waitFor(async () => {
+      const counts = [...(await owners(a.base)).values()].map((s) => s.length)
+      if (counts.length < 3) return false
+      spread = Math.max(...counts) - Math.min(...counts)
+      return spread <= 1 && counts.reduce((x, y) => x + y, 0) === n && await openCount(a.base) === n
+    }, 300_000, 'the spread even and every session open', 250)
+    const joinSeconds = (performance.now() - joinStart) / 1000
+    const ofC = (await owners(a.base)).get('node-c') ?? []
+    log(`join: even within ${spread} in ${joinSeconds.toFixed(1)} s, ${ofC.length} sessions on the third node`)
+
+    // 2. receipts streaming to some of the third node's sessions, then SIGKILL
+    const contacts = (await emu.addContacts(2000, '4479')).map((x) => x.number)
+    const targets = ofC.slice(0, RECEIPT_STATUSES)
+    const statuses = await mapLimit(targets, 4, async (sessionId) =>
+      await serviceApi(a.base).post<{ statusId: string, platformMessageId: string }>(`/sessions/${sessionId}/send-status`, { type: 'text', content: 'failover', targetNumbers: contacts.slice(0, 2).join(',') }))
+    let sent = 0
+    let streaming = true
+    const stream = (async () => {
+      for (let i = 2; streaming && i + 5 <= contacts.length; i += 5) {
+        const viewers = contacts.slice(i, i + 5)
+        await Promise.all(statuses.map(async (s) => await emu.sendViews(s.platformMessageId, viewers, { force: true })))
+        sent += viewers.length * statuses.length
+        await new Promise((resolve) => setTimeout(resolve, 100))
+      }
+    })()
+    await new Promise((resolve) => setTimeout(resolve, 2000))
+    c.child.kill('SIGKILL')
+    const killed = performance.now()
+    await c.exited
+    await waitFor(async () => {
+      const held = await owners(a.base)
+      return (held.get('node-a')?.length ?? 0) + (held.get('node-b')?.length ?? 0) === n && await openCount(a.base) === n
+    }, 120_000, 'every session open on the two others', 100)
+    const failoverSeconds = (performance.now() - killed) / 1000
+    log(`failover: ${ofC.length} sessions open elsewhere ${failoverSeconds.toFixed(1)} s after the SIGKILL`)
+    await new Promise((resolve) => setTimeout(resolve, 2000))
+    streaming = false
+    await stream
+    const stored = async (): Promise<number> => Number((await client.query<{ n: string }>(
+      'select count(*) as n from viewers where status_id = any($1::bigint[])', [statuses.map((s) => Number(s.statusId))])).rows[0].n)
+    await waitFor(async () => await stored() >= sent, 60_000, 'every receipt stored', 500).catch(() => {})
+    const receiptsLost = sent - await stored()
+    log(`receipts: ${sent} sent, ${receiptsLost} not stored`)
+    return {
+      sessions: n,
+      joinSeconds,
+      joinSpread: spread,
+      joinMoved: ofC.length,
+      doubleOwners: await replaced(),
+      failoverSeconds,
+      failoverSessions: ofC.length,
+      receiptsSent: sent,
+      receiptsLost
+    }
+  } finally {
+    for (const node of nodes) if (node.child.exitCode === null && node.child.signalCode === null) await node.stop(10_000)
+    await client.end().catch(() => {})
+    await redis.stop()
+    await postgres.stop()
+  }
+}
+
+/** The table's rows, with issue 33's targets. */
+export function clusterFigures (r: ClusterResult): Figure[] {
+  const note = `three local nodes, PostgreSQL + Redis, ${r.sessions} sessions, LEASE_TTL_MS/LEASE_RENEW_MS/REBALANCE_BATCH at their defaults; one machine`
+  return [
+    { id: 'scale.cluster.join.s', name: `third node joins: even within one (${r.joinMoved} of ${r.sessions} sessions moved)`, value: r.joinSeconds, unit: 's', target: { op: '<=', value: 60 }, note },
+    { id: 'scale.cluster.join.spread', name: 'third node joins: most − fewest sessions per node', value: r.joinSpread, unit: 'sessions', target: { op: '<=', value: 1 }, note },
+    { id: 'scale.cluster.double-owners', name: 'logins that replaced an open one (two owners)', value: r.doubleOwners, unit: 'logins', target: { op: '<=', value: 0 }, note },
+    { id: 'scale.cluster.failover.s', name: `SIGKILL of one of three: its ${r.failoverSessions} sessions open elsewhere`, value: r.failoverSeconds, unit: 's', target: { op: '<=', value: 10 }, note },
+    { id: 'scale.cluster.failover.lost', name: `receipts lost over the failover (of ${r.receiptsSent})`, value: r.receiptsLost, unit: 'receipts', target: { op: '<=', value: 0 }, note }
+  ]
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  await runBench('scale-cluster', 900_000, async (ctx) => clusterFigures(await runCluster(ctx)))
+}
