@@ -63,6 +63,11 @@ export const StatsSchema = Type.Object({
   totalReactions: Type.Integer({ description: 'Reactions standing on the stored statuses' }),
   totalReplies: Type.Integer({ description: 'Replies to the stored statuses' }),
   lastStatusSent: Type.Union([IsoDateSchema, Type.Null()]),
+  start: Type.Object({
+    concurrency: Type.Integer({ description: 'SESSION_START_CONCURRENCY: handshakes at once' }),
+    waiting: Type.Integer({ description: 'This node\'s sessions waiting for their turn to connect' }),
+    opening: Type.Integer({ description: 'Handshakes under way on this node (never more than concurrency)' })
+  }, { description: 'The paced start on the node asked: stored sessions reconnect a bounded number at a time (docs/operations.md)' }),
   sessions: Type.Array(Type.Object({
     sessionId: Type.String(),
     sessionName: Type.String(),

@@ -169,6 +169,7 @@ const routes: Route[] = [
   },
   { method: 'GET', pattern: /^\/media$/, handler: (e) => [200, e.mediaUploads()] },
   { method: 'GET', pattern: /^\/rejected$/, handler: (e) => [200, e.rejectedMessages()] },
+  { method: 'GET', pattern: /^\/connections$/, handler: (e) => [200, e.connectionLog()] },
   {
     method: 'GET',
     pattern: /^\/settled$/,

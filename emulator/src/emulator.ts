@@ -70,6 +70,7 @@ import type {
   ReceiptVia,
   PhoneSyncResult,
   RejectedMessage,
+  ConnectionLogEntry,
   SavedContactInfo,
   SavedContactsResult,
   SendViewsResult,
@@ -88,6 +89,8 @@ const STATUS_JID = 'status@broadcast'
 const FAULT_KINDS: readonly FaultKind[] = ['drop', 'logout', 'restart-required', 'reject-next-status']
 const RECEIPT_TYPES: readonly ReceiptType[] = ['read', 'played', 'delivery']
 const DEFAULT_WAIT_MS = 10_000
+/** connections `connectionLog` remembers (a few hundred bytes each) */
+export const CONNECTION_LOG_SIZE = 10_000
 
 const unixNow = () => String(Math.floor(Date.now() / 1000))
 
@@ -170,6 +173,11 @@ export interface Emulator {
   mediaUploads(): MediaUploadInfo[]
   rejectedMessages(): RejectedMessage[]
   /**
+   * The last CONNECTION_LOG_SIZE client connections, oldest first: when each opened, logged in and closed
+   * (how many handshakes a client ran at once, e.g. a service's paced start).
+   */
+  connectionLog(): ConnectionLogEntry[]
+  /**
    * Stanzas (receipts, messages) the account's linked devices have not acknowledged: delivered without
    * an `<ack>` yet, or queued for a device that is offline. Both are delivered at the device's next login.
    */
@@ -238,6 +246,8 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
   private readonly changeListeners = new Set<() => void>()
   private readonly rejected: RejectedMessage[] = []
   private readonly replaced: ReplacedLogin[] = []
+  private readonly connectionEntries = new Map<WaConnection, ConnectionLogEntry>()
+  private readonly connectionHistory: ConnectionLogEntry[] = []
   /** each account's phone: address book, status privacy and app state (phone.ts) */
   private readonly phones = new Map<Account, Phone>()
   /** key shares being encrypted (settled() waits for them) */
@@ -346,11 +356,18 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
   private onWebSocket (ws: WebSocket): void {
     const conn = new WaConnection(ws, this.serverStatic, this.certChain, this, this.logger)
     this.connections.add(conn)
+    const entry: ConnectionLogEntry = { id: conn.id, number: null, openedAt: conn.openedAt.toISOString(), loggedInAt: null, closedAt: null }
+    this.connectionEntries.set(conn, entry)
+    this.connectionHistory.push(entry)
+    if (this.connectionHistory.length > CONNECTION_LOG_SIZE) this.connectionHistory.shift()
     this.logger.debug({ conn: conn.id }, 'client connected')
   }
 
   onClose (conn: WaConnection): void {
     this.connections.delete(conn)
+    const entry = this.connectionEntries.get(conn)
+    if (entry !== undefined) entry.closedAt = new Date().toISOString()
+    this.connectionEntries.delete(conn)
     // what it left unacked stays with its device (conn.device.acks) for the next login
     if (conn.acks) conn.acks.closedAt = new Date()
     const registration = conn.registration
@@ -591,6 +608,8 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
     }
     conn.account = party
     conn.device = device
+    const entry = this.connectionEntries.get(conn)
+    if (entry !== undefined) { entry.number = party.number; entry.loggedInAt = new Date().toISOString() }
     conn.send({
       tag: 'success',
       attrs: {
@@ -909,6 +928,10 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
 
   mediaUploads (): MediaUploadInfo[] {
     return this.media!.uploads()
+  }
+
+  connectionLog (): ConnectionLogEntry[] {
+    return this.connectionHistory.map((e) => ({ ...e }))
   }
 
   rejectedMessages (): RejectedMessage[] {

@@ -295,6 +295,17 @@ export interface StatusRefusalInfo {
   after: number
 }
 
+/** One client connection as the emulator saw it (`connectionLog`): when it opened, logged in and closed. */
+export interface ConnectionLogEntry {
+  id: number
+  /** the account it logged in as (null: not logged in, e.g. linking or refused) */
+  number: string | null
+  openedAt: string
+  /** when `<success>` went out: the handshake and login are over */
+  loggedInAt: string | null
+  closedAt: string | null
+}
+
 export interface RejectedMessage {
   id: string
   from: string

@@ -81,8 +81,8 @@ function lazyPlatform (app: FastifyInstance): { platform: Platform, load: () => 
     revokeStatus: async (sessionId, messageId, jids) => await (await load()).revokeStatus(sessionId, messageId, jids),
     viewContactStatus: async (sessionId, status) => { await (await load()).viewContactStatus(sessionId, status) },
     contactStatusMedia: async (mediaRef, host) => await (await load()).contactStatusMedia(mediaRef, host),
-    // nothing to restore once the app closes (a restore is scheduled after the ready hooks)
-    restoreAll: async () => closed ? 0 : await (await load()).restoreAll(),
+    // no session is connecting before the platform is loaded
+    settled: async (sessionId, timeoutMs) => { if (real !== undefined) await real.settled(sessionId, timeoutMs) },
     // nothing runs before the platform is loaded
     releaseSession: async (sessionId) => { if (real !== undefined) await real.releaseSession(sessionId) },
     close: async () => {

@@ -23,7 +23,6 @@ export function loggedSessionLinks (sessions: SessionStore, eventLog: Pick<Event
     eventLog.committed()
   }
   return {
-    list: sessions.stored,
     get: sessions.storedOne,
     markLinked: async (id, ownNumber, ownLid, change) => {
       await write(change, async (events) => { await sessions.markLinked(id, ownNumber, ownLid, events) })

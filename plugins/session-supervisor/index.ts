@@ -1,24 +1,72 @@
 import fp from 'fastify-plugin'
 import type { SessionHolder } from '../cluster/index.js'
+import { createPacer, type PacerProgress } from './pacer.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** which of this node's sessions wait for their turn to connect, and which are connecting (GET /api/stats) */
+    supervisor: { progress: (only?: ReadonlySet<string>) => PacerProgress & { concurrency: number } }
+  }
+}
+
+/**
+ * Beyond Baileys' own connect timeout (20 s): a handshake Baileys still waits for keeps its place, only a
+ * session stuck some other way gives it up.
+ */
+export const START_SETTLE_MS = 30_000
 
 /**
  * Start-up restore and send recovery, the same on one node and on many. The cluster plugin says which sessions
  * are this node's (every stored one on a single node, the leased ones in a cluster, as leases come and go);
- * this plugin opens them on the platform and resumes the sends a crash left `sending`. The platform and the
- * statuses service only do what they are asked, for the sessions they are given.
+ * this plugin opens them on the platform, paced (pacer.ts: SESSION_START_CONCURRENCY handshakes at once), and
+ * resumes the sends a crash left `sending`. The platform and the statuses service only do what they are asked,
+ * for the sessions they are given.
  */
 export default fp(async (app) => {
   const { platform, statuses, cluster } = app
+  const { concurrency, jitterMs } = app.config.sessionStart
   const log = app.log.child({ plugin: 'session-supervisor' })
+
+  /** opens one session this node holds; `recover`: then resumes its interrupted sends */
+  const openHeld = async (sessionId: string, recover: boolean): Promise<void> => {
+    try {
+      // read when its turn comes: a session deleted meanwhile is not opened
+      const row = await app.stores.sessions.find(sessionId)
+      if (row !== undefined) await platform.startSession({ sessionId, authMethod: row.auth_method, phoneNumber: row.phone_number })
+    } finally {
+      // sends a crash (of this node or of the session's previous owner) left `sending` go on here
+      if (recover) await statuses.recover([sessionId])
+    }
+  }
+
+  /** sessions whose lease this node took: their interrupted sends are looked for once they open */
+  const leased = new Set<string>()
+  const pacer = createPacer({
+    concurrency,
+    jitterMs,
+    settleMs: START_SETTLE_MS,
+    start: async (sessionId) => { await openHeld(sessionId, leased.delete(sessionId)) },
+    settled: async (sessionId, timeoutMs) => { await platform.settled(sessionId, timeoutMs) },
+    onError: (err, sessionId) => { log.error({ err, sessionId }, 'could not open a session') }
+  })
 
   const supervisor: SessionHolder = {
     async openAll () {
-      // the platform loads and the stored sessions reconnect, a few at a time, after the ready hooks (under
-      // `listen`, once the server listens: `listen` goes on right after them)
+      // the platform loads and the stored sessions reconnect, paced, after the ready hooks (under `listen`, once
+      // the server listens: `listen` goes on right after them)
       setImmediate(() => {
-        platform.restoreAll().catch((err: unknown) => { log.error({ err }, 'could not start the platform') })
+        void (async () => {
+          const ids = (await app.stores.sessions.stored()).map((s) => s.id)
+          if (ids.length === 0) return
+          const started = performance.now()
+          log.info({ sessions: ids.length, concurrency }, 'opening the stored sessions')
+          pacer.add(ids)
+          await pacer.idle()
+          log.info({ sessions: ids.length, ms: Math.round(performance.now() - started) }, 'stored sessions opened')
+        })().catch((err: unknown) => { log.error({ err }, 'could not open the stored sessions') })
       })
       try {
+        // every session's, once, before they reconnect (each resume waits for its session)
         await statuses.recover()
       } catch (err) {
         log.error({ err }, 'could not look for interrupted sends')
@@ -27,11 +75,15 @@ export default fp(async (app) => {
     async open (sessionId) {
       const row = await app.stores.sessions.find(sessionId)
       if (row === undefined) return
-      await platform.startSession({ sessionId, authMethod: row.auth_method, phoneNumber: row.phone_number })
-      // sends a crash (of this node or of the session's previous owner) left `sending` go on here
-      await statuses.recover([sessionId])
+      // a session waiting for its link has no account to log in (a user waits for its QR code): started now
+      if (row.linked === 0) { await openHeld(sessionId, true); return }
+      // a linked one joins the paced start; a lease round never waits for the queue
+      leased.add(sessionId)
+      pacer.add([sessionId])
     },
     async release (sessionId) {
+      leased.delete(sessionId)
+      await pacer.drop(sessionId)
       await platform.releaseSession(sessionId)
     },
     movable (sessionId) {
@@ -39,8 +91,12 @@ export default fp(async (app) => {
     }
   }
 
+  app.decorate('supervisor', { progress: (only?: ReadonlySet<string>) => ({ concurrency, ...pacer.progress(only) }) })
+
   // after the statuses' own ready hook (its start-up cleanup): the plugins this one depends on are ready first
   app.addHook('onReady', async () => {
     await cluster.serve(supervisor)
   })
-}, { name: 'session-supervisor', dependencies: ['db', 'platform', 'statuses', 'cluster'] })
+  // before the platform closes its sockets (preClose): nothing new starts
+  app.addHook('preClose', async () => { pacer.close() })
+}, { name: 'session-supervisor', dependencies: ['config', 'db', 'platform', 'statuses', 'cluster'] })

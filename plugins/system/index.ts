@@ -6,4 +6,4 @@ import routes from './routes.js'
 export default fp(async (app) => {
   await app.register(health)
   await app.register(routes, { prefix: '/api' })
-}, { name: 'system', dependencies: ['config', 'db', 'platform', 'cluster', 'sessions', 'media-store'] })
+}, { name: 'system', dependencies: ['config', 'db', 'platform', 'cluster', 'sessions', 'media-store', 'session-supervisor'] })

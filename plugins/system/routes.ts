@@ -49,6 +49,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         totalReactions: answers.reactions,
         totalReplies: answers.replies,
         lastStatusSent: totals.lastCreatedAt === null ? null : new Date(totals.lastCreatedAt).toISOString(),
+        start: app.supervisor.progress(only === undefined ? undefined : new Set(only)),
         sessions: sessions.map((s) =>
           ({ sessionId: s.sessionId, sessionName: s.sessionName, connected: s.connected, ownNumber: s.ownNumber, createdAt: s.createdAt }))
       }

@@ -32,15 +32,6 @@ export const DEFAULT_TIMING: PlatformTiming = {
   burstGcQuietMs: QUIET_MS
 }
 
-/**
- * Stored sessions reconnecting at once at start. Each reconnect is a Noise handshake, CPU work on both
- * ends; a few at a time keep the cores busy while the first sessions open early, instead of 100
- * handshakes (and their timeouts) competing with each other and with the HTTP server.
- */
-export const RESTORE_CONCURRENCY = 8
-/** a session still connecting after this long stops holding its place in the restore queue */
-export const RESTORE_SETTLE_MS = 10_000
-
 export interface PlatformOptions {
   /** holds the Baileys auth state (auth_creds, auth_keys) */
   authState: AuthStateStore
@@ -130,17 +121,20 @@ export function createPlatform (options: PlatformOptions) {
     return rt
   }
 
-  /** the restore waits under way, ended at close */
+  /** the handshake waits under way (settled), ended at close */
   const settling = new Set<() => void>()
 
-  /** Resolves once the session is no longer connecting with a linked account (open, closed, linking), or after RESTORE_SETTLE_MS. */
-  async function settled (sessionId: string): Promise<void> {
+  /**
+   * Resolves once the session is no longer connecting with a linked account (open, closed, logged out, or
+   * linking: waiting for a phone is no handshake), or after `timeoutMs`, or at close.
+   */
+  async function settled (sessionId: string, timeoutMs: number): Promise<void> {
     const connecting = (): boolean => !closed && runtimes.get(sessionId)?.connectingLinked() === true
     if (!connecting()) return
     await new Promise<void>((resolve) => {
       const done = (): void => { clearTimeout(timer); settling.delete(done); events.off('connection-status', onStatus); resolve() }
       const onStatus = (e: { sessionId: string }): void => { if (e.sessionId === sessionId && !connecting()) done() }
-      const timer = setTimeout(done, RESTORE_SETTLE_MS)
+      const timer = setTimeout(done, timeoutMs)
       settling.add(done)
       events.on('connection-status', onStatus)
     })
@@ -256,31 +250,10 @@ export function createPlatform (options: PlatformOptions) {
     },
 
     /**
-     * Starts every stored session, RESTORE_CONCURRENCY at a time: a linked one holds its place until it
-     * is open or failed (at most RESTORE_SETTLE_MS), an unlinked one only until its link attempt started.
+     * Resolves once the session's handshake is over (it is open, failed, or waits for a phone to link it), or
+     * after `timeoutMs`: what a paced start (plugins/session-supervisor) holds a place for.
      */
-    async restoreAll (): Promise<number> {
-      const specs = await links.list()
-      if (!compat.compatible) {
-        logger.error({ sessions: specs.length }, describeBroken(compat))
-        return 0
-      }
-      let next = 0
-      const worker = async (): Promise<void> => {
-        while (next < specs.length && !closed) {
-          const row = specs[next++]
-          try {
-            await startSession({ sessionId: row.id, authMethod: row.authMethod, phoneNumber: row.phoneNumber })
-            await settled(row.id)
-          } catch (err) {
-            if (!closed) logger.error({ err, sessionId: row.id }, 'could not restore session')
-          }
-        }
-      }
-      await Promise.all(Array.from({ length: Math.min(RESTORE_CONCURRENCY, specs.length) }, worker))
-      logger.info({ sessions: specs.length }, 'sessions restored')
-      return specs.length
-    },
+    settled,
 
     /** Ends every socket and timer; nothing reconnects afterwards. */
     async close (): Promise<void> {

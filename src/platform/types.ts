@@ -240,7 +240,6 @@ export interface SessionSpec {
 
 /** The `sessions` columns the platform reads and writes; the service provides them. */
 export interface SessionLinks {
-  list: () => Promise<StoredSession[]>
   get: (sessionId: string) => Promise<StoredSession | undefined>
   /**
    * called when a socket opens; the platform awaits it before `connection-status` announces the session

@@ -10,7 +10,11 @@ test('stats start empty with lastStatusSent null', async (t) => {
   assert.equal(res.statusCode, 200)
   assert.deepEqual(res.json(), {
     success: true,
-    data: { totalSessions: 0, connectedSessions: 0, totalStatuses: 0, totalViewers: 0, totalReactions: 0, totalReplies: 0, lastStatusSent: null, sessions: [] }
+    data: {
+      totalSessions: 0, connectedSessions: 0, totalStatuses: 0, totalViewers: 0, totalReactions: 0, totalReplies: 0, lastStatusSent: null,
+      start: { concurrency: 8, waiting: 0, opening: 0 },
+      sessions: []
+    }
   })
 })
 

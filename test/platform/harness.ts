@@ -126,7 +126,6 @@ export class RecordingSink implements ReceiptSink {
 function unlogged (sessions: SessionStore, handed: ConnectionStatusChange[]): SessionLinks {
   const keep = (change: ConnectionStatusChange | null): void => { if (change !== null) handed.push(change) }
   return {
-    list: sessions.stored,
     get: sessions.storedOne,
     markLinked: async (id, ownNumber, ownLid, change) => { await sessions.markLinked(id, ownNumber, ownLid); keep(change) },
     markUnlinked: async (id, change) => { await sessions.markUnlinked(id); keep(change) }

@@ -7,6 +7,7 @@ import { after, before, describe, it } from 'node:test'
 import sharp from 'sharp'
 import { startEmulator, testCertPaths, type Emulator } from '@status-tracker/emulator'
 import type { StatusView } from '../../src/platform/types.js'
+import { kyselySessionStore } from '../../src/db/stores/sessions.js'
 import {
   authRows,
   digitsOf,
@@ -130,7 +131,10 @@ describe('platform (real Baileys against the emulator)', () => {
 
     p = startPlatform(tmp.db, waConfig(emu))
     platforms.push(p)
-    assert.equal(await p.platform.restoreAll(), 3)
+    // what the session supervisor does at start (plugins/session-supervisor, paced): every stored session started
+    const stored = await kyselySessionStore(tmp.db.db, tmp.db.dialect).stored()
+    assert.equal(stored.length, 3)
+    for (const s of stored) await p.platform.startSession({ sessionId: s.id, authMethod: s.authMethod, phoneNumber: s.phoneNumber })
     await p.events.next('connection-status', open(PAIR), 0)
     await p.events.next('connection-status', open(QR), 0)
     await p.events.next('connection-status', open(PAIR2), 0)

@@ -50,8 +50,9 @@ export class FakePlatform {
     return { sessionId, connected: true, status: 'open', ownNumber: own, pairingCode: null, qrCode: null }
   }
 
-  /** the session supervisor restores the stored sessions at start: the fake has none to restore (a test connects them) */
-  async restoreAll (): Promise<number> { return 0 }
+  /** the session supervisor opens the stored sessions at start: the fake opens nothing (a test connects them) */
+  async startSession (): Promise<void> {}
+  async settled (): Promise<void> {}
 
   newMessageId (): string {
     return `3EB0${(++this.counter).toString(16).padStart(16, '0').toUpperCase()}`

@@ -1,5 +1,6 @@
 /** What a test or a benchmark talks to: the service's REST API and socket.io, and the emulator's control API. */
 import { io, type Socket } from 'socket.io-client'
+import type { ConnectionLogEntry } from '@status-tracker/emulator'
 import { API_KEY } from './service.js'
 import { waitFor } from './wait.js'
 
@@ -58,7 +59,8 @@ export function emulatorApi (controlUrl: string) {
     status: async (id: string) => await call<EmulatorStatus>('GET', `/statuses/${id}`),
     sendViews: async (statusId: string, viewers: string[], opts: { force?: boolean } = {}) =>
       await call<{ stanzas: number, deliveredTo: number }>('POST', `/statuses/${statusId}/views`, { viewers, type: 'read', ...opts }),
-    settled: async (timeoutMs = 60_000) => await call('GET', `/settled?timeoutMs=${timeoutMs}`)
+    settled: async (timeoutMs = 60_000) => await call('GET', `/settled?timeoutMs=${timeoutMs}`),
+    connections: async () => await call<ConnectionLogEntry[]>('GET', '/connections')
   }
 }
 export type EmulatorApi = ReturnType<typeof emulatorApi>
@@ -103,6 +105,25 @@ export async function linkSessions (api: ServiceApi, emu: EmulatorApi, specs: Li
     await emu.scan(number, qr)
     await waitFor(async () => (await api.get<{ connected: boolean }>(`/sessions/${sessionId}/connection-status`)).connected, 60_000, `${sessionId} to connect`, 100)
   })
+}
+
+/**
+ * The most handshakes (a connection opened and not yet logged in or closed) that were under way at once among
+ * these connections of the emulator's log.
+ */
+export function peakHandshakes (log: ConnectionLogEntry[]): number {
+  const edges: Array<[number, number]> = []
+  for (const c of log) {
+    const end = c.loggedInAt ?? c.closedAt
+    edges.push([Date.parse(c.openedAt), 1])
+    if (end !== null) edges.push([Date.parse(end), -1])
+  }
+  // at equal times an end goes first: a login and the next opening in the same millisecond do not overlap
+  edges.sort((a, b) => a[0] - b[0] || a[1] - b[1])
+  let now = 0
+  let peak = 0
+  for (const [, d] of edges) { now += d; peak = Math.max(peak, now) }
+  return peak
 }
 
 /** Sessions the service reports as connected (GET /api/stats). */

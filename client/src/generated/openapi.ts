@@ -6370,6 +6370,15 @@ export interface operations {
                              * @description ISO 8601 timestamp
                              */
                             lastStatusSent: string | null;
+                            /** @description The paced start on the node asked: stored sessions reconnect a bounded number at a time (docs/operations.md) */
+                            start: {
+                                /** @description SESSION_START_CONCURRENCY: handshakes at once */
+                                concurrency: number;
+                                /** @description This node's sessions waiting for their turn to connect */
+                                waiting: number;
+                                /** @description Handshakes under way on this node (never more than concurrency) */
+                                opening: number;
+                            };
                             sessions: {
                                 sessionId: string;
                                 sessionName: string;

@@ -1,0 +1,120 @@
+/**
+ * Start with N stored linked sessions, paced (issue 33): link N sessions once, stop the service cleanly, then
+ * time a fresh service on the same data from spawn until GET /api/stats reports all N connected, while
+ * /api/health is asked all along (one request at a time, every 20 ms): its p99 is what a monitor saw
+ * during the start. The emulator's connection log gives the most handshakes that were under way at once.
+ *
+ *   npx tsx bench/scale-start.ts [N=100]      (BENCH_SMOKE=1: N = 3)
+ *
+ * `runStart` is the measurement on its own, for a larger run to call with its own context (bench/scale.ts).
+ */
+import { runBench, SMOKE, type BenchContext, type Figure } from './lib/bench.js'
+import { cpuSeconds } from './lib/procs.js'
+import { connectedCount, emulatorApi, linkSessions, peakHandshakes, serviceApi } from '../test/support/clients.js'
+import { API_KEY } from '../test/support/service.js'
+import { sleep, waitFor } from '../test/support/wait.js'
+
+export interface StartRun {
+  sessions: number
+  /** SESSION_START_CONCURRENCY of the measured start */
+  concurrency: number
+  /** spawn → /api/health answers */
+  httpReadyS: number
+  /** spawn → GET /api/stats shows every session connected */
+  allOpenS: number
+  /** /api/health answers between HTTP ready and all open */
+  health: { count: number, failed: number, p50Ms: number, p99Ms: number, maxMs: number }
+  /** the most handshakes under way at once, as the emulator saw them */
+  peakHandshakes: number
+  /** the service's CPU from spawn to all open */
+  cpuS: number
+  linkS: number
+}
+
+function quantile (sorted: number[], q: number): number {
+  return sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]
+}
+
+/** Links `n` sessions, restarts the service on their data and measures the start (see the file's comment). */
+export async function runStart (ctx: BenchContext, n: number, opts: { concurrency?: number, env?: Record<string, string> } = {}): Promise<StartRun> {
+  const { log } = ctx
+  const emu = emulatorApi((await ctx.emulator()).controlUrl)
+  const first = await ctx.service({ name: 'service-link', profile: false })
+  const t0 = performance.now()
+  const specs = Array.from({ length: n }, (_, i) => ({ sessionId: `start-${i}`, number: `1555800${String(i).padStart(4, '0')}` }))
+  await linkSessions(serviceApi(first.base), emu, specs, 8)
+  const linkS = (performance.now() - t0) / 1000
+  log(`${n} sessions linked in ${linkS.toFixed(1)} s`)
+  const code = await first.stop(30_000)
+  if (code !== 0) throw new Error(`the linking service exited with ${code}`)
+
+  const since = Date.now()
+  const concurrency = opts.concurrency ?? 8
+  const svc = await ctx.service({ name: 'service-start', env: { LOG_LEVEL: 'info', SESSION_START_CONCURRENCY: String(concurrency), ...opts.env } })
+  const api = serviceApi(svc.base)
+  let open = false
+  const latencies: number[] = []
+  let failed = 0
+  const probe = (async () => {
+    while (!open) {
+      const started = performance.now()
+      try {
+        const res = await fetch(`${svc.base}/api/health`, { headers: { 'x-api-key': API_KEY }, signal: AbortSignal.timeout(10_000) })
+        await res.arrayBuffer()
+        if (res.ok) latencies.push(performance.now() - started)
+        else failed++
+      } catch {
+        failed++
+      }
+      await sleep(20)
+    }
+  })()
+  const openAt = await waitFor(async () => await connectedCount(api) === n ? performance.now() : undefined, 600_000, `${n} sessions to open`, 50)
+  open = true
+  await probe
+  const cpuS = cpuSeconds(svc.pid)
+  const sorted = latencies.sort((a, b) => a - b)
+  const peak = peakHandshakes((await emu.connections()).filter((c) => Date.parse(c.openedAt) >= since))
+  const run: StartRun = {
+    sessions: n,
+    concurrency,
+    httpReadyS: svc.readyMs / 1000,
+    allOpenS: (openAt - svc.spawnedAt) / 1000,
+    health: { count: sorted.length, failed, p50Ms: quantile(sorted, 0.5), p99Ms: quantile(sorted, 0.99), maxMs: sorted.at(-1) ?? 0 },
+    peakHandshakes: peak,
+    cpuS,
+    linkS
+  }
+  log(`spawn → HTTP ready ${run.httpReadyS.toFixed(2)} s, → all ${n} open ${run.allOpenS.toFixed(2)} s; health p99 ${run.health.p99Ms.toFixed(1)} ms ` +
+    `over ${run.health.count} answers (${failed} failed); peak handshakes ${peak} (limit ${concurrency}); service CPU ${cpuS.toFixed(1)} s`)
+  return run
+}
+
+/** The figures of one run, with the issue's targets where it sets them (they are for N = 1,000). */
+export function startFigures (r: StartRun): Figure[] {
+  const at = `start with ${r.sessions.toLocaleString('en-US')} stored linked sessions`
+  return [
+    {
+      id: `scale.start.all-open.${r.sessions}`,
+      name: `${at}, spawn → all open`,
+      value: r.allOpenS,
+      unit: 's',
+      ...(r.sessions >= 1000 ? { target: { op: '<=' as const, value: 60 } } : {}),
+      note: `SESSION_START_CONCURRENCY=${r.concurrency}, at most ${r.peakHandshakes} handshakes at once (emulator); HTTP ready after ${r.httpReadyS.toFixed(2)} s; service CPU ${r.cpuS.toFixed(1)} s`
+    },
+    {
+      id: `scale.start.health-p99.${r.sessions}`,
+      name: `${at}, GET /api/health p99 during the start`,
+      value: r.health.p99Ms,
+      unit: 'ms',
+      target: { op: '<', value: 100 },
+      note: `${r.health.count} answers from HTTP ready to all open, one at a time every 20 ms; p50 ${r.health.p50Ms.toFixed(1)} ms, max ${r.health.maxMs.toFixed(0)} ms, ${r.health.failed} failed`
+    }
+  ]
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const n = SMOKE ? 3 : Number(process.argv[2] ?? 100)
+  if (!Number.isInteger(n) || n < 1 || n > 1000) throw new Error(`N must be 1–1000 (got ${process.argv[2]})`)
+  await runBench('scale-start', 900_000, async (ctx) => startFigures(await runStart(ctx, n)))
+}
