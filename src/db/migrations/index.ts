@@ -16,6 +16,7 @@ import * as m014 from './014-audiences.js'
 import * as m015 from './015-contact-statuses.js'
 import * as m016 from './016-audio.js'
 import * as m017 from './017-insights.js'
+import * as m018 from './018-list-counts.js'
 
 // A static index instead of a file-system provider: src (tsx) and dist (tsc) resolve the same migrations.
 const migrations: Record<string, Migration> = {
@@ -35,7 +36,8 @@ const migrations: Record<string, Migration> = {
   '014-audiences': m014,
   '015-contact-statuses': m015,
   '016-audio': m016,
-  '017-insights': m017
+  '017-insights': m017,
+  '018-list-counts': m018
 }
 
 export const migrationProvider: MigrationProvider = {

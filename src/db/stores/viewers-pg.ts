@@ -1,42 +1,82 @@
-import { sql, type Kysely } from 'kysely'
+import { CompiledQuery, sql, type Kysely } from 'kysely'
+import type pg from 'pg'
 import type { Database, ViewerRow } from '../database.js'
 import { EVENT_LOG_LOCK, recentlyViewed, type NewEvent } from './events.js'
 import { listViewers, type CommitReads, type DeliveryToRecord, type InCommit, type ReceiptPart, type StatusChange, type ViewToRecord } from './viewers.js'
 import { pnJid } from '../../jid.js'
 
 type Db = Kysely<Database>
+/** One statement on whatever runs it: a pool client (the receipt commit) or a Kysely transaction; the rows. */
+type Run = <R>(name: string, text: string, values: unknown[]) => Promise<R[]>
+
+/** on a Kysely transaction (the paths that are not the receipt commit) */
+const onKysely = (trx: Db): Run => async <R>(_name: string, text: string, values: unknown[]) =>
+  (await trx.executeQuery<R>(CompiledQuery.raw(text, values))).rows as R[]
+
+/**
+ * on a pool client, as a named statement: parsed and planned once per connection, not per turn. Why the
+ * receipt commit skips Kysely: "receipts committed, one PostgreSQL node" (bench/NOTES.md) went 7,203 → 5,693/s
+ * when this path moved from the pool to Kysely; one turn is BEGIN, the views, the events' reads when needed,
+ * the append, COMMIT, and every statement saved or planned once counts at thousands of receipts a second.
+ */
+const onClient = (client: pg.PoolClient): Run => async <R>(name: string, text: string, values: unknown[]) =>
+  (await client.query({ name, text, values })).rows as R[]
+
+// xmax = 0: the row was inserted by this statement (an update of an earlier view sets it)
+const RECORD_VIEWS = `with done as (
+    insert into viewers (status_id, viewer, number, jid, viewed_at, is_real)
+    select s.id, v.viewer, v.number, v.jid, v.viewed_at, v.is_real
+    from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::text[])
+      as v(session_id, viewer, number, jid, viewed_at, is_real, message_id)
+    join statuses s on s.session_id = v.session_id and s.message_id = v.message_id
+    on conflict (status_id, viewer) do update set viewed_at = excluded.viewed_at where excluded.viewed_at < viewers.viewed_at
+    returning status_id, viewer, (xmax = 0) as inserted)
+  select done.status_id, done.viewer, done.inserted, s.session_id, s.message_id from done join statuses s on s.id = done.status_id`
+const RECORD_DELIVERIES = `insert into status_deliveries (status_id, recipient, number, jid, delivered_at)
+  select s.id, d.recipient, d.number, d.jid, d.delivered_at
+  from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[]) as d(session_id, recipient, number, jid, delivered_at, message_id)
+  join statuses s on s.session_id = d.session_id and s.message_id = d.message_id
+  on conflict (status_id, recipient) do update set delivered_at = excluded.delivered_at where excluded.delivered_at < status_deliveries.delivered_at`
+const REAL_COUNTS = 'select status_id, count(*)::int as n from viewers where status_id = any($1::bigint[]) and is_real = 1 group by status_id'
+const LISTS = 'select * from viewers where status_id = any($1::bigint[]) order by status_id, viewed_at, viewer'
+// Appends inside the transaction: the log's lock, then the rows, in one round trip (no joined row, so no
+// id, exists before the lock's row). Last in the transaction: the lock is held to the commit.
+const APPEND = `insert into event_log (type, session_id, created_at, data)
+  select t.type, t.session_id, t.at, t.data
+  from (select pg_advisory_xact_lock($5)) as lock,
+    unnest($1::text[], $2::text[], $3::bigint[], $4::text[]) with ordinality as t(type, session_id, at, data, n)
+  order by t.n`
 
 /**
  * The receipt path on PostgreSQL: the SQLite store's rows and rules (one row per (status, viewer), the
- * earliest view time wins, views of unknown statuses are skipped), a turn's views one statement (unnest)
- * in one Kysely transaction with its events: committed when the promise resolves.
+ * earliest view time wins, views of unknown statuses are skipped). A turn's views are one statement
+ * (unnest), its deliveries another, in one transaction with its events: committed when the promise
+ * resolves. The receipt commit runs on a pool client with named statements (see onClient); the rest on Kysely.
  */
-export function createPostgresReceipts (db: Db): ReceiptPart {
-  async function reads (trx: Db, need: { counts?: number[], lists?: number[] }): Promise<CommitReads> {
+export function createPostgresReceipts (db: Db, pool: pg.Pool): ReceiptPart {
+  async function reads (run: Run, need: { counts?: number[], lists?: number[] }): Promise<CommitReads> {
     const counts = new Map<number, number>()
     if ((need.counts ?? []).length > 0) {
-      const r = await sql<{ status_id: number, n: number }>`select status_id, count(*)::int as n from viewers
-        where status_id = any(${need.counts}::bigint[]) and is_real = 1 group by status_id`.execute(trx)
+      const rows = await run<{ status_id: number, n: number }>('receipts-counts', REAL_COUNTS, [need.counts])
       for (const id of need.counts ?? []) counts.set(id, 0)
-      for (const row of r.rows) counts.set(Number(row.status_id), row.n)
+      for (const row of rows) counts.set(Number(row.status_id), row.n)
     }
-    return { counts, lists: await lists(trx, need.lists ?? []) }
+    return { counts, lists: await lists(run, need.lists ?? []) }
   }
 
   /** The lists of several statuses in one query: by status, first view first. */
-  async function lists (trx: Db, statusIds: number[]): Promise<Map<number, ViewerRow[]>> {
+  async function lists (run: Run, statusIds: number[]): Promise<Map<number, ViewerRow[]>> {
     const out = new Map<number, ViewerRow[]>(statusIds.map((id) => [id, []]))
     if (statusIds.length === 0) return out
-    const rows = await trx.selectFrom('viewers').selectAll().where('status_id', 'in', statusIds).orderBy('status_id').orderBy('viewed_at').orderBy('viewer').execute()
-    for (const row of rows) out.get(Number(row.status_id))?.push(row)
+    for (const row of await run<ViewerRow>('receipts-lists', LISTS, [statusIds])) out.get(Number(row.status_id))?.push(row)
     return out
   }
 
-  async function appendFor<C> (trx: Db, changes: C, inCommit: InCommit<C>): Promise<void> {
-    await append(trx, inCommit.events(changes, await reads(trx, inCommit.needs(changes))))
+  async function appendFor<C> (run: Run, changes: C, inCommit: InCommit<C>): Promise<void> {
+    await append(run, inCommit.events(changes, await reads(run, inCommit.needs(changes))))
   }
 
-  async function record (trx: Db, views: ViewToRecord[]): Promise<Map<number, StatusChange>> {
+  async function record (run: Run, views: ViewToRecord[]): Promise<Map<number, StatusChange>> {
     const changes = new Map<number, StatusChange>()
     // one row per (session, status, viewer), the earliest view: a statement may not upsert a row twice
     const unique = new Map<string, ViewToRecord>()
@@ -47,21 +87,12 @@ export function createPostgresReceipts (db: Db): ReceiptPart {
       if (seen === undefined || v.viewedAt < seen.viewedAt) unique.set(key, v)
     }
     const rows = [...unique.values()]
-    // xmax = 0: the row was inserted by this statement (an update of an earlier view sets it)
-    const result = await sql<{ status_id: number, viewer: string, inserted: boolean, session_id: string, message_id: string }>`
-      with done as (
-        insert into viewers (status_id, viewer, number, jid, viewed_at, is_real)
-        select s.id, v.viewer, v.number, v.jid, v.viewed_at, v.is_real
-        from unnest(${rows.map((v) => v.sessionId)}::text[], ${rows.map((v) => v.number ?? v.jid)}::text[], ${rows.map((v) => v.number)}::text[],
-          ${rows.map((v) => v.jid)}::text[], ${rows.map((v) => v.viewedAt)}::bigint[], ${rows.map((v) => v.isReal ? 1 : 0)}::bigint[],
-          ${rows.map((v) => v.messageId)}::text[])
-          as v(session_id, viewer, number, jid, viewed_at, is_real, message_id)
-        join statuses s on s.session_id = v.session_id and s.message_id = v.message_id
-        on conflict (status_id, viewer) do update set viewed_at = excluded.viewed_at where excluded.viewed_at < viewers.viewed_at
-        returning status_id, viewer, (xmax = 0) as inserted)
-      select done.status_id, done.viewer, done.inserted, s.session_id, s.message_id from done join statuses s on s.id = done.status_id`.execute(trx)
+    const result = await run<{ status_id: number, viewer: string, inserted: boolean, session_id: string, message_id: string }>('receipts-views', RECORD_VIEWS, [
+      rows.map((v) => v.sessionId), rows.map((v) => v.number ?? v.jid), rows.map((v) => v.number), rows.map((v) => v.jid),
+      rows.map((v) => v.viewedAt), rows.map((v) => v.isReal ? 1 : 0), rows.map((v) => v.messageId)
+    ])
     const inserted = new Set<string>()
-    for (const r of result.rows) {
+    for (const r of result) {
       if (!changes.has(r.status_id)) changes.set(r.status_id, { sessionId: r.session_id, messageId: r.message_id, added: [] })
       if (r.inserted) inserted.add(keyOf(r.session_id, r.message_id, r.viewer))
     }
@@ -74,7 +105,7 @@ export function createPostgresReceipts (db: Db): ReceiptPart {
   }
 
   /** Delivery receipts in one statement (the earliest per status and recipient is kept). */
-  async function recordDeliveries (trx: Db, all: DeliveryToRecord[]): Promise<void> {
+  async function recordDeliveries (run: Run, all: DeliveryToRecord[]): Promise<void> {
     // a statement may not upsert a row twice: one per (session, status, recipient), the earliest
     const unique = new Map<string, DeliveryToRecord>()
     for (const d of all) {
@@ -84,24 +115,32 @@ export function createPostgresReceipts (db: Db): ReceiptPart {
     }
     const list = [...unique.values()]
     if (list.length === 0) return
-    await sql`insert into status_deliveries (status_id, recipient, number, jid, delivered_at)
-      select s.id, d.recipient, d.number, d.jid, d.delivered_at
-      from unnest(${list.map((d) => d.sessionId)}::text[], ${list.map((d) => d.number ?? d.jid)}::text[], ${list.map((d) => d.number)}::text[],
-        ${list.map((d) => d.jid)}::text[], ${list.map((d) => d.deliveredAt)}::bigint[], ${list.map((d) => d.messageId)}::text[])
-        as d(session_id, recipient, number, jid, delivered_at, message_id)
-      join statuses s on s.session_id = d.session_id and s.message_id = d.message_id
-      on conflict (status_id, recipient) do update set delivered_at = excluded.delivered_at where excluded.delivered_at < status_deliveries.delivered_at`.execute(trx)
+    await run('receipts-deliveries', RECORD_DELIVERIES, [list.map((d) => d.sessionId), list.map((d) => d.number ?? d.jid), list.map((d) => d.number),
+      list.map((d) => d.jid), list.map((d) => d.deliveredAt), list.map((d) => d.messageId)])
   }
 
   return {
     async commitReceipts ({ views, deliveries }, inCommit) {
       if (views.length + deliveries.length === 0) return new Map()
-      return await db.transaction().execute(async (trx) => {
-        const changes = views.length > 0 ? await record(trx, views) : new Map<number, StatusChange>()
-        await recordDeliveries(trx, deliveries)
-        if (changes.size > 0) await appendFor(trx, changes, inCommit)
-        return changes
-      })
+      const client = await pool.connect()
+      let broken: Error | undefined
+      try {
+        const run = onClient(client)
+        await client.query('begin')
+        try {
+          const changes = views.length > 0 ? await record(run, views) : new Map<number, StatusChange>()
+          await recordDeliveries(run, deliveries)
+          if (changes.size > 0) await appendFor(run, changes, inCommit)
+          await client.query('commit')
+          return changes
+        } catch (err) {
+          // a connection that cannot roll back is not handed out again
+          await client.query('rollback').catch((e: Error) => { broken = e })
+          throw err
+        }
+      } finally {
+        client.release(broken)
+      }
     },
     mapLids: async (sessionId, mappings, inCommit) => await db.transaction().execute(async (trx) => {
       const changed = new Set<number>()
@@ -121,7 +160,7 @@ export function createPostgresReceipts (db: Db): ReceiptPart {
           insert into status_deliveries (status_id, recipient, number, jid, delivered_at) select status_id, ${number}, ${number}, ${jid}, delivered_at from moved
           on conflict (status_id, recipient) do update set delivered_at = excluded.delivered_at where excluded.delivered_at < status_deliveries.delivered_at`.execute(trx)
       }
-      if (changed.size > 0) await appendFor(trx, changed, inCommit)
+      if (changed.size > 0) await appendFor(onKysely(trx), changed, inCommit)
       return changed
     }),
     async unmappedLids (sessionId, limit) {
@@ -130,23 +169,18 @@ export function createPostgresReceipts (db: Db): ReceiptPart {
       return rows.map((r) => r.viewer)
     },
     async commitListEvents (statusIds, events) {
-      await db.transaction().execute(async (trx) => { await append(trx, events(await lists(trx, statusIds))) })
+      await db.transaction().execute(async (trx) => {
+        const run = onKysely(trx)
+        await append(run, events(await lists(run, statusIds)))
+      })
     },
     list: async (statusId) => await listViewers(db, statusId),
     recentlyViewed: async (spanMs) => await recentlyViewed(db, 'postgres', spanMs)
   }
 }
 
-/**
- * Appends inside the transaction: the log's lock, then the rows, in one round trip (no joined row, so no
- * id, exists before the lock's row). Last in the transaction: the lock is held to the commit.
- */
-async function append (trx: Db, events: NewEvent[]): Promise<void> {
+async function append (run: Run, events: NewEvent[]): Promise<void> {
   if (events.length === 0) return
-  await sql`insert into event_log (type, session_id, created_at, data)
-    select t.type, t.session_id, t.at, t.data
-    from (select pg_advisory_xact_lock(${EVENT_LOG_LOCK})) as lock,
-      unnest(${events.map((e) => e.type)}::text[], ${events.map((e) => e.sessionId)}::text[], ${events.map((e) => e.at)}::bigint[], ${events.map((e) => e.data)}::text[])
-        with ordinality as t(type, session_id, at, data, n)
-    order by t.n`.execute(trx)
+  await run('receipts-append', APPEND,
+    [events.map((e) => e.type), events.map((e) => e.sessionId), events.map((e) => e.at), events.map((e) => e.data), EVENT_LOG_LOCK])
 }

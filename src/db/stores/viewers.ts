@@ -122,7 +122,7 @@ export interface ViewerStore {
 }
 
 export function createViewerStore (handle: DbHandle): ViewerStore {
-  const receipts = handle.dialect === 'sqlite' ? sqliteReceipts(handle.db, handle.sqlite) : createPostgresReceipts(handle.db)
+  const receipts = handle.dialect === 'sqlite' ? sqliteReceipts(handle.db, handle.sqlite) : createPostgresReceipts(handle.db, handle.pool)
   return { ...receipts, ...createInteractions(handle.db) }
 }
 
