@@ -71,6 +71,8 @@ export function createEventLog (deps: EventLogDeps) {
   let prune: NodeJS.Timeout | null = null
   /** appends on their own, queued: two emits in a row get ids in that order */
   let appends: Promise<void> = Promise.resolve()
+  /** per session, the queue as it stood after its last append on its own not written yet */
+  const sessionAppends = new Map<string, Promise<void>>()
 
   function deliver (rows: EventLogRow[]): void {
     for (const row of rows) {
@@ -114,7 +116,12 @@ export function createEventLog (deps: EventLogDeps) {
   async function append<K extends LoggedEventName> (event: K, payload: EventPayloads[K]): Promise<void> {
     const row = toLogRow(event, payload)
     const mine = appends.then(async () => { await store.append([row]) })
-    appends = mine.catch(() => {})
+    const queued = appends = mine.catch(() => {})
+    const sessionId = row.sessionId
+    if (sessionId !== null) {
+      sessionAppends.set(sessionId, queued)
+      void queued.then(() => { if (sessionAppends.get(sessionId) === queued) sessionAppends.delete(sessionId) })
+    }
     await mine
     await feed()
   }
@@ -142,8 +149,12 @@ export function createEventLog (deps: EventLogDeps) {
     within,
     /** a hot path appended in its own transaction (viewer-ingest, send progress, session links): feed what it committed */
     committed (): void { void feed() },
-    /** resolves once the appends queued on their own so far are written (a write that appends in its own transaction after them waits for it) */
-    appended: async (): Promise<void> => { await appends },
+    /**
+     * Resolves once the appends queued on their own so far are written (a write that appends in its own
+     * transaction after them waits for it); `sessionId`: once that session's are (another session's appends,
+     * queued behind by a busy one, do not hold a link write up).
+     */
+    appended: async (sessionId?: string): Promise<void> => { await (sessionId === undefined ? appends : sessionAppends.get(sessionId)) },
     /** listens to every committed event, in id order */
     onEvent (listener: (entry: LogEntry) => void): void { listeners.add(listener) },
     offEvent (listener: (entry: LogEntry) => void): void { listeners.delete(listener) },

@@ -17,8 +17,9 @@ export function connectionStatusPayload (e: ConnectionStatusChange): EventPayloa
 export function loggedSessionLinks (sessions: SessionStore, eventLog: Pick<EventLog, 'committed' | 'appended'>): SessionLinks {
   async function write (change: ConnectionStatusChange | null, run: (events: NewEvent[]) => Promise<void>): Promise<void> {
     if (change === null) { await run([]); return }
-    // after the session's earlier changes queued to the log on their own, so ids follow the changes
-    await eventLog.appended()
+    // after the session's earlier changes queued to the log on their own, so its ids follow its changes (other
+    // sessions' appends are not waited for: a start of many sessions would open them one after the other)
+    await eventLog.appended(change.sessionId)
     await run([toLogRow('connection-status', connectionStatusPayload(change))])
     eventLog.committed()
   }

@@ -12,7 +12,7 @@ import { createUploadStore, type UploadStore } from './uploads.js'
 import { createViewerStore, type ViewerStore } from './viewers.js'
 import { kyselyAuthStateStore, sqliteAuthStateStore, type AuthStateStore } from './auth-state.js'
 import { kyselyLeaseStore, type LeaseStore } from './leases.js'
-import { kyselySessionStore, type SessionStore } from './sessions.js'
+import { kyselySessionStore, sqliteSessionStore, type SessionStore } from './sessions.js'
 import { createInsightStore, type InsightStore } from './insights.js'
 
 /**
@@ -85,7 +85,7 @@ export function buildStores (handle: DbHandle): Stores {
     viewers: createViewerStore(handle),
     uploads: createUploadStore(handle),
     insights: createInsightStore(handle),
-    sessions: kyselySessionStore(handle.db, handle.dialect),
+    sessions: handle.dialect === 'sqlite' ? sqliteSessionStore(handle.db, handle.sqlite) : kyselySessionStore(handle.db, handle.dialect),
     leases: kyselyLeaseStore(handle.db, handle.dialect === 'postgres' ? handle.url : null),
     authState: handle.dialect === 'sqlite' ? sqliteAuthStateStore(handle.db, handle.sqlite) : kyselyAuthStateStore(handle.db)
   }
