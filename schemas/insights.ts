@@ -104,7 +104,9 @@ export const InsightContactsQuerySchema = Type.Object({
   order: Type.Optional(Type.Unsafe<'asc' | 'desc'>({ type: 'string', enum: ['asc', 'desc'], default: 'desc', description: 'ties: by number, ascending; nulls last' })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
   cursor: Type.Optional(Type.String({ pattern: '^[0-9]{1,15}$', description: 'nextCursor of the previous page' })),
-  format: Type.Optional(Type.Unsafe<'json' | 'csv'>({ type: 'string', enum: ['json', 'csv'], default: 'json', description: 'csv: every row (no paging), as text/csv' }))
+  format: Type.Optional(Type.Unsafe<'json' | 'csv'>({
+    type: 'string', enum: ['json', 'csv'], description: 'csv: every row (no paging), as text/csv; without it, `Accept: text/csv` asks for CSV too (default json)'
+  }))
 }, { additionalProperties: false })
 export type InsightContactsQuery = Static<typeof InsightContactsQuerySchema>
 

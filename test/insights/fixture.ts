@@ -2,7 +2,8 @@ import type { Kysely } from 'kysely'
 import type { Database } from '../../src/db/database.js'
 
 // A session with two statuses and their facts, written as rows, and the figures they make counted by hand
-// (test/insights/*.test.ts). Own number 1000. T0 is Monday 5 January 2026, 10:00 UTC.
+// (test/insights/*.test.ts). Own number 1000. T0 is a Monday, 10:00 UTC (by default 5 January 2026; a
+// service test takes `recentMonday()`, within insights' retention and a week before now).
 //
 // S1 (text 'hello', targetNumbers 1111,2222,3333): delivered to 1111 (+1 s) and 2222 (+2 s); viewed by 1111
 // (+60 s) and 3333 (+120 s, no receipt: the view implies delivery), by the own number and by a non-real
@@ -11,12 +12,20 @@ import type { Database } from '../../src/db/database.js'
 // 2222), posted a day later: nobody viewed it.
 
 export const T0 = Date.UTC(2026, 0, 5, 10, 0)
+const DEFAULT_T0 = T0
 export const DAY = 86_400_000
 export const OWN = '1000'
 
 export interface Fixture { s1: number, s2: number }
 
-export async function writeFixture (db: Kysely<Database>, sessionId = 's1'): Promise<Fixture> {
+/** The Monday 10:00 UTC between 7 and 14 days before now. */
+export function recentMonday (now = Date.now()): number {
+  const d = new Date(now - 7 * DAY)
+  const back = (d.getUTCDay() + 6) % 7
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() - back, 10, 0)
+}
+
+export async function writeFixture (db: Kysely<Database>, sessionId = 's1', T0 = DEFAULT_T0): Promise<Fixture> {
   await db.insertInto('sessions').values({ id: sessionId, name: sessionId, auth_method: 'qrcode', phone_number: null, own_number: OWN, own_lid: null, created_at: T0 - DAY }).execute()
   const base = { session_id: sessionId, state: 'sent' as const, media_file: null, background_color: null, font: null, error: null }
   const { id: s1 } = await db.insertInto('statuses').values({
