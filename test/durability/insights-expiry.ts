@@ -153,9 +153,11 @@ function writerProbe (handle: DbHandle): { busy: () => Promise<boolean>, close: 
 
 /**
  * The test on one dialect: one expiry of `perRound` statuses timed, then `rounds` more, each cut by a SIGKILL
- * (the first right after the rows' commit, the others spread over the expiry).
+ * (`atCommit`: the first right after the rows' commit, before the expiry began; the others spread over the expiry).
  */
-export async function expiryKills (t: TestContext, dialect: Dialect, { perRound, rounds }: { perRound: number, rounds: number }): Promise<void> {
+export async function expiryKills (
+  t: TestContext, dialect: Dialect, { perRound, rounds, atCommit }: { perRound: number, rounds: number, atCommit: boolean }
+): Promise<void> {
   const dir = tempDir(`st-insights-kill-${dialect}-`)
   t.after(() => { dir.rm() })
   const url = dialect === 'postgres' ? await postgresUrl() : null
@@ -188,15 +190,16 @@ export async function expiryKills (t: TestContext, dialect: Dialect, { perRound,
   t.diagnostic(`[${dialect}] an expiry of ${perRound} statuses committed ${took.toFixed(0)} ms after its first write`)
   assert.deepEqual(await insights(), sum())
 
-  // then one kill per expiry: the first right after the round's commit (before the expiry began), the others
-  // a different time after the expiry's first write, from 0 to twice what it took
+  // then one kill per expiry: maybe the first right after the round's commit (before the expiry began), the
+  // others a different time after the expiry's first write, from 0 to twice what it took
   const outcomes: string[] = []
   const restarts: number[] = []
   for (let round = 1; round <= rounds; round++) {
     add(await writeRound(db, round, perRound))
     let when = 'at commit'
-    if (round > 1) {
-      const delay = Math.round(took * 2 * (round - 2) / (rounds - 2))
+    const spread = atCommit ? round - 2 : round - 1
+    if (spread >= 0) {
+      const delay = Math.round(took * 2 * spread / (atCommit ? rounds - 2 : rounds - 1))
       const seen = await waitFor(async () => await writing.busy(), 5000, 'the expiry to begin writing', 2).then(() => true, () => false)
       await sleep(delay)
       when = seen ? `${delay} ms into the expiry` : 'expiry not seen writing'
