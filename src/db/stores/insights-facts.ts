@@ -71,43 +71,47 @@ async function summariesOfRows (db: Db, rows: SummarisedStatus[]): Promise<Statu
 
 /** Writes summaries (a status already summarised is left as it is); how many were written. */
 export async function writeSummaries (db: Db, summaries: StatusSummary[], now: number): Promise<number> {
-  let written = 0
-  for (const s of summaries) {
-    const row = await db.insertInto('insight_statuses').values({
-      session_id: s.sessionId,
-      status_id: s.statusId,
-      message_id: s.messageId,
-      type: s.type,
-      caption_length: s.captionLength,
-      audience_kind: s.audienceKind,
-      audience_id: s.audienceId,
-      audience_name: s.audienceName,
-      audience_size: s.audienceSize,
-      posted_at: s.postedAt,
-      summarised_at: now,
-      recipients: s.recipients,
-      delivered: s.delivered,
-      viewed: s.viewed,
-      reacted: s.reacted,
-      replied: s.replied,
-      first_view_ms: s.firstViewMs,
-      median_view_ms: s.medianViewMs
-    }).onConflict((oc) => oc.columns(['session_id', 'status_id']).doNothing()).returning('id').executeTakeFirst()
-    if (row === undefined) continue
-    written++
-    const lines = s.lines.map((l) => ({
-      insight_id: row.id,
-      session_id: s.sessionId,
-      posted_at: s.postedAt,
-      recipient: l.recipient,
-      delivered_at: l.deliveredAt,
-      viewed_at: l.viewedAt,
-      reacted: l.reaction === null ? 0 : 1,
-      replies: l.replies
-    }))
-    for (let i = 0; i < lines.length; i += LINES_PER_INSERT) {
-      await db.insertInto('insight_recipients').values(lines.slice(i, i + LINES_PER_INSERT)).execute()
-    }
+  if (summaries.length === 0) return 0
+  // one insert for the batch's statuses and one per LINES_PER_INSERT lines: expiry holds its transaction
+  // for these, and on PostgreSQL two statements per status made a backlog of 300 statuses take seconds
+  const rows = await db.insertInto('insight_statuses').values(summaries.map((s) => ({
+    session_id: s.sessionId,
+    status_id: s.statusId,
+    message_id: s.messageId,
+    type: s.type,
+    caption_length: s.captionLength,
+    audience_kind: s.audienceKind,
+    audience_id: s.audienceId,
+    audience_name: s.audienceName,
+    audience_size: s.audienceSize,
+    posted_at: s.postedAt,
+    summarised_at: now,
+    recipients: s.recipients,
+    delivered: s.delivered,
+    viewed: s.viewed,
+    reacted: s.reacted,
+    replied: s.replied,
+    first_view_ms: s.firstViewMs,
+    median_view_ms: s.medianViewMs
+  }))).onConflict((oc) => oc.columns(['session_id', 'status_id']).doNothing()).returning(['id', 'session_id', 'status_id']).execute()
+  const idOf = new Map(rows.map((r) => [`${r.session_id}\n${Number(r.status_id)}`, r.id]))
+  const lines = summaries.flatMap((s) => {
+    const id = idOf.get(`${s.sessionId}\n${s.statusId}`)
+    return id === undefined
+      ? []
+      : s.lines.map((l) => ({
+          insight_id: id,
+          session_id: s.sessionId,
+          posted_at: s.postedAt,
+          recipient: l.recipient,
+          delivered_at: l.deliveredAt,
+          viewed_at: l.viewedAt,
+          reacted: l.reaction === null ? 0 : 1,
+          replies: l.replies
+        }))
+  })
+  for (let i = 0; i < lines.length; i += LINES_PER_INSERT) {
+    await db.insertInto('insight_recipients').values(lines.slice(i, i + LINES_PER_INSERT)).execute()
   }
-  return written
+  return rows.length
 }

@@ -150,6 +150,11 @@ export function createInsightStore (handle: DbHandle): InsightStore {
 
   return {
     async keepExpired (before, keepSince, tx = db) {
+      // PostgreSQL reads each statement at its own snapshot: without the lock a view committed between the
+      // summary's reads and the expiry's delete would be acknowledged, then lost with its status. Locked, such
+      // a commit waits for the expiry and fails its foreign key (not acknowledged: the platform sends it
+      // again, and it is dropped like any receipt for a status no longer there). SQLite has one writer.
+      if (handle.dialect === 'postgres') await sql`select id from statuses where created_at < ${before} for update`.execute(tx)
       return await keepSummaries(tx, (q) => q.where('created_at', '<', before).where('created_at', '>=', keepSince), Date.now())
     },
     async keep (sessionId, statusId, tx = db) {
