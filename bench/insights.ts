@@ -267,7 +267,7 @@ await runBench('insights', 270_000, async ({ smoke, log, emulator, service }) =>
   const figures: Figure[] = [
     {
       id: 'insights.overview.p99',
-      name: `GET …/insights over 90 days, ${data}, p99`,
+      name: `GET …/insights, ${data}, p99`,
       value: insights.p99,
       unit: 'ms',
       target: { op: '<=', value: TARGET_MS },
