@@ -1,6 +1,6 @@
 import type { StatusDeps } from './service.js'
 
-export interface CleanupResult { statuses: number, uploads: number, insights: number }
+export interface CleanupResult { statuses: number, uploads: number }
 
 /**
  * Expiry: removes statuses older than the TTL (with viewers and media) and keeps their insights summaries,
@@ -41,7 +41,7 @@ export function createCleanup (deps: Pick<StatusDeps, 'stores' | 'config' | 'eve
     if (expired.length > 0 || uploads > 0 || contactStatuses > 0 || pruned > 0) {
       log.info({ statuses: expired.length, uploads, contactStatuses, insights: pruned }, 'expired statuses and uploads removed')
     }
-    return { statuses: expired.length, uploads, insights: pruned }
+    return { statuses: expired.length, uploads }
   }
 
   /** Summaries past INSIGHTS_RETENTION_DAYS go, with one statuses-updated (`insights-cleanup`) per session, in one transaction. */

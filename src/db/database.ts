@@ -239,8 +239,8 @@ import type { AudienceTable } from './audience-tables.js'
 export type { AudienceTable, AudienceRow } from './audience-tables.js'
 import type { ContactStatusTable } from './contact-status-tables.js'
 export type { ContactStatusTable, ContactStatusRow } from './contact-status-tables.js'
-import type { InsightRecipientTable, InsightStatusTable } from './insight-tables.js'
-export type { InsightRecipientTable, InsightStatusTable } from './insight-tables.js'
+import type { InsightRecipientTable, InsightStatusTable, InsightViewBucketTable } from './insight-tables.js'
+export type { InsightRecipientTable, InsightStatusTable, InsightViewBucketTable } from './insight-tables.js'
 
 export interface Database {
   sessions: SessionTable
@@ -270,6 +270,7 @@ export interface Database {
   contact_statuses: ContactStatusTable
   insight_statuses: InsightStatusTable
   insight_recipients: InsightRecipientTable
+  insight_view_buckets: InsightViewBucketTable
 }
 
 export type SessionRow = Selectable<SessionTable>

@@ -46,3 +46,15 @@ export interface InsightRecipientTable {
   /** how many replies */
   replies: number
 }
+
+/** A summary's views per quarter hour of viewing and of time to view, kept by a trigger on insight_recipients (migration 017). */
+export interface InsightViewBucketTable {
+  insight_id: number
+  session_id: string
+  posted_at: Millis
+  /** floor(viewed_at / 900,000) */
+  bucket: number
+  /** floor(time to view / 900,000) */
+  delay_bucket: number
+  views: number
+}

@@ -158,7 +158,7 @@ dialectTest('INSIGHTS_RETENTION_DAYS: 0 keeps no summary at expiry; older summar
   await s30.app.statuses.cleanup()
   assert.equal((await db.selectFrom('insight_statuses').select('id').execute()).length, 2)
   await db.updateTable('insight_statuses').set({ posted_at: Date.now() - 31 * DAY }).where('status_id', '=', s1).execute()
-  assert.equal((await s30.app.statuses.cleanup()).insights, 1)
+  await s30.app.statuses.cleanup()
   assert.deepEqual((await db.selectFrom('insight_statuses').select('status_id').execute()).map((r) => Number(r.status_id)).includes(s1), false)
   assert.equal((await db.selectFrom('insight_recipients').select('recipient').execute()).length, 2, "the other status's two lines stay")
   const events = await db.selectFrom('event_log').select(['data', 'session_id']).where('type', '=', 'statuses-updated').execute()

@@ -98,3 +98,41 @@ dialectTest('insights: filters, paging, contact sorts, forget and prune', async 
   assert.deepEqual([...await store.prune(T0 + DAY + 1)], [['s1', 1]])
   assert.equal((await handle.db.selectFrom('insight_recipients').select('recipient').execute()).length, 0, 'lines go with their summary')
 })
+
+dialectTest('insights: p50 and p90 by nearest rank over many views, live, mixed and expired alike', async (t, dialect) => {
+  const handle = await openTestDb(t, dialect)
+  const store = createInsightStore(handle)
+  const { db } = handle
+  await db.insertInto('sessions').values({ id: 'p', name: 'p', auth_method: 'qrcode', phone_number: null, own_number: null, own_lid: null, created_at: T0 }).execute()
+  let seed = 7
+  const rnd = () => { seed = (seed * 16807) % 2147483647; return seed / 2147483647 }
+  const delays: number[] = []
+  for (let i = 0; i < 3; i++) {
+    const posted = T0 + i * 3_600_000
+    const numbers = Array.from({ length: 300 }, (_, k) => String(2_000_000 + k))
+    const { id } = await db.insertInto('statuses').values({
+      session_id: 'p', type: 'text', content: 't', caption: '', message_id: `P${i}`, state: 'sent', created_at: posted, contact_count: 300,
+      target_numbers: numbers.join(','), media_file: null, background_color: null, font: null, error: null
+    }).returning('id').executeTakeFirstOrThrow()
+    const views = numbers.filter(() => rnd() < 0.7).map((n, k) => {
+      // some exactly on a quarter hour's edge, one before posting (counted as 0)
+      const delay = k % 17 === 0 ? 900_000 * (k % 5) : k === 1 ? -5000 : Math.floor(rnd() * rnd() * 30 * 3_600_000)
+      delays.push(Math.max(0, delay))
+      return { status_id: id, viewer: n, number: n, jid: `${n}@s.whatsapp.net`, viewed_at: posted + delay, is_real: 1 }
+    })
+    await db.insertInto('viewers').values(views).execute()
+  }
+  delays.sort((a, b) => a - b)
+  const rank = (p: number) => delays[Math.ceil(p * delays.length) - 1]
+  const expected = { p50Ms: rank(0.5), p90Ms: rank(0.9) }
+  const filter = { sessionId: 'p', from: T0, to: T0 + DAY }
+  assert.deepEqual((await store.overview(filter, { limit: 1 })).timeToView, expected, 'live')
+  await store.keepExpired(T0 + 1, 0)
+  await createStatusStore(handle).deleteBefore(T0 + 1)
+  assert.deepEqual((await store.overview(filter, { limit: 1 })).timeToView, expected, 'one expired, two live')
+  await store.keepExpired(T0 + DAY, 0)
+  await createStatusStore(handle).deleteBefore(T0 + DAY)
+  const expired = await store.overview(filter, { limit: 1 })
+  assert.deepEqual(expired.timeToView, expected, 'all expired')
+  assert.equal(expired.views.reduce((a, b) => a + b.views, 0), delays.length, 'every view in a quarter hour')
+})

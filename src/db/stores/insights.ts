@@ -107,31 +107,42 @@ export const DELAY = sql`case when viewed_at > posted_at then viewed_at - posted
 export function createInsightStore (handle: DbHandle): InsightStore {
   const db = handle.db
   const live = handle.dialect === 'sqlite' ? sqliteLive : postgresLive
+  // SQLite's planner, without statistics, prefers the (session, posted_at) range and a sort: told which index to walk
+  const delayIndex = handle.dialect === 'sqlite' ? sql`insight_recipients indexed by insight_recipients_delay` : sql`insight_recipients`
 
-  /** `with s (statuses), r (recipient lines)`: the summaries in range plus the live statuses' rows, filtered alike. */
-  async function scope (f: InsightFilter): Promise<RawBuilder<unknown>> {
+  /**
+   * The statuses in scope: the summaries in range plus the live ones (summarised now, filtered alike).
+   * `statuses`: `with s (…)`; `lines`: `with r (…)` (every recipient line); `where`: the summaries' own lines
+   * (insight_recipients, insight_view_buckets); `viewed`: the live lines with a view, as JSON (posted_at, viewed_at).
+   */
+  async function scope (f: InsightFilter) {
     const summaries = (await summariesOf(db, (q) => q.where('session_id', '=', f.sessionId).where('created_at', '>=', f.from).where('created_at', '<=', f.to)))
       .filter((s) => (f.type === undefined || s.type === f.type) && (f.audienceKind === undefined || s.audienceKind === f.audienceKind) &&
         (f.audienceId === undefined || s.audienceId === f.audienceId))
-    const liveStatuses = JSON.stringify(summaries.map(statusJson))
-    const liveLines = JSON.stringify(summaries.flatMap(linesJson))
     const filters = [sql`session_id = ${f.sessionId}`, sql`posted_at >= ${f.from}`, sql`posted_at <= ${f.to}`]
     if (f.type !== undefined) filters.push(sql`type = ${f.type}`)
     if (f.audienceKind !== undefined) filters.push(sql`audience_kind = ${f.audienceKind}`)
     if (f.audienceId !== undefined) filters.push(sql`audience_id = ${f.audienceId}`)
     const narrowed = filters.length > 3
-    const where = sql.join(filters, sql` and `)
-    const lineWhere = sql.join([
+    const chosen = sql.join(filters, sql` and `)
+    const where = sql.join([
       sql`session_id = ${f.sessionId}`, sql`posted_at >= ${f.from}`, sql`posted_at <= ${f.to}`,
-      ...(narrowed ? [sql`insight_id in (select id from insight_statuses where ${where})`] : [])
+      ...(narrowed ? [sql`insight_id in (select id from insight_statuses where ${chosen})`] : [])
     ], sql` and `)
-    return sql`with s as (
-      select ${STATUS_LIST}, 0 as live from insight_statuses where ${where}
-      union all select ${STATUS_LIST}, 1 as live from (${live(liveStatuses, STATUS_COLS)}) ls
-    ), r as (
-      select ${LINE_LIST} from insight_recipients where ${lineWhere}
-      union all select ${LINE_LIST} from (${live(liveLines, LINE_COLS)}) lr
-    )`
+    const lines = summaries.flatMap(linesJson)
+    const viewed = JSON.stringify(lines.filter((l) => l.viewed_at !== null).map((l) => ({ posted_at: l.posted_at, viewed_at: l.viewed_at })))
+    return {
+      statuses: sql`with s as (
+        select ${STATUS_LIST}, 0 as live from insight_statuses where ${chosen}
+        union all select ${STATUS_LIST}, 1 as live from (${live(JSON.stringify(summaries.map(statusJson)), STATUS_COLS)}) ls
+      )`,
+      lines: () => sql`with r as (
+        select ${LINE_LIST} from insight_recipients where ${where}
+        union all select ${LINE_LIST} from (${live(JSON.stringify(lines), LINE_COLS)}) lr
+      )`,
+      where,
+      viewed: live(viewed, [['posted_at', 'int'], ['viewed_at', 'int']])
+    }
   }
 
   return {
@@ -153,7 +164,7 @@ export function createInsightStore (handle: DbHandle): InsightStore {
       return perSession
     },
     async overview (f, page) {
-      const w = await scope(f)
+      const { statuses: w, where, viewed: liveViewed } = await scope(f)
       const counts = sql`count(*) as statuses, sum(recipients) as recipients, sum(delivered) as delivered, sum(viewed) as viewed,
         sum(reacted) as reacted, sum(replied) as replied`
       const totals = (await sql<RawCounts>`${w} select ${counts} from s`.execute(db)).rows[0]
@@ -161,20 +172,35 @@ export function createInsightStore (handle: DbHandle): InsightStore {
       const byAudience = (await sql<RawCounts & { kind: string, audience_id: string | null, name: string | null }>`${w}
         select audience_kind as kind, audience_id, max(audience_name) as name, ${counts} from s group by audience_kind, audience_id order by audience_kind, audience_id`.execute(db)).rows
       const posted = (await sql<RawCounts & { bucket: number }>`${w} select posted_at / ${BUCKET} as bucket, ${counts} from s group by posted_at / ${BUCKET}`.execute(db)).rows
-      const views = (await sql<{ bucket: number, views: number }>`${w}
-        select viewed_at / ${BUCKET} as bucket, count(*) as views from r where viewed_at is not null group by viewed_at / ${BUCKET}`.execute(db)).rows
-      const viewed = Number(totals?.viewed ?? 0)
+      // the summaries' views from their quarter-hour counts (migration 017's trigger keeps them), the live ones' from their lines
+      const views = (await sql<{ bucket: number, views: number }>`select bucket, sum(views) as views from (
+          select bucket, views from insight_view_buckets where ${where}
+          union all select viewed_at / ${BUCKET} as bucket, 1 as views from (${liveViewed}) lv
+        ) v group by bucket`.execute(db)).rows
+      // nearest rank, in two steps: which quarter hour of time to view holds the rank (from the counts), then an
+      // ordered offset within it along insight_recipients_delay, merged with the live views' times
+      const quarters = (await sql<{ q: number, n: number }>`select q, sum(n) as n from (
+          select delay_bucket as q, views as n from insight_view_buckets where ${where}
+          union all select ${DELAY} / ${BUCKET} as q, 1 as n from (${liveViewed}) lv
+        ) v group by q order by q`.execute(db)).rows.map((r) => ({ q: Number(r.q), n: Number(r.n) }))
+      const viewed = quarters.reduce((a, r) => a + r.n, 0)
       const rank = async (p: number): Promise<number | null> => {
         if (viewed === 0) return null
-        const offset = Math.max(1, Math.ceil(p * viewed)) - 1
-        const row = (await sql<{ d: number }>`${w} select ${DELAY} as d from r where viewed_at is not null order by d limit 1 offset ${offset}`.execute(db)).rows[0]
+        let k = Math.max(1, Math.ceil(p * viewed))
+        const quarter = quarters.find((r) => { if (k <= r.n) return true; k -= r.n; return false })
+        if (quarter === undefined) return null
+        const within = sql`${DELAY} >= ${quarter.q * BUCKET_MS} and ${DELAY} < ${(quarter.q + 1) * BUCKET_MS}`
+        const row = (await sql<{ d: number }>`select ${DELAY} as d from ${delayIndex} where viewed_at is not null and ${where} and ${within}
+          union all select ${DELAY} as d from (${liveViewed}) lv where ${within} order by 1 limit 1 offset ${k - 1}`.execute(db)).rows[0]
         return row === undefined ? null : Number(row.d)
       }
+      const p50Ms = await rank(0.5)
+      const p90Ms = await rank(0.9)
       const statuses = (await sql<RawStatus>`${w} select ${STATUS_LIST}, live from s
         ${page.beforeId === undefined ? sql`` : sql`where status_id < ${page.beforeId}`} order by status_id desc limit ${page.limit + 1}`.execute(db)).rows
       return {
         totals: countsOf(totals),
-        timeToView: { p50Ms: await rank(0.5), p90Ms: await rank(0.9) },
+        timeToView: { p50Ms, p90Ms },
         byType: byType.map((r) => ({ type: r.type, ...countsOf(r) })),
         byAudience: byAudience.map((r) => ({ kind: r.kind, audienceId: r.audience_id, name: r.name, ...countsOf(r) })),
         posted: posted.map((r) => ({ bucket: Number(r.bucket), ...countsOf(r) })),
@@ -183,7 +209,7 @@ export function createInsightStore (handle: DbHandle): InsightStore {
       }
     },
     async contacts (f, query) {
-      return await contactRows(db, await scope(f), f.sessionId, query)
+      return await contactRows(db, (await scope(f)).lines(), f.sessionId, query)
     }
   }
 }
@@ -241,7 +267,7 @@ function statusJson (s: StatusSummary): Record<string, unknown> {
   }
 }
 
-function linesJson (s: StatusSummary): Array<Record<string, unknown>> {
+function linesJson (s: StatusSummary): Array<Record<string, number | string | null>> {
   return s.lines.map((l) => ({
     posted_at: s.postedAt,
     recipient: l.recipient,
