@@ -19,6 +19,7 @@ import { runBench, type Figure } from './lib/bench.js'
 import { cpuSeconds } from './lib/procs.js'
 import { emulatorApi, linkSessions, serviceApi } from '../test/support/clients.js'
 import { API_KEY } from '../test/support/service.js'
+import { sleep } from '../test/support/wait.js'
 import { loadavg } from 'node:os'
 import { join } from 'node:path'
 
@@ -219,6 +220,9 @@ await runBench('insights', 270_000, async ({ smoke, log, emulator, service }) =>
   const written = writeSummaries(file, shape, now, habit, rnd, viewedBy)
   widenLive(file, posted.statusId, shape, habit, rnd, viewedBy, written)
   written.neverViewed = viewedBy.reduce((n, v) => n + (v === 0 ? 1 : 0), 0)
+  // the writes held this process's event loop for seconds: let the HTTP client see the keep-alive sockets the
+  // service closed meanwhile, or the first call below goes out on one of them ("fetch failed: other side closed")
+  await sleep(200)
   log(`${written.statuses - 1} summaries and a live status: ${written.lines.toLocaleString('en-US')} recipient lines (${written.viewed.toLocaleString('en-US')} views) ` +
     `written in ${((performance.now() - t0) / 1000).toFixed(1)} s`)
 
