@@ -279,7 +279,7 @@ await runBench('insights', 270_000, async ({ smoke, log, emulator, service }) =>
     },
     {
       id: 'insights.contacts.p99',
-      name: `GET …/insights/contacts over 90 days, sort=viewed desc and asc, limit 100, ${shape.contacts.toLocaleString('en-US')} contacts, p99`,
+      name: `GET …/insights/contacts, ${shape.contacts.toLocaleString('en-US')} contacts over ${shape.days} days, sort=viewed desc and asc, limit 100, p99`,
       value: contacts.p99,
       unit: 'ms',
       target: { op: '<=', value: TARGET_MS },
