@@ -55,6 +55,23 @@ dialectTest('insights: the same figures live and after expiry, as counted by han
   assert.equal(await store.keepExpired(T0 + 3 * DAY, 0), 0, 'nothing left to summarise')
 })
 
+dialectTest('insights: a status read live while its summary is committed counts once, by its summary', async (t, dialect) => {
+  const handle = await openTestDb(t, dialect)
+  const store = createInsightStore(handle)
+  await writeFixture(handle.db)
+  const filter = { sessionId: 's1', ...RANGE }
+  const live = await store.overview(filter, { limit: 50 })
+  // a summary written and the status row not yet gone: what a read sees when a cleanup commits between its steps
+  assert.equal(await store.keepExpired(T0 + 3 * DAY, 0), 2)
+  const both = await store.overview(filter, { limit: 50 })
+  assert.deepEqual(both.statuses.map((s) => s.live), [false, false])
+  assert.deepEqual([both.totals, both.timeToView, both.views, both.posted], [live.totals, live.timeToView, live.views, live.posted])
+  assert.deepEqual(await store.contacts(filter, { sort: 'number', order: 'asc', offset: 0 }), await (async () => {
+    await createStatusStore(handle).deleteBefore(T0 + 3 * DAY)
+    return await store.contacts(filter, { sort: 'number', order: 'asc', offset: 0 })
+  })())
+})
+
 dialectTest('insights: filters, paging, contact sorts, forget and prune', async (t, dialect) => {
   const handle = await openTestDb(t, dialect)
   const store = createInsightStore(handle)

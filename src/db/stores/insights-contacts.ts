@@ -55,15 +55,19 @@ interface Raw {
 export async function contactRows (db: Kysely<Database>, scope: RawBuilder<unknown>, sessionId: string, q: ContactQuery): Promise<ContactRow[]> {
   const order = sql.raw(`${SORTS[q.sort]} ${q.order === 'asc' ? 'asc' : 'desc'} nulls last, a.recipient asc`)
   const page = q.limit === undefined ? sql`` : sql`limit ${q.limit} offset ${q.offset}`
+  // a page not sorted by median: the page first, then the medians of its contacts only (no sort of every view)
+  const pageFirst = q.limit !== undefined && q.sort !== 'medianViewMs'
   const { rows } = await sql<Raw>`${scope}, a as (
       select recipient, count(*) as received, count(delivered_at) as delivered, count(viewed_at) as viewed, sum(reacted) as reactions,
         sum(replies) as replies, max(viewed_at) as last_viewed_at
       from r group by recipient
+    ), p as (
+      select * from a ${pageFirst ? sql`order by ${order} ${page}` : sql`where 1 = 0`}
     ), d as (
       select recipient, case when viewed_at > posted_at then viewed_at - posted_at else 0 end as t,
         row_number() over (partition by recipient order by case when viewed_at > posted_at then viewed_at - posted_at else 0 end) as k,
         count(*) over (partition by recipient) as n
-      from r where viewed_at is not null
+      from r where viewed_at is not null ${pageFirst ? sql`and recipient in (select recipient from p)` : sql``}
     ), m as (
       select recipient, t as median from d where k = (n + 1) / 2
     ), names as (
@@ -72,8 +76,8 @@ export async function contactRows (db: Kysely<Database>, scope: RawBuilder<unkno
       select lid as k, max(name) as name from phone_contacts where session_id = ${sessionId} and number is null and lid is not null and name is not null group by lid
     )
     select a.recipient, names.name, a.received, a.delivered, a.viewed, a.reactions, a.replies, a.last_viewed_at, m.median
-    from a left join m on m.recipient = a.recipient left join names on names.k = a.recipient
-    order by ${order} ${page}`.execute(db)
+    from ${pageFirst ? sql`p as a` : sql`a`} left join m on m.recipient = a.recipient left join names on names.k = a.recipient
+    order by ${order} ${pageFirst ? sql`` : page}`.execute(db)
   const n = (v: number | string | null): number => Number(v ?? 0)
   return rows.map((r) => ({
     recipient: r.recipient,

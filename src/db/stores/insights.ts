@@ -94,9 +94,9 @@ const STATUS_COLS = [
   ['audience_size', 'int'], ['posted_at', 'int'], ['recipients', 'int'], ['delivered', 'int'], ['viewed', 'int'], ['reacted', 'int'], ['replied', 'int'],
   ['first_view_ms', 'int'], ['median_view_ms', 'int']
 ] as const
-const LINE_COLS = [['posted_at', 'int'], ['recipient', 'text'], ['delivered_at', 'int'], ['viewed_at', 'int'], ['reacted', 'int'], ['replies', 'int']] as const
+const LINE_COLS = [['status_id', 'int'], ['posted_at', 'int'], ['recipient', 'text'], ['delivered_at', 'int'], ['viewed_at', 'int'], ['reacted', 'int'], ['replies', 'int']] as const
 const STATUS_LIST = sql.raw(STATUS_COLS.map(([c]) => c).join(', '))
-const LINE_LIST = sql.raw(LINE_COLS.map(([c]) => c).join(', '))
+const LINE_LIST = sql.raw(LINE_COLS.slice(1).map(([c]) => c).join(', '))
 
 /** A quarter hour in ms: every time zone's offset is a multiple of it. */
 export const BUCKET_MS = 900_000
@@ -130,18 +130,21 @@ export function createInsightStore (handle: DbHandle): InsightStore {
       ...(narrowed ? [sql`insight_id in (select id from insight_statuses where ${chosen})`] : [])
     ], sql` and `)
     const lines = summaries.flatMap(linesJson)
-    const viewed = JSON.stringify(lines.filter((l) => l.viewed_at !== null).map((l) => ({ posted_at: l.posted_at, viewed_at: l.viewed_at })))
+    const viewed = JSON.stringify(lines.filter((l) => l.viewed_at !== null)
+      .map((l) => ({ status_id: l.status_id, posted_at: l.posted_at, viewed_at: l.viewed_at })))
+    // a live status whose summary a cleanup committed since it was read here counts once: by its summary
+    const still = sql`status_id not in (select status_id from insight_statuses where session_id = ${f.sessionId})`
     return {
       statuses: sql`with s as (
         select ${STATUS_LIST}, 0 as live from insight_statuses where ${chosen}
-        union all select ${STATUS_LIST}, 1 as live from (${live(JSON.stringify(summaries.map(statusJson)), STATUS_COLS)}) ls
+        union all select ${STATUS_LIST}, 1 as live from (${live(JSON.stringify(summaries.map(statusJson)), STATUS_COLS)}) ls where ${still}
       )`,
       lines: () => sql`with r as (
         select ${LINE_LIST} from insight_recipients where ${where}
-        union all select ${LINE_LIST} from (${live(JSON.stringify(lines), LINE_COLS)}) lr
+        union all select ${LINE_LIST} from (${live(JSON.stringify(lines), LINE_COLS)}) lr where ${still}
       )`,
       where,
-      viewed: live(viewed, [['posted_at', 'int'], ['viewed_at', 'int']])
+      viewed: sql`select posted_at, viewed_at from (${live(viewed, [['status_id', 'int'], ['posted_at', 'int'], ['viewed_at', 'int']])}) lvs where ${still}`
     }
   }
 
@@ -269,6 +272,7 @@ function statusJson (s: StatusSummary): Record<string, unknown> {
 
 function linesJson (s: StatusSummary): Array<Record<string, number | string | null>> {
   return s.lines.map((l) => ({
+    status_id: s.statusId,
     posted_at: s.postedAt,
     recipient: l.recipient,
     delivered_at: l.deliveredAt,
