@@ -60,7 +60,10 @@ export async function up (db: Kysely<unknown>): Promise<void> {
     .addPrimaryKeyConstraint('insight_recipients_pk', ['insight_id', 'recipient'])
     .execute()
   await db.schema.createIndex('insight_recipients_posted').on('insight_recipients').columns(['session_id', 'posted_at']).execute()
-  await db.schema.createIndex('insight_recipients_recipient').on('insight_recipients').columns(['session_id', 'recipient']).execute()
+  // covering: the per-contact figures group a session's lines by recipient reading the index alone
+  // (bench/insights.ts: the contacts call's grouping 715 → 160 ms CPU over 450,000 lines)
+  await db.schema.createIndex('insight_recipients_recipient').on('insight_recipients')
+    .columns(['session_id', 'recipient', 'posted_at', 'delivered_at', 'viewed_at', 'reacted', 'replies']).execute()
   // covering: a percentile's ordered offset reads the index alone
   await sql`create index insight_recipients_delay on insight_recipients
     (session_id, (case when viewed_at > posted_at then viewed_at - posted_at else 0 end), posted_at, viewed_at) where viewed_at is not null`.execute(db)
