@@ -10,8 +10,8 @@ import { startPostgres } from '../support/postgres.js'
 import { skipWithoutRedis, startRedis } from '../support/redis.js'
 import { CLUSTER_KEY, nodeApi, ownership, planNode, startNode } from './nodes.js'
 
-// Three nodes (real processes) on one PostgreSQL and one Redis, real Baileys against the emulator, the lease
-// settings at their defaults. Two nodes hold six linked sessions under a stream of view receipts; a third joins
+// Three nodes (real processes) on one PostgreSQL and one Redis, real Baileys against the emulator. Two nodes
+// hold six linked sessions under a stream of view receipts; a third joins
 // and is handed its share one session at a time (REBALANCE_BATCH=1); then it is SIGKILLed and its sessions open on
 // the other two; then one of those stops cleanly and hands its sessions to the last. Throughout, every receipt is
 // stored once and the emulator never saw a login replace another one (two owners of one account at once).
@@ -48,8 +48,12 @@ test('three nodes: a joining node gets its share under receipt load, a SIGKILLed
   const databaseUrl = await postgres.createDatabase()
   const dir = mkdtempSync(join(tmpdir(), 'st-rebalance-'))
   t.after(() => { rmSync(dir, { recursive: true, force: true }) })
-  // LEASE_TTL_MS and LEASE_RENEW_MS at their defaults: the failover below is the one operators get
+  // LEASE_RENEW_MS at its default; LEASE_TTL_MS above its 6 s: on a loaded two-core machine running every node from
+  // source, event-loop stalls of several seconds make a node end its sockets for safety (docs/cluster.md, limits).
+  // The failover time on the defaults is the benchmark's (bench/scale-cluster.ts)
+  const TTL = 9000
   const env = {
+    LEASE_TTL_MS: String(TTL),
     DATABASE_URL: databaseUrl,
     REDIS_URL: redis.url,
     UPLOAD_DIR: join(dir, 'shared-uploads'),
@@ -70,12 +74,15 @@ test('three nodes: a joining node gets its share under receipt load, a SIGKILLed
     emu.createAccount(number)
     const api = nodeApi(via.base)
     await api.post('/sessions', { sessionId, sessionName: sessionId, authMethod: 'qrcode' })
-    const qr = await waitFor(async () => (await api.get<{ qrCode: string | null }>(`/sessions/${sessionId}/qr-code`)).qrCode, 30_000, `QR of ${sessionId}`)
+    // (a 503 while the session is between owners is asked again)
+    const qr = await waitFor(async () => (await api.call<{ qrCode: string | null }>('GET', `/sessions/${sessionId}/qr-code`)).data?.qrCode, 30_000, `QR of ${sessionId}`)
     await emu.scan(number, qr)
-    await waitFor(async () => (await api.get<{ connected: boolean }>(`/sessions/${sessionId}/connection-status`)).connected, 30_000, `${sessionId} connected`)
+    await waitFor(async () => (await api.call<{ connected: boolean }>('GET', `/sessions/${sessionId}/connection-status`)).data?.connected, 30_000, `${sessionId} connected`)
   }
   const numbers = sessions.map((s) => s.number)
+  const allOpen = async (base: string): Promise<boolean> => (await nodeApi(base).get<Array<{ connected: boolean }>>('/sessions')).every((s) => s.connected)
   const contacts = emu.addContacts(CONTACTS, { prefix: '4476' }).map((c) => c.number)
+  await waitFor(async () => await allOpen(a.base), 30_000, 'every session open')
   // one status per session (two recipients; the views below are forced, as a large audience's would come)
   const statuses: Array<{ statusId: string, platformMessageId: string }> = []
   for (const { sessionId } of sessions) {
@@ -83,7 +90,6 @@ test('three nodes: a joining node gets its share under receipt load, a SIGKILLed
     assert.equal(sent.state, 'sent')
     statuses.push(sent)
   }
-  const allOpen = async (base: string): Promise<boolean> => (await nodeApi(base).get<Array<{ connected: boolean }>>('/sessions')).every((s) => s.connected)
 
   // view receipts on every session's status, 2 viewers each every 200 ms, until told to stop (or out of contacts)
   let viewsSent = 0
@@ -141,8 +147,8 @@ test('three nodes: a joining node gets its share under receipt load, a SIGKILLed
   }, 60_000, 'every session open on A and B')
   const failover = performance.now() - killed
   t.diagnostic(`failover: the killed node's sessions open elsewhere ${Math.round(failover)} ms after the SIGKILL (target ≤ 10 s, in the benchmark)`)
-  // generous: a shared two-core machine; bench/scale-cluster.ts measures it against the target
-  assert.ok(failover < 30_000)
+  // generous: a shared two-core machine; bench/scale-cluster.ts measures it on the defaults against the target
+  assert.ok(failover < TTL + 20_000)
   await load.stop()
   await everyReceiptStored('failover')
   assertOneOwnerAtATime(emu, numbers)
