@@ -58,6 +58,8 @@ test('three nodes: a joining node gets its share under receipt load, a SIGKILLed
     REDIS_URL: redis.url,
     UPLOAD_DIR: join(dir, 'shared-uploads'),
     REBALANCE_BATCH: '1',
+    // the moves' log lines are read below
+    LOG_LEVEL: 'info',
     WA_WEBSOCKET_URL: emu.wsUrl,
     WA_TEST_TRUST_ROOT: emu.rootPublicKey,
     NODE_EXTRA_CA_CERTS: emu.caFile
@@ -120,7 +122,8 @@ test('three nodes: a joining node gets its share under receipt load, a SIGKILLed
   assert.deepEqual([before['node-a'].length, before['node-b'].length], [3, 3])
   let load = stream()
   const joining = performance.now()
-  const c = await startNode(t, await planNode(dir, 'node-c'), env)
+  // (a node started from source under load can take a while to answer)
+  const c = await startNode(t, await planNode(dir, 'node-c'), env, { readyTimeoutMs: 180_000 })
   await waitFor(async () => {
     const owners = await ownership(c.base)
     return ['node-a', 'node-b', 'node-c'].every((n) => owners[n]?.length === 2) && await allOpen(c.base)
