@@ -165,6 +165,9 @@ export default fp(async (app) => {
         await supervisor.openAll()
         return
       }
+      // the platform loads before the node takes any lease (seconds of module loading on a busy machine): a session
+      // handed over to a node that just joined opens at once, and no load stalls the renewals of the leases it holds
+      await platform.preload()
       await keeper.begin()
       log.info({ url: nodeUrl, sessions: keeper.running.size }, 'cluster: node joined')
     },

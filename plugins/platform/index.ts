@@ -81,6 +81,7 @@ function lazyPlatform (app: FastifyInstance): { platform: Platform, load: () => 
     contactStatusMedia: async (mediaRef, host) => await (await load()).contactStatusMedia(mediaRef, host),
     // nothing to restore once the app closes (a restore is scheduled after the ready hooks)
     restoreAll: async () => closed ? 0 : await (await load()).restoreAll(),
+    preload: async () => { if (!closed) await load() },
     // nothing runs before the platform is loaded
     releaseSession: async (sessionId) => { if (real !== undefined) await real.releaseSession(sessionId) },
     close: async () => {

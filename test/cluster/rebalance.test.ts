@@ -38,7 +38,7 @@ async function metric (base: string, name: string, labels = ''): Promise<number>
   return text.split('\n').filter((l) => l.startsWith(name) && l.includes(labels)).reduce((sum, l) => sum + Number(l.split(' ').at(-1)), 0)
 }
 
-test('three nodes: a joining node gets its share under receipt load, a SIGKILLed one\'s sessions open on the others, a clean stop hands over; one owner at a time, no receipt lost', { skip: skipWithoutRedis, timeout: 300_000 }, async (t) => {
+test('three nodes: a joining node gets its share under receipt load, a SIGKILLed one\'s sessions open on the others, a clean stop hands over; one owner at a time, no receipt lost', { skip: skipWithoutRedis, timeout: 540_000 }, async (t) => {
   const emu = await startEmulator({ tls: testCertPaths() })
   t.after(async () => { await emu.stop() })
   const postgres = await startPostgres()
