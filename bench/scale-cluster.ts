@@ -74,7 +74,7 @@ export async function runCluster (ctx: BenchContext, opts: { sessions?: number }
     log(`linking ${n} sessions over two nodes`)
     const t0 = performance.now()
     const specs = Array.from({ length: n }, (_, i) => ({ sessionId: `c${i}`, number: `1555700${String(i).padStart(5, '0')}` }))
-    await linkSessions(serviceApi(a.base), emu, specs, 8)
+    await linkSessions(serviceApi(a.base), emu, specs, 4)
     log(`linked in ${((performance.now() - t0) / 1000).toFixed(1)} s`)
 
     // 1. a third node joins
