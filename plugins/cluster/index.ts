@@ -90,9 +90,11 @@ export default fp(async (app) => {
   // a forwarded send may wait out a reconnect (SEND_RECONNECT_WAIT_MS) before it answers
   const forwardOpts = { secret: secret ?? '', selfId: nodeId, timeoutMs: config.sendReconnectWaitMs + 60_000 }
 
-  // The renewals get connections of their own (LeaseStore.renewals says why)
+  // The renewals get connections of their own (LeaseStore.renewals says why). A renewal counts from when it was
+  // sent, so a slow one that succeeds is as safe as a fast one: it may take until the safety stop (TTL - RENEW)
+  // before it is given up, rather than failing a busy node's rounds after two renewal periods
   const renewals = enabled
-    ? leases.renewals({ nodeId, timeoutMs: leaseRenewMs * 2, onError: (err) => { log.warn({ err: { message: err.message } }, 'cluster: lease connection lost') } })
+    ? leases.renewals({ nodeId, timeoutMs: leaseTtlMs - leaseRenewMs, onError: (err) => { log.warn({ err: { message: err.message } }, 'cluster: lease connection lost') } })
     : null
   const keeper = renewals !== null
     ? new LeaseKeeper({
@@ -165,6 +167,9 @@ export default fp(async (app) => {
         await supervisor.openAll()
         return
       }
+      // the platform loads before the node takes any lease (seconds of module loading on a busy machine): a session
+      // handed over to a node that just joined opens at once, and no load stalls the renewals of the leases it holds
+      await platform.preload()
       await keeper.begin()
       log.info({ url: nodeUrl, sessions: keeper.running.size }, 'cluster: node joined')
     },

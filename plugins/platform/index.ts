@@ -83,6 +83,7 @@ function lazyPlatform (app: FastifyInstance): { platform: Platform, load: () => 
     contactStatusMedia: async (mediaRef, host) => await (await load()).contactStatusMedia(mediaRef, host),
     // no session is connecting before the platform is loaded
     settled: async (sessionId, timeoutMs) => { if (real !== undefined) await real.settled(sessionId, timeoutMs) },
+    preload: async () => { if (!closed) await load() },
     // nothing runs before the platform is loaded
     releaseSession: async (sessionId) => { if (real !== undefined) await real.releaseSession(sessionId) },
     close: async () => {

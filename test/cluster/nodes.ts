@@ -22,7 +22,7 @@ export async function planNode (dir: string, nodeId: string): Promise<NodePlan> 
 }
 
 /** Starts the node (stopped after the test); CLUSTER_TEST_LOG_DIR keeps each node's log there as `<nodeId>.log`. */
-export async function startNode (t: TestContext, plan: NodePlan, env: Record<string, string>): Promise<ClusterNode> {
+export async function startNode (t: TestContext, plan: NodePlan, env: Record<string, string>, opts: { readyTimeoutMs?: number } = {}): Promise<ClusterNode> {
   const svc = await spawnService({
     t,
     from: 'source',
@@ -31,7 +31,8 @@ export async function startNode (t: TestContext, plan: NodePlan, env: Record<str
     name: plan.nodeId,
     apiKey: CLUSTER_KEY,
     env: { NODE_ID: plan.nodeId, NODE_URL: `http://127.0.0.1:${plan.port}`, RATE_LIMIT_MAX: '1000000', ...env },
-    ...(process.env.CLUSTER_TEST_LOG_DIR !== undefined ? { logDir: process.env.CLUSTER_TEST_LOG_DIR } : {})
+    ...(process.env.CLUSTER_TEST_LOG_DIR !== undefined ? { logDir: process.env.CLUSTER_TEST_LOG_DIR } : {}),
+    ...opts
   })
   return Object.assign(svc, { nodeId: plan.nodeId, output: svc.lines })
 }

@@ -10,8 +10,8 @@ import { startPostgres } from '../support/postgres.js'
 import { skipWithoutRedis, startRedis } from '../support/redis.js'
 import { CLUSTER_KEY, nodeApi, ownership, planNode, startNode } from './nodes.js'
 
-// Three nodes (real processes) on one PostgreSQL and one Redis, real Baileys against the emulator, the lease
-// settings at their defaults. Two nodes hold six linked sessions under a stream of view receipts; a third joins
+// Three nodes (real processes) on one PostgreSQL and one Redis, real Baileys against the emulator. Two nodes
+// hold six linked sessions under a stream of view receipts; a third joins
 // and is handed its share one session at a time (REBALANCE_BATCH=1); then it is SIGKILLed and its sessions open on
 // the other two; then one of those stops cleanly and hands its sessions to the last. Throughout, every receipt is
 // stored once and the emulator never saw a login replace another one (two owners of one account at once).
@@ -38,7 +38,7 @@ async function metric (base: string, name: string, labels = ''): Promise<number>
   return text.split('\n').filter((l) => l.startsWith(name) && l.includes(labels)).reduce((sum, l) => sum + Number(l.split(' ').at(-1)), 0)
 }
 
-test('three nodes: a joining node gets its share under receipt load, a SIGKILLed one\'s sessions open on the others, a clean stop hands over; one owner at a time, no receipt lost', { skip: skipWithoutRedis, timeout: 300_000 }, async (t) => {
+test('three nodes: a joining node gets its share under receipt load, a SIGKILLed one\'s sessions open on the others, a clean stop hands over; one owner at a time, no receipt lost', { skip: skipWithoutRedis, timeout: 540_000 }, async (t) => {
   const emu = await startEmulator({ tls: testCertPaths() })
   t.after(async () => { await emu.stop() })
   const postgres = await startPostgres()
@@ -48,12 +48,18 @@ test('three nodes: a joining node gets its share under receipt load, a SIGKILLed
   const databaseUrl = await postgres.createDatabase()
   const dir = mkdtempSync(join(tmpdir(), 'st-rebalance-'))
   t.after(() => { rmSync(dir, { recursive: true, force: true }) })
-  // LEASE_TTL_MS and LEASE_RENEW_MS at their defaults: the failover below is the one operators get
+  // LEASE_RENEW_MS at its default; LEASE_TTL_MS above its 6 s: on a loaded two-core machine running every node from
+  // source, event-loop stalls of several seconds make a node end its sockets for safety (docs/cluster.md, limits).
+  // The failover time on the defaults is the benchmark's (bench/scale-cluster.ts)
+  const TTL = 9000
   const env = {
+    LEASE_TTL_MS: String(TTL),
     DATABASE_URL: databaseUrl,
     REDIS_URL: redis.url,
     UPLOAD_DIR: join(dir, 'shared-uploads'),
     REBALANCE_BATCH: '1',
+    // the moves' log lines are read below
+    LOG_LEVEL: 'info',
     WA_WEBSOCKET_URL: emu.wsUrl,
     WA_TEST_TRUST_ROOT: emu.rootPublicKey,
     NODE_EXTRA_CA_CERTS: emu.caFile
@@ -70,12 +76,15 @@ test('three nodes: a joining node gets its share under receipt load, a SIGKILLed
     emu.createAccount(number)
     const api = nodeApi(via.base)
     await api.post('/sessions', { sessionId, sessionName: sessionId, authMethod: 'qrcode' })
-    const qr = await waitFor(async () => (await api.get<{ qrCode: string | null }>(`/sessions/${sessionId}/qr-code`)).qrCode, 30_000, `QR of ${sessionId}`)
+    // (a 503 while the session is between owners is asked again)
+    const qr = await waitFor(async () => (await api.call<{ qrCode: string | null }>('GET', `/sessions/${sessionId}/qr-code`)).data?.qrCode, 30_000, `QR of ${sessionId}`)
     await emu.scan(number, qr)
-    await waitFor(async () => (await api.get<{ connected: boolean }>(`/sessions/${sessionId}/connection-status`)).connected, 30_000, `${sessionId} connected`)
+    await waitFor(async () => (await api.call<{ connected: boolean }>('GET', `/sessions/${sessionId}/connection-status`)).data?.connected, 30_000, `${sessionId} connected`)
   }
   const numbers = sessions.map((s) => s.number)
+  const allOpen = async (base: string): Promise<boolean> => (await nodeApi(base).get<Array<{ connected: boolean }>>('/sessions')).every((s) => s.connected)
   const contacts = emu.addContacts(CONTACTS, { prefix: '4476' }).map((c) => c.number)
+  await waitFor(async () => await allOpen(a.base), 30_000, 'every session open')
   // one status per session (two recipients; the views below are forced, as a large audience's would come)
   const statuses: Array<{ statusId: string, platformMessageId: string }> = []
   for (const { sessionId } of sessions) {
@@ -83,7 +92,6 @@ test('three nodes: a joining node gets its share under receipt load, a SIGKILLed
     assert.equal(sent.state, 'sent')
     statuses.push(sent)
   }
-  const allOpen = async (base: string): Promise<boolean> => (await nodeApi(base).get<Array<{ connected: boolean }>>('/sessions')).every((s) => s.connected)
 
   // view receipts on every session's status, 2 viewers each every 200 ms, until told to stop (or out of contacts)
   let viewsSent = 0
@@ -101,8 +109,9 @@ test('three nodes: a joining node gets its share under receipt load, a SIGKILLed
   }
   const everyReceiptStored = async (why: string): Promise<void> => {
     const expected = viewsSent
-    const counts = async (): Promise<number[]> => await Promise.all(statuses.map(async (s) =>
-      Number((await db.query<{ n: string }>('select count(distinct viewer) as n from viewers where status_id = $1', [Number(s.statusId)])).rows[0].n)))
+    const counts = async (): Promise<number[]> => (await db.query<{ n: string }>(
+      'select count(distinct v.viewer) as n from unnest($1::bigint[]) as s(id) left join viewers v on v.status_id = s.id group by s.id',
+      [statuses.map((s) => Number(s.statusId))])).rows.map((r) => Number(r.n))
     await waitFor(async () => (await counts()).every((n) => n === expected), 60_000, `every receipt stored (${why})`)
     const { rows } = await db.query<{ n: string, d: string }>('select count(*) as n, count(distinct (status_id, viewer)) as d from viewers')
     assert.equal(rows[0].n, rows[0].d, 'each viewer stored once')
@@ -114,7 +123,8 @@ test('three nodes: a joining node gets its share under receipt load, a SIGKILLed
   assert.deepEqual([before['node-a'].length, before['node-b'].length], [3, 3])
   let load = stream()
   const joining = performance.now()
-  const c = await startNode(t, await planNode(dir, 'node-c'), env)
+  // (a node started from source under load can take a while to answer)
+  const c = await startNode(t, await planNode(dir, 'node-c'), env, { readyTimeoutMs: 180_000 })
   await waitFor(async () => {
     const owners = await ownership(c.base)
     return ['node-a', 'node-b', 'node-c'].every((n) => owners[n]?.length === 2) && await allOpen(c.base)
@@ -141,8 +151,8 @@ test('three nodes: a joining node gets its share under receipt load, a SIGKILLed
   }, 60_000, 'every session open on A and B')
   const failover = performance.now() - killed
   t.diagnostic(`failover: the killed node's sessions open elsewhere ${Math.round(failover)} ms after the SIGKILL (target ≤ 10 s, in the benchmark)`)
-  // generous: a shared two-core machine; bench/scale-cluster.ts measures it against the target
-  assert.ok(failover < 30_000)
+  // generous: a shared two-core machine; bench/scale-cluster.ts measures it on the defaults against the target
+  assert.ok(failover < TTL + 20_000)
   await load.stop()
   await everyReceiptStored('failover')
   assertOneOwnerAtATime(emu, numbers)
