@@ -57,7 +57,7 @@ async function awaitMany (count: number): Promise<number> {
 }
 
 // warm-up, and the count that makes a round about ROUND_NS
-const promises = Math.max(2000, Math.min(500_000, Math.round(ROUND_NS / await awaitMany(2000))))
+const promises = Math.max(500, Math.min(500_000, Math.round(ROUND_NS / await awaitMany(2000))))
 const rounds: number[] = []
 for (let r = 0; r < ROUNDS; r++) rounds.push(await awaitMany(promises))
 console.log(JSON.stringify({ variant, n, nsPerPromise: Math.min(...rounds), promises, rounds: rounds.map((x) => Math.round(x)), node: process.version }))
