@@ -53,7 +53,7 @@ function contextOf (owner: object): TxContext | undefined {
 class KeyedLocks {
   readonly #held = new Map<string, { tail: Promise<void>, users: number }>()
 
-  async run<T> (key: string, work: () => Promise<T> | T): Promise<T> {
+  async run<T> (key: string, work: () => Promise<T>): Promise<T> {
     let entry = this.#held.get(key)
     if (entry === undefined) { entry = { tail: Promise.resolve(), users: 0 }; this.#held.set(key, entry) }
     entry.users++
