@@ -9,13 +9,16 @@
  *   service as `npm start` runs it, and for comparison with SPEED_TRICKS_OFF=shared-key-transactions up
  *   to BENCH_SCALE_BEFORE_MAX (default 100). The emulator's memory per linked account (its RSS growth ÷
  *   accounts) comes with it. Bounded by BENCH_SCALE_LINK_MS (default 20 min): short of an N, the one more is timed at the count reached.
- * - `start` (bench/scale-start.ts, `runStart`) and `cluster` (bench/scale-cluster.ts, `runCluster`):
- *   run when those files exist.
+ * - `start` (bench/scale-start.ts): a start with 1,000 stored linked sessions, spawn → all open, and the
+ *   health p99 meanwhile.
+ * - `cluster` (bench/scale-cluster.ts): three nodes (PostgreSQL + Redis) with 300 sessions: a third node
+ *   joining takes its share, then one of three is SIGKILLed (failover time, receipts lost).
  */
 import { spawn } from 'node:child_process'
-import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { runBench, type BenchContext, type Figure } from './lib/bench.js'
+import { clusterFigures, runCluster } from './scale-cluster.js'
+import { runStart, startFigures } from './scale-start.js'
 import { rssOf } from './lib/procs.js'
 import { emulatorApi, linkSessions, serviceApi, type EmulatorApi, type ServiceApi } from '../test/support/clients.js'
 import { ROOT, track } from '../test/support/processes.js'
@@ -173,24 +176,12 @@ async function linkFigures (ctx: BenchContext, ns: number[]): Promise<Figure[]> 
   return figures
 }
 
-/** A part another file provides: its exported function, when the file is there. */
-async function optionalPart (file: string, name: string, ctx: BenchContext): Promise<Figure[]> {
-  if (!existsSync(join(ROOT, 'bench', `${file}.ts`))) { ctx.log(`${file}.ts is not there: its part is skipped`); return [] }
-  const specifier = `./${file}.js`
-  const mod = await import(specifier) as Record<string, unknown>
-  const fn = mod[name]
-  if (typeof fn !== 'function') throw new Error(`bench/${file}.ts exports no ${name}`)
-  return await (fn as (ctx: BenchContext) => Promise<Figure[]>)(ctx)
-}
-
 await runBench('scale', 60 * 60_000, async (ctx) => {
   const ns = ctx.smoke ? [2, 4] : [10, 100, 1000]
   const figures: Figure[] = []
   if (wanted.includes('promise')) figures.push(...await promiseFigures(ns, ctx.log))
   if (wanted.includes('link')) figures.push(...await linkFigures(ctx, ns))
-  // paced start of many stored sessions (helper G): bench/scale-start.ts exports runStart(ctx)
-  if (wanted.includes('start')) figures.push(...await optionalPart('scale-start', 'runStart', ctx))
-  // three nodes, rebalancing on join and failover (helper F): bench/scale-cluster.ts exports runCluster(ctx)
-  if (wanted.includes('cluster')) figures.push(...await optionalPart('scale-cluster', 'runCluster', ctx))
+  if (wanted.includes('start')) figures.push(...startFigures(await runStart(ctx, ctx.smoke ? 3 : 1000)))
+  if (wanted.includes('cluster')) figures.push(...clusterFigures(await runCluster(ctx, { sessions: ctx.smoke ? 6 : 300 })))
   return figures
 })

@@ -23,7 +23,9 @@ const FIGURES = [
   'startup.all-open', 'startup.http-ready',
   'cluster.health.one.rps', 'cluster.health.two.rps', 'cluster.receipts.one.rps', 'cluster.receipts.two.rps',
   'scale.promise.shared.2', 'scale.promise.library.2', 'scale.promise.shared.4', 'scale.promise.library.4', 'scale.promise.flat',
-  'scale.link-one-more.2', 'scale.link-one-more.4', 'scale.link-one-more.flat'
+  'scale.link-one-more.2', 'scale.link-one-more.4', 'scale.link-one-more.flat',
+  'scale.start.all-open.3', 'scale.start.health-p99.3',
+  'scale.cluster.join.s', 'scale.cluster.join.spread', 'scale.cluster.double-owners', 'scale.cluster.failover.s', 'scale.cluster.failover.lost'
 ]
 
 interface Report { runs: Array<{ name: string, code: number | null, figures: Array<{ id: string, name: string, value: number | null }> }> }
