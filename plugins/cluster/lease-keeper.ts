@@ -216,6 +216,8 @@ export class LeaseKeeper {
 
   /** A session created through this node, its lease stored with it: started here (at the next round if renewals are failing). */
   async adopt (sessionId: string): Promise<void> {
+    // a round between its commit and this call found it idle and started it already: one start, not two
+    if (this.running.has(sessionId)) return
     await this.#startAll([sessionId])
   }
 

@@ -56,6 +56,8 @@ export default fp(async (app) => {
       // the server listens: `listen` goes on right after them)
       setImmediate(() => {
         void (async () => {
+          // loaded even with nothing to open: /api/health reports the platform's compatibility once it is
+          await platform.preload()
           const ids = (await app.stores.sessions.stored()).map((s) => s.id)
           if (ids.length === 0) return
           const started = performance.now()

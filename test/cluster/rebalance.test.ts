@@ -48,12 +48,13 @@ test('three nodes: a joining node gets its share under receipt load, a SIGKILLed
   const databaseUrl = await postgres.createDatabase()
   const dir = mkdtempSync(join(tmpdir(), 'st-rebalance-'))
   t.after(() => { rmSync(dir, { recursive: true, force: true }) })
-  // LEASE_RENEW_MS at its default; LEASE_TTL_MS above its 6 s: on a loaded two-core machine running every node from
-  // source, event-loop stalls of several seconds make a node end its sockets for safety (docs/cluster.md, limits).
-  // The failover time on the defaults is the benchmark's (bench/scale-cluster.ts)
+  // a renewal every second (the failover settings docs/cluster.md describes), LEASE_TTL_MS above their 6 s: on a loaded
+  // two-core machine running every node from source, event-loop stalls of several seconds make a node end its sockets
+  // for safety (docs/cluster.md, limits). The failover time on those settings is the benchmark's (bench/scale-cluster.ts)
   const TTL = 9000
   const env = {
     LEASE_TTL_MS: String(TTL),
+    LEASE_RENEW_MS: '1000',
     DATABASE_URL: databaseUrl,
     REDIS_URL: redis.url,
     UPLOAD_DIR: join(dir, 'shared-uploads'),

@@ -54,6 +54,8 @@ const OLD_TABLE: ReadonlyArray<[string, string]> = [
   ['DELETE /api/sessions/:sessionId/scheduled-statuses/:scheduleId', 'manage'],
   ['GET /api/sessions/:sessionId/statuses/:statusId/report', 'read'],
   ['GET /api/sessions/:sessionId/contacts', 'read'],
+  ['GET /api/sessions/:sessionId/insights', 'read'],
+  ['GET /api/sessions/:sessionId/insights/contacts', 'read'],
   ['GET /api/sessions/:sessionId/status-privacy', 'read'],
   ['GET /api/sessions/:sessionId/contact-statuses', 'read'],
   ['GET /api/sessions/:sessionId/contact-statuses/:statusId', 'read'],

@@ -53,6 +53,7 @@ export class FakePlatform {
   /** the session supervisor opens the stored sessions at start: the fake opens nothing (a test connects them) */
   async startSession (): Promise<void> {}
   async settled (): Promise<void> {}
+  async preload (): Promise<void> {}
 
   newMessageId (): string {
     return `3EB0${(++this.counter).toString(16).padStart(16, '0').toUpperCase()}`

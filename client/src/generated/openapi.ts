@@ -379,11 +379,55 @@ export interface paths {
         post?: never;
         /**
          * Delete the local record of a status and its media file; with revoke=true also revoke it on the platform
-         * @description A revoke reaches exactly the recipients that have the status (for a partial one, those counted in sentCount). A status still being sent answers 409.
+         * @description A revoke reaches exactly the recipients that have the status (for a partial one, those counted in sentCount). A status still being sent answers 409. Its insights summary stays, as when it expires (unless INSIGHTS_RETENTION_DAYS is 0); `forget=true` keeps none.
          *
          *     Needs scope `send` (or the admin key); a scoped key sees only its sessions: another session answers 404.
          */
         delete: operations["deleteSessionsDeleteStatus"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sessions/{sessionId}/insights": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Insights over the statuses posted in a range: totals, time to view, views by hour and weekday, per day, by type, by audience, per status
+         * @description Expired statuses count through their summaries (kept INSIGHTS_RETENTION_DAYS), live ones from their rows, counted the same way. Hours, weekdays and dates are those of `tz`. 400 when `from` is after `to` or `tz` is unknown. How each figure is counted: docs/insights.md.
+         *
+         *     Needs scope `read` (or the admin key); a scoped key sees only its sessions: another session answers 404.
+         */
+        get: operations["getSessionsInsights"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sessions/{sessionId}/insights/contacts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Insights per contact: statuses received, viewed, view rate, median time to view, reactions, replies, last view (JSON pages, or CSV)
+         * @description Every contact who was a recipient line of a status in range, those who never viewed included (viewed 0). `format=csv` (or `Accept: text/csv`) answers every row as CSV (RFC 4180, CRLF) with the header `number,name,received,viewed,viewRate,medianViewMs,reactions,replies,lastViewedAt`.
+         *
+         *     Needs scope `read` (or the admin key); a scoped key sees only its sessions: another session answers 404.
+         */
+        get: operations["getSessionsInsightsContacts"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1148,7 +1192,7 @@ export interface components {
         EventStatusesUpdated: {
             sessionId: string;
             message?: string;
-            /** @description Emitted whenever a session's sent-statuses list changes. 'sent' when a send ended with every recipient it could reach (besides status-sent); 'deleted' after delete-status (besides status-deleted); 'cleanup' after expiry; 'failed' when the platform rejected a status; 'partial' when a send stopped part-way (the status is kept as partial); 'send-failed' when a send stopped before anyone had it (the status is removed); 'unreachable' when recipients of a send have no LID and were not sent to (listed in `unreachable`) */
+            /** @description Emitted whenever a session's sent-statuses list changes. 'sent' when a send ended with every recipient it could reach (besides status-sent); 'deleted' after delete-status (besides status-deleted); 'cleanup' after expiry; 'insights-cleanup' when insights summaries past INSIGHTS_RETENTION_DAYS were removed (the list itself is unchanged); 'failed' when the platform rejected a status; 'partial' when a send stopped part-way (the status is kept as partial); 'send-failed' when a send stopped before anyone had it (the status is removed); 'unreachable' when recipients of a send have no LID and were not sent to (listed in `unreachable`) */
             action?: string;
             statusId?: string;
             /** @description action 'unreachable': the recipient numbers the status was not sent to */
@@ -3568,6 +3612,8 @@ export interface operations {
             query?: {
                 /** @description Also ask the platform to revoke the status for its recipients */
                 revoke?: boolean;
+                /** @description Keep no insights summary of it either (by default its summary stays, as when it expires; see docs/insights.md) */
+                forget?: boolean;
             };
             header?: never;
             path: {
@@ -3666,6 +3712,370 @@ export interface operations {
             };
             /** @description Default Response */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getSessionsInsights: {
+        parameters: {
+            query?: {
+                /** @description ISO 8601; statuses posted at or after it (default: `to` − 30 days) */
+                from?: string;
+                /** @description ISO 8601; statuses posted at or before it (default: now) */
+                to?: string;
+                /** @description Only statuses of this type */
+                type?: "text" | "image" | "video" | "audio" | "url";
+                /** @description Only statuses sent to this audience kind (`numbers`: targetNumbers chose them), or to the saved audience `aud_…` */
+                audience?: string;
+                /** @description IANA time zone of the hours, weekdays and dates (default UTC) */
+                tz?: string;
+                /** @description statuses per page */
+                limit?: number;
+                /** @description nextCursor of the previous page of `statuses` */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Letters, digits, underscore and hyphen; at most 64 characters */
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        /** Insights */
+                        data: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 timestamp
+                             */
+                            from: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 timestamp
+                             */
+                            to: string;
+                            tz: string;
+                            totals: {
+                                /** @description statuses posted */
+                                statuses: number;
+                                /** @description recipient lines: everyone each status was meant for, and anyone else who viewed or answered it */
+                                recipients: number;
+                                /** @description recipient lines with a delivery receipt or a view */
+                                delivered: number;
+                                /** @description recipient lines with a view */
+                                viewed: number;
+                                /** @description recipient lines with a reaction */
+                                reacted: number;
+                                /** @description recipient lines with at least one reply */
+                                replied: number;
+                                /** @description viewed ÷ delivered; null when nothing was delivered */
+                                viewRate: number | null;
+                                timeToView: {
+                                    /** @description nearest-rank p50 over every view's time to view; null without views */
+                                    p50Ms: number | null;
+                                    /** @description nearest-rank p90; null without views */
+                                    p90Ms: number | null;
+                                };
+                            };
+                            /** @description views by hour of day in tz; index 0 = 00:00–00:59 */
+                            viewsByHour: number[];
+                            /** @description views by weekday in tz; index 0 = Monday … 6 = Sunday */
+                            viewsByWeekday: number[];
+                            /** @description per date the statuses were posted on */
+                            daily: {
+                                /** @description YYYY-MM-DD in tz; every date from `from` to `to` */
+                                date: string;
+                                /** @description statuses posted */
+                                statuses: number;
+                                /** @description recipient lines with a delivery receipt or a view */
+                                delivered: number;
+                                /** @description recipient lines with a view */
+                                viewed: number;
+                                /** @description recipient lines with a reaction */
+                                reacted: number;
+                                /** @description recipient lines with at least one reply */
+                                replied: number;
+                            }[];
+                            byType: {
+                                type: string;
+                                /** @description statuses posted */
+                                statuses: number;
+                                /** @description recipient lines: everyone each status was meant for, and anyone else who viewed or answered it */
+                                recipients: number;
+                                /** @description recipient lines with a delivery receipt or a view */
+                                delivered: number;
+                                /** @description recipient lines with a view */
+                                viewed: number;
+                                /** @description recipient lines with a reaction */
+                                reacted: number;
+                                /** @description recipient lines with at least one reply */
+                                replied: number;
+                                /** @description viewed ÷ delivered; null when nothing was delivered */
+                                viewRate: number | null;
+                            }[];
+                            byAudience: {
+                                /** @enum {string} */
+                                kind: "numbers" | "list" | "contacts" | "phone" | "saved";
+                                audienceId: string | null;
+                                name: string | null;
+                                /** @description statuses posted */
+                                statuses: number;
+                                /** @description recipient lines: everyone each status was meant for, and anyone else who viewed or answered it */
+                                recipients: number;
+                                /** @description recipient lines with a delivery receipt or a view */
+                                delivered: number;
+                                /** @description recipient lines with a view */
+                                viewed: number;
+                                /** @description recipient lines with a reaction */
+                                reacted: number;
+                                /** @description recipient lines with at least one reply */
+                                replied: number;
+                                /** @description viewed ÷ delivered; null when nothing was delivered */
+                                viewRate: number | null;
+                            }[];
+                            /** @description newest first, a page of `limit` */
+                            statuses: {
+                                statusId: string;
+                                /** @description true while the status has not expired (its figures may still grow) */
+                                live: boolean;
+                                type: string;
+                                /** @description characters of the caption (of the text, for a text status) */
+                                captionLength: number;
+                                audience: {
+                                    /** @enum {string} */
+                                    kind: "numbers" | "list" | "contacts" | "phone" | "saved";
+                                    audienceId: string | null;
+                                    /** @description the saved audience's name when it was sent */
+                                    name: string | null;
+                                    /** @description recipients it was sent to (contactCount) */
+                                    size: number;
+                                };
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 timestamp
+                                 */
+                                postedAt: string;
+                                /** @description recipient lines: everyone each status was meant for, and anyone else who viewed or answered it */
+                                recipients: number;
+                                /** @description recipient lines with a delivery receipt or a view */
+                                delivered: number;
+                                /** @description recipient lines with a view */
+                                viewed: number;
+                                /** @description recipient lines with a reaction */
+                                reacted: number;
+                                /** @description recipient lines with at least one reply */
+                                replied: number;
+                                /** @description viewed ÷ delivered; null when nothing was delivered */
+                                viewRate: number | null;
+                                /** @description time from posting to the first view; null without views */
+                                firstViewMs: number | null;
+                                /** @description nearest-rank median of its times to view (the lower middle of an even count); null without views */
+                                medianViewMs: number | null;
+                            }[];
+                            /** @description pass as cursor for the next (older) page; null on the last page */
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getSessionsInsightsContacts: {
+        parameters: {
+            query?: {
+                /** @description ISO 8601; statuses posted at or after it (default: `to` − 30 days) */
+                from?: string;
+                /** @description ISO 8601; statuses posted at or before it (default: now) */
+                to?: string;
+                sort?: "received" | "viewed" | "viewRate" | "medianViewMs" | "reactions" | "replies" | "lastViewedAt" | "number";
+                /** @description ties: by number, ascending; nulls last */
+                order?: "asc" | "desc";
+                limit?: number;
+                /** @description nextCursor of the previous page */
+                cursor?: string;
+                /** @description csv: every row (no paging), as text/csv; without it, `Accept: text/csv` asks for CSV too (default json) */
+                format?: "json" | "csv";
+            };
+            header?: never;
+            path: {
+                /** @description Letters, digits, underscore and hyphen; at most 64 characters */
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: {
+                                /** @description digits, or `<lid>@lid` for a contact known only by its LID */
+                                number: string;
+                                /** @description the name in the phone's contacts; null when unknown */
+                                name: string | null;
+                                /** @description statuses they were a recipient line of */
+                                received: number;
+                                /** @description of those, how many they viewed */
+                                viewed: number;
+                                /** @description viewed ÷ delivered; null when nothing was delivered */
+                                viewRate: number | null;
+                                /** @description nearest-rank median of their times to view; null without views */
+                                medianViewMs: number | null;
+                                /** @description statuses they reacted to */
+                                reactions: number;
+                                /** @description replies they sent to the statuses */
+                                replies: number;
+                                /** @description their latest view; null: never */
+                                lastViewedAt: string | (never | null);
+                            }[];
+                            /** @description pass as cursor for the next page; null on the last page */
+                            nextCursor: string | null;
+                        };
+                    };
+                    "text/csv": string;
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
