@@ -75,24 +75,10 @@ export async function writeSummaries (db: Db, summaries: StatusSummary[], now: n
   // one insert for the batch's statuses and one per LINES_PER_INSERT lines: expiry holds its transaction
   // for these, and on PostgreSQL two statements per status made a backlog of 300 statuses take seconds
   const rows = await db.insertInto('insight_statuses').values(summaries.map((s) => ({
+    ...summaryColumns(s),
     session_id: s.sessionId,
-    status_id: s.statusId,
     message_id: s.messageId,
-    type: s.type,
-    caption_length: s.captionLength,
-    audience_kind: s.audienceKind,
-    audience_id: s.audienceId,
-    audience_name: s.audienceName,
-    audience_size: s.audienceSize,
-    posted_at: s.postedAt,
-    summarised_at: now,
-    recipients: s.recipients,
-    delivered: s.delivered,
-    viewed: s.viewed,
-    reacted: s.reacted,
-    replied: s.replied,
-    first_view_ms: s.firstViewMs,
-    median_view_ms: s.medianViewMs
+    summarised_at: now
   }))).onConflict((oc) => oc.columns(['session_id', 'status_id']).doNothing()).returning(['id', 'session_id', 'status_id']).execute()
   const idOf = new Map(rows.map((r) => [`${r.session_id}\n${Number(r.status_id)}`, r.id]))
   const lines = summaries.flatMap((s) => {
@@ -114,4 +100,25 @@ export async function writeSummaries (db: Db, summaries: StatusSummary[], now: n
     await db.insertInto('insight_recipients').values(lines.slice(i, i + LINES_PER_INSERT)).execute()
   }
   return rows.length
+}
+
+/** A summary's own columns (the live statuses' JSON, read by the same SQL as the stored rows, has the same). */
+export function summaryColumns (s: StatusSummary) {
+  return {
+    status_id: s.statusId,
+    type: s.type,
+    caption_length: s.captionLength,
+    audience_kind: s.audienceKind,
+    audience_id: s.audienceId,
+    audience_name: s.audienceName,
+    audience_size: s.audienceSize,
+    posted_at: s.postedAt,
+    recipients: s.recipients,
+    delivered: s.delivered,
+    viewed: s.viewed,
+    reacted: s.reacted,
+    replied: s.replied,
+    first_view_ms: s.firstViewMs,
+    median_view_ms: s.medianViewMs
+  }
 }

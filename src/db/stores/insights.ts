@@ -1,7 +1,7 @@
 import { sql, type RawBuilder } from 'kysely'
 import type { DbHandle } from '../connection.js'
 import type { StatusSummary } from '../../insights/summary.js'
-import { keepSummaries, summariesOf } from './insights-facts.js'
+import { keepSummaries, summariesOf, summaryColumns } from './insights-facts.js'
 import { contactRows, type ContactQuery, type ContactRow } from './insights-contacts.js'
 import type { StoreTx } from './statuses.js'
 
@@ -137,7 +137,7 @@ export function createInsightStore (handle: DbHandle): InsightStore {
     return {
       statuses: sql`with s as (
         select ${STATUS_LIST}, 0 as live from insight_statuses where ${chosen}
-        union all select ${STATUS_LIST}, 1 as live from (${live(JSON.stringify(summaries.map(statusJson)), STATUS_COLS)}) ls where ${still}
+        union all select ${STATUS_LIST}, 1 as live from (${live(JSON.stringify(summaries.map(summaryColumns)), STATUS_COLS)}) ls where ${still}
       )`,
       lines: () => sql`with r as (
         select ${LINE_LIST} from insight_recipients where ${where}
@@ -252,26 +252,6 @@ function figuresOf (r: RawStatus): StatusFigures {
     replied: Number(r.replied),
     firstViewMs: num(r.first_view_ms),
     medianViewMs: num(r.median_view_ms)
-  }
-}
-
-function statusJson (s: StatusSummary): Record<string, unknown> {
-  return {
-    status_id: s.statusId,
-    type: s.type,
-    caption_length: s.captionLength,
-    audience_kind: s.audienceKind,
-    audience_id: s.audienceId,
-    audience_name: s.audienceName,
-    audience_size: s.audienceSize,
-    posted_at: s.postedAt,
-    recipients: s.recipients,
-    delivered: s.delivered,
-    viewed: s.viewed,
-    reacted: s.reacted,
-    replied: s.replied,
-    first_view_ms: s.firstViewMs,
-    median_view_ms: s.medianViewMs
   }
 }
 
