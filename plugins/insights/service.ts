@@ -3,7 +3,8 @@ import type { Counts, InsightFilter, StatusFigures } from '../../src/db/stores/i
 import { BadRequest, SessionNotFound } from '../../src/errors.js'
 import { isTimeZone, zoneClock } from '../../src/insights/zones.js'
 import { AUDIENCE_KINDS, CONTACT_CSV_COLUMNS, type InsightContact, type InsightContactPage, type InsightContactsQuery, type Insights, type InsightsQuery } from '../../schemas/insights.js'
-import { csvField } from '../statuses/report.js'
+import { iso } from '../statuses/api-shapes.js'
+import { toCsv } from '../statuses/report.js'
 
 // Insights (issue 32): the store aggregates in SQL (summaries of expired statuses and the live ones' rows
 // alike); this service checks the query, maps quarter-hour buckets to the caller's time zone and shapes the
@@ -16,7 +17,6 @@ export interface InsightDeps {
   stores: Pick<Stores, 'insights' | 'sessions'>
 }
 
-const iso = (ms: number): string => new Date(ms).toISOString()
 const rate = (viewed: number, delivered: number): number | null => delivered === 0 ? null : viewed / delivered
 
 export function createInsights (deps: InsightDeps) {
@@ -53,10 +53,11 @@ export function createInsights (deps: InsightDeps) {
       viewsByHour[t.hour] += b.views
       viewsByWeekday[t.weekday] += b.views
     }
-    const days = new Map(clock.dates(filter.from, filter.to).map((date) => [date, { date, statuses: 0, delivered: 0, viewed: 0, reacted: 0, replied: 0 }]))
+    const emptyDay = (date: string) => ({ date, statuses: 0, delivered: 0, viewed: 0, reacted: 0, replied: 0 })
+    const days = new Map(clock.dates(filter.from, filter.to).map((date) => [date, emptyDay(date)]))
     for (const b of data.posted) {
       const date = clock.bucket(b.bucket).date
-      const day = days.get(date) ?? { date, statuses: 0, delivered: 0, viewed: 0, reacted: 0, replied: 0 }
+      const day = days.get(date) ?? emptyDay(date)
       days.set(date, day)
       day.statuses += b.statuses; day.delivered += b.delivered; day.viewed += b.viewed; day.reacted += b.reacted; day.replied += b.replied
     }
@@ -103,10 +104,7 @@ export function createInsights (deps: InsightDeps) {
 
   /** Every contact as CSV (RFC 4180, CRLF), the header row first, in the query's sort order. */
   async function contactsCsv (sessionId: string, q: InsightContactsQuery): Promise<string> {
-    const rows = await contactRows(sessionId, { ...q, cursor: undefined }, undefined)
-    const lines = [CONTACT_CSV_COLUMNS.join(',')]
-    for (const r of rows) lines.push(CONTACT_CSV_COLUMNS.map((c) => csvField(r[c] === null ? null : String(r[c]))).join(','))
-    return lines.join('\r\n') + '\r\n'
+    return toCsv(CONTACT_CSV_COLUMNS, await contactRows(sessionId, { ...q, cursor: undefined }, undefined))
   }
 
   return { overview, contacts, contactsCsv }

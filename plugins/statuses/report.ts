@@ -44,9 +44,14 @@ export function csvField (value: string | null): string {
   return /[",\r\n]/.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe
 }
 
-/** The report as CSV: one header row, then a row per recipient (CRLF line ends). */
+/** Rows as CSV (RFC 4180): one header row of `columns`, then a row per entry (CRLF line ends). */
+export function toCsv<C extends string> (columns: readonly C[], rows: ReadonlyArray<Record<C, string | number | null>>): string {
+  const lines = [columns.join(',')]
+  for (const r of rows) lines.push(columns.map((c) => csvField(r[c] === null ? null : String(r[c]))).join(','))
+  return lines.join('\r\n') + '\r\n'
+}
+
+/** The report as CSV: one header row, then a row per recipient. */
 export function reportCsv (report: StatusReport): string {
-  const rows = [CSV_COLUMNS.join(',')]
-  for (const r of report.recipients) rows.push(CSV_COLUMNS.map((c) => csvField(r[c])).join(','))
-  return rows.join('\r\n') + '\r\n'
+  return toCsv(CSV_COLUMNS, report.recipients)
 }

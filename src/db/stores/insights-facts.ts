@@ -85,16 +85,7 @@ export async function writeSummaries (db: Db, summaries: StatusSummary[], now: n
     const id = idOf.get(`${s.sessionId}\n${s.statusId}`)
     return id === undefined
       ? []
-      : s.lines.map((l) => ({
-          insight_id: id,
-          session_id: s.sessionId,
-          posted_at: s.postedAt,
-          recipient: l.recipient,
-          delivered_at: l.deliveredAt,
-          viewed_at: l.viewedAt,
-          reacted: l.reaction === null ? 0 : 1,
-          replies: l.replies
-        }))
+      : s.lines.map((l) => ({ insight_id: id, session_id: s.sessionId, ...lineColumns(s, l) }))
   })
   for (let i = 0; i < lines.length; i += LINES_PER_INSERT) {
     await db.insertInto('insight_recipients').values(lines.slice(i, i + LINES_PER_INSERT)).execute()
@@ -120,5 +111,17 @@ export function summaryColumns (s: StatusSummary) {
     replied: s.replied,
     first_view_ms: s.firstViewMs,
     median_view_ms: s.medianViewMs
+  }
+}
+
+/** A recipient line's own columns (stored, and in the live statuses' JSON alike). */
+export function lineColumns (s: StatusSummary, l: StatusSummary['lines'][number]) {
+  return {
+    posted_at: s.postedAt,
+    recipient: l.recipient,
+    delivered_at: l.deliveredAt,
+    viewed_at: l.viewedAt,
+    reacted: l.reaction === null ? 0 : 1,
+    replies: l.replies
   }
 }

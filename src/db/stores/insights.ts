@@ -1,7 +1,7 @@
 import { sql, type RawBuilder } from 'kysely'
 import type { DbHandle } from '../connection.js'
 import type { StatusSummary } from '../../insights/summary.js'
-import { keepSummaries, summariesOf, summaryColumns } from './insights-facts.js'
+import { keepSummaries, lineColumns, summariesOf, summaryColumns } from './insights-facts.js'
 import { contactRows, type ContactQuery, type ContactRow } from './insights-contacts.js'
 import type { StoreTx } from './statuses.js'
 
@@ -29,24 +29,8 @@ export interface InsightFilter {
 
 export interface Counts { statuses: number, recipients: number, delivered: number, viewed: number, reacted: number, replied: number }
 
-export interface StatusFigures {
-  statusId: number
-  live: boolean
-  type: string
-  captionLength: number
-  audienceKind: string
-  audienceId: string | null
-  audienceName: string | null
-  audienceSize: number
-  postedAt: number
-  recipients: number
-  delivered: number
-  viewed: number
-  reacted: number
-  replied: number
-  firstViewMs: number | null
-  medianViewMs: number | null
-}
+/** A status's figures as read back (a summary's own, the kind as stored), and whether it is still live. */
+export type StatusFigures = Omit<StatusSummary, 'sessionId' | 'messageId' | 'lines' | 'audienceKind'> & { live: boolean, audienceKind: string }
 
 export interface InsightOverview {
   totals: Counts
@@ -256,13 +240,5 @@ function figuresOf (r: RawStatus): StatusFigures {
 }
 
 function linesJson (s: StatusSummary): Array<Record<string, number | string | null>> {
-  return s.lines.map((l) => ({
-    status_id: s.statusId,
-    posted_at: s.postedAt,
-    recipient: l.recipient,
-    delivered_at: l.deliveredAt,
-    viewed_at: l.viewedAt,
-    reacted: l.reaction === null ? 0 : 1,
-    replies: l.replies
-  }))
+  return s.lines.map((l) => ({ status_id: s.statusId, ...lineColumns(s, l) }))
 }
