@@ -52,13 +52,15 @@ export default fp(async (app) => {
 
   const supervisor: SessionHolder = {
     async openAll () {
+      // the sessions stored when the service becomes ready are the ones restored: read before `ready` resolves,
+      // so one created meanwhile (through the API, or a row a test writes) is never also opened by the restore
+      const ids = (await app.stores.sessions.stored()).map((s) => s.id)
       // the platform loads and the stored sessions reconnect, paced, after the ready hooks (under `listen`, once
       // the server listens: `listen` goes on right after them)
       setImmediate(() => {
         void (async () => {
           // loaded even with nothing to open: /api/health reports the platform's compatibility once it is
           await platform.preload()
-          const ids = (await app.stores.sessions.stored()).map((s) => s.id)
           if (ids.length === 0) return
           const started = performance.now()
           log.info({ sessions: ids.length, concurrency }, 'opening the stored sessions')
