@@ -24,7 +24,9 @@ import { lidReverseKey, LID_MAPPING_TYPE } from './baileys/index.js'
 // (a failed write changes nothing); clearing starts a new generation, so a write of the old one that
 // commits afterwards cannot bring its rows back. A write that fails is reported through `onError` (and
 // rejects the promise Baileys awaits). `writesPending` tells the send gate (send-gate.ts) what a
-// session's next frame must wait for, since Baileys does not await creds writes.
+// session's next frame must wait for, since Baileys does not await creds writes. Baileys changes the creds
+// in memory before they are written (pair-success puts the account in them): after a write failed, the
+// state in memory is ahead of the database, so the next socket starts from the committed rows (`recover`).
 
 type KeyType = keyof SignalDataTypeMap
 
@@ -52,6 +54,12 @@ export interface SessionAuth {
    * false when one failed; undefined when none is pending. What the socket's next frame must wait for.
    */
   writesPending: () => Promise<boolean> | undefined
+  /**
+   * After a write of creds or keys failed: waits for the writes under way and starts over from the rows they
+   * committed (the creds Baileys changed in memory and never stored are dropped, so a pairing the platform
+   * never heard the answer to is not taken for a linked account); true when it did. Call with no socket running.
+   */
+  recover: () => Promise<boolean>
 }
 
 export interface AuthStore {
@@ -89,6 +97,8 @@ export function createAuthStore (store: AuthStateStore, onError: (err: unknown, 
   const loaded = new Map<string, Loaded>()
   /** per session with writes not yet settled: resolves once they have, true when every one committed */
   const tails = new Map<string, Promise<boolean>>()
+  /** sessions a write of creds or keys of which failed since their rows were loaded: memory is ahead of the database */
+  const failed = new Set<string>()
   let generations = 0
 
   const entry = (sessionId: string): Loaded => {
@@ -120,6 +130,9 @@ export function createAuthStore (store: AuthStateStore, onError: (err: unknown, 
     const applied = queue(sessionId, what, write).then(() => {
       const l = loaded.get(sessionId)
       if (l !== undefined && l.generation === generation) apply(l)
+    }, (err: unknown) => {
+      if (loaded.get(sessionId)?.generation === generation) failed.add(sessionId)
+      throw err
     })
     // callers that do not await (creds.update) must not leave a rejection unhandled: onError reported it
     applied.catch(() => {})
@@ -183,6 +196,7 @@ export function createAuthStore (store: AuthStateStore, onError: (err: unknown, 
       const l: Loaded = { generation: ++generations, creds: rows.creds, keys: new Map() }
       for (const [type, id, value] of rows.keys) bucket(l, type).set(id, value)
       loaded.set(sessionId, l)
+      failed.delete(sessionId)
     },
     flush: async () => { await Promise.all([...tails.values()]) },
     open (sessionId) {
@@ -201,12 +215,14 @@ export function createAuthStore (store: AuthStateStore, onError: (err: unknown, 
         },
         async reset () {
           epoch.alive = false
+          failed.delete(sessionId)
           const cleared = clearRows(sessionId)
           epoch = makeEpoch(sessionId, initAuthCreds())
           await cleared
         },
         async dispose () {
           epoch.alive = false
+          failed.delete(sessionId)
           open.delete(sessionId)
           const cleared = clearRows(sessionId)
           loaded.delete(sessionId)
@@ -214,9 +230,18 @@ export function createAuthStore (store: AuthStateStore, onError: (err: unknown, 
         },
         detach () {
           epoch.alive = false
-          if (open.get(sessionId) === auth) { open.delete(sessionId); loaded.delete(sessionId) }
+          if (open.get(sessionId) === auth) { open.delete(sessionId); loaded.delete(sessionId); failed.delete(sessionId) }
         },
         writesPending: () => tails.get(sessionId),
+        async recover () {
+          if (!failed.has(sessionId) || !epoch.alive) return false
+          // the old socket's late writes are dropped from here on; the loaded rows follow commits only
+          epoch.alive = false
+          failed.delete(sessionId)
+          await tails.get(sessionId)
+          epoch = makeEpoch(sessionId, loadCreds(sessionId))
+          return true
+        },
         numberForLid (lidUser) {
           if (!epoch.alive) return null
           const text = readOne(sessionId, LID_MAPPING_TYPE, lidReverseKey(lidUser))

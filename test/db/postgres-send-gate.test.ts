@@ -66,9 +66,12 @@ test('on PostgreSQL a creds write that fails drops the connection: the platform 
   // every later write of creds fails (existing rows are not checked)
   await admin.query('alter table auth_creds add constraint refuse_creds check (false) not valid')
 
+  const since = s.events.mark()
   await s.emu.scan('4915100000402', qr)
   // the failed write drops the socket; the session comes back with a new QR code and nothing linked
   await waitFor(() => { const q = s.app.platform.snapshot('refused')?.qrCode; return q !== undefined && q !== null && q !== qr }, 30_000, 'a new QR code after the refused pairing')
+  // from what the database holds: no login with the pairing's unstored creds, which the platform refuses (401, logged out)
+  assert.deepEqual(s.events.all('connection-status', (e) => e.sessionId === 'refused' && e.status === 'logged-out', since), [])
   assert.deepEqual(s.emu.getAccount('4915100000402').linkedDevices, [])
   assert.equal(await credsRows(admin, 'refused'), 0)
   assert.equal(s.app.platform.snapshot('refused')?.connected, false)

@@ -80,6 +80,33 @@ test('keys.set is one transaction: a failing write leaves neither the rows nor t
   assert.deepEqual(Object.keys(await auth.state.keys.get('session', ['good', 'keep'])), ['good'])
 })
 
+test('after a creds write failed, recover starts over from the committed creds (the account Baileys set in memory is dropped)', async (t) => {
+  const handle = await tempDb(t)
+  await insertSession(handle, 's1')
+  const auth = await opened(handle, 's1')
+  const stored = auth.state.creds
+  await auth.saveCreds(stored)
+  assert.equal(await auth.recover(), false, 'nothing failed: nothing to recover')
+  assert.equal(auth.state.creds, stored)
+  handle.sqlite.exec(`CREATE TRIGGER boom BEFORE UPDATE ON auth_creds BEGIN SELECT RAISE(ABORT, 'boom'); END`)
+  // what pair-success does: the account goes into the creds in memory, then their write is handed over
+  stored.me = { id: '15551230000:3@s.whatsapp.net', lid: '100000000000001:3@lid' }
+  stored.account = { details: Buffer.from([1]), accountSignatureKey: Buffer.from([2]), accountSignature: Buffer.from([3]), deviceSignature: Buffer.from([4]) }
+  await assert.rejects(auth.saveCreds(stored), /boom/)
+  assert.equal(auth.isLinked(), true, 'in memory the pairing looks done')
+
+  assert.equal(await auth.recover(), true)
+  assert.equal(auth.isLinked(), false, 'the database never held the account')
+  assert.equal(auth.state.creds.me, undefined)
+  assert.deepEqual(auth.state.creds.noiseKey.public, stored.noiseKey.public, 'the rest is what was committed')
+  // the old socket's late writes are dropped; the new creds are written again
+  await auth.saveCreds(stored)
+  handle.sqlite.exec('DROP TRIGGER boom')
+  await auth.saveCreds(auth.state.creds)
+  assert.equal((await opened(handle, 's1', storeOf(handle))).isLinked(), false)
+  assert.equal(await auth.recover(), false)
+})
+
 test('reads are served from the rows loaded at open, which follow writes', async (t) => {
   const handle = await tempDb(t)
   await insertSession(handle, 's1')

@@ -180,6 +180,8 @@ export class Connection {
     const { auth, wa, baileysLogger, sessionId, events } = this.deps
     this.backoff.cancel()
     await this.close()
+    // a write failed (the gate dropped the last socket): this one starts from what the database holds
+    await auth.recover()
     const linked = auth.isLinked()
     if (!linked) forgetHalfLink(auth)
     const state = auth.state

@@ -106,6 +106,7 @@ export class SessionRuntime {
       this.assertPresent()
       this.state.move('removing')
       this.clearTimers()
+      await this.auth.recover()
       if (this.auth.isLinked()) await this.connection.logOut()
       this.state.move('removed')
       await this.connection.close()
@@ -217,6 +218,9 @@ export class SessionRuntime {
 
   private async afterClose (attempt: Attempt, error: Error | undefined): Promise<void> {
     if (this.connection.superseded(attempt) || !this.state.wantsSocket()) return
+    // a write failed and the gate dropped the socket: what comes next is decided on what the database holds (a
+    // pairing whose creds were not stored is no linked account: a fresh link attempt, not a login the platform refuses)
+    await this.auth.recover()
     const { next, code, reason } = afterClose(error, this.auth.isLinked(), attempt.ready)
     switch (next) {
       case 'logged-out':
