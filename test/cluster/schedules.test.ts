@@ -27,8 +27,6 @@ test('two nodes on PostgreSQL fire each scheduled run once between them', { time
   const env = {
     DATABASE_URL: databaseUrl,
     UPLOAD_DIR: join(dir, 'shared-uploads'),
-    LEASE_TTL_MS: '8000',
-    LEASE_RENEW_MS: '1500',
     WA_WEBSOCKET_URL: emu.wsUrl,
     WA_TEST_TRUST_ROOT: emu.rootPublicKey,
     NODE_EXTRA_CA_CERTS: emu.caFile,

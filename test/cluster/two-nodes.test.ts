@@ -18,9 +18,6 @@ import { CLUSTER_KEY, nodeApi, ownership, planNode, startNode, type ClusterNode 
 // reconnect on the other from the stored auth state, and a burst of receipts cut by the kill ends with every
 // viewer stored once; the killed node, back, gets its share handed over.
 
-// generous for a loaded 2-core machine: a node whose event loop stalls longer than TTL - RENEW ends its sockets
-const TTL = 8000
-const RENEW = 1500
 const BURST = 400
 
 /** No two connections of one linked device were ever open at once (the platform would answer 440). */
@@ -49,8 +46,6 @@ test('two nodes: spread, events and sends across nodes, failover after SIGKILL w
     DATABASE_URL: databaseUrl,
     REDIS_URL: redis.url,
     UPLOAD_DIR: join(dir, 'shared-uploads'),
-    LEASE_TTL_MS: String(TTL),
-    LEASE_RENEW_MS: String(RENEW),
     WA_WEBSOCKET_URL: emu.wsUrl,
     WA_TEST_TRUST_ROOT: emu.rootPublicKey,
     NODE_EXTRA_CA_CERTS: emu.caFile,
@@ -147,8 +142,8 @@ test('two nodes: spread, events and sends across nodes, failover after SIGKILL w
     return list.every((s) => s.connected)
   }, 30_000, 'every session open on B')
   const failover = Date.now() - killedAt
+  // on the lease defaults; the time is the benchmark's (bench/scale-cluster.ts), the wait above only bounds it
   t.diagnostic(`failover: all 6 sessions open on B ${failover} ms after the SIGKILL`)
-  assert.ok(failover < 30_000)
   await streaming
   await waitFor(async () => emu.unackedCount(own) === 0 && await committed() === BURST, 60_000, 'every receipt redelivered to B and committed')
   const { rows } = await db.query<{ n: string, distinct: string }>('select count(*) as n, count(distinct viewer) as distinct from viewers where status_id = $1', [Number(sent.statusId)])

@@ -181,8 +181,6 @@ test('MEDIA_STORE=s3, two nodes on PostgreSQL with no shared folder: an image up
   const env = {
     DATABASE_URL: await postgresUrl(),
     ...s3.env,
-    LEASE_TTL_MS: '8000',
-    LEASE_RENEW_MS: '1500',
     WA_WEBSOCKET_URL: emu.wsUrl,
     WA_TEST_TRUST_ROOT: emu.rootPublicKey,
     NODE_EXTRA_CA_CERTS: emu.caFile
