@@ -103,7 +103,8 @@ await runBench('reads', 270_000, async ({ smoke, dir, log, emulator, service }) 
   const views = smoke ? 200 : 20_000
   /** one autocannon run; each server gets two (A B B A), one in smoke mode */
   const seconds = smoke ? 1 : 5
-  const WARM_UP_SECONDS = smoke ? 1 : 3
+  /** none in smoke mode, whose figures mean nothing (seven autocannon runs that only load the cores) */
+  const WARM_UP_SECONDS = smoke ? 0 : 3
   // the default log level: what a deployment runs
   const svc = await service({ env: { LOG_LEVEL: 'info' } })
   const emuProc = await emulator()
@@ -177,7 +178,7 @@ await runBench('reads', 270_000, async ({ smoke, dir, log, emulator, service }) 
       // a warm-up run each, not counted: a first run just after the seeding and linking measured the JIT
       // and the controls' own start-up (their Baileys sockets syncing), not the steady state the figure is
       // about (bench/NOTES.md: the service's first health round 67–106 µs per request, its second 50 µs)
-      for (const w of who) {
+      for (const w of WARM_UP_SECONDS > 0 ? who : []) {
         const warm = await measure(servers[w].pid, `${servers[w].base}${path[key]}`, WARM_UP_SECONDS)
         log(`  ${key} ${w} warm-up (not counted): ${describe(warm)}`)
       }
