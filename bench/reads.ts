@@ -148,10 +148,15 @@ await runBench('reads', 270_000, async ({ smoke, dir, log, emulator, service }) 
   await emu.createAccount('15555000003')
   const stops: Array<() => Promise<unknown>> = []
   try {
-    const control = await startExpressControl({ dir, dbFile, baileys: baileys('15555000002') })
-    stops.push(async () => await control.stop(3000))
-    const peer = await startPlainPeer({ dir, dbFile, baileys: baileys('15555000003') })
-    stops.push(async () => await peer.stop(3000))
+    // the two controls start (and link) side by side: nothing is measured before both are up
+    const [controlStart, peerStart] = await Promise.allSettled([
+      startExpressControl({ dir, dbFile, baileys: baileys('15555000002') }),
+      startPlainPeer({ dir, dbFile, baileys: baileys('15555000003') })
+    ])
+    for (const started of [controlStart, peerStart]) if (started.status === 'fulfilled') stops.push(async () => await started.value.stop(3000))
+    if (controlStart.status === 'rejected') throw controlStart.reason
+    if (peerStart.status === 'rejected') throw peerStart.reason
+    const [control, peer] = [controlStart.value, peerStart.value]
     const path = { health: '/api/health', list: '/api/sessions/reader/sent-statuses' }
     const serviceHealth = await data(svc.base, path.health)
     const bare = await startBareFastify(dir, JSON.stringify({ success: true, data: serviceHealth }))
