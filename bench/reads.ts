@@ -103,7 +103,8 @@ await runBench('reads', 270_000, async ({ smoke, dir, log, emulator, service }) 
   const views = smoke ? 200 : 20_000
   /** one autocannon run; each server gets two (A B B A), one in smoke mode */
   const seconds = smoke ? 1 : 5
-  const WARM_UP_SECONDS = smoke ? 1 : 3
+  /** none in smoke mode, whose figures mean nothing (seven autocannon runs that only load the cores) */
+  const WARM_UP_SECONDS = smoke ? 0 : 3
   // the default log level: what a deployment runs
   const svc = await service({ env: { LOG_LEVEL: 'info' } })
   const emuProc = await emulator()
@@ -147,10 +148,15 @@ await runBench('reads', 270_000, async ({ smoke, dir, log, emulator, service }) 
   await emu.createAccount('15555000003')
   const stops: Array<() => Promise<unknown>> = []
   try {
-    const control = await startExpressControl({ dir, dbFile, baileys: baileys('15555000002') })
-    stops.push(async () => await control.stop(3000))
-    const peer = await startPlainPeer({ dir, dbFile, baileys: baileys('15555000003') })
-    stops.push(async () => await peer.stop(3000))
+    // the two controls start (and link) side by side: nothing is measured before both are up
+    const [controlStart, peerStart] = await Promise.allSettled([
+      startExpressControl({ dir, dbFile, baileys: baileys('15555000002') }),
+      startPlainPeer({ dir, dbFile, baileys: baileys('15555000003') })
+    ])
+    for (const started of [controlStart, peerStart]) if (started.status === 'fulfilled') stops.push(async () => await started.value.stop(3000))
+    if (controlStart.status === 'rejected') throw controlStart.reason
+    if (peerStart.status === 'rejected') throw peerStart.reason
+    const [control, peer] = [controlStart.value, peerStart.value]
     const path = { health: '/api/health', list: '/api/sessions/reader/sent-statuses' }
     const serviceHealth = await data(svc.base, path.health)
     const bare = await startBareFastify(dir, JSON.stringify({ success: true, data: serviceHealth }))
@@ -177,7 +183,7 @@ await runBench('reads', 270_000, async ({ smoke, dir, log, emulator, service }) 
       // a warm-up run each, not counted: a first run just after the seeding and linking measured the JIT
       // and the controls' own start-up (their Baileys sockets syncing), not the steady state the figure is
       // about (bench/NOTES.md: the service's first health round 67–106 µs per request, its second 50 µs)
-      for (const w of who) {
+      for (const w of WARM_UP_SECONDS > 0 ? who : []) {
         const warm = await measure(servers[w].pid, `${servers[w].base}${path[key]}`, WARM_UP_SECONDS)
         log(`  ${key} ${w} warm-up (not counted): ${describe(warm)}`)
       }

@@ -6,7 +6,7 @@ import { test } from 'node:test'
 import pg from 'pg'
 import { startEmulator, testCertPaths } from '@status-tracker/emulator'
 import { waitFor } from '../helper.js'
-import { startPostgres } from '../support/postgres.js'
+import { postgresUrl, usePostgres } from '../support/db-matrix.js'
 import { FORWARD, ForwardVerifier, forwardHeaders } from '../../plugins/cluster/signature.js'
 import { CLUSTER_KEY, nodeApi, ownership, planNode, startNode } from './nodes.js'
 
@@ -14,6 +14,9 @@ import { CLUSTER_KEY, nodeApi, ownership, planNode, startNode } from './nodes.js
 // forwarding node checks the caller's key and passes on its signed decision (plugins/cluster/signature.ts).
 
 const SECRET = 'test-cluster-secret-0123456789abcdef'
+
+// one PostgreSQL server for the file (started by the first test that needs it), a fresh database per test
+usePostgres()
 
 test('forward signatures: valid once, within the window, for exactly the signed method, path and body', () => {
   const v = new ForwardVerifier(SECRET)
@@ -39,9 +42,7 @@ test('forward signatures: valid once, within the window, for exactly the signed 
 test('two nodes forward with the stored cluster secret, never the API key; unsigned, forged, replayed or altered forwards get 401', { timeout: 170_000 }, async (t) => {
   const emu = await startEmulator({ tls: testCertPaths() })
   t.after(async () => { await emu.stop() })
-  const postgres = await startPostgres()
-  t.after(async () => { await postgres.stop() })
-  const databaseUrl = await postgres.createDatabase()
+  const databaseUrl = await postgresUrl()
   const dir = mkdtempSync(join(tmpdir(), 'st-forward-'))
   t.after(() => { rmSync(dir, { recursive: true, force: true }) })
   // no CLUSTER_SECRET: the first node generates one into the shared database
@@ -112,9 +113,7 @@ test('two nodes forward with the stored cluster secret, never the API key; unsig
 })
 
 test('nodes whose CLUSTER_SECRET differs refuse each other: the caller gets 503 naming the setting', { timeout: 170_000 }, async (t) => {
-  const postgres = await startPostgres()
-  t.after(async () => { await postgres.stop() })
-  const databaseUrl = await postgres.createDatabase()
+  const databaseUrl = await postgresUrl()
   const dir = mkdtempSync(join(tmpdir(), 'st-forward-'))
   t.after(() => { rmSync(dir, { recursive: true, force: true }) })
   const env = { DATABASE_URL: databaseUrl, UPLOAD_DIR: join(dir, 'uploads'), WA_WEBSOCKET_URL: 'ws://127.0.0.1:9' }

@@ -40,13 +40,13 @@ test('on PostgreSQL, SIGKILL during a receipt burst: nothing acknowledged is los
   // in slices: receipts arriving together are committed together, and one burst in one read would be
   // committed (on PostgreSQL, quickly) before any kill could land in its middle
   const sending = (async () => {
-    // 25 every 100 ms, and only while the service is connected: a restart that outlasts the stream (a
+    // 25 every 50 ms, and only while the service is connected: a restart that outlasts the stream (a
     // loaded machine) would otherwise get the rest of the burst queued and commit it at once, before the
     // next kill could land in it
     for (let i = 0; i < BURST; i += 25) {
       await waitFor(() => emu.ackStats(OWN).some((c) => c.connected), 60_000, 'the service connected')
       await emu.sendViews(status.platformMessageId, { viewers: contacts.slice(i, i + 25), force: true })
-      await new Promise((resolve) => setTimeout(resolve, 100))
+      await new Promise((resolve) => setTimeout(resolve, 50))
     }
   })()
   for (const threshold of KILL_AT) {

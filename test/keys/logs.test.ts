@@ -9,7 +9,7 @@ import { spawnService } from '../support/service.js'
 const KEY = 'admin-key-for-the-logs-0123456789'
 
 test('logs: scoped keys leave no trace in the log; TRUST_PROXY logs the forwarded client address', { timeout: 60_000 }, async (t) => {
-  const svc = await spawnService({ t, from: 'source', apiKey: KEY, readyWhen: 'listening', env: { LOG_LEVEL: 'debug', TRUST_PROXY: '127.0.0.1', NODE_V8_COVERAGE: '' } })
+  const svc = await spawnService({ t, apiKey: KEY, readyWhen: 'listening', env: { LOG_LEVEL: 'debug', TRUST_PROXY: '127.0.0.1' } })
   const made = await fetch(`${svc.base}/api/keys`, {
     method: 'POST',
     headers: { 'x-api-key': KEY, 'content-type': 'application/json', 'x-forwarded-for': '203.0.113.7' },

@@ -62,7 +62,7 @@ test('logs: a status sent after a reconnect leaves no key material in the log, a
   const emu = await startEmulator({ tls: testCertPaths() })
   t.after(async () => { await emu.stop() })
   // debug: the level at which console output from dependencies is routed into the log
-  const svc = await spawnService({ t, emulator: emu, from: 'source', apiKey: KEY, readyWhen: 'listening', env: { LOG_LEVEL: 'debug', NODE_V8_COVERAGE: '' } })
+  const svc = await spawnService({ t, emulator: emu, apiKey: KEY, readyWhen: 'listening', env: { LOG_LEVEL: 'debug' } })
   const api = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(`${svc.base}/api${path}`, { method, headers: { 'x-api-key': KEY, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) }, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) })
     return { status: res.status, body: await res.json() as { success: boolean, data: Record<string, unknown>, error?: string } }
@@ -121,7 +121,7 @@ test('logs: a status sent after a reconnect leaves no key material in the log, a
 
 test('logs: API keys in query strings are redacted from logged URLs', { timeout: 60_000 }, async (t) => {
   // request lines are logged at debug (none at the default level: see test/observability/http.test.ts)
-  const svc = await spawnService({ t, from: 'source', apiKey: KEY, readyWhen: 'listening', env: { LOG_LEVEL: 'debug', NODE_V8_COVERAGE: '' } })
+  const svc = await spawnService({ t, apiKey: KEY, readyWhen: 'listening', env: { LOG_LEVEL: 'debug' } })
   const secret = 'query-secret-0123456789'
   for (const q of [`apiKey=${secret}`, `api_key=${secret}&x=1`, `x=1&key=${secret}`, `token=${secret}`, `APIKEY=${secret}`, `apiKey=${encodeURIComponent(secret + '/+')}`]) {
     await fetch(`${svc.base}/api/health?${q}`)
