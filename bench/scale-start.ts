@@ -75,7 +75,7 @@ export async function linkStored (ctx: BenchContext, n: number): Promise<Linked>
 
 /** A fresh service on the linked sessions' data, timed from spawn until all are open (see the file's comment). */
 export async function measureStart (
-  ctx: BenchContext, linked: Linked, opts: { concurrency?: number, env?: Record<string, string>, name?: string } = {}
+  ctx: BenchContext, linked: Linked, opts: { concurrency?: number, env?: Record<string, string>, name?: string, stop?: boolean } = {}
 ): Promise<StartRun> {
   const { log } = ctx
   const { n, emu, linkS } = linked
@@ -104,6 +104,8 @@ export async function measureStart (
   open = true
   await probe
   const cpuS = cpuSeconds(svc.pid)
+  // the next start (BENCH_START_HOLD) must not find this one still holding the sessions
+  if (opts.stop === true) await svc.stop(30_000)
   const sorted = latencies.sort((a, b) => a - b)
   const peak = peakHandshakes((await emu.connections()).filter((c) => Date.parse(c.openedAt) >= since))
   const run: StartRun = {
@@ -157,7 +159,7 @@ export function startFigures (r: StartRun): Figure[] {
  * its sources changed), until `<dir>/stop` appears: figures before and after a change on the same linked data.
  */
 async function hold (ctx: BenchContext, linked: Linked): Promise<StartRun> {
-  let last = await measureStart(ctx, linked, { name: 'service-start-0' })
+  let last = await measureStart(ctx, linked, { name: 'service-start-0', stop: true })
   for (let round = 1; ; round++) {
     ctx.log(`holding ${linked.n} linked sessions: \`touch ${ctx.dir}/again\` (KEY=VALUE lines: settings) to measure again, \`touch ${ctx.dir}/stop\` to end`)
     const next = await waitFor(async () => existsSync(join(ctx.dir, 'stop')) ? 'stop' : existsSync(join(ctx.dir, 'again')) ? 'again' : undefined, 24 * 3600_000, 'again or stop', 500)
@@ -166,7 +168,7 @@ async function hold (ctx: BenchContext, linked: Linked): Promise<StartRun> {
     rmSync(join(ctx.dir, 'again'))
     ctx.log(`start ${round}${Object.keys(env).length > 0 ? ` with ${JSON.stringify(env)}` : ''}`)
     try {
-      last = await measureStart(ctx, linked, { name: `service-start-${round}`, env })
+      last = await measureStart(ctx, linked, { name: `service-start-${round}`, env, stop: true })
     } catch (err) {
       ctx.log(`start ${round} failed: ${err instanceof Error ? err.message : String(err)}`)
     }
