@@ -80,9 +80,11 @@ export async function measureStart (
   const { log } = ctx
   const { n, emu, linkS } = linked
   const since = Date.now()
-  const concurrency = opts.concurrency ?? Number(opts.env?.SESSION_START_CONCURRENCY ?? 8)
-  const svc = await ctx.service({ name: opts.name ?? 'service-start', env: { LOG_LEVEL: 'info', SESSION_START_CONCURRENCY: String(concurrency), ...opts.env } })
+  // the service's default unless asked for another (GET /api/stats says which it took)
+  const asked: Record<string, string> = opts.concurrency === undefined ? {} : { SESSION_START_CONCURRENCY: String(opts.concurrency) }
+  const svc = await ctx.service({ name: opts.name ?? 'service-start', env: { LOG_LEVEL: 'info', ...asked, ...opts.env } })
   const api = serviceApi(svc.base)
+  const concurrency = (await api.get<{ start: { concurrency: number } }>('/stats')).start.concurrency
   let open = false
   const latencies: number[] = []
   let failed = 0
