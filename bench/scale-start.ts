@@ -5,11 +5,16 @@
  * during the start. The emulator's connection log gives the most handshakes that were under way at once.
  *
  *   npx tsx bench/scale-start.ts [N=100]      (BENCH_SMOKE=1: N = 3)
+ *   BENCH_START_HOLD=1 npx tsx bench/scale-start.ts 1000   links once, measures again on demand (see `hold`)
+ *   BENCH_HEAP=1 npx tsx bench/scale-start.ts 100          heap snapshots at 10 and N idle sessions (`linkStored`)
  *
  * `runStart` is the measurement on its own, for a larger run to call with its own context (bench/scale.ts).
  */
-import { runBench, SMOKE, type BenchContext, type Figure } from './lib/bench.js'
-import { cpuSeconds } from './lib/procs.js'
+import { existsSync, readFileSync, rmSync } from 'node:fs'
+import { loadavg } from 'node:os'
+import { join } from 'node:path'
+import { HEAP, runBench, SMOKE, type BenchContext, type Figure } from './lib/bench.js'
+import { cpuSeconds, heapSnapshot } from './lib/procs.js'
 import { connectedCount, emulatorApi, linkSessions, peakHandshakes, serviceApi } from '../test/support/clients.js'
 import { API_KEY } from '../test/support/service.js'
 import { sleep, waitFor } from '../test/support/wait.js'
@@ -29,29 +34,57 @@ export interface StartRun {
   /** the service's CPU from spawn to all open */
   cpuS: number
   linkS: number
+  /** the machine's 1-minute load average at the end (a shared machine's figures are noisy) */
+  load: number
 }
 
 function quantile (sorted: number[], q: number): number {
   return sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]
 }
 
-/** Links `n` sessions, restarts the service on their data and measures the start (see the file's comment). */
-export async function runStart (ctx: BenchContext, n: number, opts: { concurrency?: number, env?: Record<string, string> } = {}): Promise<StartRun> {
+/** What a start needs from the linking: the emulator holding the accounts, and how long linking took. */
+export interface Linked { n: number, emu: ReturnType<typeof emulatorApi>, linkS: number }
+
+/**
+ * Links `n` sessions (QR, eight at a time) and stops the linking service cleanly: its data is what each start
+ * restores. BENCH_HEAP=1: heap snapshots of the linking service with 10 and with `n` idle linked sessions
+ * (bench/heap-diff.ts compares them: what each idle session holds).
+ */
+export async function linkStored (ctx: BenchContext, n: number): Promise<Linked> {
   const { log } = ctx
   const emu = emulatorApi((await ctx.emulator()).controlUrl)
   const first = await ctx.service({ name: 'service-link', profile: false })
   const t0 = performance.now()
   const specs = Array.from({ length: n }, (_, i) => ({ sessionId: `start-${i}`, number: `1555800${String(i).padStart(4, '0')}` }))
-  await linkSessions(serviceApi(first.base), emu, specs, 8)
+  const heapAt = HEAP && n > 10 ? [10, n] : []
+  let done = 0
+  for (const upTo of [...heapAt, n]) {
+    if (upTo > done) await linkSessions(serviceApi(first.base), emu, specs.slice(done, upTo), 8)
+    done = upTo
+    if (heapAt.includes(upTo)) {
+      await sleep(5000) // idle: the link's own work over
+      log(`heap snapshot with ${upTo} idle linked sessions: ${await heapSnapshot(first.pid, ctx.heapDir)}`)
+    }
+  }
   const linkS = (performance.now() - t0) / 1000
   log(`${n} sessions linked in ${linkS.toFixed(1)} s`)
   const code = await first.stop(30_000)
   if (code !== 0) throw new Error(`the linking service exited with ${code}`)
+  return { n, emu, linkS }
+}
 
+/** A fresh service on the linked sessions' data, timed from spawn until all are open (see the file's comment). */
+export async function measureStart (
+  ctx: BenchContext, linked: Linked, opts: { concurrency?: number, env?: Record<string, string>, name?: string, stop?: boolean } = {}
+): Promise<StartRun> {
+  const { log } = ctx
+  const { n, emu, linkS } = linked
   const since = Date.now()
-  const concurrency = opts.concurrency ?? 8
-  const svc = await ctx.service({ name: 'service-start', env: { LOG_LEVEL: 'info', SESSION_START_CONCURRENCY: String(concurrency), ...opts.env } })
+  // the service's default unless asked for another (GET /api/stats says which it took)
+  const asked: Record<string, string> = opts.concurrency === undefined ? {} : { SESSION_START_CONCURRENCY: String(opts.concurrency) }
+  const svc = await ctx.service({ name: opts.name ?? 'service-start', env: { LOG_LEVEL: 'info', ...asked, ...opts.env } })
   const api = serviceApi(svc.base)
+  const concurrency = (await api.get<{ start: { concurrency: number } }>('/stats')).start.concurrency
   let open = false
   const latencies: number[] = []
   let failed = 0
@@ -73,6 +106,8 @@ export async function runStart (ctx: BenchContext, n: number, opts: { concurrenc
   open = true
   await probe
   const cpuS = cpuSeconds(svc.pid)
+  // the next start (BENCH_START_HOLD) must not find this one still holding the sessions
+  if (opts.stop === true) await svc.stop(30_000)
   const sorted = latencies.sort((a, b) => a - b)
   const peak = peakHandshakes((await emu.connections()).filter((c) => Date.parse(c.openedAt) >= since))
   const run: StartRun = {
@@ -83,11 +118,18 @@ export async function runStart (ctx: BenchContext, n: number, opts: { concurrenc
     health: { count: sorted.length, failed, p50Ms: quantile(sorted, 0.5), p99Ms: quantile(sorted, 0.99), maxMs: sorted.at(-1) ?? 0 },
     peakHandshakes: peak,
     cpuS,
-    linkS
+    linkS,
+    load: loadavg()[0]
   }
-  log(`spawn → HTTP ready ${run.httpReadyS.toFixed(2)} s, → all ${n} open ${run.allOpenS.toFixed(2)} s; health p99 ${run.health.p99Ms.toFixed(1)} ms ` +
-    `over ${run.health.count} answers (${failed} failed); peak handshakes ${peak} (limit ${concurrency}); service CPU ${cpuS.toFixed(1)} s`)
+  log(`spawn → HTTP ready ${run.httpReadyS.toFixed(2)} s, → all ${n} open ${run.allOpenS.toFixed(2)} s; health p50 ${run.health.p50Ms.toFixed(1)} ms, ` +
+    `p99 ${run.health.p99Ms.toFixed(1)} ms, max ${run.health.maxMs.toFixed(0)} ms over ${run.health.count} answers (${failed} failed); ` +
+    `peak handshakes ${peak} (limit ${concurrency}); service CPU ${cpuS.toFixed(1)} s; load ${run.load.toFixed(2)}`)
   return run
+}
+
+/** Links `n` sessions, restarts the service on their data and measures the start (see the file's comment). */
+export async function runStart (ctx: BenchContext, n: number, opts: { concurrency?: number, env?: Record<string, string> } = {}): Promise<StartRun> {
+  return await measureStart(ctx, await linkStored(ctx, n), opts)
 }
 
 /** The figures of one run, with the issue's targets where it sets them (they are for N = 1,000). */
@@ -100,7 +142,7 @@ export function startFigures (r: StartRun): Figure[] {
       value: r.allOpenS,
       unit: 's',
       ...(r.sessions >= 1000 ? { target: { op: '<=' as const, value: 60 } } : {}),
-      note: `SESSION_START_CONCURRENCY=${r.concurrency}, at most ${r.peakHandshakes} handshakes at once (emulator); HTTP ready after ${r.httpReadyS.toFixed(2)} s; service CPU ${r.cpuS.toFixed(1)} s`
+      note: `SESSION_START_CONCURRENCY=${r.concurrency}, at most ${r.peakHandshakes} handshakes at once (emulator); HTTP ready after ${r.httpReadyS.toFixed(2)} s; service CPU ${r.cpuS.toFixed(1)} s; load ${r.load.toFixed(1)}`
     },
     {
       id: `scale.start.health-p99.${r.sessions}`,
@@ -113,8 +155,34 @@ export function startFigures (r: StartRun): Figure[] {
   ]
 }
 
+/**
+ * BENCH_START_HOLD=1: links once, then measures a start again each time `<dir>/again` appears (its lines,
+ * KEY=VALUE, are that start's settings, e.g. SESSION_START_CONCURRENCY=16; the service is rebuilt first when
+ * its sources changed), until `<dir>/stop` appears: figures before and after a change on the same linked data.
+ */
+async function hold (ctx: BenchContext, linked: Linked): Promise<StartRun> {
+  let last = await measureStart(ctx, linked, { name: 'service-start-0', stop: true })
+  for (let round = 1; ; round++) {
+    ctx.log(`holding ${linked.n} linked sessions: \`touch ${ctx.dir}/again\` (KEY=VALUE lines: settings) to measure again, \`touch ${ctx.dir}/stop\` to end`)
+    const next = await waitFor(async () => existsSync(join(ctx.dir, 'stop')) ? 'stop' : existsSync(join(ctx.dir, 'again')) ? 'again' : undefined, 24 * 3600_000, 'again or stop', 500)
+    if (next === 'stop') return last
+    const env = Object.fromEntries(readFileSync(join(ctx.dir, 'again'), 'utf8').split('\n').map((l) => l.trim()).filter((l) => l.includes('=')).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]))
+    rmSync(join(ctx.dir, 'again'))
+    ctx.log(`start ${round}${Object.keys(env).length > 0 ? ` with ${JSON.stringify(env)}` : ''}`)
+    try {
+      last = await measureStart(ctx, linked, { name: `service-start-${round}`, env, stop: true })
+    } catch (err) {
+      ctx.log(`start ${round} failed: ${err instanceof Error ? err.message : String(err)}`)
+    }
+  }
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
   const n = SMOKE ? 3 : Number(process.argv[2] ?? 100)
   if (!Number.isInteger(n) || n < 1 || n > 1000) throw new Error(`N must be 1–1000 (got ${process.argv[2]})`)
-  await runBench('scale-start', 900_000, async (ctx) => startFigures(await runStart(ctx, n)))
+  const holding = process.env.BENCH_START_HOLD === '1'
+  await runBench('scale-start', holding ? 24 * 3600_000 : 900_000, async (ctx) => {
+    const linked = await linkStored(ctx, n)
+    return startFigures(holding ? await hold(ctx, linked) : await measureStart(ctx, linked))
+  })
 }

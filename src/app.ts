@@ -151,12 +151,21 @@ export async function buildApp (config: Config, fastifyOptions: FastifyServerOpt
     clientErrorHandler,
     ...fastifyOptions
   }).withTypeProvider<TypeBoxTypeProvider>()
-  // the schemas no request has needed yet compile 10 s after the server listens, once the stored sessions
-  // have reconnected (their compiles took 5 % of the service's CPU while 100 sessions opened); until then,
-  // and in an app that only answers inject(), a schema compiles on its route's first use
+  // the schemas no request has needed yet compile once the stored sessions have reconnected (their compiles
+  // took 5 % of the service's CPU while 100 sessions opened; a thousand take longer than the 10 s waited at
+  // least), one per turn of the event loop; until then, and in an app that only answers inject(), a schema
+  // compiles on its route's first use
   if (compiles !== undefined) {
     app.addHook('onListen', async () => {
-      setTimeout(() => { compiles.warm((err) => { app.log.error({ err }, 'a route schema does not compile') }) }, 10_000).unref()
+      const starting = (): boolean => {
+        const p = app.hasDecorator('supervisor') ? app.supervisor.progress() : undefined
+        return p !== undefined && p.waiting + p.opening > 0
+      }
+      const later = (): void => {
+        if (starting()) { setTimeout(later, 1000).unref(); return }
+        compiles.warm((err) => { app.log.error({ err }, 'a route schema does not compile') })
+      }
+      setTimeout(later, 10_000).unref()
     })
     app.addHook('onClose', async () => { compiles.stop() })
   }

@@ -87,6 +87,8 @@ export interface BenchContext {
   smoke: boolean
   dir: string
   log: (msg: string) => void
+  /** where BENCH_HEAP=1 snapshots go (heapSnapshot in procs.ts) */
+  heapDir: string
   emulator: () => Promise<EmulatorProc>
   /** the service as its own process; with BENCH_PROFILE=1 under --cpu-prof */
   service: (opts?: Partial<ServiceOptions> & { profile?: boolean }) => Promise<ServiceProc>
@@ -105,8 +107,8 @@ export async function runBench (name: string, limitMs: number, fn: (ctx: BenchCo
     mkdirSync(join(profileDir, who), { recursive: true })
     return ['--cpu-prof', '--cpu-prof-dir', join(profileDir, who)]
   }
+  const heapDir = join(profileDir, 'heap')
   const heapFlags = (): string[] => {
-    const heapDir = join(profileDir, 'heap')
     mkdirSync(heapDir, { recursive: true })
     return ['--heapsnapshot-signal=SIGWINCH', `--diagnostic-dir=${heapDir}`]
   }
@@ -126,6 +128,7 @@ export async function runBench (name: string, limitMs: number, fn: (ctx: BenchCo
     smoke: SMOKE,
     dir: dir.path,
     log,
+    heapDir,
     emulator: startEmulator,
     service: async (opts = {}) => {
       plan ??= planEmulator()

@@ -31,6 +31,7 @@ const ROUND_NS = SMOKE ? 30e6 : 300e6
 
 const memory: AuthStateStore = {
   load: async () => ({ creds: undefined, keys: [] }),
+  readKeys: async () => [],
   writeCreds: async () => {},
   writeKeys: async () => {},
   clear: async () => {}

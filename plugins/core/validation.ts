@@ -21,7 +21,7 @@ type Compiled = ((data: unknown) => unknown) & { errors?: unknown }
  * Route schemas compiled after the server listens instead of before: Fastify compiles every route's
  * validators (Ajv) and serializers (fast-json-stringify) while it gets ready, a good part of the time
  * until the first answer (issue 14: < 1 s from spawn). Each compiled function here is a stand-in that
- * compiles on first use, and `warm` compiles the rest a few per turn of the event loop once the server
+ * compiles on first use, and `warm` compiles the rest one per turn of the event loop once the server
  * listens, so requests interleave and a schema that fails to compile is reported right after the start.
  */
 export function deferredCompiles () {
@@ -49,11 +49,10 @@ export function deferredCompiles () {
     warm (onError: (err: unknown) => void): void {
       const step = (): void => {
         if (stopped) return
-        let n = 0
-        for (const get of pending) {
-          if (n++ === 4) break
-          try { get() } catch (err) { onError(err) }
-        }
+        // one per turn: a compile is tens of ms, and requests must not wait behind several
+        const get = pending.values().next().value
+        if (get === undefined) return
+        try { get() } catch (err) { onError(err) }
         if (pending.size > 0) setImmediate(step)
       }
       setImmediate(step)

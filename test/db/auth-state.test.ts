@@ -40,6 +40,11 @@ dialectTest('auth state: creds and keys survive a new process with Buffers and p
   })
   assert.equal(await count(handle, 'auth_keys', 's1'), 5)
 
+  // the pre-keys stay in the database until asked for (src/platform/auth-state.ts ON_DEMAND)
+  const stored = await kyselyAuthStateStore(handle.db).load('s1', ['pre-key'])
+  assert.deepEqual(stored.keys.map(([type]) => type).sort(), ['app-state-sync-key', 'lid-mapping', 'lid-mapping', 'session'])
+  assert.deepEqual((await kyselyAuthStateStore(handle.db).readKeys('s1', 'pre-key', ['1', '2'])).map(([id]) => id), ['1'])
+
   const { auth: again } = await fresh(handle, 's1')
   assert.equal(again.state.creds.me?.id, '15551230000:3@s.whatsapp.net')
   assert.deepEqual(again.state.creds.noiseKey.public, creds.noiseKey.public)

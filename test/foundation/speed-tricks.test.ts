@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../../src/app.js'
 import { ConfigError, loadConfig } from '../../src/config.js'
 import { afterReceiptTurn } from '../../src/platform/burst-gc.js'
+import { deferredCompiles } from '../../plugins/core/validation.js'
 import { SPEED_TRICK_NAMES, SPEED_TRICKS } from '../../src/speed-tricks.js'
 import { testConfig, TEST_API_KEY } from '../helper.js'
 
@@ -52,6 +53,25 @@ test('deferred-compiles off: a schema that does not compile fails ready(); on: t
   }
   await assert.rejects(appWith(t, 'deferred-compiles', broken), /serialization schema for GET: \/broken/)
   await appWith(t, '', broken)
+})
+
+test('deferred-compiles: warm compiles what no request needed, one per turn of the event loop (a request waits behind one compile at most)', async () => {
+  const compiles = deferredCompiles()
+  let turn = 0
+  const turns: number[] = []
+  const errors: unknown[] = []
+  const fns = [1, 2, 3].map((n) => compiles.lazy(() => { turns.push(turn); if (n === 2) throw new Error('no'); return () => n }))
+  // used already: compiled now, not again by warm
+  assert.equal(fns[2](null), 3)
+  assert.deepEqual(turns, [0])
+  const ticking = setInterval(() => { turn++ }, 0)
+  compiles.warm((err) => { errors.push(err) })
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  clearInterval(ticking)
+  assert.equal(turns.length, 3)
+  assert.notEqual(turns[1], turns[2], `compiles in turns ${turns.join(', ')}`)
+  assert.equal(errors.length, 1)
+  assert.equal(fns[0](null), 1)
 })
 
 test('burst-gc off: no collection is scheduled after a burst; on: one', (t) => {

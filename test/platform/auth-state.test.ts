@@ -3,9 +3,9 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import { proto } from '@whiskeysockets/baileys'
+import { BufferJSON, proto } from '@whiskeysockets/baileys'
 import { openDatabase, type SqliteHandle as DbHandle } from '../../src/db/connection.js'
-import { kyselyAuthStateStore } from '../../src/db/stores/auth-state.js'
+import { kyselyAuthStateStore, sqliteAuthStateStore } from '../../src/db/stores/auth-state.js'
 import { createAuthStore, type AuthStore, type SessionAuth } from '../../src/platform/auth-state.js'
 import { insertSession } from '../support/sessions.js'
 
@@ -121,6 +121,36 @@ test('reads are served from the rows loaded at open, which follow writes', async
   // a caller mutating what it got does not change what the next reader gets
   got.x[0] = 0
   assert.deepEqual([...(await auth.state.keys.get('session', ['x'])).x], [9])
+})
+
+test('pre-keys are not held in memory: read from the database when asked for, after the writes handed over before', async (t) => {
+  const handle = await tempDb(t)
+  await insertSession(handle, 's1')
+  // the SQLite store (its prepared statements), as the service opens it
+  const store = createAuthStore(sqliteAuthStateStore(handle.db, handle.sqlite), () => {})
+  await store.prepare('s1')
+  const auth = store.open('s1')
+  const pair = { public: Buffer.alloc(32, 1), private: Buffer.alloc(32, 2) }
+  // not awaited: the read right after it waits for the write (as Baileys reads back the pre-keys it uploads)
+  void auth.state.keys.set({ 'pre-key': { 1: pair, 2: pair }, session: { a: Buffer.from([1]) } })
+  const read = await auth.state.keys.get('pre-key', ['1', '2', '3'])
+  assert.deepEqual(Object.keys(read).sort(), ['1', '2'])
+  assert.deepEqual(read['1'].private, pair.private)
+  // a row written behind the store's back: a pre-key is seen (not cached), a session is not (cached)
+  handle.sqlite.prepare('INSERT INTO auth_keys VALUES (?, ?, ?, ?)').run('s1', 'pre-key', '7', JSON.stringify(pair, BufferJSON.replacer))
+  handle.sqlite.prepare('INSERT INTO auth_keys VALUES (?, ?, ?, ?)').run('s1', 'session', 'b', JSON.stringify({ type: 'Buffer', data: 'AQ==' }))
+  assert.deepEqual(Object.keys(await auth.state.keys.get('pre-key', ['7'])), ['7'])
+  assert.deepEqual(Object.keys(await auth.state.keys.get('session', ['a', 'b'])), ['a'])
+  void auth.state.keys.set({ 'pre-key': { 1: null } })
+  assert.deepEqual(Object.keys(await auth.state.keys.get('pre-key', ['1', '2'])), ['2'])
+  // a new process loads every row but the pre-keys, and still reads them
+  const again = createAuthStore(sqliteAuthStateStore(handle.db, handle.sqlite), () => {})
+  await again.prepare('s1')
+  assert.deepEqual(Object.keys(await again.open('s1').state.keys.get('pre-key', ['2', '7'])).sort(), ['2', '7'])
+  assert.deepEqual(Object.keys(await again.open('s1').state.keys.get('session', ['a', 'b'])).sort(), ['a', 'b'])
+  // after a reset nothing of the old pre-keys is read
+  await auth.reset()
+  assert.deepEqual(await auth.state.keys.get('pre-key', ['2', '7']), {})
 })
 
 test('reset and dispose delete every auth row; a stale socket cannot write back', async (t) => {

@@ -20,8 +20,10 @@ export interface StoredAuth {
  * still log in; the rows of a session are private account keys (the database file is 0600, file-modes.ts).
  */
 export interface AuthStateStore {
-  /** every auth row of the session, in one read */
-  load: (sessionId: string) => Promise<StoredAuth>
+  /** every auth row of the session in one read, but those of the types in `skip` (read by `readKeys` when asked for) */
+  load: (sessionId: string, skip?: readonly string[]) => Promise<StoredAuth>
+  /** the stored values of these keys of one type (absent: not stored) */
+  readKeys: (sessionId: string, type: string, ids: readonly string[]) => Promise<Array<[id: string, value: string]>>
   writeCreds: (sessionId: string, text: string, at: number) => Promise<void>
   /** the puts and deletes of one `keys.set`, in one transaction */
   writeKeys: (sessionId: string, rows: KeyRow[]) => Promise<void>
@@ -35,10 +37,20 @@ const BATCH = 500
 /** The one implementation: the queries are the same on both dialects. */
 export function kyselyAuthStateStore (db: Db): AuthStateStore {
   return {
-    async load (sessionId) {
+    async load (sessionId, skip = []) {
       const creds = await db.selectFrom('auth_creds').select('creds').where('session_id', '=', sessionId).executeTakeFirst()
-      const keys = await db.selectFrom('auth_keys').select(['type', 'key_id', 'value']).where('session_id', '=', sessionId).execute()
+      const keys = await db.selectFrom('auth_keys').select(['type', 'key_id', 'value']).where('session_id', '=', sessionId)
+        .$if(skip.length > 0, (q) => q.where('type', 'not in', skip)).execute()
       return { creds: creds?.creds, keys: keys.map((k) => [k.type, k.key_id, k.value]) }
+    },
+    async readKeys (sessionId, type, ids) {
+      const out: Array<[string, string]> = []
+      for (let i = 0; i < ids.length; i += BATCH) {
+        const rows = await db.selectFrom('auth_keys').select(['key_id', 'value'])
+          .where('session_id', '=', sessionId).where('type', '=', type).where('key_id', 'in', ids.slice(i, i + BATCH)).execute()
+        for (const r of rows) out.push([r.key_id, r.value])
+      }
+      return out
     },
     async writeCreds (sessionId, text, at) {
       await db.insertInto('auth_creds').values({ session_id: sessionId, creds: text, updated_at: at })
@@ -86,17 +98,25 @@ export function sqliteAuthStateStore (db: Db, sqlite: SQLiteTypes.Database): Aut
   const deleteKey = sqlite.prepare<[string, string, string]>('DELETE FROM auth_keys WHERE session_id = ? AND type = ? AND key_id = ?')
   const getCreds = sqlite.prepare<[string], string>('SELECT creds FROM auth_creds WHERE session_id = ?').pluck()
   const getKeys = sqlite.prepare<[string], [string, string, string]>('SELECT type, key_id, value FROM auth_keys WHERE session_id = ?').raw()
+  // the platform's one on-demand type (pre-keys); any other list goes through Kysely
+  const getKeysBut = sqlite.prepare<[string, string], [string, string, string]>('SELECT type, key_id, value FROM auth_keys WHERE session_id = ? AND type <> ?').raw()
   const write = sqlite.transaction((sessionId: string, rows: KeyRow[]) => {
     for (const [type, keyId, value] of rows) {
       if (value === null) deleteKey.run(sessionId, type, keyId)
       else putKey.run(sessionId, type, keyId, value)
     }
   })
+  const kysely = kyselyAuthStateStore(db)
   return {
-    ...kyselyAuthStateStore(db),
+    ...kysely,
     // every stored session loads its rows before its socket starts: the start with 100 sessions ("spawn → all
     // open", bench startup) went 3.7 → 4.7 s through Kysely's row objects
-    load: async (sessionId) => await onSqliteConnection(db, sqlite, () => ({ creds: getCreds.get(sessionId), keys: getKeys.all(sessionId) })),
+    load: async (sessionId, skip = []) => skip.length > 1
+      ? await kysely.load(sessionId, skip)
+      : await onSqliteConnection(db, sqlite, () => ({
+          creds: getCreds.get(sessionId),
+          keys: skip.length === 0 ? getKeys.all(sessionId) : getKeysBut.all(sessionId, skip[0])
+        })),
     writeKeys: async (sessionId, rows) => { await onSqliteConnection(db, sqlite, () => { write(sessionId, rows) }) }
   }
 }

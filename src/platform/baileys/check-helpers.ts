@@ -37,14 +37,23 @@ export const emptyKeys = {
   get: async () => ({}), set: async () => {}, transaction: async (work: () => Promise<unknown>) => await work(), isInTransaction: () => false
 }
 
+/** one repository per loaded Baileys: fresh credentials cost ~50 ms of pure-JS curve signing each, and seven checks ask */
+const repositories = new WeakMap<Loaded, Record<string, unknown> | undefined>()
+
 /**
  * The signal repository the socket config of `loaded` builds (DEFAULT_CONNECTION_CONFIG.makeSignalRepository)
- * over fresh credentials and an empty key store; undefined when it cannot be built. Nothing is encrypted.
+ * over fresh credentials and an empty key store; undefined when it cannot be built. Nothing is encrypted; the
+ * checks only look at it, so they share one.
  */
 export function signalRepositoryOf (l: Loaded): Record<string, unknown> | undefined {
+  if (repositories.has(l)) return repositories.get(l)
   const config = l.baileys.DEFAULT_CONNECTION_CONFIG as { makeSignalRepository?: unknown } | undefined
   const make = config?.makeSignalRepository
-  if (!isFunction(make) || !isFunction(l.baileys.initAuthCreds)) return undefined
-  const repo = make({ creds: l.baileys.initAuthCreds(), keys: emptyKeys }, silentLogger, async () => [])
-  return typeof repo === 'object' && repo !== null ? repo as Record<string, unknown> : undefined
+  let repo: Record<string, unknown> | undefined
+  if (isFunction(make) && isFunction(l.baileys.initAuthCreds)) {
+    const made: unknown = make({ creds: l.baileys.initAuthCreds(), keys: emptyKeys }, silentLogger, async () => [])
+    repo = typeof made === 'object' && made !== null ? made as Record<string, unknown> : undefined
+  }
+  repositories.set(l, repo)
+  return repo
 }
