@@ -5,7 +5,7 @@
  *   client connected) and a bare Baileys rc14 process (bench/lib/bare-baileys.mjs: stock makeWASocket,
  *   one useMultiFileAuthState folder per socket, nothing done once open) each link N accounts by QR
  *   through the emulator, eight at a time; the figure is the process's settled RSS (median of five samples
- *   0.5 s apart, after a pause) growth from before the first link, ÷ N. Both baselines have Baileys loaded.
+ *   0.5 s apart, both at once, after a pause) growth from before the first link, ÷ N. Both baselines have Baileys loaded.
  * - Receipts spread over the N sessions: each session posts one text status to two emulator contacts
  *   (the service through its API, the bare sockets with sendMessage), then one `force` views call per
  *   status (VIEWS viewers each, sixteen calls at a time) makes the emulator write every read receipt as
@@ -63,7 +63,9 @@ export async function runFleet (ctx: BenchContext, ns: number[]): Promise<FleetR
   const bare = await startBareFleet({ dir: join(ctx.dir, 'bare-fleet'), wsUrl: emuProc.wsUrl, rootPublicKey: emuProc.rootPublicKey, emu })
   try {
     await sleep(pauseMs)
-    const rss = async (): Promise<[number, number]> => [(await settledRss(svc.pid, 5, 500)).median, (await settledRss(bare.pid, 5, 500)).median]
+    const samples = ctx.smoke ? 2 : 5
+    const rss = async (): Promise<number[]> =>
+      (await Promise.all([svc.pid, bare.pid].map(async (pid) => await settledRss(pid, samples, 500)))).map((r) => r.median)
     const [svc0, bare0] = await rss()
     log(`fleet: idle RSS service ${(svc0 / MB).toFixed(0)} MB, bare ${(bare0 / MB).toFixed(0)} MB`)
     const memory = new Map<number, { service: number, bare: number }>()

@@ -186,7 +186,7 @@ async function linkFigures (ctx: BenchContext, ns: number[]): Promise<Figure[]> 
 await runBench('scale', 60 * 60_000, async (ctx) => {
   const upTo = (all: number[]): number[] => all.filter((n) => n <= MAX_N).concat(all.some((n) => n > MAX_N) && !all.includes(MAX_N) ? [MAX_N] : [])
   const ns = ctx.smoke ? [2, 4] : upTo([10, 100, 1000])
-  const fleetNs = ctx.smoke ? [2, 4] : upTo([100, 1000])
+  const fleetNs = ctx.smoke ? [3] : upTo([100, 1000])
   const figures: Figure[] = []
   if (wanted.includes('promise')) figures.push(...await promiseFigures(ns, ctx.log))
   if (wanted.includes('link')) figures.push(...await linkFigures(ctx, ns))

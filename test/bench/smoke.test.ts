@@ -26,7 +26,7 @@ const FIGURES = [
   'scale.link-one-more.2', 'scale.link-one-more.4', 'scale.link-one-more.flat',
   'scale.start.all-open.3', 'scale.start.health-p99.3',
   'scale.cluster.join.s', 'scale.cluster.join.spread', 'scale.cluster.double-owners', 'scale.cluster.failover.s', 'scale.cluster.failover.lost',
-  'scale.fleet.memory.2', 'scale.fleet.bare-memory.2', 'scale.fleet.memory-ratio.2', 'scale.fleet.memory.4', 'scale.fleet.bare-memory.4', 'scale.fleet.memory-ratio.4',
+  'scale.fleet.memory.3', 'scale.fleet.bare-memory.3', 'scale.fleet.memory-ratio.3',
   'scale.fleet.receipts.ratio', 'scale.fleet.receipts.rate', 'scale.fleet.paced.p99'
 ]
 
