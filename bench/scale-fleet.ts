@@ -26,7 +26,7 @@ import { SQLite as Database } from '../src/db/sqlite.js'
 import type { BenchContext, Figure } from './lib/bench.js'
 import { startBareFleet } from './lib/bare-client.js'
 import { settledRss } from './lib/procs.js'
-import { connectSocket, emulatorApi, linkSessions, mapLimit, serviceApi } from '../test/support/clients.js'
+import { connectedCount, connectSocket, emulatorApi, linkSessions, mapLimit, serviceApi } from '../test/support/clients.js'
 import { sleep, waitFor } from '../test/support/wait.js'
 
 const MB = 1024 ** 2
@@ -69,6 +69,10 @@ export async function runFleet (ctx: BenchContext, ns: number[]): Promise<FleetR
     const [svc0, bare0] = await rss()
     log(`fleet: idle RSS service ${(svc0 / MB).toFixed(0)} MB, bare ${(bare0 / MB).toFixed(0)} MB`)
     const memory = new Map<number, { service: number, bare: number }>()
+    /** idle and linked means open: a bare socket that missed a keep-alive while the process was busy reconnects */
+    const allOpen = async (n: number): Promise<void> => {
+      await waitFor(async () => await connectedCount(api) === n && bare.openCount() === n, 300_000, `${n} sessions and ${n} bare sockets open`, 200)
+    }
     let linked = 0
     for (const n of ns) {
       // in steps of 100 on each side, so the budget is kept between steps
@@ -82,6 +86,7 @@ export async function runFleet (ctx: BenchContext, ns: number[]): Promise<FleetR
         linked = to
       }
       if (linked < n) { log(`fleet: out of budget at ${linked} of ${n}`); break }
+      await allOpen(linked)
       await sleep(pauseMs)
       const [s, b] = await rss()
       memory.set(n, { service: (s - svc0) / n, bare: (b - bare0) / n })
@@ -90,6 +95,7 @@ export async function runFleet (ctx: BenchContext, ns: number[]): Promise<FleetR
 
     // ---- receipts over every linked session
     const n = linked
+    await allOpen(n)
     const pacedCalls = Math.round(PACED_RATE * (ctx.smoke ? 0.2 : 5) / 5)
     const rounds = Math.ceil(pacedCalls / n)
     const contacts = (await emu.addContacts(VIEWS + 5 * rounds, '4473')).map((c) => c.number)

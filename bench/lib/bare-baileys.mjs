@@ -10,7 +10,8 @@
 //       BARE_ROOT     the emulator's root public key (base64): pinned like the service's WA_TEST_TRUST_ROOT
 //       BARE_AUTH     a folder for the auth states (one subfolder per socket)
 // stdin, one JSON object a line: { open: id } starts socket `id` (it then says { id, qr }: scan it, and
-// { id, open: true }); { send: { id, text, to: [digits] } } sends a status from it ({ id, sent: messageId });
+// { id, open: true }; { id, closed: code } when it closed: it reconnects unless logged out);
+// { send: { id, text, to: [digits] } } sends a status from it ({ id, sent: messageId });
 // { expect: n } asks for { reached: n, at } once n distinct views (status, viewer) were reported in all.
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
@@ -30,6 +31,7 @@ const views = new Set()
 let expect = Infinity
 /** id → its current socket */
 const sockets = new Map()
+let stopping = false
 
 async function open (id) {
   const { state, saveCreds } = await useMultiFileAuthState(join(process.env.BARE_AUTH ?? '', id))
@@ -49,9 +51,13 @@ async function open (id) {
       if (connection === 'open') say({ id, open: true })
       if (connection === 'close') {
         const code = lastDisconnect?.error?.output?.statusCode
-        // after the scan the server asks for a restart with the new credentials
+        // after the scan the server asks for a restart with the new credentials; anything but a logout
+        // (e.g. 408, a keep-alive missed while the process was busy) is reconnected, as Baileys' example does
         if (code === DisconnectReason.restartRequired) connect()
-        else say({ id, closed: code ?? null })
+        else {
+          say({ id, closed: code ?? null })
+          if (code !== DisconnectReason.loggedOut && !stopping) connect()
+        }
       }
     })
     sock.ev.on('message-receipt.update', (updates) => {
@@ -90,6 +96,7 @@ createInterface({ input: process.stdin }).on('line', (line) => {
   }
 })
 process.once('SIGTERM', () => {
+  stopping = true
   for (const sock of sockets.values()) sock.end(undefined)
   setTimeout(() => process.exit(0), 200)
 })

@@ -16,12 +16,14 @@ export interface BareFleet {
   link: (specs: Array<{ id: string, number: string }>, concurrency: number) => Promise<void>
   /** sends a text status from socket `id` to these contacts; resolves with its message id */
   sendStatus: (id: string, text: string, to: string[]) => Promise<string>
+  /** sockets open now (as last reported) */
+  openCount: () => number
   /** resolves with the time (performance.now() of the driver) the process reported `total` distinct views in all */
   reached: (total: number, timeoutMs: number) => Promise<number>
   stop: () => Promise<void>
 }
 
-export interface BareBaileys extends Omit<BareFleet, 'link' | 'sendStatus'> {
+export interface BareBaileys extends Omit<BareFleet, 'link' | 'sendStatus' | 'openCount'> {
   sendStatus: (text: string, to: string[]) => Promise<string>
 }
 
@@ -40,6 +42,7 @@ export async function startBareFleet (opts: Options): Promise<BareFleet> {
   }))
   if (child.pid === undefined) throw new Error('could not spawn the bare Baileys client')
   const waiting: Array<(line: Line) => boolean> = []
+  const open = new Set<string>()
   let pending = ''
   child.stderr?.pipe(log)
   child.stdout?.on('data', (chunk: Buffer) => {
@@ -52,6 +55,8 @@ export async function startBareFleet (opts: Options): Promise<BareFleet> {
       log.write(`${text}\n`)
       if (!text.startsWith('{')) continue
       const line = { ...(JSON.parse(text) as Line), receivedAt: at }
+      if (line.id !== undefined && 'open' in line) open.add(line.id)
+      if (line.id !== undefined && 'closed' in line) open.delete(line.id)
       for (let i = 0; i < waiting.length; i++) if (waiting[i](line)) waiting.splice(i--, 1)
     }
   })
@@ -83,6 +88,7 @@ export async function startBareFleet (opts: Options): Promise<BareFleet> {
         await opened
       })
     },
+    openCount: () => open.size,
     sendStatus: async (id, text, to) => {
       const sent = next(id, (l) => 'sent' in l ? l.sent : undefined, 60_000, `sent status of ${id}`)
       send({ send: { id, text, to } })
