@@ -4,8 +4,9 @@
  * - Memory per idle linked session at each N: the service (`node dist/src/server.js`, one socket.io
  *   client connected) and a bare Baileys rc14 process (bench/lib/bare-baileys.mjs: stock makeWASocket,
  *   one useMultiFileAuthState folder per socket, nothing done once open) each link N accounts by QR
- *   through the emulator, eight at a time; the figure is the process's settled RSS (median of five samples
- *   0.5 s apart, both at once, after a pause) growth from before the first link, ÷ N. Both baselines have Baileys loaded.
+ *   through the emulator, eight at a time, each side waiting until all its N are open; the figure is the
+ *   process's settled RSS (median of five samples 0.5 s apart, both at once, after a pause) growth from
+ *   before the first link, ÷ N. Both baselines have Baileys loaded.
  * - Receipts spread over the N sessions: each session posts one text status to two emulator contacts
  *   (the service through its API, the bare sockets with sendMessage), then one `force` views call per
  *   status (VIEWS viewers each, sixteen calls at a time) makes the emulator write every read receipt as
@@ -13,9 +14,10 @@
  *   emulator's ledger (POST /unacked over its N accounts) has nothing unacked; the service when SQLite
  *   holds every viewer, the `status-viewers-added` at a socket.io client counted them all, and its
  *   accounts have nothing unacked. One round each (bare first): the ratio is the two rates.
- * - Live p99 (service): 10 receipts every 10 ms for PACED_S seconds, as two views calls of five viewers
- *   to the next statuses in turn (so spread over every session); per receipt, the driver's request to the
- *   emulator until the first `status-viewers-added` naming that viewer (as bench/receipts.ts, part 2).
+ * - Live p99 (service): 10 receipts every 10 ms for 5 s, one views call of ten viewers to the next
+ *   status in turn (so spread over 500 sessions at N = 1,000, every session five times at N = 100); per
+ *   receipt, the driver's request to the emulator until the first `status-viewers-added` naming that
+ *   viewer (as bench/receipts.ts, part 2).
  *
  * Linking is bounded by BENCH_SCALE_FLEET_MS (default 40 min, both sides): short of an N, the memory
  * figures of that N are not measured and the receipts run over the sessions both sides reached.
@@ -75,9 +77,9 @@ export async function runFleet (ctx: BenchContext, ns: number[]): Promise<FleetR
     }
     let linked = 0
     for (const n of ns) {
-      // in steps of 100 on each side, so the budget is kept between steps
+      // in steps of 50 on each side, so the budget is kept between steps (a bare step of 50 at 300 takes minutes)
       while (linked < n && performance.now() < deadline) {
-        const to = Math.min(n, linked + 100)
+        const to = Math.min(n, linked + 50)
         const t0 = performance.now()
         await linkSessions(api, emu, range(linked, to).map((i) => ({ sessionId: `fleet-${i}`, number: serviceNumber(i) })), 8)
         const t1 = performance.now()
@@ -96,9 +98,9 @@ export async function runFleet (ctx: BenchContext, ns: number[]): Promise<FleetR
     // ---- receipts over every linked session
     const n = linked
     await allOpen(n)
-    const pacedCalls = Math.round(PACED_RATE * (ctx.smoke ? 0.2 : 5) / 5)
-    const rounds = Math.ceil(pacedCalls / n)
-    const contacts = (await emu.addContacts(VIEWS + 5 * rounds, '4473')).map((c) => c.number)
+    // one views call of ten every 10 ms, to the next status in turn
+    const pacedCalls = Math.round(PACED_RATE * (ctx.smoke ? 0.2 : 5) / 10)
+    const contacts = (await emu.addContacts(VIEWS + 10 * Math.ceil(pacedCalls / n), '4473')).map((c) => c.number)
     const to = contacts.slice(0, 2)
     const t0 = performance.now()
     const statuses = await mapLimit(range(0, n), 8, async (i) =>
@@ -152,18 +154,18 @@ export async function runFleet (ctx: BenchContext, ns: number[]): Promise<FleetR
     })
     const start = performance.now()
     const requests: Array<Promise<unknown>> = []
-    for (let call = 0; call < pacedCalls; call += 2) {
-      const wait = start + (call / 2) * 10 - performance.now()
+    for (let call = 0; call < pacedCalls; call++) {
+      const wait = start + call * 10 - performance.now()
       if (wait > 1) await sleep(wait)
-      for (const c of [call, call + 1]) {
-        const s = statuses[c % n]
-        const group = contacts.slice(VIEWS + 5 * Math.floor(c / n), VIEWS + 5 * Math.floor(c / n) + 5)
-        const now = performance.now()
-        for (const v of group) sentAt.set(`${s.statusId}\n${v}`, now)
-        requests.push(emu.sendViews(s.platformMessageId, group, { force: true }))
-      }
+      const s = statuses[call % n]
+      const from = VIEWS + 10 * Math.floor(call / n)
+      const group = contacts.slice(from, from + 10)
+      const now = performance.now()
+      for (const v of group) sentAt.set(`${s.statusId}\n${v}`, now)
+      requests.push(emu.sendViews(s.platformMessageId, group, { force: true }))
     }
-    await Promise.all(requests)
+    // a failed fetch says why in its cause only
+    await Promise.all(requests).catch((err: Error) => { throw new Error(`a views call failed: ${String(err.cause ?? err)}`) })
     await waitFor(() => { connected(); return sentAt.size === 0 }, 60_000, 'every paced viewer in status-viewers-added', 10)
     const ms = (q: number): number => h.percentile(q) / 1000
     log(`fleet: paced ${h.count} receipts over ${((performance.now() - start) / 1000).toFixed(1)} s: p50 ${ms(50).toFixed(1)} ms, p99 ${ms(99).toFixed(1)} ms, max ${(h.max / 1000).toFixed(1)} ms`)
