@@ -30,6 +30,8 @@ export interface BareBaileys extends Omit<BareFleet, 'link' | 'sendStatus' | 'op
 interface Options { dir: string, wsUrl: string, rootPublicKey: string, emu: EmulatorApi }
 type Said = { qr: string } | { open: true } | { sent: string } | { reached: number } | { error: string } | { closed: number | null }
 type Line = { id?: string, receivedAt: number } & Said
+/** DisconnectReason.loggedOut */
+const LOGGED_OUT = 401
 
 /** The bare Baileys process with no socket yet. */
 export async function startBareFleet (opts: Options): Promise<BareFleet> {
@@ -76,22 +78,41 @@ export async function startBareFleet (opts: Options): Promise<BareFleet> {
     })
   const send = (cmd: unknown): void => { child.stdin?.write(`${JSON.stringify(cmd)}\n`) }
 
+  /** the socket that linked each fleet id (another than the id's own after a retry) */
+  const socketOf = new Map<string, string>()
+  const linkOne = async (socketId: string, number: string): Promise<void> => {
+    const opened = next(socketId, (l) => 'open' in l ? 'open' : 'closed' in l && l.closed === LOGGED_OUT ? 'logged out' : undefined, 60_000, `open connection of ${socketId}`)
+    opened.catch(() => undefined)
+    const qr = next(socketId, (l) => 'qr' in l ? l.qr : undefined, 30_000, `QR code of ${socketId}`)
+    send({ open: socketId })
+    await opts.emu.scan(number, await qr)
+    if (await opened !== 'open') throw new Error(`bare Baileys ${socketId}: logged out before it opened`)
+  }
+
   return {
     pid: child.pid,
     link: async (specs, concurrency) => {
       await mapLimit(specs, concurrency, async ({ id, number }) => {
         await opts.emu.createAccount(number)
-        const opened = next(id, (l) => 'open' in l ? true : undefined, 60_000, `open connection of ${id}`)
-        const qr = next(id, (l) => 'qr' in l ? l.qr : undefined, 30_000, `QR code of ${id}`)
-        send({ open: id })
-        await opts.emu.scan(number, await qr)
-        await opened
+        // a busy process can lose the connection between the scan and the restart that follows, and that
+        // half-linked socket is then logged out (401): up to two more tries, each a socket with a fresh folder
+        for (let attempt = 0; ; attempt++) {
+          const socketId = attempt === 0 ? id : `${id}.${attempt}`
+          try {
+            await linkOne(socketId, number)
+            socketOf.set(id, socketId)
+            return
+          } catch (err) {
+            if (attempt === 2) throw err
+            log.write(`link of ${id} failed (${String(err)}): again\n`)
+          }
+        }
       })
     },
     openCount: () => open.size,
     sendStatus: async (id, text, to) => {
-      const sent = next(id, (l) => 'sent' in l ? l.sent : undefined, 60_000, `sent status of ${id}`)
-      send({ send: { id, text, to } })
+      const sent = next(socketOf.get(id) ?? id, (l) => 'sent' in l ? l.sent : undefined, 60_000, `sent status of ${id}`)
+      send({ send: { id: socketOf.get(id) ?? id, text, to } })
       return await sent
     },
     reached: async (total, timeoutMs) => {
