@@ -56,7 +56,8 @@ export async function runFleet (ctx: BenchContext, ns: number[]): Promise<FleetR
   const pauseMs = ctx.smoke ? 500 : 5000
   const emuProc = await ctx.emulator()
   const emu = emulatorApi(emuProc.controlUrl)
-  const svc = await ctx.service({ name: 'service-fleet', profile: false })
+  // a data folder of its own: the `start` part leaves its stored sessions in the default one
+  const svc = await ctx.service({ name: 'service-fleet', env: { DATA_DIR: join(ctx.dir, 'data-fleet') }, profile: false })
   const api = serviceApi(svc.base)
   const socket = await connectSocket(svc.base)
   let dropped: string | null = null
