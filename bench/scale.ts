@@ -13,21 +13,28 @@
  *   health p99 meanwhile.
  * - `cluster` (bench/scale-cluster.ts): three nodes (PostgreSQL + Redis) with 300 sessions: a third node
  *   joining takes its share, then one of three is SIGKILLed (failover time, receipts lost).
+ * - `fleet` (bench/scale-fleet.ts): the service and a bare Baileys process each link 100, then 1,000
+ *   accounts: memory per idle session at each N against bare sockets; then, with all linked, receipts
+ *   spread over every session (rate ÷ bare Baileys) and the live p99 of receipts paced over them.
+ *
+ * BENCH_SCALE_N (default 1000): the largest N of `link` and `fleet` (e.g. 100 for a shorter run).
  */
 import { spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { runBench, type BenchContext, type Figure } from './lib/bench.js'
 import { clusterFigures, runCluster } from './scale-cluster.js'
+import { fleetFigures, runFleet } from './scale-fleet.js'
 import { runStart, startFigures } from './scale-start.js'
 import { rssOf } from './lib/procs.js'
 import { emulatorApi, linkSessions, serviceApi, type EmulatorApi, type ServiceApi } from '../test/support/clients.js'
 import { ROOT, track } from '../test/support/processes.js'
 
-const PARTS = ['promise', 'link', 'start', 'cluster'] as const
+const PARTS = ['promise', 'link', 'start', 'cluster', 'fleet'] as const
 type Part = typeof PARTS[number]
 const wanted = (process.env.BENCH_SCALE ?? PARTS.join(',')).split(',').map((s) => s.trim()).filter((s): s is Part => (PARTS as readonly string[]).includes(s))
 const LINK_BUDGET_MS = Number(process.env.BENCH_SCALE_LINK_MS ?? 20 * 60_000)
 const BEFORE_MAX = Number(process.env.BENCH_SCALE_BEFORE_MAX ?? 100)
+const MAX_N = Number(process.env.BENCH_SCALE_N ?? 1000)
 
 type Variant = 'library' | 'shared'
 interface PromiseCost { nsPerPromise: number, rounds: number[] }
@@ -177,11 +184,14 @@ async function linkFigures (ctx: BenchContext, ns: number[]): Promise<Figure[]> 
 }
 
 await runBench('scale', 60 * 60_000, async (ctx) => {
-  const ns = ctx.smoke ? [2, 4] : [10, 100, 1000]
+  const upTo = (all: number[]): number[] => all.filter((n) => n <= MAX_N).concat(all.some((n) => n > MAX_N) && !all.includes(MAX_N) ? [MAX_N] : [])
+  const ns = ctx.smoke ? [2, 4] : upTo([10, 100, 1000])
+  const fleetNs = ctx.smoke ? [3] : upTo([100, 1000])
   const figures: Figure[] = []
   if (wanted.includes('promise')) figures.push(...await promiseFigures(ns, ctx.log))
   if (wanted.includes('link')) figures.push(...await linkFigures(ctx, ns))
   if (wanted.includes('start')) figures.push(...startFigures(await runStart(ctx, ctx.smoke ? 3 : 1000)))
   if (wanted.includes('cluster')) figures.push(...clusterFigures(await runCluster(ctx, { sessions: ctx.smoke ? 6 : 300 })))
+  if (wanted.includes('fleet')) figures.push(...fleetFigures(await runFleet(ctx, fleetNs), fleetNs))
   return figures
 })

@@ -33,6 +33,16 @@ const routes: Route[] = [
   { method: 'POST', pattern: /^\/accounts$/, handler: (e, _, body) => [201, e.createAccount(body.number as string, { legacy: optionalBoolean(body, 'legacy') })] },
   { method: 'GET', pattern: new RegExp(`^/accounts/${SEGMENT}$`), handler: (e, [number]) => [200, e.getAccount(number)] },
   { method: 'GET', pattern: new RegExp(`^/accounts/${SEGMENT}/unacked$`), handler: (e, [number]) => [200, { count: e.unackedCount(number) }] },
+  // the same summed over many accounts in one call (a benchmark's fleet of a thousand polls it)
+  {
+    method: 'POST',
+    pattern: /^\/unacked$/,
+    handler: (e, _, body) => {
+      const numbers = body.numbers
+      if (!Array.isArray(numbers) || numbers.some((n) => typeof n !== 'string')) throw new EmulatorError(400, 'numbers (array of strings) is required')
+      return [200, { count: (numbers as string[]).reduce((sum, n) => sum + e.unackedCount(n), 0) }]
+    }
+  },
   { method: 'GET', pattern: new RegExp(`^/accounts/${SEGMENT}/acks$`), handler: (e, [number]) => [200, e.ackStats(number)] },
   { method: 'GET', pattern: /^\/replaced-logins$/, handler: (e) => [200, e.replacedLogins()] },
   {

@@ -59,6 +59,8 @@ export function emulatorApi (controlUrl: string) {
     status: async (id: string) => await call<EmulatorStatus>('GET', `/statuses/${id}`),
     sendViews: async (statusId: string, viewers: string[], opts: { force?: boolean } = {}) =>
       await call<{ stanzas: number, deliveredTo: number }>('POST', `/statuses/${statusId}/views`, { viewers, type: 'read', ...opts }),
+    /** stanzas the devices of these accounts were sent and have not acked yet, summed */
+    unacked: async (numbers: string[]) => (await call<{ count: number }>('POST', '/unacked', { numbers })).count,
     settled: async (timeoutMs = 60_000) => await call('GET', `/settled?timeoutMs=${timeoutMs}`),
     connections: async () => await call<ConnectionLogEntry[]>('GET', '/connections')
   }
