@@ -2,8 +2,9 @@
  * A fleet of linked sessions against as many bare Baileys sockets (issue 33), both on one emulator:
  *
  * - Memory per idle linked session at each N: the service (`node dist/src/server.js`, one socket.io
- *   client connected) and a bare Baileys rc14 process (bench/lib/bare-baileys.mjs: stock makeWASocket,
- *   one useMultiFileAuthState folder per socket, nothing done once open) each link N accounts by QR
+ *   client connected) and bare Baileys rc14 (bench/lib/bare-baileys.mjs: stock makeWASocket, one
+ *   useMultiFileAuthState folder per socket, nothing done once open; at most BENCH_SCALE_BARE_PER_PROCESS
+ *   = 250 sockets a process, bench/lib/bare-shards.ts says why) each link N accounts by QR
  *   through the emulator, eight at a time, each side waiting until all its N are open; the figure is the
  *   process's settled RSS (median of five samples 0.5 s apart, both at once, after a pause) growth from
  *   before the first link, ÷ N. Both baselines have Baileys loaded.
@@ -27,7 +28,7 @@ import { join } from 'node:path'
 import { createHistogram } from 'node:perf_hooks'
 import { SQLite as Database } from '../src/db/sqlite.js'
 import type { BenchContext, Figure } from './lib/bench.js'
-import { startBareFleet } from './lib/bare-client.js'
+import { startBareShards } from './lib/bare-shards.js'
 import { cpuSeconds, settledRss } from './lib/procs.js'
 import { connectedCount, connectSocket, emulatorApi, linkSessions, mapLimit, serviceApi } from '../test/support/clients.js'
 import { sleep, waitFor } from '../test/support/wait.js'
@@ -37,6 +38,8 @@ const BUDGET_MS = Number(process.env.BENCH_SCALE_FLEET_MS ?? 40 * 60_000)
 /** viewers of each status in the burst */
 const VIEWS = 20
 const PACED_RATE = 1000
+/** bare sockets per control process (bench/lib/bare-shards.ts) */
+const PER_PROCESS = Number(process.env.BENCH_SCALE_BARE_PER_PROCESS ?? 250)
 
 export interface FleetRun {
   /** N → bytes of RSS growth per session (service) and per socket (bare) */
@@ -64,12 +67,16 @@ export async function runFleet (ctx: BenchContext, ns: number[]): Promise<FleetR
   let dropped: string | null = null
   socket.on('disconnect', (reason) => { dropped = reason })
   const connected = (): void => { if (dropped !== null) throw new Error(`the socket.io client was disconnected (${dropped})`) }
-  const bare = await startBareFleet({ dir: join(ctx.dir, 'bare-fleet'), wsUrl: emuProc.wsUrl, rootPublicKey: emuProc.rootPublicKey, emu })
+  const top = ns[ns.length - 1]
+  const bare = await startBareShards({ dir: join(ctx.dir, 'bare-fleet'), wsUrl: emuProc.wsUrl, rootPublicKey: emuProc.rootPublicKey, emu }, top, PER_PROCESS)
   try {
     await sleep(pauseMs)
     const samples = ctx.smoke ? 2 : 5
-    const rss = async (): Promise<number[]> =>
-      (await Promise.all([svc.pid, bare.pid].map(async (pid) => await settledRss(pid, samples, 500)))).map((r) => r.median)
+    /** the service's settled RSS and the control's (its processes' summed), sampled at once */
+    const rss = async (): Promise<[number, number]> => {
+      const [service, ...control] = (await Promise.all([svc.pid, ...bare.pids].map(async (pid) => await settledRss(pid, samples, 500)))).map((r) => r.median)
+      return [service, control.reduce((a, b) => a + b, 0)]
+    }
     const [svc0, bare0] = await rss()
     log(`fleet: idle RSS service ${(svc0 / MB).toFixed(0)} MB, bare ${(bare0 / MB).toFixed(0)} MB`)
     const memory = new Map<number, { service: number, bare: number }>()
@@ -122,11 +129,11 @@ export async function runFleet (ctx: BenchContext, ns: number[]): Promise<FleetR
     await sleep(pauseMs)
 
     /** CPU seconds of the service, the bare process and the emulator since `from` (which of them was the bottleneck) */
+    const cpuNow = (): number[] => [cpuSeconds(svc.pid), bare.pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0), cpuSeconds(emuProc.pid)]
     const cpuSince = (from: number[]): string => {
-      const [a, b, c] = [svc.pid, bare.pid, emuProc.pid].map((pid, i) => cpuSeconds(pid) - from[i])
+      const [a, b, c] = cpuNow().map((x, i) => x - from[i])
       return `CPU s service ${a.toFixed(1)}, bare ${b.toFixed(1)}, emulator ${c.toFixed(1)}`
     }
-    const cpuNow = (): number[] => [svc.pid, bare.pid, emuProc.pid].map(cpuSeconds)
     let cpu0 = cpuNow()
     const b0 = performance.now()
     const reached = bare.reached(total, 300_000)
@@ -222,7 +229,7 @@ export function fleetFigures (run: FleetRun, ns: number[]): Figure[] {
         name: `memory per idle bare Baileys rc14 socket, N = ${n}`,
         value: m === undefined ? null : m.bare / MB,
         unit: 'MB',
-        note: `one process, a useMultiFileAuthState folder per socket (bench/lib/bare-baileys.mjs); ${how}`
+        note: `at most ${PER_PROCESS} sockets a process (bench/lib/bare-shards.ts: ${Math.ceil(n / PER_PROCESS)} at this N), a useMultiFileAuthState folder per socket (bench/lib/bare-baileys.mjs); ${how}`
       },
       {
         id: `scale.fleet.memory-ratio.${n}`,
