@@ -183,6 +183,7 @@ async function linkFigures (ctx: BenchContext, ns: number[]): Promise<Figure[]> 
   return figures
 }
 
+// the smoke limit (240 s): smoke mode still starts five services, three cluster nodes and a bare fleet, 70 s on a quiet machine
 await runBench('scale', 60 * 60_000, async (ctx) => {
   const upTo = (all: number[]): number[] => all.filter((n) => n <= MAX_N).concat(all.some((n) => n > MAX_N) && !all.includes(MAX_N) ? [MAX_N] : [])
   const ns = ctx.smoke ? [2, 4] : upTo([10, 100, 1000])
@@ -194,4 +195,4 @@ await runBench('scale', 60 * 60_000, async (ctx) => {
   if (wanted.includes('cluster')) figures.push(...clusterFigures(await runCluster(ctx, { sessions: ctx.smoke ? 6 : 300 })))
   if (wanted.includes('fleet')) figures.push(...fleetFigures(await runFleet(ctx, fleetNs), fleetNs))
   return figures
-})
+}, 240_000)

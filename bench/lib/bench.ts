@@ -98,7 +98,8 @@ export interface BenchContext {
  * Runs one benchmark: `fn` returns its figures. Bounded by `limitMs`; every child is killed at the end,
  * on failure and on timeout too (procs.ts). Exit code 0 only when the figures were measured.
  */
-export async function runBench (name: string, limitMs: number, fn: (ctx: BenchContext) => Promise<Figure[]>): Promise<void> {
+/** `smokeLimitMs`: the limit in smoke mode (tiny sizes), for a script whose smoke run still starts many processes */
+export async function runBench (name: string, limitMs: number, fn: (ctx: BenchContext) => Promise<Figure[]>, smokeLimitMs = 100_000): Promise<void> {
   const started = performance.now()
   const dir = tempDir(`bench-${name}-`)
   const log = (msg: string): void => { console.log(`[${name} +${((performance.now() - started) / 1000).toFixed(1)}s] ${msg}`) }
@@ -146,7 +147,7 @@ export async function runBench (name: string, limitMs: number, fn: (ctx: BenchCo
   }
   // a profiled run prints the profiles it wrote, not those of earlier runs
   if (PROFILE || HEAP) rmSync(profileDir, { recursive: true, force: true })
-  const limit = SMOKE ? Math.min(limitMs, 100_000) : limitMs
+  const limit = SMOKE ? Math.min(limitMs, smokeLimitMs) : limitMs
   const timer = setTimeout(() => {
     dir.keep()
     console.error(`[${name}] gave up after ${limit / 1000} s; logs and data kept in ${dir.path}`)

@@ -32,7 +32,7 @@ const FIGURES = [
 
 interface Report { runs: Array<{ name: string, code: number | null, figures: Array<{ id: string, name: string, value: number | null }> }> }
 
-test('npm run bench in smoke mode: every script completes and prints its figures', { timeout: 300_000 }, async (t) => {
+test('npm run bench in smoke mode: every script completes and prints its figures', { timeout: 420_000 }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'bench-smoke-'))
   t.after(() => { rmSync(dir, { recursive: true, force: true }) })
   const env: NodeJS.ProcessEnv = { ...process.env, BENCH_SMOKE: '1', BENCH_OUT: join(dir, 'BENCHMARKS.md'), BENCH_JSON: join(dir, 'figures.json') }
@@ -44,7 +44,9 @@ test('npm run bench in smoke mode: every script completes and prints its figures
   child.stdout.on('data', (c: Buffer) => { output += c.toString() })
   child.stderr.on('data', (c: Buffer) => { output += c.toString() })
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve))
-  assert.equal(code, 0, `bench/run.ts failed:\n${output.slice(-4000)}`)
+  // which script failed and why come before the final table: those lines first, then the tail
+  const why = output.split('\n').filter((l) => /^\[[\w-]+\] (failed|gave up)|exited|Error/.test(l)).slice(0, 20).join('\n')
+  assert.equal(code, 0, `bench/run.ts failed:\n${why}\n…\n${output.slice(-3000)}`)
 
   const report = JSON.parse(readFileSync(join(dir, 'figures.json'), 'utf8')) as Report
   assert.deepEqual(report.runs.map((r) => [r.name, r.code]), [['memory', 0], ['receipts', 0], ['send-many', 0], ['reads', 0], ['insights', 0], ['startup', 0], ['cluster', 0], ['scale', 0]])

@@ -12,7 +12,7 @@ test('stats start empty with lastStatusSent null', async (t) => {
     success: true,
     data: {
       totalSessions: 0, connectedSessions: 0, totalStatuses: 0, totalViewers: 0, totalReactions: 0, totalReplies: 0, lastStatusSent: null,
-      start: { concurrency: 8, waiting: 0, opening: 0 },
+      start: { concurrency: 4, waiting: 0, opening: 0 },
       sessions: []
     }
   })

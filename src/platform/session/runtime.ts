@@ -288,13 +288,7 @@ export class SessionRuntime {
 
   /** Runs a write; a failure is logged (it must not stop the session). Whether it was written (never rejects). */
   private async store (failure: string, write: () => Promise<void>): Promise<boolean> {
-    try {
-      await write()
-      return true
-    } catch (err) {
-      this.log.error({ err }, failure)
-      return false
-    }
+    return await write().then(() => true, (err: unknown) => { this.log.error({ err }, failure); return false })
   }
 
   private clearTimers (): void {
