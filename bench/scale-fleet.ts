@@ -4,7 +4,7 @@
  * - Memory per idle linked session at each N: the service (`node dist/src/server.js`, one socket.io
  *   client connected) and bare Baileys rc14 (bench/lib/bare-baileys.mjs: stock makeWASocket, one
  *   useMultiFileAuthState folder per socket, nothing done once open; at most BENCH_SCALE_BARE_PER_PROCESS
- *   = 250 sockets a process, bench/lib/bare-shards.ts says why) each link N accounts by QR
+ *   = 100 sockets a process, bench/lib/bare-shards.ts says why) each link N accounts by QR
  *   through the emulator, eight at a time, each side waiting until all its N are open; the figure is the
  *   process's settled RSS (median of five samples 0.5 s apart, both at once, after a pause) growth from
  *   before the first link, ÷ N. Both baselines have Baileys loaded.
@@ -39,7 +39,7 @@ const BUDGET_MS = Number(process.env.BENCH_SCALE_FLEET_MS ?? 40 * 60_000)
 const VIEWS = 20
 const PACED_RATE = 1000
 /** bare sockets per control process (bench/lib/bare-shards.ts) */
-const PER_PROCESS = Number(process.env.BENCH_SCALE_BARE_PER_PROCESS ?? 250)
+const PER_PROCESS = Number(process.env.BENCH_SCALE_BARE_PER_PROCESS ?? 100)
 
 export interface FleetRun {
   /** N → bytes of RSS growth per session (service) and per socket (bare) */

@@ -1,8 +1,8 @@
 /**
  * Bare Baileys rc14 sockets spread over processes of at most `perProcess` sockets each (bench/scale-fleet.ts).
  * rc14 makes one AsyncLocalStorage per socket's key store, and on Node 20 every promise of a process visits
- * all of its storages (issue 33): one stock process held about 250 sockets before linking slowed to minutes
- * per 50 and its sockets missed their keep-alives. A user of stock Baileys at 1,000 accounts runs several
+ * all of its storages (issue 33): in one stock process each 50 more sockets linked in 27, 48, 85 and 117 s
+ * from 0, 50, 100 and 150 on (a quiet machine), near 250 its sockets missed their keep-alives. A user of stock Baileys at 1,000 accounts runs several
  * processes, so the control does too. Socket `i` lives in process ⌊i / perProcess⌋: up to `perProcess`
  * sockets the control is the single process it always was. Memory is each process's growth summed; CPU the
  * processes' sum. Several processes can use both cores where the service has one main thread, so the receipt
