@@ -158,8 +158,8 @@ export async function buildApp (config: Config, fastifyOptions: FastifyServerOpt
   if (compiles !== undefined) {
     app.addHook('onListen', async () => {
       const starting = (): boolean => {
-        const p = app.hasDecorator('supervisor') ? app.supervisor.progress() : undefined
-        return p !== undefined && p.waiting + p.opening > 0
+        const p = app.supervisor.progress()
+        return p.waiting + p.opening > 0
       }
       const later = (): void => {
         if (starting()) { setTimeout(later, 1000).unref(); return }

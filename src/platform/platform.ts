@@ -255,10 +255,10 @@ export function createPlatform (options: PlatformOptions) {
      */
     settled,
 
-    /** Ends every socket and timer; nothing reconnects afterwards. */
     /** Nothing to load here (plugins/platform's stand-in loads Baileys on it: a node does so before it takes leases). */
     async preload (): Promise<void> {},
 
+    /** Ends every socket and timer; nothing reconnects afterwards. */
     async close (): Promise<void> {
       if (closed) return
       closed = true
