@@ -13,7 +13,7 @@
  *   health p99 meanwhile.
  * - `cluster` (bench/scale-cluster.ts): three nodes (PostgreSQL + Redis) with 300 sessions: a third node
  *   joining takes its share, then one of three is SIGKILLed (failover time, receipts lost).
- * - `fleet` (bench/scale-fleet.ts): the service and a bare Baileys process each link 100, then 1,000
+ * - `fleet` (bench/scale-fleet.ts): the service and bare Baileys (processes of 100 sockets) each link 100, then 1,000
  *   accounts: memory per idle session at each N against bare sockets; then, with all linked, receipts
  *   spread over every session (rate ÷ bare Baileys) and the live p99 of receipts paced over them.
  *
