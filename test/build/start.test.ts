@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { freePort } from '../helper.js'
 
 // `npm start` from a fresh checkout: a copy of what git tracks for the service (no dist/, no data),
 // sharing the installed node_modules. The prestart compiles src/ into dist/, then the compiled
@@ -28,15 +27,17 @@ test('npm start on a fresh checkout builds dist/ and serves the API, the dashboa
   symlinkSync(join(ROOT, 'node_modules'), join(app, 'node_modules'), 'dir')
   assert.equal(existsSync(join(app, 'dist')), false)
 
-  const port = await freePort()
+  // PORT=0: the server takes a port of its own and says which in its log. A port picked by the test
+  // would stay unbound through the build (30-40 s), long enough for another test's server to take it
+  // and answer in its place (CI, session 12).
   const env: NodeJS.ProcessEnv = {
     ...process.env,
-    PORT: String(port),
+    PORT: '0',
     HOST: '127.0.0.1',
     API_KEY: KEY,
     DATA_DIR: join(dir, 'data'),
     UPLOAD_DIR: join(dir, 'uploads'),
-    LOG_LEVEL: 'warn',
+    LOG_LEVEL: 'info',
     WA_WEBSOCKET_URL: 'ws://127.0.0.1:9/ws/chat'
   }
   // the compiled copy is not what this suite measures coverage of; the suite's CA file is a relative path
@@ -54,14 +55,15 @@ test('npm start on a fresh checkout builds dist/ and serves the API, the dashboa
   }
   t.after(() => { killGroup('SIGKILL') })
 
-  const base = `http://127.0.0.1:${port}`
   const deadline = Date.now() + 150_000
-  let health: Response | undefined
-  while (health === undefined) {
-    if (child.exitCode !== null) assert.fail(`npm start exited (${child.exitCode}) before answering:\n${output.slice(-4000)}`)
-    if (Date.now() > deadline) assert.fail(`no answer from npm start after 150 s:\n${output.slice(-4000)}`)
-    try { health = await fetch(`${base}/api/health`, { headers: { 'x-api-key': KEY } }) } catch { await new Promise((resolve) => setTimeout(resolve, 100)) }
+  let base: string | undefined
+  while (base === undefined) {
+    if (child.exitCode !== null) assert.fail(`npm start exited (${child.exitCode}) before listening:\n${output.slice(-4000)}`)
+    if (Date.now() > deadline) assert.fail(`npm start did not listen within 150 s:\n${output.slice(-4000)}`)
+    base = /"msg":"Server listening at (http:\/\/127\.0\.0\.1:\d+)"/.exec(output)?.[1]
+    if (base === undefined) await new Promise((resolve) => setTimeout(resolve, 100))
   }
+  const health = await fetch(`${base}/api/health`, { headers: { 'x-api-key': KEY } })
 
   assert.ok(existsSync(join(app, 'dist', 'src', 'server.js')), 'the prestart compiled the server')
   assert.match(output, /compiling src\/, plugins\/ and schemas\/ into dist\//)
