@@ -15,7 +15,10 @@
 import { pathToFileURL } from 'node:url'
 import pg from 'pg'
 import { runBench, type BenchContext, type Figure } from './lib/bench.js'
-import type { ServiceProc } from './lib/procs.js'
+import { cpuSeconds, type ServiceProc } from './lib/procs.js'
+import { profileWindow } from './lib/window-profile.js'
+import { freePort } from '../test/support/ports.js'
+import { join } from 'node:path'
 import { emulatorApi, mapLimit, serviceApi, type EmulatorApi, type LinkSpec } from '../test/support/clients.js'
 import { startPostgres } from '../test/support/postgres.js'
 import { skipWithoutRedis, startRedis } from '../test/support/redis.js'
@@ -80,8 +83,11 @@ export async function runCluster (ctx: BenchContext, opts: { sessions?: number }
     const emuProc = await ctx.emulator()
     const emu = emulatorApi(emuProc.controlUrl)
     const replaced = async (): Promise<number> => (await (await fetch(`${emuProc.controlUrl}/replaced-logins`)).json() as unknown[]).length
+    // BENCH_CLUSTER_PROFILE=<dir>: a CPU profile of node-a from the SIGKILL until every session is open again
+    const profileDir = process.env.BENCH_CLUSTER_PROFILE
+    const inspectPort = profileDir === undefined ? 0 : await freePort()
     const start = async (nodeId: string): Promise<ServiceProc> => {
-      const svc = await ctx.service({ name: nodeId, env: { DATABASE_URL: url, ...(redis === null ? {} : { REDIS_URL: redis.url }), NODE_ID: nodeId, LOG_LEVEL: 'warn', RATE_LIMIT_MAX: '1000000' } })
+      const svc = await ctx.service({ name: nodeId, nodeFlags: profileDir !== undefined && nodeId === 'node-a' ? [`--inspect-port=${inspectPort}`] : [], env: { ...(process.env.BENCH_TAKEOVER === undefined ? {} : { SESSION_TAKEOVER_CONCURRENCY: process.env.BENCH_TAKEOVER }), DATABASE_URL: url, ...(redis === null ? {} : { REDIS_URL: redis.url }), NODE_ID: nodeId, LOG_LEVEL: 'warn', RATE_LIMIT_MAX: '1000000' } })
       nodes.push(svc)
       return svc
     }
@@ -128,15 +134,25 @@ export async function runCluster (ctx: BenchContext, opts: { sessions?: number }
       }
     })()
     await new Promise((resolve) => setTimeout(resolve, 2000))
+    const cpuOf = (): number[] => [nodes[0].child.pid, nodes[1].child.pid, emuProc.child.pid].map((pid) => cpuSeconds(pid ?? 0))
+    const profile = profileDir === undefined ? undefined : await profileWindow(a.pid, inspectPort)
+    const cpuBefore = cpuOf()
     c.child.kill('SIGKILL')
     const killed = performance.now()
     await c.exited
+    // when the leases moved and when the sessions opened: the two halves of the failover time
+    let leasedSeconds: number | undefined
     await waitFor(async () => {
       const held = await owners(a.base)
-      return (held.get('node-a')?.length ?? 0) + (held.get('node-b')?.length ?? 0) === n && await openCount(a.base) === n
+      if ((held.get('node-a')?.length ?? 0) + (held.get('node-b')?.length ?? 0) !== n) return false
+      leasedSeconds ??= (performance.now() - killed) / 1000
+      return await openCount(a.base) === n
     }, 120_000, 'every session open on the two others', 100)
     const failoverSeconds = (performance.now() - killed) / 1000
-    log(`failover: ${ofC.length} sessions open elsewhere ${failoverSeconds.toFixed(1)} s after the SIGKILL`)
+    const cpuUsed = cpuOf().map((x, i) => (x - cpuBefore[i]).toFixed(1))
+    if (profile !== undefined && profileDir !== undefined) log(`failover: profile of node-a ${await profile.stop(join(profileDir, 'failover-node-a.cpuprofile'))}`)
+    log(`failover CPU s: node-a ${cpuUsed[0]}, node-b ${cpuUsed[1]}, emulator ${cpuUsed[2]}`)
+    log(`failover: ${ofC.length} sessions leased by the others ${leasedSeconds?.toFixed(1) ?? '?'} s and open ${failoverSeconds.toFixed(1)} s after the SIGKILL`)
     await new Promise((resolve) => setTimeout(resolve, 2000))
     streaming = false
     await stream

@@ -30,6 +30,8 @@ import { SQLite as Database } from '../src/db/sqlite.js'
 import type { BenchContext, Figure } from './lib/bench.js'
 import { startBareShards } from './lib/bare-shards.js'
 import { cpuSeconds, settledRss } from './lib/procs.js'
+import { profileWindow } from './lib/window-profile.js'
+import { freePort } from '../test/support/ports.js'
 import { connectedCount, connectSocket, emulatorApi, linkSessions, mapLimit, serviceApi } from '../test/support/clients.js'
 import { sleep, waitFor } from '../test/support/wait.js'
 
@@ -61,7 +63,15 @@ export async function runFleet (ctx: BenchContext, ns: number[]): Promise<FleetR
   const emuProc = await ctx.emulator()
   const emu = emulatorApi(emuProc.controlUrl)
   // a data folder of its own: the `start` part leaves its stored sessions in the default one
-  const svc = await ctx.service({ name: 'service-fleet', env: { DATA_DIR: join(ctx.dir, 'data-fleet') }, profile: false })
+  // BENCH_FLEET_PROFILE=<dir>: CPU profiles of the service over the burst and over the paced run alone
+  const profileDir = process.env.BENCH_FLEET_PROFILE
+  const inspectPort = profileDir === undefined ? 0 : await freePort()
+  const svc = await ctx.service({ name: 'service-fleet', env: { DATA_DIR: join(ctx.dir, 'data-fleet') }, profile: false, nodeFlags: profileDir === undefined ? [] : [`--inspect-port=${inspectPort}`] })
+  const profiled = async <T>(name: string, work: () => Promise<T>): Promise<T> => {
+    if (profileDir === undefined) return await work()
+    const p = await profileWindow(svc.pid, inspectPort)
+    try { return await work() } finally { log(`fleet: profile ${await p.stop(join(profileDir, `${name}.cpuprofile`))}`) }
+  }
   const api = serviceApi(svc.base)
   const socket = await connectSocket(svc.base)
   let dropped: string | null = null
@@ -148,12 +158,14 @@ export async function runFleet (ctx: BenchContext, ns: number[]): Promise<FleetR
     const countViewers = db.prepare<[], number>('select count(*) from viewers').pluck()
     const added = new Map<string, number>()
     socket.on('status-viewers-added', (e: Added) => { added.set(e.statusId, Math.max(added.get(e.statusId) ?? 0, e.viewerCount)) })
-    cpu0 = cpuNow()
-    const s0 = performance.now()
-    await views(statuses.map((s) => s.platformMessageId))
-    const stored = await waitFor(() => countViewers.get() === total ? performance.now() : undefined, 300_000, `${total} viewers in SQLite`, 5)
-    const evented = await waitFor(() => { connected(); return [...added.values()].reduce((a, c) => a + c, 0) === total ? performance.now() : undefined }, 120_000, 'every status-viewers-added', 5)
-    const acked = await allAcked(range(0, n).map(serviceNumber), 'the service')
+    const [s0, stored, evented, acked] = await profiled('burst', async () => {
+      cpu0 = cpuNow()
+      const s0 = performance.now()
+      await views(statuses.map((s) => s.platformMessageId))
+      const stored = await waitFor(() => countViewers.get() === total ? performance.now() : undefined, 300_000, `${total} viewers in SQLite`, 5)
+      const evented = await waitFor(() => { connected(); return [...added.values()].reduce((a, c) => a + c, 0) === total ? performance.now() : undefined }, 120_000, 'every status-viewers-added', 5)
+      return [s0, stored, evented, await allAcked(range(0, n).map(serviceNumber), 'the service')]
+    })
     const svcRate = total / (Math.max(stored, evented, acked) - s0) * 1000
     const svcLog = `all in SQLite after ${(stored - s0).toFixed(0)} ms, evented after ${(evented - s0).toFixed(0)} ms, acked after ${(acked - s0).toFixed(0)} ms (${cpuSince(cpu0)})`
     const burstLog = `${bareLog}; service: ${svcLog}`
@@ -174,6 +186,7 @@ export async function runFleet (ctx: BenchContext, ns: number[]): Promise<FleetR
         sentAt.delete(key)
       }
     })
+    const paced = profileDir === undefined ? undefined : await profileWindow(svc.pid, inspectPort)
     cpu0 = cpuNow()
     const start = performance.now()
     const requests: Array<Promise<unknown>> = []
@@ -192,6 +205,7 @@ export async function runFleet (ctx: BenchContext, ns: number[]): Promise<FleetR
     await waitFor(() => { connected(); return sentAt.size === 0 }, 60_000, 'every paced viewer in status-viewers-added', 10)
     const ms = (q: number): number => h.percentile(q) / 1000
     const pacedCpu = cpuSince(cpu0)
+    if (paced !== undefined && profileDir !== undefined) log(`fleet: profile ${await paced.stop(join(profileDir, 'paced.cpuprofile'))}`)
     log(`fleet: paced ${h.count} receipts over ${((performance.now() - start) / 1000).toFixed(1)} s (${pacedCpu}): p50 ${ms(50).toFixed(1)} ms, p99 ${ms(99).toFixed(1)} ms, max ${(h.max / 1000).toFixed(1)} ms`)
     return {
       memory,

@@ -46,7 +46,7 @@ export interface Config {
   corsOrigin: '*' | string[] | null
   healthDisconnectedMs: number
   /** the paced start: handshakes at once, and the longest random pause before each of the first ones */
-  sessionStart: { concurrency: number, jitterMs: number }
+  sessionStart: { concurrency: number, takeoverConcurrency: number, jitterMs: number }
   /** how long a send waits for its session to reconnect after a drop, and how long a send interrupted by a crash waits at start */
   sendReconnectWaitMs: number
   /** longer lists answer 202 at once and are sent in the background */
@@ -161,7 +161,7 @@ function configFromEnv (env: Env): Config {
     cleanupIntervalMs: env.CLEANUP_INTERVAL_MS,
     insightsRetentionMs: env.INSIGHTS_RETENTION_DAYS * 86_400_000,
     eventsRetentionMs: Math.round(env.EVENTS_RETENTION_HOURS * 3_600_000),
-    sessionStart: { concurrency: env.SESSION_START_CONCURRENCY, jitterMs: env.SESSION_START_JITTER_MS },
+    sessionStart: { concurrency: env.SESSION_START_CONCURRENCY, takeoverConcurrency: env.SESSION_TAKEOVER_CONCURRENCY, jitterMs: env.SESSION_START_JITTER_MS },
     sendReconnectWaitMs: env.SEND_RECONNECT_WAIT_MS,
     sendWaitMaxRecipients: env.SEND_WAIT_MAX_RECIPIENTS ?? null,
     allowPrivateUrls: env.ALLOW_PRIVATE_URLS,

@@ -8,7 +8,7 @@
  * (a cluster's failover) do not knock in step; the ones after follow the handshakes that end, spread by then.
  */
 export interface PacerOptions {
-  /** handshakes at once (SESSION_START_CONCURRENCY) */
+  /** handshakes at once, for sessions added without a limit of their own (SESSION_START_CONCURRENCY) */
   concurrency: number
   /** longest random pause before each of a start's first handshakes (SESSION_START_JITTER_MS) */
   jitterMs: number
@@ -29,8 +29,8 @@ export interface PacerProgress { waiting: number, opening: number }
 
 export function createPacer (o: PacerOptions) {
   const random = o.random ?? Math.random
-  /** in the order they were handed over (a Set keeps it) */
-  const waiting = new Set<string>()
+  /** in the order they were handed over (a Map keeps it), each with the handshakes at once it may join */
+  const waiting = new Map<string, number>()
   /** holding a place: pausing, starting or handshaking */
   const opening = new Set<string>()
   /** starts under way, so a release can wait for the socket it must end */
@@ -68,8 +68,9 @@ export function createPacer (o: PacerOptions) {
   function pump (): void {
     // a start from idle: its first wave is spread
     const fromIdle = opening.size === 0
-    while (!closed && opening.size < o.concurrency && waiting.size > 0) {
-      const sessionId = waiting.values().next().value as string
+    while (!closed && waiting.size > 0) {
+      const [sessionId, limit] = waiting.entries().next().value as [string, number]
+      if (opening.size >= limit) break
       waiting.delete(sessionId)
       opening.add(sessionId)
       void run(sessionId, fromIdle).finally(() => {
@@ -82,13 +83,16 @@ export function createPacer (o: PacerOptions) {
   }
 
   return {
-    /** queues sessions to open, after those already waiting (one waiting or opening already is not queued twice) */
-    add (sessionIds: readonly string[]): void {
+    /**
+     * Queues sessions to open, after those already waiting (one waiting or opening already is not queued twice).
+     * `limit`: each starts once fewer than that many handshakes are under way (default: `concurrency`).
+     */
+    add (sessionIds: readonly string[], limit = o.concurrency): void {
       if (closed) return
       for (const id of sessionIds) {
         // dropped while holding a place and wanted again: its start goes on (or was made) after all
         if (opening.has(id)) dropped.delete(id)
-        else waiting.add(id)
+        else if (!waiting.has(id)) waiting.set(id, limit)
       }
       pump()
     },
@@ -106,7 +110,7 @@ export function createPacer (o: PacerOptions) {
       if (only === undefined) return { waiting: waiting.size, opening: opening.size }
       let w = 0
       let p = 0
-      for (const id of waiting) if (only.has(id)) w++
+      for (const id of waiting.keys()) if (only.has(id)) w++
       for (const id of opening) if (only.has(id)) p++
       return { waiting: w, opening: p }
     },

@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin'
-import type { InCommit, StatusChange, ViewToRecord } from '../../src/db/stores/viewers.js'
+import type { DeliveryToRecord, InCommit, StatusChange, ViewToRecord } from '../../src/db/stores/viewers.js'
 import type { NewEvent } from '../../src/db/stores/events.js'
 import type { EventPayloads } from '../../schemas/events.js'
 import { toLogRow } from '../events/log.js'
@@ -90,7 +90,7 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'stores' | 'log' | 'm
   /**
    * THE receipt commit, the one entry point (the sink's `commit`): a turn's views, its delivery receipts
    * (the per-status report's deliveredAt; the own account's devices are not recorded) and their events in
-   * one transaction (the viewer store's commitReceipts). One status-viewers-added per status with new
+   * one transaction (the viewer store's commitReceipts), with the other sessions' of the same turn (commitGroup). One status-viewers-added per status with new
    * viewers (not per viewer) and one status-viewers-update per changed status whose window is open (at most
    * one per status per window); the events reach clients from the log. Resolved means committed, and only
    * then the platform acks the stanzas.
@@ -103,7 +103,34 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'stores' | 'log' | 'm
       sessionId, messageId: d.messageId, number: d.viewerNumber, jid: contactJid(d.viewerNumber, d.viewerJid), deliveredAt: d.at
     }))
     if (views.length + deliveries.length === 0) return
-    const arrivedAt = Date.now()
+    let g = group
+    if (g === null) {
+      g = group = { views: [], deliveries: [], arrivedAt: Date.now(), waiters: [] }
+      queueMicrotask(commitGroup)
+    }
+    for (const v of views) g.views.push(v)
+    for (const d of deliveries) g.deliveries.push(d)
+    await new Promise<void>((resolve, reject) => { g.waiters.push({ resolve, reject }) })
+  }
+
+  /**
+   * The commits asked for in one synchronous run, as one transaction: the platform hands every session's
+   * receipt turn over at one setImmediate (src/platform/receipts.ts), so a storm spread over many sessions
+   * is a commit per turn, not one per session. All of them are committed, or none (each caller's frames
+   * then stay unacknowledged).
+   */
+  let group: { views: ViewToRecord[], deliveries: DeliveryToRecord[], arrivedAt: number, waiters: Array<{ resolve: () => void, reject: (err: unknown) => void }> } | null = null
+  function commitGroup (): void {
+    const g = group
+    group = null
+    if (g === null) return
+    commitAll(g.views, g.deliveries, g.arrivedAt).then(
+      () => { for (const w of g.waiters) w.resolve() },
+      (err: unknown) => { for (const w of g.waiters) w.reject(err) }
+    )
+  }
+
+  async function commitAll (views: ViewToRecord[], deliveries: DeliveryToRecord[], arrivedAt: number): Promise<void> {
     let claimed: Changed = new Map()
     const inCommit: InCommit<Map<number, StatusChange>> = {
       needs: (c) => {

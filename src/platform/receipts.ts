@@ -39,6 +39,28 @@ import type { ReceiptIntakeOptions, StatusDelivery, StatusView } from './types.j
 /** committed frames acked per event-loop turn (see ReceiptIntake.#releaseInChunks) */
 const ACK_CHUNK = 128
 
+/**
+ * The sessions with receipts in this event-loop turn, committed at one setImmediate: each hands its turn to
+ * the sink in the same synchronous run, so the sink can make them all one transaction (viewer-ingest.ts).
+ * Spread over 1,000 sessions, a storm brings a frame or two per session per turn; a commit per session
+ * was a transaction, an event-log read and a lock round per receipt or two.
+ */
+const waitingTurns = new Map<ReceiptIntake, () => void>()
+function turnWaiting (intake: ReceiptIntake, commit: () => void): void {
+  if (waitingTurns.size === 0) setImmediate(commitTurns)
+  waitingTurns.set(intake, commit)
+}
+function commitTurns (): void {
+  const commits = [...waitingTurns.values()]
+  waitingTurns.clear()
+  let failed: { err: unknown } | undefined
+  for (const commit of commits) {
+    // one session's failure does not keep the others' receipts from their commit
+    try { commit() } catch (err) { failed ??= { err } }
+  }
+  if (failed !== undefined) throw failed.err
+}
+
 interface Turn { views: StatusView[], deliveries: StatusDelivery[], frames: HeldFrame[] }
 /** a LID → number pair a receipt named (`participant_pn`), learned like a `lid-mapping.update` */
 interface Learned { lid: string, number: string }
@@ -101,7 +123,7 @@ export class ReceiptIntake {
     let turn = this.#turn
     if (turn === null) {
       turn = this.#turn = { views: [], deliveries: [], frames: [] }
-      setImmediate(() => { this.#commitTurn() })
+      turnWaiting(this, () => { this.#commitTurn() })
     }
     for (const v of views) turn.views.push(v)
     for (const d of deliveries) turn.deliveries.push(d)

@@ -60,6 +60,29 @@ test('never more handshakes at once than the limit; each next one starts as one 
   assert.deepEqual(h.pacer.progress(), { waiting: 0, opening: 0 })
 })
 
+test('sessions added with a limit of their own (a takeover) start up to it; those behind them keep the start\'s limit', async (t) => {
+  const h = handshakes()
+  t.after(h.stop)
+  const taken = Array.from({ length: 8 }, (_, i) => `t${i}`)
+  h.pacer.add(taken, 6)
+  h.pacer.add(['s0', 's1'])
+  await waitFor(() => h.holding().length === 6, 2000, 'six handshakes')
+  await sleep(20)
+  assert.deepEqual(h.started, taken.slice(0, 6), 'six at once, not the start\'s three')
+  // the last two taken ones go as places free; the start's sessions wait until fewer than three are under way
+  h.finish('t0')
+  h.finish('t1')
+  await waitFor(() => h.started.length === 8, 2000, 'the other two taken')
+  h.finish('t2')
+  h.finish('t3')
+  h.finish('t4')
+  await sleep(20)
+  assert.equal(h.started.length, 8, 'three still under way: no start of the start\'s own')
+  h.finish('t5')
+  await waitFor(() => h.started.includes('s0'), 2000, 's0 once two are under way')
+  assert.deepEqual(h.pacer.progress(), { waiting: 1, opening: 3 })
+})
+
 test('a session handed over twice is opened once; a dropped one is not opened; a failed start gives its place up', async (t) => {
   const h = handshakes({
     concurrency: 1,

@@ -229,6 +229,41 @@ test('viewer ingest commits each stanza at once and coalesces updates to one per
   assert.equal(last.viewers.length, total + n, 'trailing edge carries the final state')
 })
 
+test('the commits of several sessions asked in one run are one transaction, each resolving once it is in; a failure rejects them all', async (t) => {
+  const h = await harness(t)
+  await h.addSession('s1')
+  await h.addSession('s2', { own: '15550000002' })
+  const one = await h.app.statuses.send('s1', { type: 'text', content: 'one' })
+  const two = await h.app.statuses.send('s2', { type: 'text', content: 'two' })
+  const before = h.app.viewerIngest.stats().commits
+  // as the platform hands every session's receipt turn over at one setImmediate (src/platform/receipts.ts)
+  const asked = [
+    h.app.viewerIngest.commit('s1', [receipt(one.platformMessageId, A)]),
+    h.app.viewerIngest.commit('s2', [receipt(two.platformMessageId, A), receipt(two.platformMessageId, B)]),
+    h.app.viewerIngest.commit('s1', [receipt(one.platformMessageId, C)])
+  ]
+  await Promise.all(asked)
+  assert.equal(h.app.viewerIngest.stats().commits - before, 1, 'one transaction for the three')
+  assert.deepEqual((await h.app.statuses.viewers('s1', one.statusId)).map((v) => v.number).sort(), [A, C].sort())
+  assert.deepEqual((await h.app.statuses.viewers('s2', two.statusId)).map((v) => v.number).sort(), [A, B].sort())
+  // each status its own status-viewers-added, with the viewers of its session
+  await waitFor(() => h.of('status-viewers-added').filter((e) => e.statusId === one.statusId || e.statusId === two.statusId).length === 2, 5000, 'both statuses\' events')
+  const added = h.of('status-viewers-added').filter((e) => e.statusId === two.statusId)
+  assert.deepEqual(added.map((e) => [e.sessionId, e.viewerCount]), [['s2', 2]])
+
+  // the database refuses the transaction: every commit of the run rejects, and none of their views is stored
+  const sqlite = dbOf(h.app)
+  if (sqlite.dialect !== 'sqlite') return
+  sqlite.sqlite.exec("create trigger refuse_d before insert on viewers when new.number = '15551230004' begin select raise(abort, 'refused'); end")
+  const failing = [
+    h.app.viewerIngest.commit('s1', [receipt(one.platformMessageId, '15551230003')]),
+    h.app.viewerIngest.commit('s2', [receipt(two.platformMessageId, '15551230004')])
+  ]
+  const settled = await Promise.allSettled(failing)
+  assert.deepEqual(settled.map((r) => r.status), ['rejected', 'rejected'])
+  assert.equal((await h.app.statuses.viewers('s1', one.statusId)).length, 2, 'the other session\'s view was rolled back with it')
+})
+
 test('a view stored under a LID gets its number: merged with that number\'s row, earlier view kept, update emitted', async (t) => {
   const h = await harness(t)
   await h.addSession('s1')
