@@ -64,7 +64,7 @@ export const EnvSchema = Type.Object({
   NODE_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$', description: 'Address other nodes use to reach this one (cluster mode); default http://<hostname>:<PORT>' })),
   NODE_ID: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_.-]{1,64}$', description: 'This node\'s name in the cluster; default generated once into DATA_DIR/node-id' })),
   CLUSTER_SECRET: Type.Optional(Type.String({ minLength: 32, description: 'Cluster mode: the secret nodes sign requests they pass to each other with (HMAC-SHA256), at least 32 characters, the same on every node; unset: generated once and stored in the shared database' })),
-  LEASE_TTL_MS: Int(6000, 300, 600_000, 'A session lease lasts this long unless its owner renews it; a dead node\'s sessions open elsewhere this long after it died, give or take one LEASE_RENEW_MS, plus a login. A node whose renewals fail for LEASE_TTL_MS - LEASE_RENEW_MS ends its sockets'),
+  LEASE_TTL_MS: Int(5000, 300, 600_000, 'A session lease lasts this long unless its owner renews it; a dead node\'s sessions open elsewhere this long after it died, give or take one LEASE_RENEW_MS, plus a login. A node whose renewals fail for LEASE_TTL_MS - LEASE_RENEW_MS ends its sockets'),
   LEASE_RENEW_MS: Int(1000, 100, 200_000, 'How often a node renews its leases, beats its heartbeat, looks for orphaned sessions and evens out the spread (seven small queries a round, one lease row rewritten per session it holds); at most LEASE_TTL_MS / 3'),
   REBALANCE_BATCH: Int(10, 1, 1000, 'Cluster mode: most sessions on their way to one node at once when the nodes even out their spread (a node joined or came back)')
 })

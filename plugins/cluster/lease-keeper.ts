@@ -151,8 +151,7 @@ export class LeaseKeeper {
       const nodes = await leases.liveNodes(now, now - ttlMs)
       const placed = placeOrphans(orphans, nodes)
       const ours = orphans.filter((id) => placed.get(id) === nodeId)
-      const claimed: string[] = []
-      for (const id of ours) if (await leases.claim(id, nodeId, now, now + ttlMs)) claimed.push(id)
+      const claimed = await leases.claim(ours, nodeId, now, now + ttlMs)
       if (claimed.length > 0) this.o.log.info({ sessions: claimed }, 'cluster: took over orphaned sessions')
       for (const id of claimed) this.#arrive([id], lapsed.has(id) ? 'failover' : 'orphan')
       void this.#startAll(claimed)

@@ -119,7 +119,9 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'stores' | 'log' | 'm
    * is a commit per turn, not one per session. All of them are committed, or none (each caller's frames
    * then stay unacknowledged).
    */
-  let group: { views: ViewToRecord[], deliveries: DeliveryToRecord[], arrivedAt: number, waiters: Array<{ resolve: () => void, reject: (err: unknown) => void }> } | null = null
+  interface Waiter { resolve: () => void, reject: (err: unknown) => void }
+  interface Group { views: ViewToRecord[], deliveries: DeliveryToRecord[], arrivedAt: number, waiters: Waiter[] }
+  let group: Group | null = null
   function commitGroup (): void {
     const g = group
     group = null

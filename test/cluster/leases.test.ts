@@ -171,4 +171,18 @@ test('leases on PostgreSQL: spread over live nodes, taken over after a node stop
   assert.equal(view['node-a']?.length, 7, 'every lease handed to A in the same step')
   await waitFor(() => a2.running.size === 7, 5000, 'A to open the sessions B handed over')
   assert.deepEqual(ledger.violations, [])
+  await a2.halt()
+
+  // the claim of a failover's share is one statement: of two nodes claiming the same sessions at once each
+  // session goes to one; a lease that has not expired is never taken
+  const race = Array.from({ length: 40 }, (_, i) => `r${i}`)
+  await addSessions(dbB, race)
+  const x = kyselyLeaseStore(open(), null)
+  const y = kyselyLeaseStore(open(), null)
+  const now = await x.now()
+  const [gotX, gotY] = await Promise.all([x.claim(race, 'node-x', now, now + 60_000), y.claim([...race].reverse(), 'node-y', now, now + 60_000)])
+  assert.equal(gotX.length + gotY.length, race.length, `each once: ${gotX.length} + ${gotY.length}`)
+  assert.deepEqual([...gotX, ...gotY].sort(), [...race].sort())
+  assert.deepEqual(await y.claim(gotX, 'node-y', now + 1, now + 60_000), [], 'a lease held is not taken')
+  assert.deepEqual((await x.claim(gotY, 'node-x', now + 60_001, now + 120_000)).sort(), [...gotY].sort(), 'an expired one is')
 })

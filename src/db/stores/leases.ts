@@ -22,8 +22,8 @@ export interface LeaseStore {
   heartbeat: (nodeId: string, url: string, now: number) => Promise<void>
   /** extends every lease the node holds; the sessions it still owns (a lease taken over is not among them) */
   renew: (nodeId: string, expiresAt: number) => Promise<string[]>
-  /** takes the lease when there is none or it has expired (of two nodes trying at once, one wins); whether this node owns it now */
-  claim: (sessionId: string, nodeId: string, now: number, expiresAt: number) => Promise<boolean>
+  /** takes the leases that are not held or have expired (of two nodes trying at once, one wins each); the sessions this node owns now */
+  claim: (sessionIds: string[], nodeId: string, now: number, expiresAt: number) => Promise<string[]>
   /** gives up the node's leases (all, or these sessions') so other nodes take them at their next look */
   release: (nodeId: string, sessionIds?: string[]) => Promise<void>
   removeNode: (nodeId: string) => Promise<void>
@@ -66,7 +66,7 @@ export function kyselyLeaseStore (db: Db, url: string | null): LeaseStore {
     now: async () => await dbNow(db),
     heartbeat: async (nodeId, nodeUrl, now) => { await heartbeat(db, nodeId, nodeUrl, now) },
     renew: async (nodeId, expiresAt) => await renewLeases(db, nodeId, expiresAt),
-    claim: async (sessionId, nodeId, now, expiresAt) => await claimLease(db, sessionId, nodeId, now, expiresAt),
+    claim: async (sessionIds, nodeId, now, expiresAt) => await claimLeases(db, sessionIds, nodeId, now, expiresAt),
     release: async (nodeId, sessionIds) => { await releaseLeases(db, nodeId, sessionIds) },
     removeNode: async (nodeId) => { await removeNode(db, nodeId) },
     orphaned: async (now) => await orphanedSessions(db, now),
@@ -109,17 +109,23 @@ async function renewLeases (db: Db, nodeId: string, expiresAt: number): Promise<
 }
 
 /**
- * Takes the lease when there is none or it has expired (a conditional upsert: of two nodes trying at
- * once, one wins); true when this node owns the session now.
+ * Takes the leases when there are none or they have expired, in one statement (a conditional upsert per row:
+ * of two nodes trying at once, one wins each; a failover's share is claimed at once, not a round trip per
+ * session); answers the sessions this node owns now.
  */
-async function claimLease (db: Db, sessionId: string, nodeId: string, now: number, expiresAt: number): Promise<boolean> {
-  const row = await db.insertInto('session_leases')
-    .values({ session_id: sessionId, node_id: nodeId, expires_at: expiresAt, acquired_at: now, status: null })
-    .onConflict((oc) => oc.column('session_id')
-      .doUpdateSet({ node_id: nodeId, expires_at: expiresAt, acquired_at: now, status: null })
-      .where('session_leases.expires_at', '<', now))
-    .returning('session_id').executeTakeFirst()
-  return row !== undefined
+async function claimLeases (db: Db, sessionIds: string[], nodeId: string, now: number, expiresAt: number): Promise<string[]> {
+  const owned: string[] = []
+  // 500 rows a statement: five parameters each, well within either database's limit
+  for (let i = 0; i < sessionIds.length; i += 500) {
+    const rows = await db.insertInto('session_leases')
+      .values(sessionIds.slice(i, i + 500).map((id) => ({ session_id: id, node_id: nodeId, expires_at: expiresAt, acquired_at: now, status: null })))
+      .onConflict((oc) => oc.column('session_id')
+        .doUpdateSet({ node_id: nodeId, expires_at: expiresAt, acquired_at: now, status: null })
+        .where('session_leases.expires_at', '<', now))
+      .returning('session_id').execute()
+    for (const r of rows) owned.push(r.session_id)
+  }
+  return owned
 }
 
 /** Gives up the node's leases (all, or these sessions') so other nodes take them at their next look. */
