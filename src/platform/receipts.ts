@@ -4,6 +4,7 @@ import { lidUserOf, pnDigits } from './lid.js'
 import { notDelivered, parseStatusReceipt, type ParsedView } from './receipt-parse.js'
 import { ackFrames, type HeldFrame } from './receipt-acks.js'
 import { afterReceiptTurn } from './burst-gc.js'
+import { turnWaiting } from './receipt-turns.js'
 import type { ReceiptIntakeOptions, StatusDelivery, StatusView } from './types.js'
 
 // Status receipts have one way in (how a stanza's views are read: receipt-parse.ts): the raw stanza, committed before it is acknowledged.
@@ -38,28 +39,6 @@ import type { ReceiptIntakeOptions, StatusDelivery, StatusView } from './types.j
 
 /** committed frames acked per event-loop turn (see ReceiptIntake.#releaseInChunks) */
 const ACK_CHUNK = 128
-
-/**
- * The sessions with receipts in this event-loop turn, committed at one setImmediate: each hands its turn to
- * the sink in the same synchronous run, so the sink can make them all one transaction (viewer-ingest.ts).
- * Spread over 1,000 sessions, a storm brings a frame or two per session per turn; a commit per session
- * was a transaction, an event-log read and a lock round per receipt or two.
- */
-const waitingTurns = new Map<ReceiptIntake, () => void>()
-function turnWaiting (intake: ReceiptIntake, commit: () => void): void {
-  if (waitingTurns.size === 0) setImmediate(commitTurns)
-  waitingTurns.set(intake, commit)
-}
-function commitTurns (): void {
-  const commits = [...waitingTurns.values()]
-  waitingTurns.clear()
-  let failed: { err: unknown } | undefined
-  for (const commit of commits) {
-    // one session's failure does not keep the others' receipts from their commit
-    try { commit() } catch (err) { failed ??= { err } }
-  }
-  if (failed !== undefined) throw failed.err
-}
 
 interface Turn { views: StatusView[], deliveries: StatusDelivery[], frames: HeldFrame[] }
 /** a LID → number pair a receipt named (`participant_pn`), learned like a `lid-mapping.update` */
