@@ -112,11 +112,36 @@ export function createEventLog (deps: EventLogDeps) {
     return queued
   }
 
-  /** Appends one event in its own transaction; resolves once it is committed and went to the listeners. */
+  /**
+   * The rows waiting for the append under way: written together, in order, by the next transaction. Appends on
+   * their own come in bursts (every session's `connection-status` as a node opens or takes over dozens), and one
+   * transaction each, one after the other, made the last of 50 logins wait for 49 commits before its own.
+   */
+  let waiting: { rows: NewEvent[], written: Promise<void> } | null = null
+  function enqueue (row: NewEvent): Promise<void> {
+    let batch = waiting
+    if (batch === null) {
+      const rows: NewEvent[] = []
+      const written = appends.then(async () => {
+        // rows that come from now on wait for the next transaction
+        if (waiting?.rows === rows) waiting = null
+        await store.append(rows)
+      })
+      batch = waiting = { rows, written }
+      appends = written.catch(() => {})
+    }
+    batch.rows.push(row)
+    return batch.written
+  }
+
+  /**
+   * Appends one event in a transaction of its own (with the others appended on their own meanwhile, in
+   * order); resolves once it is committed and went to the listeners.
+   */
   async function append<K extends LoggedEventName> (event: K, payload: EventPayloads[K]): Promise<void> {
     const row = toLogRow(event, payload)
-    const mine = appends.then(async () => { await store.append([row]) })
-    const queued = appends = mine.catch(() => {})
+    const mine = enqueue(row)
+    const queued = mine.catch(() => {})
     const sessionId = row.sessionId
     if (sessionId !== null) {
       sessionAppends.set(sessionId, queued)

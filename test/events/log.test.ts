@@ -3,6 +3,9 @@ import { test } from 'node:test'
 import { io as connect, type Socket } from 'socket.io-client'
 import { build, TEST_API_KEY, waitFor, type TestApp } from '../helper.js'
 import { dialectEnv, dialectTest, postgresUrl, usePostgres } from '../support/db-matrix.js'
+import { pino } from 'pino'
+import { createEventLog, type LogEntry } from '../../plugins/events/log.js'
+import type { EventStore } from '../../src/db/stores/events.js'
 
 // The event log in-process: ids in commit order, GET /api/events, socket.io catch-up with auth.after, and
 // two nodes on one PostgreSQL database (one sequence, the same events from either node).
@@ -72,6 +75,42 @@ dialectTest('GET /api/events pages the log in order; a socket with auth.after ge
 
   // a bad after is refused at the handshake
   await assert.rejects(socketOf(base, { after: 'x' }), /auth\.after must be an eventId/)
+})
+
+dialectTest('appends on their own that come together are written together, in order; a failed write fails its own batch only', async (t, dialect) => {
+  const s = await build(t, await dialectEnv(dialect))
+  // a second log over the app's own event store, counting the store's transactions
+  const real = s.app.stores.events
+  let transactions = 0
+  let failNext = false
+  const store: EventStore = Object.assign(Object.create(real) as EventStore, {
+    append: async (rows: Parameters<EventStore['append']>[0]) => {
+      transactions++
+      if (failNext) { failNext = false; throw new Error('the database refused') }
+      await real.append(rows)
+    }
+  })
+  const log = createEventLog({ store, log: pino({ level: 'silent' }), retentionMs: 3_600_000, pruneIntervalMs: 3_600_000 })
+  await log.start()
+  t.after(async () => { await log.stop() })
+  const seen: LogEntry[] = []
+  log.onEvent((e) => { seen.push(e) })
+
+  // 50 sessions' connection-status at once (a node taking them over): the first goes alone, the 49 that came
+  // while it was written go in the next transaction
+  await Promise.all(Array.from({ length: 50 }, async (_, i) => { await log.append('session-deleted', { sessionId: `b${i}` }) }))
+  assert.ok(transactions <= 2, `${transactions} transactions for 50 appends`)
+  assert.deepEqual(seen.map((e) => e.data.sessionId), Array.from({ length: 50 }, (_, i) => `b${i}`), 'in the order appended')
+  assert.deepEqual(seen.map((e) => e.eventId), [...seen.map((e) => e.eventId)].sort((a, b) => a - b))
+
+  // a write that fails rejects the appends of its batch; the next batch is written
+  failNext = true
+  const first = log.append('session-deleted', { sessionId: 'x1' })
+  const second = log.append('session-deleted', { sessionId: 'x2' })
+  await assert.rejects(first, /refused/)
+  await assert.rejects(second, /refused/)
+  await log.append('session-deleted', { sessionId: 'x3' })
+  assert.deepEqual(seen.slice(50).map((e) => e.data.sessionId), ['x3'])
 })
 
 test('two nodes on one PostgreSQL database: one sequence with no id skipped by a reader, the same events from either node', async (t) => {
