@@ -23,6 +23,8 @@ export type Emit = <K extends LoggedEventName>(event: K, payload: EventPayloads[
 
 /** The feed reads this many rows at a time. */
 const PAGE = 500
+/** appends on their own written together, at most */
+const APPEND_BATCH = 1000
 /** A shared log (several nodes): how often the feed looks for rows other nodes committed (this node's own commits wake it at once). */
 export const FEED_POLL_MS = 250
 
@@ -120,7 +122,8 @@ export function createEventLog (deps: EventLogDeps) {
   let waiting: { rows: NewEvent[], written: Promise<void> } | null = null
   function enqueue (row: NewEvent): Promise<void> {
     let batch = waiting
-    if (batch === null) {
+    // a full batch waits its turn as it is (PostgreSQL's insert takes four parameters a row, at most 65,535)
+    if (batch === null || batch.rows.length >= APPEND_BATCH) {
       const rows: NewEvent[] = []
       const written = appends.then(async () => {
         // rows that come from now on wait for the next transaction
