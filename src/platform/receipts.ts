@@ -18,7 +18,7 @@ import type { ReceiptIntakeOptions, StatusDelivery, StatusView } from './types.j
 //
 // The views of every receipt frame that arrives in one turn of the event loop (all the frames of the
 // WebSocket messages read in one go) are handed to the service's ReceiptSink in ONE commit, at
-// setImmediate; once it is committed, each held frame is acknowledged with Baileys' own ack
+// setImmediate, with every other session's of that turn (receipt-turns.ts); once it is committed, each held frame is acknowledged with Baileys' own ack
 // (`sock.sendMessageAck`, the stanza rc14's handleReceipt sends in its `finally`). One transaction per
 // turn instead of one per stanza: a burst costs a few commits, not thousands, and the wait is one turn
 // (no timer). The acks wait for the commit's promise (as long as the commit takes); when it rejects, none
@@ -102,7 +102,7 @@ export class ReceiptIntake {
     let turn = this.#turn
     if (turn === null) {
       turn = this.#turn = { views: [], deliveries: [], frames: [] }
-      turnWaiting(this, () => { this.#commitTurn() })
+      turnWaiting(() => { this.#commitTurn() })
     }
     for (const v of views) turn.views.push(v)
     for (const d of deliveries) turn.deliveries.push(d)
