@@ -90,9 +90,10 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'stores' | 'log' | 'm
   /**
    * THE receipt commit, the one entry point (the sink's `commit`): a turn's views, its delivery receipts
    * (the per-status report's deliveredAt; the own account's devices are not recorded) and their events in
-   * one transaction (the viewer store's commitReceipts), with the other sessions' of the same turn (commitGroup). One status-viewers-added per status with new
-   * viewers (not per viewer) and one status-viewers-update per changed status whose window is open (at most
-   * one per status per window); the events reach clients from the log. Resolved means committed, and only
+   * one transaction (the viewer store's commitReceipts), with the other sessions' of the same turn
+   * (openGroup). One status-viewers-added per status with new viewers (not per viewer) and one
+   * status-viewers-update per changed status whose window is open (at most one per status per window); the
+   * events reach clients from the log. Resolved means committed, and only
    * then the platform acks the stanzas.
    */
   async function commit (sessionId: string, seen: StatusView[], delivered: StatusDelivery[] = []): Promise<void> {
@@ -103,33 +104,30 @@ export function createViewerIngest (deps: Pick<StatusDeps, 'stores' | 'log' | 'm
       sessionId, messageId: d.messageId, number: d.viewerNumber, jid: contactJid(d.viewerNumber, d.viewerJid), deliveredAt: d.at
     }))
     if (views.length + deliveries.length === 0) return
-    let g = group
-    if (g === null) {
-      g = group = { views: [], deliveries: [], arrivedAt: Date.now(), waiters: [] }
-      queueMicrotask(commitGroup)
-    }
+    const g = group ?? openGroup()
     for (const v of views) g.views.push(v)
     for (const d of deliveries) g.deliveries.push(d)
-    await new Promise<void>((resolve, reject) => { g.waiters.push({ resolve, reject }) })
+    await g.committed
   }
 
   /**
    * The commits asked for in one synchronous run, as one transaction: the platform hands every session's
-   * receipt turn over at one setImmediate (src/platform/receipts.ts), so a storm spread over many sessions
+   * receipt turn over at one setImmediate (src/platform/receipt-turns.ts), so a storm spread over many sessions
    * is a commit per turn, not one per session. All of them are committed, or none (each caller's frames
    * then stay unacknowledged).
    */
-  interface Waiter { resolve: () => void, reject: (err: unknown) => void }
-  interface Group { views: ViewToRecord[], deliveries: DeliveryToRecord[], arrivedAt: number, waiters: Waiter[] }
+  interface Group { views: ViewToRecord[], deliveries: DeliveryToRecord[], committed: Promise<void> }
   let group: Group | null = null
-  function commitGroup (): void {
-    const g = group
-    group = null
-    if (g === null) return
-    commitAll(g.views, g.deliveries, g.arrivedAt).then(
-      () => { for (const w of g.waiters) w.resolve() },
-      (err: unknown) => { for (const w of g.waiters) w.reject(err) }
-    )
+  function openGroup (): Group {
+    const views: ViewToRecord[] = []
+    const deliveries: DeliveryToRecord[] = []
+    const arrivedAt = Date.now()
+    // a microtask: after the calls of this synchronous run have joined
+    const committed = Promise.resolve().then(async () => {
+      group = null
+      await commitAll(views, deliveries, arrivedAt)
+    })
+    return (group = { views, deliveries, committed })
   }
 
   async function commitAll (views: ViewToRecord[], deliveries: DeliveryToRecord[], arrivedAt: number): Promise<void> {
