@@ -21,9 +21,7 @@ import { pathToFileURL } from 'node:url'
 import pg from 'pg'
 import { runBench, type BenchContext, type Figure } from './lib/bench.js'
 import { cpuSeconds, type ServiceProc } from './lib/procs.js'
-import { profileWindow } from './lib/window-profile.js'
-import { freePort } from '../test/support/ports.js'
-import { join } from 'node:path'
+import { windowProfiler } from './lib/window-profile.js'
 import assert from 'node:assert/strict'
 import { emulatorApi, mapLimit, serviceApi, type EmulatorApi, type LinkSpec } from '../test/support/clients.js'
 import { startPostgres } from '../test/support/postgres.js'
@@ -90,10 +88,9 @@ export async function runCluster (ctx: BenchContext, opts: { sessions?: number }
     const emu = emulatorApi(emuProc.controlUrl)
     const replaced = async (): Promise<number> => (await (await fetch(`${emuProc.controlUrl}/replaced-logins`)).json() as unknown[]).length
     // BENCH_CLUSTER_PROFILE=<dir>: a CPU profile of node-a from the SIGKILL until every session is open again
-    const profileDir = process.env.BENCH_CLUSTER_PROFILE
-    const inspectPort = profileDir === undefined ? 0 : await freePort()
+    const profiler = await windowProfiler(process.env.BENCH_CLUSTER_PROFILE, (msg) => { log(`failover: node-a's ${msg}`) })
     const start = async (nodeId: string): Promise<ServiceProc> => {
-      const svc = await ctx.service({ name: nodeId, nodeFlags: profileDir !== undefined && nodeId === 'node-a' ? [`--inspect-port=${inspectPort}`] : [], env: { ...(process.env.BENCH_TAKEOVER === undefined ? {} : { SESSION_TAKEOVER_CONCURRENCY: process.env.BENCH_TAKEOVER }), DATABASE_URL: url, ...(redis === null ? {} : { REDIS_URL: redis.url }), NODE_ID: nodeId, LOG_LEVEL: process.env.BENCH_CLUSTER_LOG ?? 'warn', RATE_LIMIT_MAX: '1000000' } })
+      const svc = await ctx.service({ name: nodeId, nodeFlags: nodeId === 'node-a' ? profiler.nodeFlags : [], env: { ...(process.env.BENCH_TAKEOVER === undefined ? {} : { SESSION_TAKEOVER_CONCURRENCY: process.env.BENCH_TAKEOVER }), DATABASE_URL: url, ...(redis === null ? {} : { REDIS_URL: redis.url }), NODE_ID: nodeId, LOG_LEVEL: process.env.BENCH_CLUSTER_LOG ?? 'warn', RATE_LIMIT_MAX: '1000000' } })
       nodes.push(svc)
       return svc
     }
@@ -141,28 +138,27 @@ export async function runCluster (ctx: BenchContext, opts: { sessions?: number }
     })()
     await new Promise((resolve) => setTimeout(resolve, 2000))
     const cpuOf = (): number[] => [nodes[0].child.pid, nodes[1].child.pid, emuProc.child.pid].map((pid) => cpuSeconds(pid ?? 0))
-    const profile = profileDir === undefined ? undefined : await profileWindow(a.pid, inspectPort)
-    const cpuBefore = cpuOf()
-    c.child.kill('SIGKILL')
-    const killed = performance.now()
-    await c.exited
-    // when the leases moved and when the sessions opened (as each owner reports it on its lease row: what
-    // GET /sessions shows of other nodes' sessions): the two halves of the failover time. Read from the
-    // database, not through node-a's API: listing 300 sessions every 100 ms cost node-a CPU in the middle of its takeover
-    let leasedSeconds: number | undefined
-    await waitFor(async () => {
-      const { rows: [r] } = await client.query<{ leased: string, open: string }>(
-        "select count(*) filter (where node_id <> 'node-c') as leased, count(*) filter (where node_id <> 'node-c' and status = 'open') as open from session_leases")
-      if (process.env.BENCH_CLUSTER_TRACE !== undefined) log(`failover trace ${((performance.now() - killed) / 1000).toFixed(2)} s: leased ${r.leased}, open ${r.open}`)
-      if (Number(r.leased) !== n) return false
-      leasedSeconds ??= (performance.now() - killed) / 1000
-      return Number(r.open) === n
-    }, 120_000, 'every session open on the two others', 50)
-    // and as the API says it, once
+    const { leasedSeconds, failoverSeconds, cpuUsed } = await profiler.around(a.pid, 'failover-node-a', async () => {
+      const cpuBefore = cpuOf()
+      c.child.kill('SIGKILL')
+      const killed = performance.now()
+      await c.exited
+      // when the leases moved and when the sessions opened (as each owner reports it on its lease row: what
+      // GET /sessions shows of other nodes' sessions): the two halves of the failover time. Read from the
+      // database, not through node-a's API: listing 300 sessions every 100 ms cost node-a CPU in the middle of its takeover
+      let leasedSeconds: number | undefined
+      await waitFor(async () => {
+        const { rows: [r] } = await client.query<{ leased: string, open: string }>(
+          "select count(*) filter (where node_id <> 'node-c') as leased, count(*) filter (where node_id <> 'node-c' and status = 'open') as open from session_leases")
+        if (process.env.BENCH_CLUSTER_TRACE !== undefined) log(`failover trace ${((performance.now() - killed) / 1000).toFixed(2)} s: leased ${r.leased}, open ${r.open}`)
+        if (Number(r.leased) !== n) return false
+        leasedSeconds ??= (performance.now() - killed) / 1000
+        return Number(r.open) === n
+      }, 120_000, 'every session open on the two others', 50)
+      return { leasedSeconds, failoverSeconds: (performance.now() - killed) / 1000, cpuUsed: cpuOf().map((x, i) => (x - cpuBefore[i]).toFixed(1)) }
+    })
+    // and as the API says it, once (after the clock stopped: the call is the bench's, not the failover's)
     assert.equal(await openCount(a.base), n, 'GET /sessions shows every session open')
-    const failoverSeconds = (performance.now() - killed) / 1000
-    const cpuUsed = cpuOf().map((x, i) => (x - cpuBefore[i]).toFixed(1))
-    if (profile !== undefined && profileDir !== undefined) log(`failover: profile of node-a ${await profile.stop(join(profileDir, 'failover-node-a.cpuprofile'))}`)
     log(`failover CPU s: node-a ${cpuUsed[0]}, node-b ${cpuUsed[1]}, emulator ${cpuUsed[2]}`)
     if (process.env.BENCH_CLUSTER_LOG !== undefined) {
       for (const node of [nodes[0], nodes[1]]) {

@@ -30,8 +30,7 @@ import { SQLite as Database } from '../src/db/sqlite.js'
 import type { BenchContext, Figure } from './lib/bench.js'
 import { startBareShards } from './lib/bare-shards.js'
 import { cpuSeconds, settledRss } from './lib/procs.js'
-import { profileWindow } from './lib/window-profile.js'
-import { freePort } from '../test/support/ports.js'
+import { windowProfiler } from './lib/window-profile.js'
 import { connectedCount, connectSocket, emulatorApi, linkSessions, mapLimit, serviceApi } from '../test/support/clients.js'
 import { sleep, waitFor } from '../test/support/wait.js'
 
@@ -64,14 +63,9 @@ export async function runFleet (ctx: BenchContext, ns: number[]): Promise<FleetR
   const emu = emulatorApi(emuProc.controlUrl)
   // a data folder of its own: the `start` part leaves its stored sessions in the default one
   // BENCH_FLEET_PROFILE=<dir>: CPU profiles of the service over the burst and over the paced run alone
-  const profileDir = process.env.BENCH_FLEET_PROFILE
-  const inspectPort = profileDir === undefined ? 0 : await freePort()
-  const svc = await ctx.service({ name: 'service-fleet', env: { DATA_DIR: join(ctx.dir, 'data-fleet') }, profile: false, nodeFlags: profileDir === undefined ? [] : [`--inspect-port=${inspectPort}`] })
-  const profiled = async <T>(name: string, work: () => Promise<T>): Promise<T> => {
-    if (profileDir === undefined) return await work()
-    const p = await profileWindow(svc.pid, inspectPort)
-    try { return await work() } finally { log(`fleet: profile ${await p.stop(join(profileDir, `${name}.cpuprofile`))}`) }
-  }
+  const profiler = await windowProfiler(process.env.BENCH_FLEET_PROFILE, (msg) => { log(`fleet: ${msg}`) })
+  const svc = await ctx.service({ name: 'service-fleet', env: { DATA_DIR: join(ctx.dir, 'data-fleet') }, profile: false, nodeFlags: profiler.nodeFlags })
+  const profiled = async <T>(name: string, work: () => Promise<T>): Promise<T> => await profiler.around(svc.pid, name, work)
   const api = serviceApi(svc.base)
   const socket = await connectSocket(svc.base)
   let dropped: string | null = null
@@ -186,26 +180,26 @@ export async function runFleet (ctx: BenchContext, ns: number[]): Promise<FleetR
         sentAt.delete(key)
       }
     })
-    const paced = profileDir === undefined ? undefined : await profileWindow(svc.pid, inspectPort)
-    cpu0 = cpuNow()
-    const start = performance.now()
-    const requests: Array<Promise<unknown>> = []
-    for (let call = 0; call < pacedCalls; call++) {
-      const wait = start + call * 10 - performance.now()
-      if (wait > 1) await sleep(wait)
-      const s = statuses[call % n]
-      const from = VIEWS + 10 * Math.floor(call / n)
-      const group = contacts.slice(from, from + 10)
-      const now = performance.now()
-      for (const v of group) sentAt.set(`${s.statusId}\n${v}`, now)
-      requests.push(emu.sendViews(s.platformMessageId, group, { force: true }))
-    }
-    // a failed fetch says why in its cause only
-    await Promise.all(requests).catch((err: Error) => { throw new Error(`a views call failed: ${String(err.cause ?? err)}`) })
-    await waitFor(() => { connected(); return sentAt.size === 0 }, 60_000, 'every paced viewer in status-viewers-added', 10)
+    const [start, pacedCpu] = await profiled('paced', async () => {
+      cpu0 = cpuNow()
+      const start = performance.now()
+      const requests: Array<Promise<unknown>> = []
+      for (let call = 0; call < pacedCalls; call++) {
+        const wait = start + call * 10 - performance.now()
+        if (wait > 1) await sleep(wait)
+        const s = statuses[call % n]
+        const from = VIEWS + 10 * Math.floor(call / n)
+        const group = contacts.slice(from, from + 10)
+        const now = performance.now()
+        for (const v of group) sentAt.set(`${s.statusId}\n${v}`, now)
+        requests.push(emu.sendViews(s.platformMessageId, group, { force: true }))
+      }
+      // a failed fetch says why in its cause only
+      await Promise.all(requests).catch((err: Error) => { throw new Error(`a views call failed: ${String(err.cause ?? err)}`) })
+      await waitFor(() => { connected(); return sentAt.size === 0 }, 60_000, 'every paced viewer in status-viewers-added', 10)
+      return [start, cpuSince(cpu0)] as const
+    })
     const ms = (q: number): number => h.percentile(q) / 1000
-    const pacedCpu = cpuSince(cpu0)
-    if (paced !== undefined && profileDir !== undefined) log(`fleet: profile ${await paced.stop(join(profileDir, 'paced.cpuprofile'))}`)
     log(`fleet: paced ${h.count} receipts over ${((performance.now() - start) / 1000).toFixed(1)} s (${pacedCpu}): p50 ${ms(50).toFixed(1)} ms, p99 ${ms(99).toFixed(1)} ms, max ${(h.max / 1000).toFixed(1)} ms`)
     return {
       memory,

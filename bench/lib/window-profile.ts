@@ -5,7 +5,9 @@
  * Only for the benchmarks: a process started with `--inspect-port=<port>` takes the signal this way.
  */
 import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import WebSocket from 'ws'
+import { freePort } from '../../test/support/ports.js'
 import { waitFor } from '../../test/support/wait.js'
 
 export interface WindowProfile { stop: (file: string) => Promise<string> }
@@ -37,6 +39,25 @@ export async function profileWindow (pid: number, port: number): Promise<WindowP
       writeFileSync(file, JSON.stringify(profile))
       ws.close()
       return file
+    }
+  }
+}
+
+/**
+ * Window profiles into `dir` when it is set (a benchmark's BENCH_*_PROFILE), nothing otherwise: the node
+ * flags for the process to profile, and `around`, which profiles one piece of work into `<dir>/<name>.cpuprofile`.
+ */
+export async function windowProfiler (dir: string | undefined, log: (msg: string) => void): Promise<{
+  nodeFlags: string[]
+  around: <T>(pid: number, name: string, work: () => Promise<T>) => Promise<T>
+}> {
+  if (dir === undefined) return { nodeFlags: [], around: async (_pid, _name, work) => await work() }
+  const port = await freePort()
+  return {
+    nodeFlags: [`--inspect-port=${port}`],
+    async around (pid, name, work) {
+      const p = await profileWindow(pid, port)
+      try { return await work() } finally { log(`profile ${await p.stop(join(dir, `${name}.cpuprofile`))}`) }
     }
   }
 }
