@@ -18,7 +18,7 @@
  * - Live p99 (service): 10 receipts every 10 ms for 5 s, one views call of ten viewers to the next
  *   status in turn (so spread over 500 sessions at N = 1,000, every session five times at N = 100); per
  *   receipt, the driver's request to the emulator until the first `status-viewers-added` naming that
- *   viewer (as bench/receipts.ts, part 2).
+ *   viewer (as bench/receipts.ts, part 2). The bare sockets are stopped before it (they have no part in it).
  *
  * Linking is bounded by BENCH_SCALE_FLEET_MS (default 40 min, both sides) and stops when a bare socket
  * cannot be linked (three tries): short of an N, the memory figures of that N are not measured and the
@@ -133,7 +133,8 @@ export async function runFleet (ctx: BenchContext, ns: number[]): Promise<FleetR
     await sleep(pauseMs)
 
     /** CPU seconds of the service, the bare process and the emulator since `from` (which of them was the bottleneck) */
-    const cpuNow = (): number[] => [cpuSeconds(svc.pid), bare.pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0), cpuSeconds(emuProc.pid)]
+    let barePids = bare.pids
+    const cpuNow = (): number[] => [cpuSeconds(svc.pid), barePids.reduce((sum, pid) => sum + cpuSeconds(pid), 0), cpuSeconds(emuProc.pid)]
     const cpuSince = (from: number[]): string => {
       const [a, b, c] = cpuNow().map((x, i) => x - from[i])
       return `CPU s service ${a.toFixed(1)}, bare ${b.toFixed(1)}, emulator ${c.toFixed(1)}`
@@ -165,6 +166,10 @@ export async function runFleet (ctx: BenchContext, ns: number[]): Promise<FleetR
     const burstLog = `${bareLog}; service: ${svcLog}`
     log(`fleet: ${total} receipts over ${n} sessions; ${burstLog}; ${svcRate.toFixed(0)} vs ${bareRate.toFixed(0)} receipts/s`)
     db.close()
+    // the bare sockets are done: left idle through the paced run they were the machine's busiest process
+    // in it at N = 1,000 (1.8 CPU s in its 5 s, as much as the service), which the service's p99 then carried
+    await bare.stop()
+    barePids = []
     await sleep(pauseMs)
 
     // ---- paced, spread over the sessions in turn

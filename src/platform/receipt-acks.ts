@@ -25,23 +25,49 @@ function corkAcks (frames: HeldFrame[]): Socket[] {
   return corked
 }
 
+/**
+ * Baileys formats stack traces for every stanza it sends, only to put them into errors nobody reads:
+ * promiseTimeout and delayCancellable (Utils/generics.js) capture one each as the send starts, and once
+ * the write is done its `finally(cancel)` rejects the spent timer with a `Boom` (two captures more), thrown
+ * away. In a burst that was 8 % of the service's CPU and much of its garbage. While acks go, and while the
+ * writes of the acks just uncorked call back, stack traces are left short (Error.stackTraceLimit 0): only
+ * for the synchronous run that starts them and the microtasks that finish them, never across a turn of
+ * the event loop (`quietStacks` restores the limit at the next setImmediate at the latest).
+ */
+let quiet = 0
+let savedLimit = Error.stackTraceLimit
+export function quietStacks (): () => void {
+  if (quiet++ === 0) { savedLimit = Error.stackTraceLimit; Error.stackTraceLimit = 0 }
+  let done = false
+  const restore = (): void => {
+    if (done) return
+    done = true
+    if (--quiet === 0) Error.stackTraceLimit = savedLimit
+  }
+  setImmediate(restore)
+  return restore
+}
+
 /** Committed frames: each is acked now, in arrival order, by Baileys' own `sendMessageAck`. */
 export function ackFrames (frames: HeldFrame[], logger: Logger): void {
   const corked = corkAcks(frames)
-  // Baileys formats two stack traces for every stanza it sends (promiseTimeout, delayCancellable in
-  // Utils/generics.js), eagerly, only to put them into a timeout error: 5 % of the CPU of a burst and
-  // much of its garbage. Its sends capture them synchronously, so they are left short while the acks go.
-  const stackTraceLimit = Error.stackTraceLimit
-  Error.stackTraceLimit = 0
+  const sent: Array<Promise<void>> = []
+  const restore = quietStacks()
   try {
     for (const { sock, frame } of frames) {
       releaseFrame(frame, 'receipt')
       // a closed socket cannot ack: the platform sends the stanza again at the next login
       if (!socketOpen(sock)) continue
-      ackStanza(sock, frame).catch((err: unknown) => { logger.warn({ err, id: frame.attrs.id }, 'could not ack a status receipt; the platform sends it again') })
+      sent.push(ackStanza(sock, frame).catch((err: unknown) => { logger.warn({ err, id: frame.attrs.id }, 'could not ack a status receipt; the platform sends it again') }))
     }
   } finally {
-    Error.stackTraceLimit = stackTraceLimit
+    restore()
   }
-  if (corked.length > 0) setImmediate(() => { for (const tcp of corked) if (!tcp.destroyed) tcp.uncork() })
+  if (corked.length === 0) return
+  setImmediate(() => {
+    // the writes done at once call back in the ticks that follow; their timers are cancelled in the microtasks after them
+    const restoreAfterWrites = quietStacks()
+    for (const tcp of corked) if (!tcp.destroyed) tcp.uncork()
+    void Promise.all(sent).then(restoreAfterWrites)
+  })
 }

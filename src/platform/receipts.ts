@@ -54,6 +54,8 @@ export class ReceiptIntake {
   #turn: Turn | null = null
   /** mappings receipts named (`participant_pn`) since the last commit, to be stored with the next one */
   #toStore: Learned[] = []
+  /** the own ids as worked out from this `me` object (Baileys replaces it when the account's ids change) */
+  #ownOf: { me: unknown, number: string | null, lid: string | null } | null = null
 
   constructor (private readonly options: ReceiptIntakeOptions) {}
 
@@ -158,9 +160,7 @@ export class ReceiptIntake {
    * beside it (learned as that LID's mapping, see #learnFromReceipt), else through the known mapping
    */
   resolve (parsed: ParsedView[]): StatusView[] {
-    const me = this.options.me()
-    const ownNumber = pnDigits(me?.id)
-    const ownLid = lidUserOf(me?.lid === undefined ? undefined : jidNormalizedUser(me.lid))
+    const { number: ownNumber, lid: ownLid } = this.#own()
     const numbers = new Map<string, string | null>()
     const numberOf = (jid: string, pn: string | null): string | null => {
       let number = numbers.get(jid)
@@ -173,10 +173,22 @@ export class ReceiptIntake {
       numbers.set(jid, number)
       return number
     }
-    return parsed.map(({ viewerPn, ...p }) => {
-      const viewerNumber = numberOf(p.viewerJid, viewerPn)
-      return { ...p, viewerNumber, isOwn: viewerNumber !== null && viewerNumber === ownNumber }
+    // built field by field: a rest pattern and a spread per view were half of this function's time in a burst
+    return parsed.map((p) => {
+      const viewerNumber = numberOf(p.viewerJid, p.viewerPn)
+      const isOwn = viewerNumber !== null && viewerNumber === ownNumber
+      return { messageId: p.messageId, viewerJid: p.viewerJid, type: p.type, at: p.at, viewerNumber, isOwn }
     })
+  }
+
+  /** the account's own number and LID user, worked out again only when Baileys' `me` changes (per frame they were a third of resolve's time) */
+  #own (): { number: string | null, lid: string | null } {
+    const me = this.options.me()
+    let own = this.#ownOf
+    if (own === null || own.me !== me) {
+      own = this.#ownOf = { me, number: pnDigits(me?.id), lid: lidUserOf(me?.lid === undefined ? undefined : jidNormalizedUser(me.lid)) }
+    }
+    return own
   }
 
   /** a receipt named the LID's number: known from now on, stored with the next commit */

@@ -217,6 +217,7 @@ describe('platform (real Baileys against the emulator)', () => {
     await emu.waitForStatus((s) => s.id === second)
     await emu.settled()
     const since = p.sink.commits.length
+    const stackLimit = Error.stackTraceLimit
     await emu.sendView(textStatus.id, { viewer: c1, via: 'pn' })
     await emu.sendView(textStatus.id, { viewer: c2, via: 'lid', type: 'played' })
     await emu.sendView(textStatus.id, { viewer: c3, via: 'lid', type: 'delivery' })
@@ -234,6 +235,7 @@ describe('platform (real Baileys against the emulator)', () => {
     await waitFor(() => p.sink.views(PAIR, since).length >= want.length && emu.unackedCount(OWN_PAIR) === 0, 10_000, 'views committed and acked')
     const got = p.sink.views(PAIR, since)
     assert.deepEqual(got.map(key).sort(), want.map(key).sort())
+    assert.equal(Error.stackTraceLimit, stackLimit, 'stack traces are whole again once the acks went (receipt-acks.ts, quietStacks)')
     // stanzas that arrive in one turn share a commit (receipt-turns.test.ts): never more than one per stanza
     assert.ok(p.sink.commits.length - since <= 4, `at most one commit per stanza with views (${p.sink.commits.length - since})`)
     const byLid = got.find((r) => r.viewerNumber === c2)
