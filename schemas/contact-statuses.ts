@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
+import { ContactStatusAnswerFields } from './contact-status-answers.js'
 import { IsoDateSchema, NextCursorSchema, Nullable, PageQueryFields, SessionIdSchema } from './common.js'
 
 // Contacts' statuses: what the session's contacts post, as the platform delivers it (issue 30), kept 24 hours.
@@ -21,7 +22,9 @@ export const ContactStatusSchema = Type.Object({
   postedAt: IsoDateSchema,
   receivedAt: IsoDateSchema,
   viewedAt: Nullable(IsoDateSchema, { description: 'When this service told the poster it was viewed (POST …/view); null: never' }),
-  error: Nullable(Type.String(), { description: "Why an 'undecryptable' status could not be read" })
+  error: Nullable(Type.String(), { description: "Why an 'undecryptable' status could not be read" }),
+  // the account's like and replies (contact-status-answers.ts)
+  ...ContactStatusAnswerFields
 }, { additionalProperties: false })
 export type ContactStatusView = Static<typeof ContactStatusSchema>
 

@@ -1,4 +1,5 @@
 import fp from 'fastify-plugin'
+import answerRoutes from './answer-routes.js'
 import routes from './routes.js'
 import { createContactStatusService, type ContactStatusService } from './service.js'
 
@@ -14,6 +15,7 @@ export default fp(async (app) => {
   const sessionExists = async (sessionId: string): Promise<boolean> => await app.stores.sessions.find(sessionId) !== undefined
   const service = createContactStatusService({
     contactStatuses: app.stores.contactStatuses,
+    answers: app.stores.contactStatusAnswers,
     sessionExists,
     events: app.domainEvents,
     log: app.log.child({ plugin: 'contact-statuses' }),
@@ -32,4 +34,5 @@ export default fp(async (app) => {
  */
 export const contactStatusesApi = fp(async (app) => {
   await app.register(routes, { prefix: '/api' })
+  await app.register(answerRoutes, { prefix: '/api' })
 }, { name: 'contact-statuses-api', dependencies: ['contact-statuses', 'cluster', 'auth'] })

@@ -2,11 +2,14 @@ import type { Readable } from 'node:stream'
 import type { FastifyBaseLogger } from 'fastify'
 import type { ContactStatusRow } from '../../src/db/database.js'
 import type { ContactStatusStore } from '../../src/db/stores/contact-statuses.js'
+import type { ContactStatusAnswerStore } from '../../src/db/stores/contact-status-answers.js'
 import { NoStatusMedia, NotConnected, SessionNotFound, StatusMediaFailed, StatusNotFound } from '../../src/errors.js'
 import { pageOf, pageRead } from '../../src/paging.js'
 import { pnJid } from '../../src/jid.js'
 import type { ContactStatus, ContactStatusSink, Platform } from '../../src/platform/platform.js'
 import type { ContactStatusesQuery, ContactStatusPage, ContactStatusView } from '../../schemas/contact-statuses.js'
+import { NO_ANSWERS } from '../../schemas/contact-status-answers.js'
+import { createContactStatusAnswers } from './answers.js'
 import type { DomainEvents } from '../broadcaster/domain-events.js'
 
 // Contacts' statuses (issue 30): the platform hands each one over through the sink before it acks its `<status>`
@@ -16,6 +19,8 @@ import type { DomainEvents } from '../broadcaster/domain-events.js'
 
 export interface ContactStatusDeps {
   contactStatuses: ContactStatusStore
+  /** the account's likes of and replies to them (answers.ts) */
+  answers: ContactStatusAnswerStore
   /** whether the session is known (404 otherwise) */
   sessionExists: (sessionId: string) => Promise<boolean>
   events: DomainEvents
@@ -44,7 +49,8 @@ export function toContactStatus (r: ContactStatusRow): ContactStatusView {
     postedAt: iso(r.posted_at),
     receivedAt: iso(r.received_at),
     viewedAt: r.viewed_at === null ? null : iso(r.viewed_at),
-    error: r.error
+    error: r.error,
+    ...NO_ANSWERS
   }
 }
 
@@ -95,6 +101,7 @@ export function createContactStatusService (deps: ContactStatusDeps) {
   }
 
   const sink: ContactStatusSink = { commit }
+  const answers = createContactStatusAnswers({ answers: deps.answers, platform: deps.platform, log: deps.log, requireStatus, now })
 
   return {
     sink,
@@ -106,12 +113,16 @@ export function createContactStatusService (deps: ContactStatusDeps) {
       const { limit, fetch, after } = pageRead(q)
       const rows = await store.page(sessionId, { limit: fetch, before: after, since: now() - deps.statusTtlMs })
       const { page, nextCursor } = pageOf(rows, limit, (r) => r.seq)
-      return { statuses: page.map(toContactStatus), nextCursor }
+      return { statuses: await answers.withAnswers(page, page.map(toContactStatus)), nextCursor }
     },
 
     async get (sessionId: string, statusId: string): Promise<ContactStatusView> {
-      return toContactStatus(await requireStatus(sessionId, statusId))
+      const row = await requireStatus(sessionId, statusId)
+      return (await answers.withAnswers([row], [toContactStatus(row)]))[0]
     },
+
+    /** like / unlike / reply (answers.ts) */
+    answers,
 
     /**
      * POST …/view: the read receipt for it, once (a second call sends nothing). Recorded after it was written

@@ -81,6 +81,8 @@ function lazyPlatform (app: FastifyInstance): { platform: Platform, load: () => 
     revokeStatus: async (sessionId, messageId, jids) => await (await load()).revokeStatus(sessionId, messageId, jids),
     viewContactStatus: async (sessionId, status) => { await (await load()).viewContactStatus(sessionId, status) },
     contactStatusMedia: async (mediaRef, host) => await (await load()).contactStatusMedia(mediaRef, host),
+    likeContactStatus: async (sessionId, like) => await (await load()).likeContactStatus(sessionId, like),
+    replyToContactStatus: async (sessionId, reply) => await (await load()).replyToContactStatus(sessionId, reply),
     // no session is connecting before the platform is loaded
     settled: async (sessionId, timeoutMs) => { if (real !== undefined) await real.settled(sessionId, timeoutMs) },
     preload: async () => { if (!closed) await load() },

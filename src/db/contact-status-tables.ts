@@ -33,3 +33,20 @@ export interface ContactStatusTable {
 }
 
 export type ContactStatusRow = Selectable<ContactStatusTable>
+
+/** The account's like of a contact's status (migration 019): one per status; taken back, the row goes. */
+export interface ContactStatusLikeTable {
+  status_seq: number
+  emoji: string
+  message_id: string
+  liked_at: Millis
+}
+
+/** A reply the account sent to a contact's status (migration 019), recorded once the platform acknowledged it. */
+export interface ContactStatusReplyTable {
+  seq: Generated<number>
+  status_seq: number
+  message_id: string
+  text: string
+  sent_at: Millis
+}

@@ -237,7 +237,7 @@ import type { PhoneContactTable, PhoneStatusPrivacyTable } from './phone-tables.
 export type { PhoneContactTable, PhoneStatusPrivacyTable } from './phone-tables.js'
 import type { AudienceTable } from './audience-tables.js'
 export type { AudienceTable, AudienceRow } from './audience-tables.js'
-import type { ContactStatusTable } from './contact-status-tables.js'
+import type { ContactStatusLikeTable, ContactStatusReplyTable, ContactStatusTable } from './contact-status-tables.js'
 export type { ContactStatusTable, ContactStatusRow } from './contact-status-tables.js'
 import type { InsightRecipientTable, InsightStatusTable, InsightViewBucketTable } from './insight-tables.js'
 export type { InsightRecipientTable, InsightStatusTable, InsightViewBucketTable } from './insight-tables.js'
@@ -268,6 +268,8 @@ export interface Database {
   phone_status_privacy: PhoneStatusPrivacyTable
   audiences: AudienceTable
   contact_statuses: ContactStatusTable
+  contact_status_likes: ContactStatusLikeTable
+  contact_status_replies: ContactStatusReplyTable
   insight_statuses: InsightStatusTable
   insight_recipients: InsightRecipientTable
   insight_view_buckets: InsightViewBucketTable

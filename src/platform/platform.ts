@@ -5,6 +5,7 @@ import { createAuthStore } from './auth-state.js'
 import { checkCompatibility, describeBroken, type Compatibility } from './baileys/index.js'
 import { downloadStatusMedia, sendStatusReadReceipt, type StatusMediaRef } from './baileys/status-stanza.js'
 import type { ContactStatusSink } from './contact-statuses.js'
+import { sendStatusLike, sendStatusReply, type LikeInput, type ReplyInput } from './contact-status-answers.js'
 import { TypedEmitter } from './emitter.js'
 import { PlatformError } from './errors.js'
 import type { PlatformLogger } from './logger.js'
@@ -229,6 +230,18 @@ export function createPlatform (options: PlatformOptions) {
      */
     async viewContactStatus (sessionId: string, status: { messageId: string, participant: string, participantPn: string | null }): Promise<void> {
       await sendStatusReadReceipt(runtime(sessionId).openSock(), status)
+    },
+
+    /** Likes a contact's status (empty emoji: takes the like back): contact-status-answers.ts; resolves once acknowledged. */
+    async likeContactStatus (sessionId: string, like: LikeInput): Promise<{ messageId: string, devices: number }> {
+      const rt = runtime(sessionId)
+      return await sendStatusLike(rt.openSock(), rt.newMessageId(), like, timing.sendAckTimeoutMs)
+    },
+
+    /** Replies to a contact's status, quoting it (contact-status-answers.ts); resolves once acknowledged. */
+    async replyToContactStatus (sessionId: string, reply: ReplyInput): Promise<{ messageId: string }> {
+      const rt = runtime(sessionId)
+      return await sendStatusReply(rt.openSock(), rt.newMessageId(), reply, timing.sendAckTimeoutMs)
     },
 
     /** The decrypted media of a contact's status (its stored `mediaRef`), streamed from `host` (absent: the one its URL names). */

@@ -301,6 +301,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/sessions/{sessionId}/contact-statuses/{statusId}/like": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Like a contact's status: WhatsApp's E2EE reaction to it, sent to the poster's devices
+         * @description The reaction names the status (its id and poster); `emoji` defaults to 💚, WA Web's like. Sent on every call (a second like replaces the first, as a reaction does); recorded (`likedAt`) once the platform acknowledged it. The session must be connected.
+         *
+         *     Needs scope `send` (or the admin key); a scoped key sees only its sessions: another session answers 404.
+         */
+        post: operations["postSessionsContactStatusesLike"];
+        /**
+         * Take back the like of a contact's status: the same reaction with empty text, as WhatsApp removes a reaction
+         * @description Sent whether or not a like is recorded (taking back what is not there is harmless); `likedAt` is null afterwards. The session must be connected.
+         *
+         *     Needs scope `send` (or the admin key); a scoped key sees only its sessions: another session answers 404.
+         */
+        delete: operations["deleteSessionsContactStatusesLike"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/sessions/{sessionId}/contact-statuses/{statusId}/media": {
         parameters: {
             query?: never;
@@ -317,6 +345,28 @@ export interface paths {
         get: operations["getSessionsContactStatusesMedia"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sessions/{sessionId}/contact-statuses/{statusId}/reply": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reply to a contact's status: a one-to-one message to the poster quoting the status
+         * @description The message's `contextInfo` quotes the status (`stanzaId` its id, `participant` the poster, `remoteJid` status@broadcast, `quotedMessage` the status as it was read). Listed under the status' `replies` once the platform acknowledged it. The session must be connected.
+         *
+         *     Needs scope `send` (or the admin key); a scoped key sees only its sessions: another session answers 404.
+         */
+        post: operations["postSessionsContactStatusesReply"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1187,6 +1237,21 @@ export interface components {
                 viewedAt: string | (never | null);
                 /** @description Why an 'undecryptable' status could not be read */
                 error: string | null;
+                /** @description When the account liked it (POST …/like); null: not liked, or the like was taken back */
+                likedAt: string | (never | null);
+                /** @description The like's emoji; null when not liked */
+                likeEmoji: string | null;
+                /** @description The replies the account sent to it (POST …/reply), oldest first */
+                replies: {
+                    /** @description The platform's message id of the reply */
+                    messageId: string;
+                    text: string;
+                    /**
+                     * Format: date-time
+                     * @description ISO 8601 timestamp
+                     */
+                    sentAt: string;
+                }[];
             };
         };
         EventStatusesUpdated: {
@@ -3083,6 +3148,21 @@ export interface operations {
                                 viewedAt: string | (never | null);
                                 /** @description Why an 'undecryptable' status could not be read */
                                 error: string | null;
+                                /** @description When the account liked it (POST …/like); null: not liked, or the like was taken back */
+                                likedAt: string | (never | null);
+                                /** @description The like's emoji; null when not liked */
+                                likeEmoji: string | null;
+                                /** @description The replies the account sent to it (POST …/reply), oldest first */
+                                replies: {
+                                    /** @description The platform's message id of the reply */
+                                    messageId: string;
+                                    text: string;
+                                    /**
+                                     * Format: date-time
+                                     * @description ISO 8601 timestamp
+                                     */
+                                    sentAt: string;
+                                }[];
                             }[];
                             /** @description pass as cursor for the next (older) page; null on the last page */
                             nextCursor: string | null;
@@ -3211,6 +3291,21 @@ export interface operations {
                             viewedAt: string | (never | null);
                             /** @description Why an 'undecryptable' status could not be read */
                             error: string | null;
+                            /** @description When the account liked it (POST …/like); null: not liked, or the like was taken back */
+                            likedAt: string | (never | null);
+                            /** @description The like's emoji; null when not liked */
+                            likeEmoji: string | null;
+                            /** @description The replies the account sent to it (POST …/reply), oldest first */
+                            replies: {
+                                /** @description The platform's message id of the reply */
+                                messageId: string;
+                                text: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 timestamp
+                                 */
+                                sentAt: string;
+                            }[];
                         };
                     };
                 };
@@ -3262,6 +3357,231 @@ export interface operations {
             };
             /** @description Default Response */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    postSessionsContactStatusesLike: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Letters, digits, underscore and hyphen; at most 64 characters */
+                sessionId: string;
+                /** @description The contact status' `id` */
+                statusId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The reaction's emoji; default 💚, WA Web's like */
+                    emoji?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description The status id */
+                            id: string;
+                            /** @description null once taken back (DELETE) */
+                            likedAt: string | (never | null);
+                            likeEmoji: string | null;
+                            /** @description The platform's message id of the reaction sent */
+                            messageId: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    deleteSessionsContactStatusesLike: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Letters, digits, underscore and hyphen; at most 64 characters */
+                sessionId: string;
+                /** @description The contact status' `id` */
+                statusId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description The status id */
+                            id: string;
+                            /** @description null once taken back (DELETE) */
+                            likedAt: string | (never | null);
+                            likeEmoji: string | null;
+                            /** @description The platform's message id of the reaction sent */
+                            messageId: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3362,6 +3682,124 @@ export interface operations {
             };
             /** @description Default Response */
             502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    postSessionsContactStatusesReply: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Letters, digits, underscore and hyphen; at most 64 characters */
+                sessionId: string;
+                /** @description The contact status' `id` */
+                statusId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The reply (1 to 4,096 characters, not only spaces) */
+                    text: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description The status id */
+                            id: string;
+                            /** @description The platform's message id of the reply */
+                            messageId: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 timestamp
+                             */
+                            sentAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };

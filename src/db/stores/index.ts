@@ -1,6 +1,7 @@
 import { openStore, type DatabaseTarget, type DbHandle } from '../connection.js'
 import { audienceStore, type AudienceStore } from './audiences.js'
 import { contactStatusStore, type ContactStatusStore } from './contact-statuses.js'
+import { contactStatusAnswerStore, type ContactStatusAnswerStore } from './contact-status-answers.js'
 import { contactStore, type ContactStore } from './contacts.js'
 import { scheduleStore, type ScheduleStore } from './schedules.js'
 import { eventStore, type EventStore } from './events.js'
@@ -36,6 +37,8 @@ export interface Stores {
   contacts: ContactStore
   /** the statuses the session's contacts posted */
   contactStatuses: ContactStatusStore
+  /** the account's likes of and replies to its contacts' statuses */
+  contactStatusAnswers: ContactStatusAnswerStore
   /** the event log: appends, the feed's reads, catch-up pages */
   events: EventStore
   /** webhook endpoints and their delivery outbox */
@@ -77,6 +80,7 @@ export function buildStores (handle: DbHandle): Stores {
     schedules: scheduleStore(handle.db),
     contacts: contactStore(handle.db),
     contactStatuses: contactStatusStore(handle.db),
+    contactStatusAnswers: contactStatusAnswerStore(handle.db),
     events: eventStore(handle),
     webhooks: webhookStore(handle),
     keys: keysStore(handle.db),
