@@ -89,6 +89,8 @@ const routes: Route[] = [
     handler: async (e, [number], body) => [200, await e.postContactStatus(number, body as unknown as ContactStatusOptions)]
   },
   { method: 'GET', pattern: new RegExp(`^/accounts/${SEGMENT}/contact-statuses$`), handler: (e, [number]) => [200, e.contactStatusLog(number)] },
+  // what the account sent its contacts (sent-to-contacts.ts): likes of their statuses and 1:1 messages, as each device read them
+  { method: 'GET', pattern: new RegExp(`^/accounts/${SEGMENT}/sent-to-contacts$`), handler: (e, [number]) => [200, { sent: e.sentToContacts(number) }] },
   {
     method: 'PUT',
     pattern: /^\/settings\/status-ack-deadline$/,

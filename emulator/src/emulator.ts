@@ -46,6 +46,7 @@ import {
 } from './phone.js'
 import { signalSenderFor } from './signal-party.js'
 import { RULE_ERROR } from './status-rules.js'
+import { SentToContacts, statusReactionViolation } from './sent-to-contacts.js'
 import { StatusCenter } from './statuses.js'
 import { checkRefusal, refuses } from './refusals.js'
 import type {
@@ -55,6 +56,7 @@ import type {
   ConnectionAckStats,
   ReplacedLogin,
   ContactStatusLog,
+  SentToContact,
   ContactStatusOptions,
   ContactStatusResult,
   GroupedReceiptOptions,
@@ -198,6 +200,11 @@ export interface Emulator {
   contactStatusLog(accountNumber: string): ContactStatusLog
   /** How long a `<status>` stanza may stay unacked before the stream is ended (for stanzas delivered from now on). */
   setStatusAckDeadline(ms: number): void
+  /**
+   * What the account sent its contacts, as each recipient device decrypted it (sent-to-contacts.ts): its likes of
+   * their statuses (E2EE reactions to status@broadcast, refused ones with the rule) and its 1:1 messages (replies).
+   */
+  sentToContacts(accountNumber: string): SentToContact[]
   stop(): Promise<void>
 }
 
@@ -257,6 +264,8 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
   private readonly strictStatusRetries: boolean
   /** contacts' statuses sent to accounts, and how they were answered (contact-statuses.ts) */
   private readonly contactStatuses: ContactStatuses
+  /** what the account sends its contacts, as their devices read it (sent-to-contacts.ts) */
+  private readonly sentToContactsLog: SentToContacts
   /** ack deadlines of status stanzas delivered (cleared on stop) */
   private readonly statusDeadlines = new Set<NodeJS.Timeout>()
 
@@ -278,6 +287,7 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
     this.autoCreateContacts = this.config.autoCreateContacts
     this.strictStatusRetries = options.strictStatusRetries ?? true
     this.contactStatuses = new ContactStatuses(nonNegative(options.statusAckDeadlineMs, DEFAULT_STATUS_ACK_DEADLINE_MS, 'statusAckDeadlineMs'))
+    this.sentToContactsLog = new SentToContacts(this.directory, (account, number, id) => this.contactStatuses.log(account).statuses.some((s) => s.id === id && s.from === number))
   }
 
   get mediaHost (): string {
@@ -842,7 +852,19 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
       this.logger.info({ id, number: account.number, error: code, left: refusal?.left }, 'status stanza refused (on request)')
       return
     }
-    if (to === STATUS_JID) {
+    if (to === STATUS_JID && node.attrs.type === 'reaction') {
+      // a like of a contact's status: its own rules, delivered pairwise to the author's devices (sent-to-contacts.ts)
+      const violation = statusReactionViolation(node, account, this.directory)
+      if (violation !== null) {
+        conn.send({ tag: 'ack', attrs: { class: 'message', id, from: to, t: unixNow(), error: String(RULE_ERROR) } })
+        this.rejected.push({ id, from: account.number, to, error: RULE_ERROR, at: new Date().toISOString() })
+        this.sentToContactsLog.refused(account, node, violation)
+        this.logger.info({ id, number: account.number, rule: violation.rule }, 'status reaction refused')
+        return
+      }
+      conn.send({ tag: 'ack', attrs: { class: 'message', id, from: to, t: unixNow() } })
+      void this.sentToContactsLog.take(account, device.id, node)
+    } else if (to === STATUS_JID) {
       // acked (or NACKed 479) once the rules are checked: status-rules.ts
       this.statusCenter.enqueue(account, device.id, node, new Date(), (broken) => {
         if (!conn.isOpen) return
@@ -851,8 +873,9 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
     } else {
       conn.send({ tag: 'ack', attrs: { class: 'message', id, from: to, t: unixNow() } })
       // rc14's answer to a status retry receipt goes to the requesting device itself (recorded as such)
-      void this.statusCenter.directRetryAnswer(account, device.id, node, new Date()).then((answer) => {
-        if (!answer) this.logger.debug({ id, to }, 'non-status message acked, not recorded')
+      void this.statusCenter.directRetryAnswer(account, device.id, node, new Date()).then(async (answer) => {
+        // a 1:1 message to a contact (a reply to their status among them): read by the contact's devices
+        if (!answer && !await this.sentToContactsLog.take(account, device.id, node)) this.logger.debug({ id, to }, 'non-status message acked, not recorded')
       })
     }
   }
@@ -1205,6 +1228,10 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
     }
     this.logger.info({ id, from: contact.number, to: account.number, deliveredTo, queuedFor }, 'contact status delivered')
     return { id, deliveredTo, queuedFor }
+  }
+
+  sentToContacts (accountNumber: string): SentToContact[] {
+    return this.sentToContactsLog.log(this.directory.account(accountNumber))
   }
 
   contactStatusLog (accountNumber: string): ContactStatusLog {

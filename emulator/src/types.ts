@@ -532,3 +532,32 @@ export interface ContactStatusLog {
   /** acks with `class="status"` or `to="status@broadcast"` that matched no stanza waiting for one (e.g. a wrong attribute) */
   unmatchedAcks: Array<{ at: string, device: number, attrs: Record<string, string> }>
 }
+
+/** One recipient device's reading of what the account sent a contact (sent-to-contacts.ts). */
+export interface SentToContactDelivery {
+  number: string
+  device: number
+  jid: string
+  encType: string
+  decrypted: boolean
+  /** the decrypted message (proto.Message as JSON: bytes base64, longs numbers) */
+  message?: Record<string, unknown>
+  /** why the device could not read it, or dropped it */
+  error?: string
+}
+
+/** Something the account sent a contact: a like of their status (E2EE reaction to status@broadcast) or a 1:1 message. */
+export interface SentToContact {
+  id: string
+  kind: 'status-reaction' | 'message'
+  /** the contact's number (the status' author for a reaction); null when no contact was addressed */
+  to: string | null
+  /** the stanza's `type` */
+  type: string
+  at: string
+  /** refused by a rule (sent-to-contacts.ts): NACKed, delivered to nobody */
+  refused?: { error: number, rule: string, reason: string }
+  deliveries: SentToContactDelivery[]
+  /** the recipient's devices the stanza did not address */
+  missingDevices: number[]
+}

@@ -1,0 +1,147 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import type { SentToContact } from '@status-tracker/emulator'
+import type { ContactStatusPage, ContactStatusView } from '../../schemas/contact-statuses.js'
+import { waitFor } from '../helper.js'
+import { startStack } from '../stack.js'
+
+// Issue 39, items 1 and 3, end to end through real Baileys and the strict emulator: the account likes a
+// contact's status (an E2EE reaction to status@broadcast, pairwise to the poster's devices, no <meta
+// status_setting>: whatsapp-rust PRs #563 and #569) and takes the like back (the same reaction, empty); it
+// replies (a 1:1 message quoting the status). Each of the poster's devices decrypts what it was sent; the
+// answers are listed with the status. One stack for the file's cases.
+
+const OWN = '15557739001'
+const ALICE = '15557739011'
+const SID = 'answers'
+
+test('the account likes and replies to its contacts\' statuses', { timeout: 240_000 }, async (t) => {
+  const s = await startStack(t, { RATE_LIMIT_MAX: '1000000', ALLOW_PRIVATE_URLS: 'true' })
+  const alice = s.emu.addContact({ number: ALICE, devices: 2 })
+  await s.link(SID, OWN)
+  const aliceLid = `${alice.lid}@lid`
+
+  async function contactStatus (id: string): Promise<ContactStatusView> {
+    return await waitFor(async () => {
+      const res = await s.api({ method: 'GET', url: `/api/sessions/${SID}/contact-statuses/${id}` })
+      return res.statusCode === 200 ? res.json<{ data: ContactStatusView }>().data : undefined
+    }, 15_000, `contact status ${id} recorded`)
+  }
+  async function sentWith (id: string): Promise<SentToContact> {
+    return await waitFor(() => {
+      const e = s.emu.sentToContacts(OWN).find((x) => x.id === id)
+      return e !== undefined && e.deliveries.length > 0 ? e : undefined
+    }, 15_000, `what the account sent (${id}) read by the contact's devices`)
+  }
+
+  const text = await s.emu.postContactStatus(OWN, { from: ALICE, text: 'sunset at the pier' })
+  const media = await s.emu.postContactStatus(OWN, { from: ALICE, media: { mimetype: 'image/jpeg', size: 2048, caption: 'the pier' } })
+  const before = await contactStatus(text.id)
+  assert.equal(before.likedAt, null)
+  assert.deepEqual(before.replies, [])
+
+  await t.test('a like reaches each of the poster\'s devices as a reaction naming the status; listed as likedAt', async () => {
+    const res = await s.api({ method: 'POST', url: `/api/sessions/${SID}/contact-statuses/${text.id}/like`, payload: {} })
+    assert.equal(res.statusCode, 200, res.body)
+    const liked = res.json<{ data: { id: string, likedAt: string, likeEmoji: string, messageId: string } }>().data
+    assert.equal(liked.id, text.id)
+    assert.equal(liked.likeEmoji, '💚', "WA Web's like by default")
+    const sent = await sentWith(liked.messageId)
+    assert.equal(sent.kind, 'status-reaction')
+    assert.equal(sent.refused, undefined)
+    assert.equal(sent.to, ALICE)
+    assert.equal(sent.type, 'reaction')
+    assert.deepEqual(sent.deliveries.map((d) => d.device).sort(), [0, 1], 'both of the poster\'s devices')
+    assert.deepEqual(sent.missingDevices, [])
+    for (const d of sent.deliveries) {
+      assert.equal(d.decrypted, true, d.error)
+      assert.equal(d.error, undefined)
+      const reaction = (d.message as { reactionMessage: { key: Record<string, unknown>, text: string } }).reactionMessage
+      assert.deepEqual({ ...reaction.key }, { remoteJid: 'status@broadcast', id: text.id, fromMe: false, participant: aliceLid })
+      assert.equal(reaction.text, '💚')
+    }
+    const listed = await contactStatus(text.id)
+    assert.equal(listed.likedAt, liked.likedAt)
+    assert.equal(listed.likeEmoji, '💚')
+    // nothing the strict emulator refused
+    assert.deepEqual(s.emu.sentToContacts(OWN).filter((e) => e.refused !== undefined), [])
+  })
+
+  await t.test('DELETE takes the like back: the same reaction with empty text', async () => {
+    const res = await s.api({ method: 'DELETE', url: `/api/sessions/${SID}/contact-statuses/${text.id}/like` })
+    assert.equal(res.statusCode, 200, res.body)
+    const unliked = res.json<{ data: { likedAt: string | null, messageId: string } }>().data
+    assert.equal(unliked.likedAt, null)
+    const sent = await sentWith(unliked.messageId)
+    for (const d of sent.deliveries) {
+      assert.equal(d.decrypted, true, d.error)
+      const reaction = (d.message as { reactionMessage: { key: { id: string }, text?: string } }).reactionMessage
+      assert.equal(reaction.key.id, text.id)
+      assert.equal(reaction.text ?? '', '', 'an empty reaction removes it')
+    }
+    assert.equal((await contactStatus(text.id)).likedAt, null)
+    // another emoji, on the media status
+    const other = await s.api({ method: 'POST', url: `/api/sessions/${SID}/contact-statuses/${media.id}/like`, payload: { emoji: '😂' } })
+    assert.equal(other.statusCode, 200, other.body)
+    assert.equal((await contactStatus(media.id)).likeEmoji, '😂')
+  })
+
+  await t.test('a reply decrypts at the poster as a message quoting the status; listed under replies', async () => {
+    const res = await s.api({ method: 'POST', url: `/api/sessions/${SID}/contact-statuses/${media.id}/reply`, payload: { text: 'lovely light' } })
+    assert.equal(res.statusCode, 200, res.body)
+    const reply = res.json<{ data: { id: string, messageId: string, sentAt: string } }>().data
+    const sent = await sentWith(reply.messageId)
+    assert.equal(sent.kind, 'message')
+    assert.equal(sent.to, ALICE)
+    assert.deepEqual(sent.deliveries.map((d) => d.device).sort(), [0, 1])
+    for (const d of sent.deliveries) {
+      assert.equal(d.decrypted, true, d.error)
+      const ext = (d.message as { extendedTextMessage: { text: string, contextInfo: Record<string, unknown> & { quotedMessage: { imageMessage: { caption: string, mimetype: string } } } } }).extendedTextMessage
+      assert.equal(ext.text, 'lovely light')
+      assert.equal(ext.contextInfo.stanzaId, media.id)
+      assert.equal(ext.contextInfo.participant, aliceLid)
+      assert.equal(ext.contextInfo.remoteJid, 'status@broadcast')
+      assert.equal(ext.contextInfo.quotedMessage.imageMessage.caption, 'the pier', 'the status as it was read')
+      assert.equal(ext.contextInfo.quotedMessage.imageMessage.mimetype, 'image/jpeg')
+    }
+    // a second reply, to the text status
+    const second = await s.api({ method: 'POST', url: `/api/sessions/${SID}/contact-statuses/${text.id}/reply`, payload: { text: 'where is that?' } })
+    assert.equal(second.statusCode, 200, second.body)
+    const quoted = await sentWith(second.json<{ data: { messageId: string } }>().data.messageId)
+    const ctx = (quoted.deliveries[0].message as { extendedTextMessage: { contextInfo: { quotedMessage: unknown } } }).extendedTextMessage.contextInfo
+    assert.deepEqual(ctx.quotedMessage, { extendedTextMessage: { text: 'sunset at the pier' } })
+
+    const page = await s.api({ method: 'GET', url: `/api/sessions/${SID}/contact-statuses` })
+    const statuses = page.json<{ data: ContactStatusPage }>().data.statuses
+    const m = statuses.find((x) => x.id === media.id)!
+    assert.deepEqual(m.replies.map((r) => [r.messageId, r.text, r.sentAt]), [[reply.messageId, 'lovely light', reply.sentAt]])
+    assert.equal(m.likeEmoji, '😂')
+    assert.deepEqual(statuses.find((x) => x.id === text.id)!.replies.map((r) => r.text), ['where is that?'])
+  })
+
+  await t.test('unknown status: 404; bad reply text or emoji: 400 naming the field; nothing sent', async () => {
+    const sentBefore = s.emu.sentToContacts(OWN).length
+    for (const [method, path, payload] of [['POST', 'like', {}], ['DELETE', 'like', undefined], ['POST', 'reply', { text: 'hi' }]] as const) {
+      const res = await s.api({ method, url: `/api/sessions/${SID}/contact-statuses/NOSUCHSTATUS/${path}`, ...(payload !== undefined ? { payload } : {}) })
+      assert.equal(res.statusCode, 404, `${method} ${path}: ${res.body}`)
+      assert.deepEqual(res.json(), { success: false, error: 'Status not found' })
+    }
+    for (const payload of [{}, { text: '' }, { text: '   ' }, { text: 'x'.repeat(4097) }, { text: 5 }]) {
+      const res = await s.api({ method: 'POST', url: `/api/sessions/${SID}/contact-statuses/${text.id}/reply`, payload })
+      assert.equal(res.statusCode, 400, JSON.stringify(payload))
+      assert.match(res.json<{ error: string }>().error, /text/, JSON.stringify(payload))
+    }
+    const bad = await s.api({ method: 'POST', url: `/api/sessions/${SID}/contact-statuses/${text.id}/like`, payload: { emoji: 'love' } })
+    assert.equal(bad.statusCode, 400)
+    assert.match(bad.json<{ error: string }>().error, /emoji/)
+    assert.equal(s.emu.sentToContacts(OWN).length, sentBefore, 'nothing reached the platform')
+  })
+
+  await t.test('not connected: 500 WhatsApp is not connected, nothing recorded', async () => {
+    await s.app.platform.releaseSession(SID)
+    const res = await s.api({ method: 'POST', url: `/api/sessions/${SID}/contact-statuses/${text.id}/like`, payload: {} })
+    assert.equal(res.statusCode, 500, res.body)
+    assert.deepEqual(res.json(), { success: false, error: 'WhatsApp is not connected' })
+    assert.equal((await contactStatus(text.id)).likedAt, null)
+  })
+})
