@@ -287,7 +287,8 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
     this.autoCreateContacts = this.config.autoCreateContacts
     this.strictStatusRetries = options.strictStatusRetries ?? true
     this.contactStatuses = new ContactStatuses(nonNegative(options.statusAckDeadlineMs, DEFAULT_STATUS_ACK_DEADLINE_MS, 'statusAckDeadlineMs'))
-    this.sentToContactsLog = new SentToContacts(this.directory, (account, number, id) => this.contactStatuses.log(account).statuses.some((s) => s.id === id && s.from === number))
+    this.sentToContactsLog = new SentToContacts(this.directory, (account, number, id) =>
+      this.contactStatuses.log(account).statuses.some((s) => s.id === id && s.from === number))
   }
 
   get mediaHost (): string {

@@ -96,7 +96,8 @@ test('the account likes and replies to its contacts\' statuses', { timeout: 240_
     assert.deepEqual(sent.deliveries.map((d) => d.device).sort(), [0, 1])
     for (const d of sent.deliveries) {
       assert.equal(d.decrypted, true, d.error)
-      const ext = (d.message as { extendedTextMessage: { text: string, contextInfo: Record<string, unknown> & { quotedMessage: { imageMessage: { caption: string, mimetype: string } } } } }).extendedTextMessage
+      type Quoting = Record<string, unknown> & { quotedMessage: { imageMessage: { caption: string, mimetype: string } } }
+      const ext = (d.message as { extendedTextMessage: { text: string, contextInfo: Quoting } }).extendedTextMessage
       assert.equal(ext.text, 'lovely light')
       assert.equal(ext.contextInfo.stanzaId, media.id)
       assert.equal(ext.contextInfo.participant, aliceLid)
