@@ -46,7 +46,7 @@ import {
 } from './phone.js'
 import { signalSenderFor } from './signal-party.js'
 import { RULE_ERROR } from './status-rules.js'
-import { SentToContacts, statusReactionViolation } from './sent-to-contacts.js'
+import { isPairwiseStatusReaction, SentToContacts, statusReactionViolation } from './sent-to-contacts.js'
 import { StatusCenter } from './statuses.js'
 import { checkRefusal, refuses } from './refusals.js'
 import type {
@@ -853,8 +853,9 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
       this.logger.info({ id, number: account.number, error: code, left: refusal?.left }, 'status stanza refused (on request)')
       return
     }
-    if (to === STATUS_JID && node.attrs.type === 'reaction') {
-      // a like of a contact's status: its own rules, delivered pairwise to the author's devices (sent-to-contacts.ts)
+    if (to === STATUS_JID && isPairwiseStatusReaction(node)) {
+      // a like of a contact's status (pairwise, no sender-key <enc>): its own rules, delivered to the author's
+      // devices (sent-to-contacts.ts); a reaction under the status sender key goes the status rules' way
       const violation = statusReactionViolation(node, account, this.directory)
       if (violation !== null) {
         conn.send({ tag: 'ack', attrs: { class: 'message', id, from: to, t: unixNow(), error: String(RULE_ERROR) } })
@@ -1062,7 +1063,7 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
 
   /** Encrypted per linked device of the poster; offline devices get it at their next login. */
   private async sendInteraction (statusId: string, kind: InteractionKind, options: InteractionOptions): Promise<InteractionResult> {
-    const prepared = prepareInteraction(this.directory, this.statusCenter.get(statusId), kind, options)
+    const prepared = prepareInteraction(this.directory, this.statusCenter.get(statusId), kind, options, this.statusCenter.secretOf(statusId))
     const companions = prepared.poster.activeCompanions()
     const nodes = await encryptInteraction(prepared, companions.map((d) => ({ deviceId: d.id, bundle: () => d.takeBundle() })), unixNow())
     let deliveredTo = 0

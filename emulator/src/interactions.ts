@@ -8,8 +8,18 @@
  *   (empty: the reaction is taken back), `senderTimestampMs`; stanza `type="reaction"`;
  * - a reply is an `extendedTextMessage` whose `contextInfo` quotes the status (`remoteJid:
  *   status@broadcast`, `stanzaId`: the status id, `participant`: the poster, `quotedMessage`); `type="text"`.
+ *
+ * Two forms of WA Web's newer likes, on request (issue 39):
+ * - `form: 'status'`: the E2EE status like as WA Web sends it now, delivered `from="status@broadcast"` with the
+ *   liker as `participant` (oxidezap/whatsapp-rust PR #563, 2026-04-18: the status reaction's outer `to` is
+ *   status@broadcast, which "mirrors incoming `from`"; its retries "arrive with `from=status@broadcast`");
+ * - `encrypted: true`: an `encReactionMessage` (whatsapp-rust counts it as a status reaction:
+ *   wacore/src/send/status.rs), its ReactionMessage { text, senderTimestampMs } sealed with AES-256-GCM under
+ *   HKDF-SHA256(the status' messageSecret, info = status id ‖ poster ‖ reactor ‖ "Enc Reaction"), empty AAD
+ *   (wacore/src/reaction.rs, wacore/src/secret_enc_addon.rs).
  */
-import { encodeWAMessage, jidEncode, type BinaryNode, type proto } from '@whiskeysockets/baileys'
+import { createCipheriv, hkdfSync, randomBytes } from 'node:crypto'
+import { encodeWAMessage, jidEncode, proto, type BinaryNode } from '@whiskeysockets/baileys'
 import type { Account, Contact, Directory } from './accounts.js'
 import { normalizeNumber, signalNameOf } from './accounts.js'
 import { EmulatorError } from './errors.js'
@@ -30,6 +40,18 @@ export interface PreparedInteraction {
   messageId: string
   stanzaType: 'reaction' | 'text'
   message: proto.IMessage
+  /** delivered from status@broadcast with the contact as participant (WA Web's E2EE status like) */
+  viaStatus: boolean
+}
+
+/** An encReactionMessage (see above) to `key`'s status. */
+function encryptedReaction (key: proto.IMessageKey, emoji: string, secret: Buffer, poster: string, reactor: string): proto.IMessage {
+  const plain = proto.Message.ReactionMessage.encode({ text: emoji, senderTimestampMs: Date.now() }).finish()
+  const aesKey = Buffer.from(hkdfSync('sha256', secret, Buffer.alloc(0), Buffer.from(`${key.id ?? ''}${poster}${reactor}Enc Reaction`), 32))
+  const iv = randomBytes(12)
+  const cipher = createCipheriv('aes-256-gcm', aesKey, iv)
+  const payload = Buffer.concat([cipher.update(plain), cipher.final(), cipher.getAuthTag()])
+  return { encReactionMessage: { targetMessageKey: key, encPayload: payload, encIv: iv } }
 }
 
 function quotedStatus (status: StatusRecord): proto.IMessage {
@@ -39,7 +61,9 @@ function quotedStatus (status: StatusRecord): proto.IMessage {
 }
 
 /** Validates the options and builds the message (not encrypted yet). */
-export function prepareInteraction (directory: Directory, status: StatusRecord, kind: InteractionKind, options: InteractionOptions): PreparedInteraction {
+export function prepareInteraction (
+  directory: Directory, status: StatusRecord, kind: InteractionKind, options: InteractionOptions, secret?: Buffer
+): PreparedInteraction {
   if (options === null || typeof options !== 'object') throw new EmulatorError(400, 'a JSON body is required')
   const number = normalizeNumber(options.from)
   const party = directory.getByNumber(number)
@@ -58,12 +82,13 @@ export function prepareInteraction (directory: Directory, status: StatusRecord, 
   let message: proto.IMessage
   if (kind === 'reaction') {
     if (typeof options.emoji !== 'string') throw new EmulatorError(400, 'emoji (string; empty removes the reaction) is required')
-    message = {
-      reactionMessage: {
-        key: { remoteJid: STATUS_JID, id: status.id, fromMe: false, participant: posterJid },
-        text: options.emoji,
-        senderTimestampMs: Date.now()
-      }
+    const key = { remoteJid: STATUS_JID, id: status.id, fromMe: false, participant: posterJid }
+    if (options.encrypted === true) {
+      if (secret === undefined) throw new EmulatorError(409, `status ${status.id} carried no messageSecret: no encrypted reaction can be made to it`)
+      const reactor = via === 'lid' ? `${party.lid}@lid` : `${party.number}@s.whatsapp.net`
+      message = encryptedReaction(key, options.emoji, secret, posterJid, reactor)
+    } else {
+      message = { reactionMessage: { key, text: options.emoji, senderTimestampMs: Date.now() } }
     }
   } else {
     if (typeof options.text !== 'string' || options.text === '') throw new EmulatorError(400, 'text (string) is required')
@@ -74,7 +99,11 @@ export function prepareInteraction (directory: Directory, status: StatusRecord, 
       }
     }
   }
-  return { poster, contact: party, device, via, messageId: phoneMessageId(), stanzaType: kind === 'reaction' ? 'reaction' : 'text', message }
+  const form = options.form ?? 'direct'
+  if (form !== 'direct' && form !== 'status') throw new EmulatorError(400, 'form must be direct or status')
+  if (form === 'status' && kind !== 'reaction') throw new EmulatorError(400, 'only a reaction comes from status@broadcast')
+  if (options.encrypted !== undefined && (typeof options.encrypted !== 'boolean' || kind !== 'reaction')) throw new EmulatorError(400, 'encrypted (boolean) is for reactions')
+  return { poster, contact: party, device, via, messageId: phoneMessageId(), stanzaType: kind === 'reaction' ? 'reaction' : 'text', message, viaStatus: form === 'status' }
 }
 
 /** Encryption goes one message at a time: two at once through one session would both use its next key. */
@@ -89,7 +118,7 @@ export async function encryptInteraction (
   targets: Array<{ deviceId: number, bundle: () => SignalBundle | undefined }>,
   t: string
 ): Promise<Array<{ deviceId: number, node: BinaryNode }>> {
-  const { poster, contact, device, via, messageId, stanzaType, message } = prepared
+  const { poster, contact, device, via, messageId, stanzaType, message, viaStatus } = prepared
   const from = via === 'lid' ? jidEncode(contact.lid, 'lid', device.deviceId) : jidEncode(contact.number, 's.whatsapp.net', device.deviceId)
   const padded = encodeWAMessage(message)
   const run = chain.then(async () => {
@@ -102,7 +131,9 @@ export async function encryptInteraction (
         deviceId: target.deviceId,
         node: {
           tag: 'message',
-          attrs: { id: messageId, from, type: stanzaType, t, notify: contact.number },
+          attrs: viaStatus
+            ? { id: messageId, from: STATUS_JID, participant: from, type: stanzaType, t, notify: contact.number }
+            : { id: messageId, from, type: stanzaType, t, notify: contact.number },
           content: [{ tag: 'enc', attrs: { v: '2', type: enc.type }, content: enc.body }]
         }
       })

@@ -2,16 +2,17 @@
  * What an account sends to its contacts, as each recipient device decrypts it: its likes of their statuses
  * (E2EE reactions to status@broadcast) and its one-to-one messages (among them its replies to their statuses).
  *
- * Rules for a status reaction (a `<message to="status@broadcast" type="reaction">`), strict, each refused with
- * 479 (SmaxInvalid) like the status rules (status-rules.ts):
+ * Rules for a status reaction in WA Web's E2EE form (a `<message to="status@broadcast" type="reaction">` with no
+ * `<enc>` of its own: isPairwiseStatusReaction; one under the status sender key is checked by status-rules.ts as
+ * before), strict, each refused with 479 (SmaxInvalid) like the status rules:
  * - `reaction-no-status-setting`: no `<meta status_setting>`. oxidezap/whatsapp-rust PR #569 (2026-04-18,
  *   "drop <meta status_setting> on reactions and revokes"): a status reaction carrying it came back
  *   `<ack error="479"/>` 160 ms later; WA Web's reaction path (WAWebSendReactionMsgAction → sendAddonRecord)
  *   never attaches it.
- * - `reaction-pairwise`: no `<enc>` of the stanza's own (no sender-key `skmsg`), a `<participants>` whose every
- *   `<to jid>` carries its own `<enc type="pkmsg|msg">`. whatsapp-rust PR #563 (2026-04-18, "status reactions via
- *   send_message with correct E2EE wire format"): WA Web encrypts a status reaction as it does a DM reaction,
- *   and `src/send/mod.rs` sends it through the DM branch (`is_status_addon`), "pairwise to the author's devices".
+ * - `reaction-pairwise`: a `<participants>` whose every `<to jid>` carries its own `<enc type="pkmsg|msg">`.
+ *   whatsapp-rust PR #563 (2026-04-18, "status reactions via send_message with correct E2EE wire format"):
+ *   WA Web encrypts a status reaction as it does a DM reaction, and `src/send/mod.rs` sends it through the DM
+ *   branch (`is_status_addon`): "status@broadcast reactions fan out pairwise to the author's devices".
  * - `reaction-one-author`: the `<to>`s name the devices of one user other than the sender (the author), and
  *   may name the sender's own other devices (the DM fan-out's copy for them). Same source: the fan-out target is
  *   the author taken from `reaction_message.key.participant`.
@@ -36,13 +37,19 @@ function children (node: BinaryNode, tag: string): BinaryNode[] {
   return Array.isArray(node.content) ? node.content.filter((c) => c.tag === tag) : []
 }
 
+/**
+ * A status reaction in WA Web's E2EE form: `type="reaction"` to status@broadcast without an `<enc>` of its own
+ * (pairwise `<enc>`s in `<participants>`). A reaction under the status sender key (rc14's relayMessage) is a
+ * status@broadcast message like a post, and goes through the status rules (status-rules.ts) as before.
+ */
+export function isPairwiseStatusReaction (node: BinaryNode): boolean {
+  return node.attrs.type === 'reaction' && children(node, 'enc').length === 0
+}
+
 /** The rule a status reaction stanza breaks (its name and why), or null. */
 export function statusReactionViolation (node: BinaryNode, sender: Account, directory: Directory): { rule: string, reason: string } | null {
   if (children(node, 'meta').some((m) => m.attrs.status_setting !== undefined)) {
     return { rule: 'reaction-no-status-setting', reason: 'a status reaction carries no <meta status_setting> (whatsapp-rust PR #569: NACK 479)' }
-  }
-  if (children(node, 'enc').length > 0) {
-    return { rule: 'reaction-pairwise', reason: 'a status reaction is encrypted pairwise for each device, not under the status sender key (whatsapp-rust PR #563)' }
   }
   const tos = children(node, 'participants').flatMap((p) => children(p, 'to'))
   if (tos.length === 0) return { rule: 'reaction-pairwise', reason: 'a status reaction names the author\'s devices in <participants> (whatsapp-rust PR #563)' }

@@ -104,6 +104,8 @@ function copy (record: StatusRecord): StatusRecord {
 
 export class StatusCenter {
   private readonly states = new Map<string, StatusState>()
+  /** each status's messageSecret, by id */
+  private readonly secrets = new Map<string, Buffer>()
   private readonly revokes = new Map<string, RevokeState>()
   private queue: Promise<void> = Promise.resolve()
   private pending = 0
@@ -351,6 +353,11 @@ export class StatusCenter {
     return [...this.states.values()].map((s) => copy(s.record))
   }
 
+  /** the status' messageSecret (an encrypted reaction to it is made with it: interactions.ts) */
+  secretOf (id: string): Buffer | undefined {
+    return this.secrets.get(id)
+  }
+
   get (id: string): StatusRecord {
     const state = this.states.get(id)
     if (!state) throw new EmulatorError(404, `no status ${id}`)
@@ -557,6 +564,7 @@ export class StatusCenter {
         record.decrypted = true
         const secret = messages[0].messageContextInfo?.messageSecret
         record.messageSecret = secret instanceof Uint8Array && secret.length === 32
+        if (record.messageSecret) this.secrets.set(id, Buffer.from(secret!))
         await this.describe(record, content)
       } else if (state.contentDigest !== digest) {
         record.errors.push(`chunk ${chunk}: content differs from the first chunk`)

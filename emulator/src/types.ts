@@ -400,6 +400,13 @@ export interface InteractionOptions {
   device?: number
   /** skip the checks that the contact received the status and that it was not revoked */
   force?: boolean
+  /**
+   * reactions: `direct` (default), a 1:1 message from the contact's device; `status`, WA Web's E2EE status like,
+   * delivered from status@broadcast with the contact as participant (interactions.ts)
+   */
+  form?: 'direct' | 'status'
+  /** reactions: an encReactionMessage sealed with the status' messageSecret (interactions.ts) */
+  encrypted?: boolean
 }
 
 export interface InteractionResult {

@@ -9,6 +9,7 @@ import {
   type WASocket
 } from '@whiskeysockets/baileys'
 import { committingSignalRepository, onFrame } from './baileys/index.js'
+import { encReactionTarget, readEncReaction } from './enc-reaction.js'
 import { STATUS_JID } from '../jid.js'
 import { lidUserOf, pnDigits } from './lid.js'
 import type { PlatformLogger as Logger } from './logger.js'
@@ -77,6 +78,8 @@ export interface InteractionIntakeOptions {
   me: () => { id?: string, lid?: string } | undefined
   live: () => boolean
   logger: Logger
+  /** the messageSecret of one of the account's statuses (an encrypted reaction is read with it); null: unknown */
+  statusSecret?: (statusId: string) => Promise<Uint8Array | null>
 }
 
 export class InteractionIntake {
@@ -100,18 +103,24 @@ export class InteractionIntake {
     const seen = this.#seen.get(ciphertext)
     if (seen === undefined || !this.options.live()) return
     const { stanza, sock } = seen
-    const { id, from, t } = stanza.attrs
-    // 1:1 messages only (a group's or a broadcast's sender is its participant)
-    if (id === undefined || from === undefined || stanza.attrs.participant !== undefined || stanza.attrs.recipient !== undefined) return
+    const { id, t, participant } = stanza.attrs
+    // WA Web's E2EE like comes from status@broadcast, its sender the participant (whatsapp-rust PR #563: the
+    // outer `to` of a status reaction is status@broadcast, which "mirrors incoming `from`"); else 1:1 messages
+    // only (a group's or another broadcast's sender is its participant)
+    const viaStatus = stanza.attrs.from === STATUS_JID && participant !== undefined
+    const from = viaStatus ? participant : stanza.attrs.from
+    if (id === undefined || from === undefined || (!viaStatus && participant !== undefined) || stanza.attrs.recipient !== undefined) return
     let parsed: Parsed | null
+    let message: proto.IMessage
     try {
-      let message: proto.IMessage = proto.Message.decode(unpadRandomMax16(plaintext))
+      message = proto.Message.decode(unpadRandomMax16(plaintext))
       message = message.deviceSentMessage?.message ?? message
       parsed = parseStatusInteraction(message, { id, from, t })
     } catch {
       return // Baileys decodes the same bytes next and handles what it cannot read
     }
-    if (parsed === null) return
+    parsed ??= await this.#encReaction(message, { id, from, t }, stanza)
+    if (parsed === null || (viaStatus && parsed.kind !== 'reaction')) return
     const fromNumber = this.#numberOf(parsed.fromJid, stanza)
     const me = this.options.me()
     const ownLid = me?.lid === undefined ? undefined : jidNormalizedUser(me.lid)
@@ -127,11 +136,31 @@ export class InteractionIntake {
     }
   }
 
+  /** an encrypted reaction to one of the account's statuses, read with the status' secret (enc-reaction.ts) */
+  async #encReaction (message: proto.IMessage, stanza: { id: string, from: string, t?: string }, node: BinaryNode): Promise<Parsed | null> {
+    const statusId = encReactionTarget(message)
+    if (statusId === null) return null
+    const secret = await this.options.statusSecret?.(statusId) ?? null
+    const me = this.options.me()
+    const read = secret === null
+      ? null
+      : readEncReaction(message, statusId, secret, [me?.lid ?? '', me?.id ?? ''], [stanza.from, node.attrs.sender_pn ?? node.attrs.participant_pn ?? ''])
+    if (read === null) {
+      this.options.logger.warn({ id: stanza.id, statusId, secret: secret !== null }, 'an encrypted reaction to a status could not be read')
+      return null
+    }
+    const seconds = Number(stanza.t)
+    const at = read.at ?? (Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : Date.now())
+    return { messageId: stanza.id, fromJid: jidNormalizedUser(stanza.from), kind: 'reaction', statusMessageId: statusId, emoji: read.emoji, at }
+  }
+
   /** digits of a PN sender; a LID sender's from the stanza's `sender_pn` or the known mapping */
   #numberOf (jid: string, stanza: BinaryNode): string | null {
     const lidUser = lidUserOf(jid)
     if (lidUser === null) return pnDigits(jid)
-    const alt = pnDigits(stanza.attrs.sender_pn === undefined ? undefined : jidNormalizedUser(stanza.attrs.sender_pn))
+    // a 1:1 message names the sender's number `sender_pn`, a status@broadcast one `participant_pn`
+    const pn = stanza.attrs.sender_pn ?? stanza.attrs.participant_pn
+    const alt = pnDigits(pn === undefined ? undefined : jidNormalizedUser(pn))
     return alt ?? this.options.numberForLid(lidUser)
   }
 }

@@ -138,6 +138,21 @@ test('the account likes and replies to its contacts\' statuses', { timeout: 240_
     assert.equal(s.emu.sentToContacts(OWN).length, sentBefore, 'nothing reached the platform')
   })
 
+  await t.test("contacts' likes of the account's own status in WA Web's E2EE form (from status@broadcast) and as encReactionMessage are read", async () => {
+    const res = await s.api({ method: 'POST', url: `/api/sessions/${SID}/send-status`, payload: { type: 'text', content: 'like me', targetNumbers: ALICE } })
+    assert.equal(res.statusCode, 200, res.body)
+    const { statusId, platformMessageId } = res.json<{ data: { statusId: string, platformMessageId: string } }>().data
+    await s.emu.waitForStatus((x) => x.id === platformMessageId && x.decrypted)
+    const reactions = async (): Promise<Array<{ number: string | null, emoji: string }>> =>
+      (await s.api({ method: 'GET', url: `/api/sessions/${SID}/status-reactions/${statusId}` })).json<{ data: Array<{ number: string | null, emoji: string }> }>().data
+    await s.emu.react(platformMessageId, { from: ALICE, emoji: '🔥', via: 'lid', form: 'status' })
+    await waitFor(async () => (await reactions()).some((r) => r.number === ALICE && r.emoji === '🔥'), 15_000, 'the like from status@broadcast read')
+    await s.emu.react(platformMessageId, { from: ALICE, emoji: '😮', via: 'lid', form: 'status', encrypted: true })
+    await waitFor(async () => (await reactions()).some((r) => r.number === ALICE && r.emoji === '😮'), 15_000, 'the encrypted reaction read with the status secret')
+    await s.emu.react(platformMessageId, { from: ALICE, emoji: '', via: 'lid', encrypted: true })
+    await waitFor(async () => (await reactions()).length === 0, 15_000, 'the encrypted removal read')
+  })
+
   await t.test('not connected: 500 WhatsApp is not connected, nothing recorded', async () => {
     await s.app.platform.releaseSession(SID)
     const res = await s.api({ method: 'POST', url: `/api/sessions/${SID}/contact-statuses/${text.id}/like`, payload: {} })

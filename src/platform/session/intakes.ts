@@ -49,7 +49,8 @@ export class StanzaIntakes {
       numberForLid: (lidUser) => this.receipts.numberForLid(lidUser),
       me: () => deps.auth.state.creds.me,
       live: deps.live,
-      logger: deps.log
+      logger: deps.log,
+      statusSecret: async (statusId) => (await deps.sender.storedMessage(statusId))?.messageContextInfo?.messageSecret ?? null
     })
     const numberForLid = (lidUser: string): string | null => this.receipts.numberForLid(lidUser)
     this.contactStatuses = new ContactStatusIntake({ sessionId: deps.sessionId, sink: deps.contactStatusSink, numberForLid, live: deps.live, logger: deps.log })
