@@ -152,6 +152,9 @@ export function createApi (getKey, onUnauthorized) {
     contactStatuses: (id, { limit = 20, cursor = null } = {}) => call('GET', `/sessions/${enc(id)}/contact-statuses?${query({ limit, cursor })}`),
     viewContactStatus: (id, statusId) => call('POST', `/sessions/${enc(id)}/contact-statuses/${enc(statusId)}/view`),
     contactStatusMedia: (id, statusId) => blob(`/sessions/${enc(id)}/contact-statuses/${enc(statusId)}/media`),
+    likeContactStatus: (id, statusId, emoji) => call('POST', `/sessions/${enc(id)}/contact-statuses/${enc(statusId)}/like`, emoji === undefined ? {} : { emoji }),
+    unlikeContactStatus: (id, statusId) => call('DELETE', `/sessions/${enc(id)}/contact-statuses/${enc(statusId)}/like`),
+    replyToContactStatus: (id, statusId, text) => call('POST', `/sessions/${enc(id)}/contact-statuses/${enc(statusId)}/reply`, { text }),
     /** `q`: from, to (ISO), tz, type, audience, limit, cursor */
     insights: (id, q) => call('GET', `/sessions/${enc(id)}/insights?${query(q)}`),
     /** `q`: from, to, sort, order, limit, cursor */

@@ -3,6 +3,7 @@
 // when "Show media" is pressed, and the one read receipt goes only when "Tell them I viewed it" is (the owner
 // decides who learns they looked).
 import { h, setText, show, formatAgo, formatBytes, formatDateTime, phone } from './dom.js'
+import { answerControls } from './contact-status-answers.js'
 
 const $ = (id) => document.getElementById(id)
 const PAGE = 20
@@ -87,7 +88,12 @@ export function createContactStatusesPanel ({ api, describe, busy, confirmAction
       })
       buttons.push(btn)
     }
-    return h('li', { class: 'card contact-status', dataset: { id: s.id, type: s.type } }, facts, body, mediaBox, h('div', { class: 'row contact-status-actions' }, ...buttons, viewed))
+    // like and reply (contact-status-answers.js): not for a status that could not be read
+    const answers = s.type === 'undecryptable' ? null : answerControls({ api, describe, busy, toast }, sessionId, s, (now) => { shown.set(s.id, now) })
+    if (answers !== null) buttons.push(answers.like)
+    return h('li', { class: 'card contact-status', dataset: { id: s.id, type: s.type } }, facts, body, mediaBox,
+      h('div', { class: 'row contact-status-actions' }, ...buttons, viewed),
+      ...(answers === null ? [] : [answers.summary, answers.replyList, answers.form]))
   }
 
   function render () {

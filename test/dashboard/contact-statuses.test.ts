@@ -7,7 +7,8 @@ import { enterKey, failedAt, findChromium, openBrowser, saveArtifact, skipWithou
 
 // Contacts' statuses in the dashboard (issue 30), in headless Chromium against the real service, real Baileys and
 // the strict emulator: statuses contacts post appear live (contact-status), newest first; media is fetched only on
-// "Show media"; "Tell them I viewed it" asks first, then sends the one read receipt.
+// "Show media"; "Tell them I viewed it" asks first, then sends the one read receipt; Like / Unlike and Reply send
+// the account's answers (issue 39) and show them.
 
 const chromiumPath = findChromium()
 const OWN = '15550405001'
@@ -55,6 +56,19 @@ test("dashboard: contacts' statuses arrive live; media only on request; a view r
     await textItem.filter({ hasText: 'You told them you viewed it' }).waitFor()
     await waitFor(() => reads() === 1, 10_000, 'the read receipt at the emulator')
     assert.equal(await textItem.getByRole('button', { name: 'Tell them I viewed it' }).count(), 0)
+
+    step = 'like, then reply (issue 39): each reaches the poster and is listed with the status'
+    await textItem.getByRole('button', { name: 'Like 💚' }).click()
+    await textItem.filter({ hasText: 'You liked it 💚' }).waitFor()
+    const likes = (): number => s.emu.sentToContacts(OWN).filter((x) => x.kind === 'status-reaction' && x.deliveries.some((d) => d.decrypted)).length
+    await waitFor(() => likes() === 1, 10_000, 'the like at the poster')
+    await textItem.getByRole('textbox', { name: 'Reply to this status' }).fill('nice one')
+    await textItem.getByRole('button', { name: 'Reply', exact: true }).click()
+    await textItem.filter({ hasText: 'You: nice one' }).waitFor()
+    await waitFor(() => s.emu.sentToContacts(OWN).some((x) => x.kind === 'message' && x.deliveries.some((d) => d.decrypted)), 10_000, 'the reply at the poster')
+    await textItem.getByRole('button', { name: 'Unlike' }).click()
+    await textItem.getByRole('button', { name: 'Like 💚' }).waitFor()
+    await waitFor(() => likes() === 2, 10_000, 'the removal at the poster')
 
     step = 'nothing was left unacked'
     assert.deepEqual(s.emu.contactStatusLog(OWN).streamErrors, [])

@@ -61,6 +61,9 @@ const OLD_TABLE: ReadonlyArray<[string, string]> = [
   ['GET /api/sessions/:sessionId/contact-statuses/:statusId', 'read'],
   ['GET /api/sessions/:sessionId/contact-statuses/:statusId/media', 'read'],
   ['POST /api/sessions/:sessionId/contact-statuses/:statusId/view', 'send'],
+  ['POST /api/sessions/:sessionId/contact-statuses/:statusId/like', 'send'],
+  ['DELETE /api/sessions/:sessionId/contact-statuses/:statusId/like', 'send'],
+  ['POST /api/sessions/:sessionId/contact-statuses/:statusId/reply', 'send'],
   ['POST /api/sessions/:sessionId/audiences', 'manage'],
   ['GET /api/sessions/:sessionId/audiences', 'read'],
   ['GET /api/sessions/:sessionId/audiences/:audienceId', 'read'],
@@ -87,7 +90,10 @@ const PLACEMENTS: ReadonlyArray<[string, string]> = [
   // only with ?revoke=true (config.placementIf)
   ['DELETE /api/sessions/:sessionId/delete-status/:statusId', 'owner'],
   ['GET /api/sessions/:sessionId/contact-statuses/:statusId/media', 'owner'],
-  ['POST /api/sessions/:sessionId/contact-statuses/:statusId/view', 'owner']
+  ['POST /api/sessions/:sessionId/contact-statuses/:statusId/view', 'owner'],
+  ['POST /api/sessions/:sessionId/contact-statuses/:statusId/like', 'owner'],
+  ['DELETE /api/sessions/:sessionId/contact-statuses/:statusId/like', 'owner'],
+  ['POST /api/sessions/:sessionId/contact-statuses/:statusId/reply', 'owner']
 ]
 
 /** The app as production builds it, with every route it registers (an onRoute hook ahead of all of its own). */
