@@ -153,6 +153,20 @@ test('the account likes and replies to its contacts\' statuses', { timeout: 240_
     await waitFor(async () => (await reactions()).length === 0, 15_000, 'the encrypted removal read')
   })
 
+  await t.test('a like the platform refuses is not recorded', async () => {
+    const fresh = await s.emu.postContactStatus(OWN, { from: ALICE, text: 'refused like' })
+    await contactStatus(fresh.id)
+    s.emu.refuseStatuses(OWN, { error: 479, count: 1 })
+    const res = await s.api({ method: 'POST', url: `/api/sessions/${SID}/contact-statuses/${fresh.id}/like`, payload: {} })
+    assert.equal(res.statusCode, 500, res.body)
+    assert.match(res.json<{ error: string }>().error, /refused the like \(error 479\)/)
+    assert.equal((await contactStatus(fresh.id)).likedAt, null)
+    // the next one goes through
+    const again = await s.api({ method: 'POST', url: `/api/sessions/${SID}/contact-statuses/${fresh.id}/like`, payload: {} })
+    assert.equal(again.statusCode, 200, again.body)
+    assert.notEqual((await contactStatus(fresh.id)).likedAt, null)
+  })
+
   await t.test('not connected: 500 WhatsApp is not connected, nothing recorded', async () => {
     await s.app.platform.releaseSession(SID)
     const res = await s.api({ method: 'POST', url: `/api/sessions/${SID}/contact-statuses/${text.id}/like`, payload: {} })
