@@ -37,6 +37,9 @@ function children (node: BinaryNode, tag: string): BinaryNode[] {
   return Array.isArray(node.content) ? node.content.filter((c) => c.tag === tag) : []
 }
 
+/** a decrypted message as JSON (bytes base64, longs numbers) */
+const asJson = (message: proto.Message): Record<string, unknown> => proto.Message.toObject(message, { longs: Number, bytes: String, defaults: false })
+
 /**
  * A status reaction in WA Web's E2EE form: `type="reaction"` to status@broadcast without an `<enc>` of its own
  * (pairwise `<enc>`s in `<participants>`). A reaction under the status sender key (rc14's relayMessage) is a
@@ -92,7 +95,7 @@ export class SentToContacts {
   refused (account: Account, node: BinaryNode, violation: { rule: string, reason: string }): void {
     this.logOf(account).push({
       id: node.attrs.id, kind: 'status-reaction', to: null, type: node.attrs.type ?? '', at: new Date().toISOString(),
-      refused: { error: 479, ...violation }, deliveries: [], missingDevices: []
+      refused: { error: 479, ...violation }, deliveries: [], missingDevices: [], ownCopies: []
     })
   }
 
@@ -127,14 +130,30 @@ export class SentToContacts {
     const name = signalNameOf(account)
     const sender = signalSenderFor(name.user, name.server, senderDevice)
     const deliveries: SentToContactDelivery[] = []
+    const ownCopies: SentToContactDelivery[] = []
     // a bare <enc> (one device) reads as a <to> naming the recipient's primary
     const targets = tos.length > 0 ? tos.map((t) => ({ jid: t.attrs.jid, enc: children(t, 'enc')[0] })) : bare !== undefined ? [{ jid: node.attrs.to, enc: bare }] : []
     const addressed = new Set<number>()
     for (const { jid, enc } of targets) {
       const decoded = jidDecode(jid)
       const party = decoded === undefined ? undefined : this.directory.resolveUser(decoded.user, decoded.server)
-      if (party === account || party === undefined || party !== recipient) continue
       const deviceId = decoded?.device ?? 0
+      if (party === account) {
+        // the sender's own other device (its phone): the DeviceSentMessage copy of a DM fan-out
+        const own = this.directory.resolveDevice(party.number, 's.whatsapp.net', deviceId)?.simulated
+        const copy: SentToContactDelivery = { number: party.number, device: deviceId, jid, encType: enc?.attrs.type ?? 'none', decrypted: false }
+        ownCopies.push(copy)
+        const t = enc?.attrs.type
+        if (own === undefined || enc === undefined || !(enc.content instanceof Uint8Array) || (t !== 'pkmsg' && t !== 'msg')) { copy.error = 'not decryptable by the emulator'; continue }
+        try {
+          copy.message = asJson(await own.decrypt(sender, t, enc.content))
+          copy.decrypted = true
+        } catch (error) {
+          copy.error = `decrypt failed: ${(error as Error).message}`
+        }
+        continue
+      }
+      if (party === undefined || party !== recipient) continue
       addressed.add(deviceId)
       const delivery: SentToContactDelivery = { number: party.number, device: deviceId, jid, encType: enc?.attrs.type ?? 'none', decrypted: false }
       deliveries.push(delivery)
@@ -145,7 +164,7 @@ export class SentToContacts {
       try {
         const message = await device.decrypt(sender, type, enc.content)
         delivery.decrypted = true
-        delivery.message = proto.Message.toObject(message, { longs: Number, bytes: String, defaults: false }) as Record<string, unknown>
+        delivery.message = asJson(message)
         const key = message.reactionMessage?.key
         if (kind === 'status-reaction' && (key?.remoteJid !== STATUS_JID || typeof key.id !== 'string' || !this.postedTo(account, party.number, key.id))) {
           delivery.error = 'the reaction names no status its author posted to the sender: the device drops it'
@@ -159,11 +178,12 @@ export class SentToContacts {
       : []
     this.logOf(account).push({
       id: node.attrs.id, kind, to: recipient?.number ?? null, type: node.attrs.type ?? '', at: new Date().toISOString(),
-      deliveries, missingDevices
+      deliveries, missingDevices, ownCopies
     })
   }
 
   log (account: Account): SentToContact[] {
-    return (this.logs.get(account) ?? []).map((e) => ({ ...e, deliveries: e.deliveries.map((d) => ({ ...d })) }))
+    const copy = (d: SentToContactDelivery): SentToContactDelivery => ({ ...d })
+    return (this.logs.get(account) ?? []).map((e) => ({ ...e, deliveries: e.deliveries.map(copy), ownCopies: e.ownCopies.map(copy) }))
   }
 }

@@ -567,4 +567,6 @@ export interface SentToContact {
   deliveries: SentToContactDelivery[]
   /** the recipient's devices the stanza did not address */
   missingDevices: number[]
+  /** the copies for the sender's own other devices the emulator plays (its phone), as they decrypted them (a DeviceSentMessage) */
+  ownCopies: SentToContactDelivery[]
 }

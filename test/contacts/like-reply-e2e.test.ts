@@ -60,6 +60,13 @@ test('the account likes and replies to its contacts\' statuses', { timeout: 240_
       assert.deepEqual({ ...reaction.key }, { remoteJid: 'status@broadcast', id: text.id, fromMe: false, participant: aliceLid })
       assert.equal(reaction.text, '💚')
     }
+    // the account's phone gets WA Web's DeviceSentMessage copy naming the poster
+    const phone = sent.ownCopies.find((c) => c.device === 0)
+    assert.equal(phone?.decrypted, true, phone?.error)
+    type Dsm = { deviceSentMessage: { destinationJid: string, message: { reactionMessage: { key: { id: string }, text: string } } } }
+    const dsm = (phone!.message as Dsm).deviceSentMessage
+    assert.equal(dsm.destinationJid, aliceLid)
+    assert.deepEqual([dsm.message.reactionMessage.key.id, dsm.message.reactionMessage.text], [text.id, '💚'])
     const listed = await contactStatus(text.id)
     assert.equal(listed.likedAt, liked.likedAt)
     assert.equal(listed.likeEmoji, '💚')

@@ -30,8 +30,7 @@ import { STATUS_JID } from '../../jid.js'
 // removal is the same reaction with empty text (whatsapp-rust wacore/src/reaction.rs "An empty `text` is the
 // reaction-removal form"). `decrypt-fail="hide"` as rc14's relayMessage sets it on reactions. Baileys rc14's
 // relayMessage cannot send it: a status@broadcast message goes its sender-key (skmsg) branch, the form #569
-// saw refused. The account's own other devices are not sent a copy (WA Web's DM fan-out gives them a
-// DeviceSentMessage): they do not learn of the like; docs/platform.md says so.
+// saw refused. The account's own other devices get the DeviceSentMessage copy WA Web's DM fan-out gives them.
 //
 // Baileys internals relied on (checked at start, assumptions-status.ts): sock.getUSyncDevices, assertSessions,
 // signalRepository.encryptMessage, sendNode, encodeWAMessage / encodeSignedDeviceIdentity, creds.me / account.
@@ -60,32 +59,52 @@ export function statusReaction (input: StatusReactionInput): proto.IMessage {
   }
 }
 
-/** The poster's devices a reaction goes to: no hosted devices, never the sending device itself. */
-function posterDevices (sock: WASocket, devices: Array<{ jid: string, user: string, device?: number }>, posterUser: string | undefined): string[] {
+/** The devices a reaction goes to: the poster's, and the account's own others; no hosted devices, never the sending device itself. */
+function fanOut (
+  sock: WASocket, devices: Array<{ jid: string, user: string, device?: number }>, posterUser: string | undefined
+): { poster: string[], own: string[] } {
   const me = sock.authState.creds.me
-  const own = new Set([me?.id, me?.lid].filter((j): j is string => typeof j === 'string'))
-  const out = new Set<string>()
+  const sender = new Set([me?.id, me?.lid].filter((j): j is string => typeof j === 'string'))
+  const ownUsers = new Set([...sender].map((j) => jidDecode(j)?.user))
+  const poster = new Set<string>()
+  const own = new Set<string>()
   for (const d of devices) {
-    if (d.user !== posterUser || isHostedLidUser(d.jid) === true || isHostedPnUser(d.jid) === true || (d.device ?? 0) === 99) continue
-    if (own.has(d.jid)) continue
-    out.add(d.jid)
+    if (isHostedLidUser(d.jid) === true || isHostedPnUser(d.jid) === true || (d.device ?? 0) === 99 || sender.has(d.jid)) continue
+    if (d.user === posterUser) poster.add(d.jid)
+    else if (ownUsers.has(d.user)) own.add(d.jid)
   }
-  return [...out]
+  return { poster: [...poster], own: [...own] }
 }
 
-/** Builds and writes the reaction stanza; resolves once written (the caller waits for the ack). Returns the devices it went to. */
+/** The account's own user JID in the poster's addressing (LID for a LID poster when the account has one). */
+function ownUserFor (sock: WASocket, poster: string): string | null {
+  const me = sock.authState.creds.me
+  const lid = typeof me?.lid === 'string' ? jidNormalizedUser(me.lid) : null
+  const pn = typeof me?.id === 'string' ? jidNormalizedUser(me.id) : null
+  return poster.endsWith('@lid') ? lid ?? pn : pn
+}
+
+/**
+ * Builds and writes the reaction stanza; resolves once written (the caller waits for the ack). The poster's
+ * devices get the reaction, the account's other devices (its phone) a DeviceSentMessage naming the poster, as in
+ * WA Web's DM fan-out (whatsapp-rust wacore/src/send/dm.rs prepare_dm_stanza: own other devices get the
+ * DeviceSentMessage plaintext, `destination_jid` the chat). Returns the poster's devices it went to.
+ */
 export async function writeStatusReaction (sock: WASocket, input: StatusReactionInput): Promise<string[]> {
   const poster = jidNormalizedUser(input.poster)
   const posterUser = jidDecode(poster)?.user
-  const data = encodeWAMessage(statusReaction(input))
+  const message = statusReaction(input)
+  const data = encodeWAMessage(message)
+  const ownUser = ownUserFor(sock, poster)
   return await sock.authState.keys.transaction(async () => {
-    const devices = posterDevices(sock, await sock.getUSyncDevices([poster], true, false), posterUser)
-    if (devices.length === 0) throw new Error('the poster has no device to send the like to')
-    await sock.assertSessions(devices)
+    const devices = fanOut(sock, await sock.getUSyncDevices(ownUser === null ? [poster] : [poster, ownUser], true, false), posterUser)
+    if (devices.poster.length === 0) throw new Error('the poster has no device to send the like to')
+    await sock.assertSessions([...devices.poster, ...devices.own])
+    const dsm = devices.own.length === 0 ? null : encodeWAMessage({ deviceSentMessage: { destinationJid: poster, message } })
     let pkmsg = false
     const nodes: BinaryNode[] = []
-    for (const jid of devices) {
-      const { type, ciphertext } = await sock.signalRepository.encryptMessage({ jid, data })
+    for (const [jid, plain] of [...devices.poster.map((j) => [j, data] as const), ...devices.own.map((j) => [j, dsm!] as const)]) {
+      const { type, ciphertext } = await sock.signalRepository.encryptMessage({ jid, data: plain })
       if (type === 'pkmsg') pkmsg = true
       nodes.push({ tag: 'to', attrs: { jid }, content: [{ tag: 'enc', attrs: { v: '2', type, 'decrypt-fail': 'hide' }, content: ciphertext }] })
     }
@@ -98,7 +117,7 @@ export async function writeStatusReaction (sock: WASocket, input: StatusReaction
       ]
     }
     await sock.sendNode(stanza)
-    return devices
+    return devices.poster
   }, STATUS_JID)
 }
 
