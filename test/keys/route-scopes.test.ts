@@ -25,7 +25,8 @@ const OLD_TABLE: ReadonlyArray<[string, string]> = [
   ['GET /api/sessions/:sessionId/qr-code', 'read'],
   ['POST /api/upload-image', 'send'],
   ['POST /api/upload-video', 'send'],
-  ['POST /api/upload-audio', 'manage'],
+  // the old table's default for writes; issue 42 gave it the scope of the other uploads
+  ['POST /api/upload-audio', 'send'],
   ['POST /api/sessions/:sessionId/send-status', 'send'],
   ['GET /api/sessions/:sessionId/sent-statuses', 'read'],
   ['GET /api/sessions/:sessionId/status-viewers/:statusId', 'read'],
