@@ -16,7 +16,8 @@ import { build } from '../helper.js'
 // too; emulator/README.md as well), and every `npm run X` the docs name is a script of package.json. Every
 // relative link of the Markdown files a reader is sent to leads to a file of the repository and, with an
 // anchor, to a heading there; no page cites a Markdown file the repository does not hold (a design note or
-// an audit kept elsewhere); and the health samples show as many Baileys assumptions as the service checks.
+// an audit kept elsewhere); the health samples show as many Baileys assumptions as the service checks; and every
+// error of src/errors.ts is in docs/api.md's status-code table, in the row of its code.
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
 
@@ -186,6 +187,23 @@ export function unknownMarkdownFiles (pages: readonly Page[], files: readonly st
   return [...new Set(unknown)]
 }
 
+/**
+ * The errors of `source` (src/errors.ts: `createError('CODE', 'message', status)`) that `table` (docs/api.md's
+ * status codes) does not show in the row of their status code. A message is matched up to its first
+ * placeholder, `;` or `:` (the table writes `URL refused: …`); a message that is all placeholder is skipped.
+ */
+export function undocumentedErrors (source: string, table: string): string[] {
+  const rows = table.split('\n').filter((l) => /^\| \d{3}/.test(l))
+  const missing: string[] = []
+  for (const m of source.matchAll(/createError(?:<[^>]*>)?\('[A-Z_]+', '((?:[^'\\]|\\.)*)', (\d{3})\)/g)) {
+    const head = m[1].replace(/\\'/g, "'").split(/%[sdj]|;|:/)[0].trim()
+    if (head === '') continue
+    const row = rows.find((r) => (r.split('|')[1] ?? '').includes(m[2]))
+    if (row === undefined || !row.includes(head)) missing.push(`${m[2]} ${head}`)
+  }
+  return missing
+}
+
 function scriptsOf (file: string): Record<string, string> {
   return (JSON.parse(readFileSync(join(ROOT, file), 'utf8')) as { scripts?: Record<string, string> }).scripts ?? {}
 }
@@ -226,6 +244,12 @@ test('the link checks find a missing file, a missing heading and a file the repo
     'docs/a.md: (b.md#nope) names no heading of docs/b.md'
   ])
   assert.deepEqual(unknownMarkdownFiles(pages, ['README.md', 'docs/a.md']), ['docs/a.md: SPEC.md'])
+})
+
+test('the error check finds a message missing from its code\'s row', () => {
+  const source = "createError('A', 'Session not found', 404)\ncreateError<[string]>('B', 'Downloading failed: %s', 502)\ncreateError('C', '%s', 400)\ncreateError('D', 'Gone away', 404)"
+  const table = '| 404 | unknown | `Session not found` |\n| 500 | other | `Downloading failed: …` |'
+  assert.deepEqual(undocumentedErrors(source, table), ['502 Downloading failed', '404 Gone away'])
 })
 
 test('the settings checks find a missing row, a wrong default and a stale .env.example line', () => {
@@ -316,4 +340,11 @@ test('the health samples show as many Baileys assumptions as the service checks'
   const samples = ['docs/operations.md', 'UPGRADING.md'].flatMap((file) => [...read(file).matchAll(/"assumptions": (\d+)/g)].map((m) => ({ file, n: Number(m[1]) })))
   assert.ok(samples.length >= 2, 'the samples are found')
   for (const { file, n } of samples) assert.equal(n, ASSUMPTIONS.length, `${file} shows "assumptions": ${n}; src/platform/baileys/assumptions*.ts hold ${ASSUMPTIONS.length}`)
+})
+
+test('every error of src/errors.ts is in docs/api.md\'s status-code table, in the row of its code', () => {
+  const source = read('src/errors.ts')
+  assert.ok((source.match(/createError/g) ?? []).length >= 20, 'the errors are read')
+  const missing = undocumentedErrors(source, read('docs/api.md'))
+  assert.equal(missing.length, 0, `errors not in the row of their code in docs/api.md#status-codes:${listed(missing)}`)
 })
