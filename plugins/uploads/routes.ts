@@ -23,7 +23,7 @@ const KINDS: ReadonlyArray<{ kind: MediaKind, scope: RouteScope, summary: string
     kind: 'video',
     scope: 'send',
     summary: 'Upload a video for a video status',
-    description: 'multipart/form-data with one file in the field `video` (MP4, M4V, 3GP, MOV, WebM, MKV, AVI, FLV or WMV; checked by content). ' +
+    description: 'multipart/form-data with one file in the field `video` (MP4, M4V, 3GP, 3G2, MOV, WebM, MKV, AVI, FLV or WMV; checked by content). ' +
       'Answers the stored filename, to pass as `content` to send-status.'
   },
   {

@@ -17,7 +17,8 @@ import { build } from '../helper.js'
 // relative link of the Markdown files a reader is sent to leads to a file of the repository and, with an
 // anchor, to a heading there; no page cites a Markdown file the repository does not hold (a design note or
 // an audit kept elsewhere); the health samples show as many Baileys assumptions as the service checks; and every
-// error of src/errors.ts is in docs/api.md's status-code table, in the row of its code.
+// error of src/errors.ts is in docs/api.md's status-code table, in the row of its code; and every metric the
+// service registers has a row in docs/operations.md's Metrics table.
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
 
@@ -347,4 +348,12 @@ test('every error of src/errors.ts is in docs/api.md\'s status-code table, in th
   assert.ok((source.match(/createError/g) ?? []).length >= 20, 'the errors are read')
   const missing = undocumentedErrors(source, read('docs/api.md'))
   assert.equal(missing.length, 0, `errors not in the row of their code in docs/api.md#status-codes:${listed(missing)}`)
+})
+
+test('every metric the service registers has a row in docs/operations.md', () => {
+  const names = [...read('plugins/metrics/registry.ts').matchAll(/name: '(status_tracker_[a-z_]+)'/g)].map((m) => m[1])
+  assert.ok(names.length >= 10, `the metrics are read (${names.length})`)
+  const rows = read('docs/operations.md').split('\n').filter((l) => l.startsWith('| `status_tracker_'))
+  const missing = names.filter((n) => !rows.some((r) => r.startsWith(`| \`${n}\` |`)))
+  assert.deepEqual(missing, [], 'metrics of plugins/metrics/registry.ts without a row in docs/operations.md#metrics')
 })

@@ -872,7 +872,7 @@ export interface paths {
         put?: never;
         /**
          * Upload a video for a video status
-         * @description multipart/form-data with one file in the field `video` (MP4, M4V, 3GP, MOV, WebM, MKV, AVI, FLV or WMV; checked by content). Answers the stored filename, to pass as `content` to send-status.
+         * @description multipart/form-data with one file in the field `video` (MP4, M4V, 3GP, 3G2, MOV, WebM, MKV, AVI, FLV or WMV; checked by content). Answers the stored filename, to pass as `content` to send-status.
          *
          *     Needs scope `send` (or the admin key); a scoped key sees only its sessions: another session answers 404.
          */
