@@ -3,7 +3,9 @@
  * zsh). The block links a phone of the emulator by QR, posts a text status to a contact, has the contact view
  * it and shows the viewer the service recorded. Each step waits for what the next one needs (the QR code, the
  * open link, the status reaching the contact, the viewer), polling loopback twice a second for at most 30 s,
- * so the block can be pasted at once. It never calls `exit` (a pasted `exit` would close the terminal).
+ * so the block can be pasted at once, and pasted again (the emulator keeps the phone and the contact it
+ * made; the session is deleted and linked anew). It never calls `exit` (a pasted `exit` would close the
+ * terminal).
  * test/demo/walkthrough.test.ts runs the block with bash against a real `npm run demo`, twice.
  */
 
@@ -32,7 +34,8 @@ export function pasteBlock ({ apiKey, base, control }: WalkThrough): string {
     "echo '== 1. A phone in the emulator, and a contact who will receive the status'",
     'emu -H "$J" -d \'{"number":"15550001111"}\' $C/accounts',
     'emu -H "$J" -d \'{"number":"15550002222"}\' $C/contacts',
-    "echo '== 2. A QR session in the service; the phone scans its QR code; then wait for the link to open'",
+    "echo '== 2. A QR session in the service (one from an earlier paste is removed first); the phone scans its QR code; then wait for the link to open'",
+    'api -X DELETE $B/sessions/demo >/dev/null',
     'api -H "$J" -d \'{"sessionId":"demo","sessionName":"Demo","authMethod":"qrcode"}\' $B/sessions',
     'QR=; ' + wait('QR=$(api $B/sessions/demo/qr-code | j \'d.data?.qrCode ?? ""\') && [ -n "$QR" ]'),
     'emu -H "$J" -d "{\\"qr\\":\\"$QR\\"}" $C/accounts/15550001111/scan',

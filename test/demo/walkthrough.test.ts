@@ -84,6 +84,13 @@ test('npm run demo, twice over the same folder: the printed block, pasted whole,
       assert.doesNotMatch(out, /not connected|already exists/i, out)
       assert.match(out, /"connected":true/, out)
       assert.deepEqual(viewersOf(out).map((v) => [v.number, v.isReal]), [['15550002222', true]], out)
+      if (n === 2) {
+        // pasted again in the same run: the emulator says its phone and contact exist; the session is made anew
+        const again = await runBlock(block, join(tmp.path, `block-${n}-again.sh`))
+        assert.equal(again.code, 0, again.out)
+        assert.doesNotMatch(again.out, /not connected|Session already exists/i, again.out)
+        assert.deepEqual(viewersOf(again.out).map((v) => [v.number, v.isReal]), [['15550002222', true]], again.out)
+      }
     })
   }
   // the key stays from run to run (the folder is emptied but for it), and the second run started clean
