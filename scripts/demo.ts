@@ -11,7 +11,7 @@
  *   DEMO_DATA_DIR  the demo folder (default ./data/demo)
  */
 import { spawn } from 'node:child_process'
-import { mkdirSync, readdirSync, rmSync } from 'node:fs'
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { pino } from 'pino'
 import { startEmulator } from '@status-tracker/emulator'
@@ -22,9 +22,17 @@ const root = resolve(import.meta.dirname, '..')
 const demoDir = resolve(process.env.DEMO_DATA_DIR ?? join(root, 'data', 'demo'))
 const fresh = process.argv.includes('--fresh')
 mkdirSync(demoDir, { recursive: true, mode: 0o700 })
+// A folder is emptied only when the demo made it (its mark, or the emulator certificate every demo wrote)
+const MARK = '.status-tracker-demo'
+const found = readdirSync(demoDir)
+if (found.length > 0 && !found.includes(MARK) && !found.includes('emulator-cert.pem')) {
+  console.error(`${demoDir} holds files the demo did not make, and the demo empties its folder at start: choose another (DEMO_DATA_DIR)`)
+  process.exit(1)
+}
 // the emulator's certificate and the key survive a run; the database, uploads and the rest do not
-const KEEP = fresh ? [] : ['api-key', 'emulator-cert.pem', 'emulator-key.pem']
-for (const name of readdirSync(demoDir)) if (!KEEP.includes(name)) rmSync(join(demoDir, name), { recursive: true, force: true })
+const KEEP = fresh ? [MARK] : [MARK, 'api-key', 'emulator-cert.pem', 'emulator-key.pem']
+for (const name of found) if (!KEEP.includes(name)) rmSync(join(demoDir, name), { recursive: true, force: true })
+writeFileSync(join(demoDir, MARK), 'made by npm run demo (scripts/demo.ts), which empties this folder at start\n')
 
 const port = Number(process.env.PORT ?? 3000)
 const emulator = await startEmulator({

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import { readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test, type TestContext } from 'node:test'
 import { BLOCK_END, BLOCK_START } from '../../scripts/demo-walkthrough.js'
@@ -97,4 +97,17 @@ test('npm run demo, twice over the same folder: the printed block, pasted whole,
   assert.equal(runs.length, 2)
   assert.equal(runs[1]?.key, runs[0]?.key)
   assert.equal(readFileSync(join(dir, 'api-key'), 'utf8').trim(), runs[0]?.key)
+})
+
+test('npm run demo refuses a folder it did not make (it empties its folder at start) and leaves it as it was', { timeout: 120_000 }, async (t) => {
+  const tmp = tempDir('st-demo-foreign-')
+  t.after(() => { tmp.rm() })
+  const dir = join(tmp.path, 'mine')
+  mkdirSync(dir)
+  writeFileSync(join(dir, 'notes.txt'), 'keep me')
+  const demo = spawnNode(join(ROOT, 'scripts', 'demo.ts'), { env: { PORT: String(await freePort()), DEMO_DATA_DIR: dir }, logFile: join(tmp.path, 'demo.log') })
+  t.after(async () => { await demo.stop() })
+  assert.equal(await demo.exited, 1)
+  assert.match(demo.tail(), /holds files the demo did not make/)
+  assert.ok(existsSync(join(dir, 'notes.txt')))
 })
