@@ -2,7 +2,7 @@
  * What `npm run demo` prints: where things are, and one block to paste whole into a second terminal (bash or
  * zsh). The block links a phone of the emulator by QR, posts a text status to a contact, has the contact view
  * it and shows the viewer the service recorded. Each step waits for what the next one needs (the QR code, the
- * open link, the status reaching the contact, the viewer), polling loopback twice a second for at most 30 s,
+ * open link, the status reaching the contact, the viewer), polling loopback twice a second for at most 60 s each,
  * so the block can be pasted at once, and pasted again (the emulator keeps the phone and the contact it
  * made; the session is deleted and linked anew). It never calls `exit` (a pasted `exit` would close the
  * terminal).
@@ -25,7 +25,7 @@ export interface WalkThrough {
 
 /** The block alone, as the test runs it. */
 export function pasteBlock ({ apiKey, base, control }: WalkThrough): string {
-  const wait = (test: string): string => `for i in $(seq 1 60); do ${test} && break; sleep 0.5; done`
+  const wait = (test: string): string => `for i in $(seq 1 120); do ${test} && break; sleep 0.5; done`
   return [
     BLOCK_START,
     `K=${apiKey}; B=${base}/api; C=${control}; J='content-type: application/json'`,

@@ -56,7 +56,10 @@ const env: Record<string, string> = {
 const { apiKey } = loadConfig(env, { envFile: false })
 env.API_KEY = apiKey
 
-const service = spawn(process.execPath, ['--import', 'tsx', join(root, 'src', 'server.ts')], { cwd: root, env, stdio: ['ignore', 'inherit', 'inherit'] })
+// run in the demo folder, so a `.env` of the checkout (the service reads one from its working folder) does not
+// reach the demo: its database, media store and the rest are the demo's own
+env.TSX_TSCONFIG_PATH = join(root, 'tsconfig.json')
+const service = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), join(root, 'src', 'server.ts')], { cwd: demoDir, env, stdio: ['ignore', 'inherit', 'inherit'] })
 let stopping = false
 async function stop (code: number): Promise<void> {
   if (stopping) return
@@ -75,11 +78,13 @@ process.on('SIGINT', () => { void stop(0) })
 process.on('SIGTERM', () => { void stop(0) })
 
 const base = `http://127.0.0.1:${port}`
-const deadline = Date.now() + 30_000
+// a first start compiles the service with tsx: on a slow or busy machine that can take a while
+console.log(`the emulator is up; waiting for the service on ${base} (a first start compiles it) …`)
+const deadline = Date.now() + 120_000
 for (;;) {
   const ok = await fetch(`${base}/api/health`, { headers: { 'x-api-key': apiKey } }).then((r) => r.ok, () => false)
   if (ok) break
-  if (Date.now() > deadline) { console.error('the service did not answer within 30 s'); await stop(1) }
+  if (Date.now() > deadline) { console.error('the service did not answer within 120 s'); await stop(1) }
   await new Promise((resolve) => setTimeout(resolve, 250))
 }
 

@@ -26,7 +26,7 @@ async function demoRun (t: TestContext, dir: string, port: number, logFile: stri
   // SIGTERM: the demo stops the service (waiting for it, so the port is free for the next run) and the emulator
   t.after(async () => { await demo.stop(20_000) })
   const exited = demo.exited.then((code) => { throw new Error(`the demo exited (${String(code)}) before printing its block:\n${demo.tail()}`) })
-  await Promise.race([exited, waitFor(() => out.includes(BLOCK_END), 120_000, 'the demo\'s block', 100)])
+  await Promise.race([exited, waitFor(() => out.includes(BLOCK_END), 240_000, 'the demo\'s block', 100)])
   exited.catch(() => undefined) // once the block is out, the demo's exit is the after hook's
   const key = /^ {2}API key {7}(\S+)$/m.exec(out)?.[1]
   assert.ok(key !== undefined, out)
@@ -41,7 +41,7 @@ function blockOf (out: string): string {
   return out.slice(start, end + BLOCK_END.length) + '\n'
 }
 
-/** bash on the block as one script; at most 150 s (each of its waits is bounded to 30 s). */
+/** bash on the block as one script; at most 300 s (each of its four waits is bounded to 60 s). */
 async function runBlock (block: string, file: string): Promise<{ code: number | null, out: string }> {
   writeFileSync(file, block)
   const child = spawn('bash', [file], { stdio: ['ignore', 'pipe', 'pipe'] })
@@ -49,7 +49,7 @@ async function runBlock (block: string, file: string): Promise<{ code: number | 
   let out = ''
   child.stdout.on('data', (c: Buffer) => { out += c.toString() })
   child.stderr.on('data', (c: Buffer) => { out += c.toString() })
-  const timer = setTimeout(() => { child.kill('SIGKILL') }, 150_000)
+  const timer = setTimeout(() => { child.kill('SIGKILL') }, 300_000)
   const code = await new Promise<number | null>((resolve) => { child.once('exit', resolve) })
   clearTimeout(timer)
   return { code, out }
@@ -63,7 +63,7 @@ function viewersOf (out: string): Array<{ number: string, isReal: boolean }> {
   return body.data
 }
 
-test('npm run demo, twice over the same folder: the printed block, pasted whole, links, posts and shows the viewer', { timeout: 600_000 }, async (t) => {
+test('npm run demo, twice over the same folder: the printed block, pasted whole, links, posts and shows the viewer', { timeout: 1_200_000 }, async (t) => {
   const tmp = tempDir('st-demo-')
   t.after(() => { tmp.rm() })
   const dir = join(tmp.path, 'demo')
