@@ -34,7 +34,7 @@ async function startMcp (t: TestContext, s: Stack, apiKey: string, via: 'npm' | 
     command,
     args,
     cwd: ROOT,
-    env: { ...process.env as Record<string, string>, STATUS_TRACKER_URL: s.baseUrl, STATUS_TRACKER_API_KEY: apiKey, STATUS_TRACKER_LINK_WAIT_MS: '15000' },
+    env: { ...process.env as Record<string, string>, STATUS_TRACKER_URL: s.baseUrl, STATUS_TRACKER_API_KEY: apiKey, STATUS_TRACKER_LINK_WAIT_MS: '30000' },
     stderr: 'pipe'
   })
   let stderr = ''
