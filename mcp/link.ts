@@ -5,6 +5,8 @@ import { StatusTrackerError, type StatusTracker } from '../client/src/index.js'
 // code with one), then the tool waits a little for the code the platform issues and hands it over: the QR
 // code as a PNG image content item, the pairing code as text. A QR code is replaced about every 20 seconds
 // while nobody scans it (the platform's refs), so an assistant calls the tool again for the current one.
+// A session that exists but gets no code (logged out from the phone, or its link window over) is started
+// again: a fresh pairing code, or a restart for a new QR code (both need the manage scope).
 
 export interface LinkArgs { sessionId: string, sessionName?: string, phoneNumber?: string | null }
 
@@ -40,11 +42,22 @@ export async function linkSession (st: StatusTracker, args: LinkArgs, options: L
   const phoneNumber = args.phoneNumber ?? null
   let state = await existing(st, sessionId)
   const created = state === null
+  let restarted = false
   if (state === null) {
     await st.POST('/api/sessions', {
       body: { sessionId, sessionName: args.sessionName ?? sessionId, authMethod: phoneNumber === null ? 'qrcode' : 'pairing', phoneNumber }
     })
     state = await connectionOf(st, sessionId)
+  } else if (!ready(state) && state.status !== 'connecting' && state.ownNumber === null) {
+    // logged out from the phone, or its link window (LINK_TIMEOUT_MS) ran out: no code comes by itself
+    restarted = true
+    if (state.authMethod === 'pairing' && state.phoneNumber !== null) {
+      const fresh = await st.POST('/api/sessions/{sessionId}/request-pairing-code', { params: { path: { sessionId } } })
+      state = { ...state, pairingCode: fresh.pairingCode }
+    } else {
+      await st.POST('/api/sessions/{sessionId}/restart', { params: { path: { sessionId } } })
+      state = await connectionOf(st, sessionId)
+    }
   }
   const deadline = Date.now() + options.waitMs
   while (!ready(state) && Date.now() < deadline) {
@@ -52,9 +65,12 @@ export async function linkSession (st: StatusTracker, args: LinkArgs, options: L
     state = await connectionOf(st, sessionId)
   }
 
-  const base = { sessionId, created, connected: state.connected, status: state.status, authMethod: state.authMethod }
+  const base = { sessionId, created, ...(restarted ? { restarted } : {}), connected: state.connected, status: state.status, authMethod: state.authMethod }
   if (state.connected) {
     return { content: [text({ ...base, ownNumber: state.ownNumber, message: 'The session is linked and connected.' })] }
+  }
+  if (state.ownNumber !== null) {
+    return { content: [text({ ...base, ownNumber: state.ownNumber, message: 'The session is linked but not connected right now; it reconnects by itself.' })] }
   }
   const ignored = !created && phoneNumber !== null && phoneNumber !== state.phoneNumber
     ? ` The session already existed: phoneNumber ${phoneNumber} was not applied (it links ${state.phoneNumber ?? 'by QR code'}).`

@@ -199,6 +199,24 @@ test('the MCP server: tools listed from the REST schemas, a session linked by QR
     await assert.rejects(admin.client.callTool({ name: 'no_such_tool', arguments: {} }), /Unknown tool: no_such_tool/)
   })
 
+  await t.test('link_session after a logout from the phone: a fresh pairing code, or a restart with a new QR image', async () => {
+    for (const number of [PAIRED, OWN]) s.emu.fault(number, 'logout')
+    for (const sessionId of ['mcp-pair', SID]) await s.events.next('connection-status', (e) => e.sessionId === sessionId && e.status === 'logged-out', 15_000)
+    const paired = await data<{ restarted: boolean, pairingCode: string }>(admin, 'link_session', { sessionId: 'mcp-pair' })
+    assert.equal(paired.restarted, true)
+    assert.match(paired.pairingCode, /^[A-Z0-9]{8}$/)
+    await s.emu.enterCode(PAIRED, paired.pairingCode)
+    const qr = await call(admin, 'link_session', { sessionId: SID })
+    const [info, image] = qr.content
+    assert.ok(info.type === 'text' && image?.type === 'image', `text then image: ${JSON.stringify(qr.content).slice(0, 300)}`)
+    assert.equal(JSON.parse(info.text).restarted, true)
+    await s.emu.scan(OWN, `data:image/png;base64,${image.data}`)
+    await waitFor(async () => {
+      const list = await data<Array<{ sessionId: string, connected: boolean }>>(admin, 'list_sessions')
+      return list.filter((x) => x.connected).length === 2
+    }, 30_000, 'both sessions linked again', 250)
+  })
+
   await t.test('stdout carries only the protocol, and the key is never written', () => {
     assert.deepEqual(admin.transportErrors, [], 'every line on stdout was a protocol message')
     assert.deepEqual(reader.transportErrors, [])
