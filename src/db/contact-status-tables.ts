@@ -34,7 +34,7 @@ export interface ContactStatusTable {
 
 export type ContactStatusRow = Selectable<ContactStatusTable>
 
-/** The account's like of a contact's status (migration 019): one per status; taken back, the row goes. */
+/** The account's like of a contact's status (migration 020): one per status; taken back, the row goes. */
 export interface ContactStatusLikeTable {
   status_seq: number
   emoji: string
@@ -42,7 +42,7 @@ export interface ContactStatusLikeTable {
   liked_at: Millis
 }
 
-/** A reply the account sent to a contact's status (migration 019), recorded once the platform acknowledged it. */
+/** A reply the account sent to a contact's status (migration 020), recorded once the platform acknowledged it. */
 export interface ContactStatusReplyTable {
   seq: Generated<number>
   status_seq: number
