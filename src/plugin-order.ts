@@ -10,7 +10,7 @@ interface Meta { name?: string, dependencies?: string[] }
 /** a plugin's name and dependencies, as fastify-plugin stored them */
 export function pluginMeta (plugin: unknown): { name: string, dependencies: string[] } {
   const meta = (plugin as { [META]?: Meta } | null)?.[META]
-  if (meta?.name === undefined) throw new Error('a plugin without a name: wrap it in fastify-plugin with { name }')
+  if (meta?.name === undefined) throw new Error('a plugin without a name: wrap it in fastify-plugin with { name, dependencies }')
   return { name: meta.name, dependencies: meta.dependencies ?? [] }
 }
 
