@@ -7,7 +7,7 @@ import { iso } from './api-shapes.js'
 import { openMedia, prepareContent } from './content.js'
 import { whenOpen } from './when-open.js'
 import { chooseRecipients, storedRecipients, type ResolvedRecipients } from './recipients.js'
-import type { SendStatusAnswer, StatusDeps } from './service.js'
+import type { SendStatusAnswer, StatusDeps } from './deps.js'
 import { abandon, countContacts, isCode, progressReport, quiet, sentMessage, StatusGone, stoppedMessage, type Delivery } from './delivery.js'
 
 // A send's recorded life (issue 11). The row is inserted `sending` before anything goes out; the built
