@@ -1,4 +1,4 @@
-import type { Assumption } from './assumptions.js'
+import type { Assumption } from './assumption.js'
 import { inOrder, isFunction } from './check-helpers.js'
 
 // The Baileys internals contacts' statuses rely on (status-stanza.ts, ../contact-statuses.ts): part of the
