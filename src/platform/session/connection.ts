@@ -7,28 +7,17 @@ import makeWASocket, {
   type WASocket
 } from '@whiskeysockets/baileys'
 import type { Config } from '../../config.js'
-import { backoffDelay, withTimeout, type Waiters } from '../async.js'
-import type { SessionAuth } from '../auth-state.js'
+import { backoffDelay, withTimeout } from '../async.js'
 import type { PlatformLogger as Logger } from '../logger.js'
-import type { ContactStatusSink } from '../contact-statuses.js'
-import type { InteractionSink, PhoneSink, PlatformTiming, ReceiptSeen, ReceiptSink, StatusRetrySeen } from '../types.js'
 import { forgetHalfLink } from './linking.js'
 import { StanzaIntakes } from './intakes.js'
-import type { StatusSender } from './sender.js'
 import { gateSends } from '../send-gate.js'
 import { releasePendingQueries, shareKeyTransactions } from '../baileys/index.js'
 import { watchIdentityChanges } from '../baileys/status-key-memory.js'
+import type { Attempt } from './attempt.js'
+import type { ConnectionDeps, ConnectionEvents } from './connection-deps.js'
 
-/** One socket's life: `ready` once the server sent pair-device (a pairing code can be asked for). */
-export interface Attempt {
-  gen: number
-  sock: WASocket
-  ready: boolean
-  open: boolean
-  codeRequested: boolean
-  /** code requests on one socket go one at a time, so each confirmation is matched to its request */
-  codeChain: Promise<unknown>
-}
+export type { Attempt, ConnectionDeps, ConnectionEvents }
 
 export interface SocketOptions {
   auth: AuthenticationState
@@ -109,46 +98,6 @@ export class Backoff {
     if (this.#timer !== null) clearTimeout(this.#timer)
     this.#timer = null
   }
-}
-
-/** What a session hears from its current socket. */
-export interface ConnectionEvents {
-  onQr: (attempt: Attempt, qr: string) => void
-  onNewLogin: () => void
-  onOpen: (attempt: Attempt) => void
-  onClose: (attempt: Attempt, error: Error | undefined) => void
-}
-
-export interface ConnectionDeps {
-  sessionId: string
-  auth: SessionAuth
-  wa: Config['wa']
-  baileysLogger: Logger
-  log: Logger
-  timing: PlatformTiming
-  /** SocketOptions' `sharedKeyTransactions` */
-  sharedKeyTransactions: boolean
-  waiters: Waiters
-  /** false once the session is removed: nothing from its sockets is taken any more */
-  live: () => boolean
-  /** where status views are committed before their receipt is acknowledged */
-  receiptSink: ReceiptSink
-  /** where reactions and replies to statuses are committed before their message is acknowledged */
-  interactionSink: InteractionSink
-  /** where the phone's saved contacts and status privacy are kept (session/phone.ts); none: not read */
-  phoneSink?: PhoneSink
-  /** where contacts' statuses are committed before their `<status>` stanza is acknowledged (contact-statuses.ts) */
-  contactStatusSink: ContactStatusSink
-  /** receipts as they arrive (views after their commit), for counting */
-  onReceiptsSeen: (receipts: ReceiptSeen[]) => void
-  /**
-   * the session's sender: the statuses it sent (served to retry receipts: recent ones from memory, else as the
-   * service stored them), its queue (a retry answer runs between sends, never beside one), and message updates
-   */
-  sender: Pick<StatusSender, 'sentMessage' | 'storedMessage' | 'exclusive' | 'onMessagesUpdate'>
-  /** a status retry receipt was taken (answered or not): status-retries.ts */
-  onStatusRetry: (seen: StatusRetrySeen) => void
-  events: ConnectionEvents
 }
 
 /**
