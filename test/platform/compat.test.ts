@@ -79,7 +79,7 @@ test('every assumption holds against the installed Baileys; each names its sourc
   assert.deepEqual(found.broken, [])
   assert.equal(found.compatible, true)
   assert.equal(found.assumptions, ASSUMPTIONS.length)
-  assert.match(found.baileys, /^7\.0\.0-rc14$/, 'DESIGN.md pins rc14: upgrading means reviewing UPGRADING.md')
+  assert.match(found.baileys, /^7\.0\.0-rc14$/, 'rc14 is pinned (docs/architecture.md): upgrading means reviewing UPGRADING.md')
   assert.equal(new Set(ASSUMPTIONS.map((a) => a.name)).size, ASSUMPTIONS.length, 'names are unique')
   for (const a of ASSUMPTIONS) {
     for (const guard of a.guard.split(', ')) assert.ok(existsSync(guard), `${a.name}: guard ${guard} exists`)
