@@ -55,7 +55,7 @@ export interface AppOptions {
 }
 
 /** Third-party plugins, configured (plugins/external/); their routes keep Fastify's own error handler. */
-const EXTERNAL = [corsPlugin, compressPlugin, helmetPlugin, rateLimitPlugin, swaggerPlugin, socketIoPlugin, staticPlugin]
+export const EXTERNAL = [corsPlugin, compressPlugin, helmetPlugin, rateLimitPlugin, swaggerPlugin, socketIoPlugin, staticPlugin]
 
 /**
  * The service's plugins: each concern (its index.ts, with its routes) and the plugins it shares with others.

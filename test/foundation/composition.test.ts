@@ -1,16 +1,24 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { readdirSync, readFileSync } from 'node:fs'
+import { readdirSync, readFileSync, rmSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import Fastify from 'fastify'
 import fp from 'fastify-plugin'
 import { tsFiles } from '../support/imports.js'
-import { BEFORE_CONCERNS, CONCERNS } from '../../src/app.js'
+import { BEFORE_CONCERNS, CONCERNS, EXTERNAL } from '../../src/app.js'
+import configPlugin from '../../plugins/core/config.js'
+import requestIdPlugin from '../../plugins/core/request-id.js'
+import { testConfig } from '../helper.js'
+import { ErrorEnvelopeSchema } from '../../schemas/envelope.js'
 import { inDependencyOrder, pluginMeta } from '../../src/plugin-order.js'
 
 // How the plugins compose (docs/development.md, "The shape of the service"):
 // - a plugin uses another plugin's decorator only when it names that plugin in its `dependencies` (or
 //   registers it itself), so the order fastify-plugin checks, and the close order, follow what is used
+//   (read statically below, over each plugin's source; and at run time: each plugin gets ready with only the
+//   plugins its declared dependencies reach registered)
+// - src/app.ts keeps the plugins as a set; the order comes from their `dependencies` (src/plugin-order.ts)
 // - no plugin asks whether a decorator exists (`hasDecorator`): what it needs, it declares
 // - src/app.ts registers no routes file: each concern's index.ts registers its own
 
@@ -168,4 +176,54 @@ test('the order is refused, naming the plugins, on a cycle, a dependency nobody 
   assert.throws(() => inDependencyOrder([named('a', ['config', 'nope'])], ['config']), /plugin 'a' depends on 'nope', which no plugin provides/)
   assert.throws(() => inDependencyOrder([named('a'), named('a')]), /two plugins are named 'a'/)
   assert.throws(() => inDependencyOrder([async () => {}]), /without a name/)
+})
+
+/** a plugin and every plugin of `all` it needs, through their declared dependencies */
+function withDependencies<P> (plugin: P, all: Iterable<P>): P[] {
+  const byName = new Map([...all].map((p) => [pluginMeta(p).name, p]))
+  const out = new Map<string, P>()
+  const add = (p: P): void => {
+    const { name, dependencies } = pluginMeta(p)
+    if (out.has(name)) return
+    out.set(name, p)
+    for (const d of dependencies) { const q = byName.get(d); if (q !== undefined) add(q) }
+  }
+  add(plugin)
+  return [...out.values()]
+}
+
+test('each plugin gets ready with only the plugins it declares (and theirs) registered', async (t) => {
+  const { config, dir } = testConfig()
+  t.after(() => { rmSync(dir, { recursive: true, force: true }) })
+  const failed: string[] = []
+  for (const plugin of CONCERNS) {
+    const app = Fastify({ logger: false })
+    try {
+      app.addSchema(ErrorEnvelopeSchema)
+      await app.register(configPlugin, { config })
+      await app.register(requestIdPlugin)
+      for (const external of EXTERNAL) await app.register(external)
+      for (const p of inDependencyOrder(withDependencies(plugin, CONCERNS), BEFORE_CONCERNS)) await app.register(p)
+      await app.ready()
+    } catch (err) {
+      failed.push(`${pluginMeta(plugin).name}: ${(err as Error).message}`)
+    } finally {
+      await app.close().catch(() => {})
+    }
+  }
+  assert.deepEqual(failed, [])
+})
+
+test('the check above fails on a plugin reading at registration a decorator it does not declare', async () => {
+  const clock = fp(async (app) => { app.decorate('clock', () => 1) }, { name: 'clock' })
+  const late = (dependencies: string[]) => fp(async (app) => { (app as unknown as { clock: () => number }).clock() }, { name: 'late', dependencies })
+  const ready = async (plugins: unknown[]): Promise<void> => {
+    const app = Fastify({ logger: false })
+    try {
+      for (const p of inDependencyOrder(plugins)) await app.register(p as ReturnType<typeof fp>)
+      await app.ready()
+    } finally { await app.close() }
+  }
+  await assert.rejects(ready(withDependencies(late([]), [clock, late([])])), /clock is not a function/)
+  await ready(withDependencies(late(['clock']), [clock, late(['clock'])]))
 })
