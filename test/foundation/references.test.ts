@@ -73,8 +73,11 @@ function bases (file: string): string[] {
   return ['', ...(pkg !== undefined ? [pkg] : []), dirname(file)]
 }
 
+/** a made-up path that shows a shape (`docs/x.md`, `plugins/y/`): a segment named x, y or z */
+const example = (path: string): boolean => path.split('/').some((segment) => /^[xyz](\.\w+)?$/.test(segment))
+
 const exists = (read: (path: string) => boolean, file: string, path: string): boolean =>
-  path in FOREIGN || bases(file).some((base) => read(join(base, path)))
+  path in FOREIGN || example(path) || bases(file).some((base) => read(join(base, path)))
 
 /** the broken relative links of a Markdown file: `file:line target` */
 export function brokenLinks (file: string, text: string, read: { exists: (path: string) => boolean, text: (path: string) => string }): string[] {
@@ -154,14 +157,15 @@ test('every repository path a code comment cites exists', () => {
 })
 
 test('the checks above find a broken link, a missing heading and a missing cited file', () => {
-  const disk = new Set(['docs/a.md', 'src/x.ts', 'emulator/src/y.ts'])
+  const disk = new Set(['docs/a.md', 'src/here.ts', 'emulator/src/pkg.ts'])
   const has = (p: string): boolean => disk.has(relative('.', p)) || [...disk].some((f) => f.startsWith(`${relative('.', p)}/`))
   const texts: Record<string, string> = { 'docs/a.md': '# Title\n\n## The `x` part: one\n' }
   const io = { exists: has, text: (p: string) => texts[relative('.', p)] ?? '' }
   assert.deepEqual(brokenLinks('docs/b.md', '[a](a.md) [t](a.md#the-x-part-one) [w](https://x.org/y.md) [s](a.md#title)\n```\n[no](gone.md)\n```\n', io), [])
   assert.deepEqual(brokenLinks('docs/b.md', 'see [c](c.md) and [a](a.md#nope)\n', io), ['docs/b.md:1 c.md', 'docs/b.md:1 a.md#nope (no such heading)'])
-  assert.deepEqual(missingInDocs('docs/b.md', '`src/x.ts` and `src/gone.ts`, `plugins/gone/` and `SOME_SETTING`\n', has), ['docs/b.md:1 src/gone.ts', 'docs/b.md:1 plugins/gone/'])
-  assert.deepEqual(missingInDocs('emulator/README.md', 'in `src/y.ts`\n', has), [])
-  const source = "// the port (src/x.ts), the gone one (src/gone.ts); oxidezap/whatsapp-rust src/client/node_io.rs\nconst a = 'src/other.ts'\n/**\n * and plugins/none/index.ts.\n */\n"
+  assert.deepEqual(missingInDocs('docs/b.md', '`src/here.ts` and `src/gone.ts`, `plugins/gone/` and `SOME_SETTING`\n', has), ['docs/b.md:1 src/gone.ts', 'docs/b.md:1 plugins/gone/'])
+  assert.deepEqual(missingInDocs('emulator/README.md', 'in `src/pkg.ts`\n', has), [])
+  assert.deepEqual(missingInDocs('docs/b.md', 'shaped like `docs/x.md` or `plugins/z/`\n', has), [])
+  const source = "// the port (src/here.ts), the gone one (src/gone.ts); oxidezap/whatsapp-rust src/client/node_io.rs\nconst a = 'src/other.ts'\n/**\n * and plugins/none/index.ts.\n */\n"
   assert.deepEqual(missingInComments('src/z.ts', source, has), ['src/z.ts:1 src/gone.ts', 'src/z.ts:4 plugins/none/index.ts'])
 })
