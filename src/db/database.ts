@@ -63,6 +63,8 @@ export interface StatusTable {
   unreachable: ColumnType<string, string | undefined, string>
   /** the audience snapshot (JSON: schemas/audience.ts AudienceSnapshot) when `audience` chose the recipients; null: target_numbers did */
   audience: ColumnType<string | null, string | null | undefined, string | null>
+  /** comma-separated numbers (digits) the status mentions (send-status `mentions`, migration 019); '' when none */
+  mentions: ColumnType<string, string | undefined, string>
 }
 
 export type StatusState = 'sending' | 'sent' | 'partial'

@@ -28,6 +28,9 @@ const status = (messageId: string, over: Partial<ContactStatus> = {}): ContactSt
   mediaRef: null,
   postedAt: Date.now(),
   error: null,
+  mentionsMe: false,
+  groupJid: null,
+  groupSubject: null,
   ...over
 })
 
