@@ -190,10 +190,7 @@ export interface SendStatusInput {
   recipients: string[]
   /** the post's `<meta status_setting>` (LID-migrated accounts); default `allowlist` (an explicit list) */
   statusSetting?: StatusSetting
-  /**
-   * numbers the status mentions (digits, at most 5; the caller has them in `recipients`): named in the post's
-   * `<meta><mentioned_users>` and each told by a status mention message once the post went out (baileys/status-mention.ts)
-   */
+  /** numbers the status mentions (digits, at most 5, among `recipients`): named in the post, each told (baileys/status-mention.ts) */
   mentions?: string[]
   /** JIDs that already have it (from `onChunk` of an earlier attempt): not sent again */
   done?: string[]
