@@ -28,7 +28,7 @@ let api: ReturnType<typeof serviceApi>
 const dir = tempDir('st-mentions-')
 before(async () => {
   emu = await startEmulator({ tls: testCertPaths() })
-  svc = await spawnService({ dir: dir.path, emulator: emu, env: { ALLOW_PRIVATE_URLS: 'true' } })
+  svc = await spawnService({ dir: dir.path, emulator: emu, env: { ALLOW_PRIVATE_URLS: 'true', SCHEDULE_ALLOW_SECONDS: 'true' } })
   api = serviceApi(svc.base)
   await linkSessions(api, emulatorApi(emu.controlUrl), [{ sessionId: SID, number: OWN }])
 })
@@ -91,6 +91,19 @@ test('six mentions: 400 naming mentions, nothing sent, nothing stored', { timeou
   assert.equal(emu.statuses().length, statusesBefore, 'the emulator saw no status')
   assert.equal((await api.get<SentStatus[]>(`/sessions/${SID}/sent-statuses`)).length, listedBefore, 'no status row')
   for (const n of numbers) assert.deepEqual(await decryptedBy(n), [])
+})
+
+test('a scheduled status keeps its mentions; a schedule with six is refused naming mentions', { timeout: 60_000 }, async () => {
+  const d = emu.addContact({ number: '15557900051' })
+  const six = Array.from({ length: 6 }, (_, i) => `155579000${60 + i}`)
+  await assert.rejects(api.post(`/sessions/${SID}/scheduled-statuses`, {
+    status: { type: 'text', content: 'too many later', mentions: six }, at: new Date(Date.now() + 60_000).toISOString()
+  }), (err: unknown) => err instanceof HttpError && err.status === 400 && /mentions/.test(err.body))
+  const content = `later, mentioning ${d.number}`
+  await api.post(`/sessions/${SID}/scheduled-statuses`, { status: { type: 'text', content, mentions: [d.number] }, at: new Date(Date.now() + 1500).toISOString() })
+  const listed = await waitFor(async () => (await api.get<SentStatus[]>(`/sessions/${SID}/sent-statuses`)).find((s) => s.content === content && s.state === 'sent'), 30_000, 'the scheduled run')
+  assert.deepEqual(listed.mentions, [d.number])
+  await waitFor(async () => (await decryptedBy(d.number)).find((m) => m.statusMention?.statusId === listed.platformMessageId), 30_000, 'the mention message of the scheduled run')
 })
 
 test("a contact's status mentioning the account: mentionsMe, a contact-status-mention event and its webhook outbox row", { timeout: 60_000 }, async (t) => {
