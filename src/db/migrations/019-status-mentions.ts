@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely'
+import { int } from './dialect.js'
 
 // Frozen: never edit a migration that has shipped; add a new one instead.
 //
@@ -8,7 +9,7 @@ import type { Kysely } from 'kysely'
 // to status@broadcast; the subject null while unknown).
 export async function up (db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('statuses').addColumn('mentions', 'text', (c) => c.notNull().defaultTo('')).execute()
-  await db.schema.alterTable('contact_statuses').addColumn('mentions_me', 'integer', (c) => c.notNull().defaultTo(0)).execute()
+  await db.schema.alterTable('contact_statuses').addColumn('mentions_me', int(db), (c) => c.notNull().defaultTo(0)).execute()
   await db.schema.alterTable('contact_statuses').addColumn('group_jid', 'text').execute()
   await db.schema.alterTable('contact_statuses').addColumn('group_subject', 'text').execute()
 }
