@@ -856,13 +856,13 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
       })
     } else {
       conn.send({ tag: 'ack', attrs: { class: 'message', id, from: to, t: unixNow() } })
-      // what a contact's devices decrypt of it (a status mention notice…), after the status stanzas queued before it
-      void this.statusCenter.afterQueued(async () => await this.inbox.take(account, device.id, node))
-        .catch((err: unknown) => { this.logger.warn({ id, to, err: (err as Error).message }, 'one-to-one message not decrypted') })
-      // rc14's answer to a status retry receipt goes to the requesting device itself (recorded as such)
-      void this.statusCenter.directRetryAnswer(account, device.id, node, new Date()).then((answer) => {
-        if (!answer) this.logger.debug({ id, to }, 'non-status message acked, not recorded')
-      })
+      // rc14's answer to a status retry receipt goes to the requesting device itself (recorded as such); any
+      // other: what a contact's devices decrypt of it (a status mention message…), after the status stanzas queued before it
+      void this.statusCenter.directRetryAnswer(account, device.id, node, new Date()).then(async (answer) => {
+        if (answer) return
+        const taken = await this.statusCenter.afterQueued(async () => await this.inbox.take(account, device.id, node))
+        if (taken === 0) this.logger.debug({ id, to }, 'non-status message acked, not recorded')
+      }).catch((err: unknown) => { this.logger.warn({ id, to, err: (err as Error).message }, 'one-to-one message not decrypted') })
     }
   }
 
