@@ -89,6 +89,8 @@ const routes: Route[] = [
     handler: async (e, [number], body) => [200, await e.postContactStatus(number, body as unknown as ContactStatusOptions)]
   },
   { method: 'GET', pattern: new RegExp(`^/accounts/${SEGMENT}/contact-statuses$`), handler: (e, [number]) => [200, e.contactStatusLog(number)] },
+  // what a contact's devices decrypted of the one-to-one messages accounts sent them (status mention notices: status-mentions.ts)
+  { method: 'GET', pattern: new RegExp(`^/contacts/${SEGMENT}/messages$`), handler: (e, [number]) => [200, { messages: e.directMessages(number) }] },
   {
     method: 'PUT',
     pattern: /^\/settings\/status-ack-deadline$/,

@@ -47,6 +47,7 @@ import {
 import { signalSenderFor } from './signal-party.js'
 import { RULE_ERROR } from './status-rules.js'
 import { StatusCenter } from './statuses.js'
+import { DirectInbox, type DirectMessageRecord } from './status-mentions.js'
 import { checkRefusal, refuses } from './refusals.js'
 import type {
   AccountInfo,
@@ -196,6 +197,8 @@ export interface Emulator {
   postContactStatus(accountNumber: string, options: ContactStatusOptions): Promise<ContactStatusResult>
   /** What the account was sent of its contacts' statuses: deliveries, acks (with their attributes), redeliveries, receipts, stream errors. */
   contactStatusLog(accountNumber: string): ContactStatusLog
+  /** The one-to-one messages accounts sent to the contact's devices, as each decrypted them (status mention notices: status-mentions.ts). */
+  directMessages(contactNumber: string): DirectMessageRecord[]
   /** How long a `<status>` stanza may stay unacked before the stream is ended (for stanzas delivered from now on). */
   setStatusAckDeadline(ms: number): void
   stop(): Promise<void>
@@ -257,6 +260,8 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
   private readonly strictStatusRetries: boolean
   /** contacts' statuses sent to accounts, and how they were answered (contact-statuses.ts) */
   private readonly contactStatuses: ContactStatuses
+  /** one-to-one messages accounts send to contacts' devices, as those decrypt them (status-mentions.ts) */
+  private readonly inbox: DirectInbox
   /** ack deadlines of status stanzas delivered (cleared on stop) */
   private readonly statusDeadlines = new Set<NodeJS.Timeout>()
 
@@ -277,6 +282,7 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
     }
     this.autoCreateContacts = this.config.autoCreateContacts
     this.strictStatusRetries = options.strictStatusRetries ?? true
+    this.inbox = new DirectInbox(this.directory)
     this.contactStatuses = new ContactStatuses(nonNegative(options.statusAckDeadlineMs, DEFAULT_STATUS_ACK_DEADLINE_MS, 'statusAckDeadlineMs'))
   }
 
@@ -850,10 +856,13 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
       })
     } else {
       conn.send({ tag: 'ack', attrs: { class: 'message', id, from: to, t: unixNow() } })
-      // rc14's answer to a status retry receipt goes to the requesting device itself (recorded as such)
-      void this.statusCenter.directRetryAnswer(account, device.id, node, new Date()).then((answer) => {
-        if (!answer) this.logger.debug({ id, to }, 'non-status message acked, not recorded')
-      })
+      // rc14's answer to a status retry receipt goes to the requesting device itself (recorded as such); any
+      // other: what a contact's devices decrypt of it (a status mention message…), after the status stanzas queued before it
+      void this.statusCenter.directRetryAnswer(account, device.id, node, new Date()).then(async (answer) => {
+        if (answer) return
+        const taken = await this.statusCenter.afterQueued(async () => await this.inbox.take(account, device.id, node))
+        if (taken === 0) this.logger.debug({ id, to }, 'non-status message acked, not recorded')
+      }).catch((err: unknown) => { this.logger.warn({ id, to, err: (err as Error).message }, 'one-to-one message not decrypted') })
     }
   }
 
@@ -1195,6 +1204,14 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
     const account = this.directory.account(accountNumber)
     const post = checkContactStatus(options)
     const contact = this.directory.contact(normalizeNumber(options.from))
+    // the parties a mention names, by LID (status-mentions.ts)
+    if (post.mentions !== undefined) {
+      post.mentioned = post.mentions.map((n) => {
+        const party = this.directory.getByNumber(normalizeNumber(n))
+        if (!party) throw new EmulatorError(404, `mentions: no account or contact ${n}`)
+        return { number: party.number, lid: party.lid }
+      })
+    }
     const { id, nodes } = await this.contactStatuses.build(account, contact, post, (mediaType, body) => this.media!.store(mediaType, body))
     let deliveredTo = 0
     let queuedFor = 0
@@ -1209,6 +1226,11 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
 
   contactStatusLog (accountNumber: string): ContactStatusLog {
     return this.contactStatuses.log(this.directory.account(accountNumber))
+  }
+
+  /** The one-to-one messages accounts sent to the contact's devices, as each decrypted them (mention notices…). */
+  directMessages (contactNumber: string): DirectMessageRecord[] {
+    return this.inbox.list(this.directory.contact(contactNumber).number)
   }
 
   setStatusAckDeadline (ms: number): void {

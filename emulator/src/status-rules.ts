@@ -8,6 +8,7 @@
  */
 import { getBinaryNodeChild, getBinaryNodeChildren, jidDecode, proto, type BinaryNode } from '@whiskeysockets/baileys'
 import type { Account } from './accounts.js'
+import { mentionedUsersOf, mentionRuleBroken } from './status-mentions.js'
 import type { StatusKind, StatusRule } from './types.js'
 
 /** The `<meta status_setting>` values (oxidezap/whatsapp-rust src/features/status.rs `StatusPrivacySetting`). */
@@ -41,6 +42,8 @@ export interface StanzaShape {
   /** the skmsg `<enc mediatype>` (whatsapp-rust wacore/src/send/classify.rs media_type_from_message) */
   mediatype?: string
   deviceIdentity: boolean
+  /** the `<meta><mentioned_users><to jid/>…` jids (status-mentions.ts); undefined when the stanza has none */
+  mentioned?: string[]
 }
 
 export interface RuleBreak {
@@ -72,7 +75,8 @@ export function readStanza (node: BinaryNode): StanzaShape {
     hasMeta: withSetting !== undefined,
     skmsg,
     mediatype: skmsg?.attrs.mediatype,
-    deviceIdentity: getBinaryNodeChild(node, 'device-identity') !== undefined
+    deviceIdentity: getBinaryNodeChild(node, 'device-identity') !== undefined,
+    mentioned: mentionedUsersOf(node)
   }
 }
 
@@ -112,7 +116,7 @@ export function stanzaRuleBroken (shape: StanzaShape, poster: Account): RuleBrea
     const pn = [...shape.bare, ...shape.devices].find((t) => isPnServer(t.server))
     if (pn) return { rule: 'pn-participants', detail: `LID-migrated account addressed <to jid="${pn.jid}"> by phone number` }
   }
-  return undefined
+  return mentionRuleBroken(shape.mentioned, poster)
 }
 
 /** Rules that depend on what the stanza is: a post, a reaction or a revoke. */

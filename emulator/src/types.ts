@@ -15,6 +15,7 @@ export type StatusRule =
   | 'missing-status-setting'
   | 'status-setting-on-reaction'
   | 'status-setting-on-revoke'
+  | 'mentioned-users'
 
 export interface EmulatorOptions {
   /** port of the HTTP server (WebSocket `/ws/chat` + control API); 0 = any free port */
@@ -275,6 +276,8 @@ export interface StatusRecord {
   messageSecret?: boolean
   /** retry receipts recipient devices sent for it (`failNextDecrypt`), and their answers */
   retries: StatusRetryRecord[]
+  /** the `<meta><mentioned_users><to jid>`s of the post (status-mentions.ts), when it named anyone */
+  mentionedUsers?: string[]
 }
 
 /** `Emulator.refuseStatuses`: the account's next `count` status stanzas are refused with `error`. */
@@ -470,6 +473,13 @@ export interface ContactStatusOptions {
   media?: { mimetype?: string, size?: number, caption?: string }
   /** no sender-key distribution even for a device that lacks the key (as after it lost it): such a device cannot decrypt it */
   withoutKey?: boolean
+  /**
+   * numbers the status mentions (accounts or contacts, 1 to 5): the stanza carries `<meta><mentioned_users>`, and
+   * `status_mentioned="true"` for an account it names (WASmaxInStatusDeliverStatusEncMentionedMixin)
+   */
+  mentions?: string[]
+  /** a group status: posted in this group (`…@g.us`), delivered `<status from=group>`, wrapped in groupStatusMessageV2 */
+  group?: string
 }
 
 export interface ContactStatusResult {
@@ -519,6 +529,10 @@ export interface ContactStatusInfo {
   caption?: string
   media?: { mimetype: string, size: number }
   postedAt: string
+  /** the numbers it mentions (`mentions`) */
+  mentions?: string[]
+  /** the group of a group status */
+  group?: string
   deliveries: ContactStatusDelivery[]
   receipts: ContactStatusReceipt[]
 }

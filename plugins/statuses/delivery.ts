@@ -18,6 +18,8 @@ export interface Delivery {
   recipients: string[]
   /** the post's status_setting (an audience chose it); undefined: the platform's default (allowlist) */
   statusSetting?: StatusSetting
+  /** numbers the status mentions (send-status `mentions`; they are among the recipients) */
+  mentions?: string[]
   contactCount: number
   content?: StatusContent
   /** the stored message of an interrupted send */

@@ -1,4 +1,4 @@
-import type { Generated, Selectable } from 'kysely'
+import type { ColumnType, Generated, Selectable } from 'kysely'
 /** milliseconds since the epoch (as in database.ts) */
 type Millis = number
 
@@ -30,6 +30,11 @@ export interface ContactStatusTable {
   received_at: Millis
   /** when the read receipt was sent (POST …/view); null: never */
   viewed_at: Millis | null
+  /** 1: the status mentions the account (migration 020) */
+  mentions_me: ColumnType<number, number | undefined, number>
+  /** a group status' group (`…@g.us`) and its subject when known; null otherwise (migration 020) */
+  group_jid: ColumnType<string | null, string | null | undefined, string | null>
+  group_subject: ColumnType<string | null, string | null | undefined, string | null>
 }
 
 export type ContactStatusRow = Selectable<ContactStatusTable>

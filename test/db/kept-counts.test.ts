@@ -168,9 +168,9 @@ dialectTest('kept counts: the migration fills the columns from the rows already 
   const store = createViewerStore(handle)
   const migrator = new Migrator({ db: handle.db, provider: migrationProvider })
   // back to before migration 019, rows written without the columns, then 019 again
-  const down = await migrator.migrateDown()
+  const down = await migrator.migrateTo('018-list-counts')
   assert.equal(down.error, undefined)
-  assert.deepEqual(down.results?.map((r) => [r.migrationName, r.status]), [['019-kept-counts', 'Success']])
+  assert.deepEqual(down.results?.at(-1), { migrationName: '019-kept-counts', direction: 'Down', status: 'Success' })
   await session(handle, 's1')
   const a = await status(handle, 's1', 'A')
   const b = await status(handle, 's1', 'B')

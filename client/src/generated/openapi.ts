@@ -1187,6 +1187,56 @@ export interface components {
                 viewedAt: string | (never | null);
                 /** @description Why an 'undecryptable' status could not be read */
                 error: string | null;
+                /** @description The contact mentioned this account in it (a `contact-status-mention` event announced it) */
+                mentionsMe: boolean;
+                /** @description A group status: the group it was posted in (`…@g.us`); null for an ordinary status */
+                groupJid: string | null;
+                /** @description A group status: the group's subject when known; null otherwise */
+                groupSubject: string | null;
+            };
+        };
+        /** @description A contact's status mentions the account (`status.mentionsMe`); follows its `contact-status` event */
+        EventContactStatusMention: {
+            sessionId: string;
+            status: {
+                /** @description The platform's message id of the status (`statusId` in the routes below) */
+                id: string;
+                /** @description The poster's number (digits); null while only their LID is known */
+                number: string | null;
+                /** @description The poster's LID as `<lid>@lid`; null for a contact the platform named by number */
+                lid: string | null;
+                /** @description The poster as the platform named them */
+                jid: string;
+                /** @description 'undecryptable': it arrived but could not be read (see `error`); 'other': a kind the service does not read */
+                type: "text" | "image" | "video" | "audio" | "other" | "undecryptable";
+                /** @description The text of a text status */
+                text: string | null;
+                /** @description The caption of a media status */
+                caption: string | null;
+                /** @description MIME type of the media */
+                mediaType: string | null;
+                /** @description Size of the media in bytes, as the status states it (nothing is downloaded unless asked) */
+                mediaSize: number | null;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 timestamp
+                 */
+                postedAt: string;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 timestamp
+                 */
+                receivedAt: string;
+                /** @description When this service told the poster it was viewed (POST …/view); null: never */
+                viewedAt: string | (never | null);
+                /** @description Why an 'undecryptable' status could not be read */
+                error: string | null;
+                /** @description The contact mentioned this account in it (a `contact-status-mention` event announced it) */
+                mentionsMe: boolean;
+                /** @description A group status: the group it was posted in (`…@g.us`); null for an ordinary status */
+                groupJid: string | null;
+                /** @description A group status: the group's subject when known; null otherwise */
+                groupSubject: string | null;
             };
         };
         EventStatusesUpdated: {
@@ -3083,6 +3133,12 @@ export interface operations {
                                 viewedAt: string | (never | null);
                                 /** @description Why an 'undecryptable' status could not be read */
                                 error: string | null;
+                                /** @description The contact mentioned this account in it (a `contact-status-mention` event announced it) */
+                                mentionsMe: boolean;
+                                /** @description A group status: the group it was posted in (`…@g.us`); null for an ordinary status */
+                                groupJid: string | null;
+                                /** @description A group status: the group's subject when known; null otherwise */
+                                groupSubject: string | null;
                             }[];
                             /** @description pass as cursor for the next (older) page; null on the last page */
                             nextCursor: string | null;
@@ -3211,6 +3267,12 @@ export interface operations {
                             viewedAt: string | (never | null);
                             /** @description Why an 'undecryptable' status could not be read */
                             error: string | null;
+                            /** @description The contact mentioned this account in it (a `contact-status-mention` event announced it) */
+                            mentionsMe: boolean;
+                            /** @description A group status: the group it was posted in (`…@g.us`); null for an ordinary status */
+                            groupJid: string | null;
+                            /** @description A group status: the group's subject when known; null otherwise */
+                            groupSubject: string | null;
                         };
                     };
                 };
@@ -4677,6 +4739,8 @@ export interface operations {
                                     /** @description type saved: a saved audience of this session (aud_…) */
                                     audienceId?: string;
                                 };
+                                /** @description Numbers (country code, no plus sign) the status mentions, at most 5 (WhatsApp's limit): named in the post, and each told by a status mention message as WhatsApp Web tells them. A mentioned number outside the audience is added to it (so the one told can open the status). The own number is ignored. Kept by a schedule as part of its `status` */
+                                mentions?: string[];
                                 /** @description Text statuses: #RRGGBB or #AARRGGBB */
                                 backgroundColor?: string;
                                 /** @description Text statuses: platform font number */
@@ -4854,6 +4918,8 @@ export interface operations {
                             /** @description type saved: a saved audience of this session (aud_…) */
                             audienceId?: string;
                         };
+                        /** @description Numbers (country code, no plus sign) the status mentions, at most 5 (WhatsApp's limit): named in the post, and each told by a status mention message as WhatsApp Web tells them. A mentioned number outside the audience is added to it (so the one told can open the status). The own number is ignored. Kept by a schedule as part of its `status` */
+                        mentions?: string[];
                         /** @description Text statuses: #RRGGBB or #AARRGGBB */
                         backgroundColor?: string;
                         /** @description Text statuses: platform font number */
@@ -5024,6 +5090,8 @@ export interface operations {
                                     /** @description type saved: a saved audience of this session (aud_…) */
                                     audienceId?: string;
                                 };
+                                /** @description Numbers (country code, no plus sign) the status mentions, at most 5 (WhatsApp's limit): named in the post, and each told by a status mention message as WhatsApp Web tells them. A mentioned number outside the audience is added to it (so the one told can open the status). The own number is ignored. Kept by a schedule as part of its `status` */
+                                mentions?: string[];
                                 /** @description Text statuses: #RRGGBB or #AARRGGBB */
                                 backgroundColor?: string;
                                 /** @description Text statuses: platform font number */
@@ -5297,6 +5365,8 @@ export interface operations {
                             /** @description type saved: a saved audience of this session (aud_…) */
                             audienceId?: string;
                         };
+                        /** @description Numbers (country code, no plus sign) the status mentions, at most 5 (WhatsApp's limit): named in the post, and each told by a status mention message as WhatsApp Web tells them. A mentioned number outside the audience is added to it (so the one told can open the status). The own number is ignored. Kept by a schedule as part of its `status` */
+                        mentions?: string[];
                         /** @description Text statuses: #RRGGBB or #AARRGGBB */
                         backgroundColor?: string;
                         /** @description Text statuses: platform font number */
@@ -5369,6 +5439,8 @@ export interface operations {
                                     /** @description type saved: a saved audience of this session (aud_…) */
                                     audienceId?: string;
                                 };
+                                /** @description Numbers (country code, no plus sign) the status mentions, at most 5 (WhatsApp's limit): named in the post, and each told by a status mention message as WhatsApp Web tells them. A mentioned number outside the audience is added to it (so the one told can open the status). The own number is ignored. Kept by a schedule as part of its `status` */
+                                mentions?: string[];
                                 /** @description Text statuses: #RRGGBB or #AARRGGBB */
                                 backgroundColor?: string;
                                 /** @description Text statuses: platform font number */
@@ -5560,6 +5632,8 @@ export interface operations {
                                     /** @description type saved: a saved audience of this session (aud_…) */
                                     audienceId?: string;
                                 };
+                                /** @description Numbers (country code, no plus sign) the status mentions, at most 5 (WhatsApp's limit): named in the post, and each told by a status mention message as WhatsApp Web tells them. A mentioned number outside the audience is added to it (so the one told can open the status). The own number is ignored. Kept by a schedule as part of its `status` */
+                                mentions?: string[];
                                 /** @description Text statuses: #RRGGBB or #AARRGGBB */
                                 backgroundColor?: string;
                                 /** @description Text statuses: platform font number */
@@ -5751,6 +5825,8 @@ export interface operations {
                                     /** @description type saved: a saved audience of this session (aud_…) */
                                     audienceId?: string;
                                 };
+                                /** @description Numbers (country code, no plus sign) the status mentions, at most 5 (WhatsApp's limit): named in the post, and each told by a status mention message as WhatsApp Web tells them. A mentioned number outside the audience is added to it (so the one told can open the status). The own number is ignored. Kept by a schedule as part of its `status` */
+                                mentions?: string[];
                                 /** @description Text statuses: #RRGGBB or #AARRGGBB */
                                 backgroundColor?: string;
                                 /** @description Text statuses: platform font number */
@@ -5927,6 +6003,8 @@ export interface operations {
                         /** @description type saved: a saved audience of this session (aud_…) */
                         audienceId?: string;
                     };
+                    /** @description Numbers (country code, no plus sign) the status mentions, at most 5 (WhatsApp's limit): named in the post, and each told by a status mention message as WhatsApp Web tells them. A mentioned number outside the audience is added to it (so the one told can open the status). The own number is ignored. Kept by a schedule as part of its `status` */
+                    mentions?: string[];
                     /** @description Text statuses: #RRGGBB or #AARRGGBB */
                     backgroundColor?: string;
                     /** @description Text statuses: platform font number */
@@ -6142,6 +6220,8 @@ export interface operations {
                             sentCount: number;
                             /** @description Recipient numbers the status was not sent to: the account is LID-migrated and the platform knows no LID for them (no WhatsApp account, or not reachable by LID; see docs/platform.md). Not counted in sentCount; empty when every recipient was reachable. */
                             unreachable: string[];
+                            /** @description The numbers the status mentions (send-status `mentions`); empty when none */
+                            mentions: string[];
                         }[];
                     };
                 };
@@ -7362,7 +7442,7 @@ export interface operations {
                     /** @description http:// or https:// address that receives the POSTs; private and loopback addresses only with ALLOW_PRIVATE_URLS=true */
                     url: string;
                     /** @description Events to send; leave out (or null) for every event */
-                    events?: ("connection-status" | "pairing-code" | "pairing-code-error" | "qr-code" | "qr-code-error" | "status-sent" | "status-send-progress" | "status-viewers-update" | "status-viewers-added" | "status-reaction" | "status-reply" | "status-deleted" | "contact-status" | "statuses-updated" | "scheduled-status-fired" | "scheduled-status-failed" | "session-created" | "session-deleted")[] | null;
+                    events?: ("connection-status" | "pairing-code" | "pairing-code-error" | "qr-code" | "qr-code-error" | "status-sent" | "status-send-progress" | "status-viewers-update" | "status-viewers-added" | "status-reaction" | "status-reply" | "status-deleted" | "contact-status" | "contact-status-mention" | "statuses-updated" | "scheduled-status-fired" | "scheduled-status-failed" | "session-created" | "session-deleted")[] | null;
                     /** @description Letters, digits, underscore and hyphen; at most 64 characters */
                     sessionId?: string | null;
                     description?: string | null;
@@ -7682,7 +7762,7 @@ export interface operations {
                     /** @description http:// or https:// address that receives the POSTs; private and loopback addresses only with ALLOW_PRIVATE_URLS=true */
                     url?: string;
                     /** @description Events to send; leave out (or null) for every event */
-                    events?: ("connection-status" | "pairing-code" | "pairing-code-error" | "qr-code" | "qr-code-error" | "status-sent" | "status-send-progress" | "status-viewers-update" | "status-viewers-added" | "status-reaction" | "status-reply" | "status-deleted" | "contact-status" | "statuses-updated" | "scheduled-status-fired" | "scheduled-status-failed" | "session-created" | "session-deleted")[] | null;
+                    events?: ("connection-status" | "pairing-code" | "pairing-code-error" | "qr-code" | "qr-code-error" | "status-sent" | "status-send-progress" | "status-viewers-update" | "status-viewers-added" | "status-reaction" | "status-reply" | "status-deleted" | "contact-status" | "contact-status-mention" | "statuses-updated" | "scheduled-status-fired" | "scheduled-status-failed" | "session-created" | "session-deleted")[] | null;
                     enabled?: boolean;
                     description?: string | null;
                 };

@@ -11,6 +11,7 @@ import { buildStatusMessage, revokeMessage } from './status-message.js'
 import { chunk, relayInChunks, StanzaRefused, withPushBackRetry, type ChunkWriter, type RelayPolicy } from './chunk-relay.js'
 import { lidsForNumbers, ownLidOf, STATUS_SETTING, writeLidStatusChunk } from '../baileys/status-post.js'
 import { prepareSessions, type SessionPrep } from '../baileys/status-prepare.js'
+import { sendStatusMentions } from '../baileys/status-mention.js'
 
 // Statuses go to `status@broadcast` as one sender-key message (skmsg) plus, per recipient device, a
 // pairwise-encrypted sender-key distribution message. In rc14 relayMessage (lib/Socket/messages-send.js,
@@ -113,7 +114,9 @@ export class StatusSender {
         : undefined
       // relayMessage (the phone-number path) would repeat the look-ups the preparation has in flight
       if (lids === null) await prep?.ready(jids)
-      const write = lids === null ? undefined : this.#lidWriter(message, input.messageId, lids, input.statusSetting ?? STATUS_SETTING, prep)
+      // the users it mentions, as the platform addresses them (status-mention.ts): LIDs, or numbers on a legacy account
+      const mentioned = (input.mentions ?? []).flatMap((d) => lids === null ? [pnJid(d)] : lids.get(pnJid(d)) ?? [])
+      const write = lids === null ? undefined : this.#lidWriter(message, input.messageId, lids, input.statusSetting ?? STATUS_SETTING, prep, mentioned)
       try {
         await relayInChunks({
           socket: this.host.openSocket,
@@ -133,7 +136,10 @@ export class StatusSender {
         throw new PlatformError('SEND_FAILED', messageOf(err))
       }
       log.info({ messageId: input.messageId, recipients: all.length, resumed: all.length - jids.length, kind: input.content?.kind }, 'status sent')
-      return { messageId: input.messageId, recipientJids: all, unreachable }
+      const told = mentioned.length === 0 ? [] : await sendStatusMentions(await this.host.openSocket(), input.messageId, mentioned, log)
+      const back = new Map([...(lids ?? new Map<string, string>())].map(([pn, lid]) => [lid, pn]))
+      const toldNumbers = told.flatMap((jid) => pnDigits(back.get(jid) ?? jid) ?? [])
+      return { messageId: input.messageId, recipientJids: all, unreachable, ...(mentioned.length > 0 ? { mentioned: toldNumbers } : {}) }
     })
   }
 
@@ -160,11 +166,14 @@ export class StatusSender {
   }
 
   /** `statusSetting`: a post's `<meta status_setting>`; null: a revoke (none) */
-  #lidWriter (message: proto.IMessage, messageId: string, lids: Map<string, string>, statusSetting: StatusSetting | null, prep?: SessionPrep): ChunkWriter {
+  #lidWriter (
+    message: proto.IMessage, messageId: string, lids: Map<string, string>, statusSetting: StatusSetting | null, prep?: SessionPrep, mentioned?: string[]
+  ): ChunkWriter {
     return async (sock, jids) => {
       const users = jids.flatMap((jid) => lids.get(jid) ?? [])
       await prep?.ready(users)
-      return await writeLidStatusChunk(sock, { message, messageId, users, statusSetting, logger: this.host.log })
+      const mentions = mentioned !== undefined ? { mentioned } : {}
+      return await writeLidStatusChunk(sock, { message, messageId, users, statusSetting, logger: this.host.log, ...mentions })
     }
   }
 
