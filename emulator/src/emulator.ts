@@ -48,6 +48,7 @@ import { signalSenderFor } from './signal-party.js'
 import { RULE_ERROR } from './status-rules.js'
 import { StatusCenter } from './statuses.js'
 import { checkRefusal, refuses } from './refusals.js'
+import { clientExpirationNode, refreshLidAckNode, StaleLids } from './notices.js'
 import type {
   AccountInfo,
   AccountRef,
@@ -86,7 +87,7 @@ import type {
 import { generateX25519KeyPair, toSigningKeyPair, type KeyPair, type SigningKeyPair } from './xeddsa.js'
 
 const STATUS_JID = 'status@broadcast'
-const FAULT_KINDS: readonly FaultKind[] = ['drop', 'logout', 'restart-required', 'reject-next-status']
+const FAULT_KINDS: readonly FaultKind[] = ['drop', 'logout', 'restart-required', 'reject-next-status', 'rate-limited']
 const RECEIPT_TYPES: readonly ReceiptType[] = ['read', 'played', 'delivery']
 const DEFAULT_WAIT_MS = 10_000
 /** connections `connectionLog` remembers (a few hundred bytes each) */
@@ -145,6 +146,12 @@ export interface Emulator {
   /** The contact replies to the status. */
   reply(statusId: string, options: InteractionOptions): Promise<InteractionResult>
   fault(number: string, kind: FaultKind): void
+  /** The server names when it stops accepting the client build: `<ib><client_expiration t/>` to the account's live connections (notices.ts). */
+  announceClientExpiration(number: string, options: { t: number }): { sent: number }
+  /** The server maps the contact's number to a new LID; the next ack of a message to it carries `refresh_lid="true"` (notices.ts). */
+  changeLid(contactNumber: string): ContactInfo
+  /** An `<ack class="message" refresh_lid="true" from=…>` to the account's live connections now (notices.ts). */
+  sendRefreshLidAck(number: string, options: { from: string, id?: string }): { sent: number }
   /**
    * The account's next `count` (default 1) stanzas to status@broadcast (posts, chunks, revokes) are refused:
    * `<ack error=CODE>` and delivered to nobody (refusals.ts). Replaces what was still to come; `count: 0` ends it.
@@ -242,6 +249,8 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
   private http?: Server
   private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 * 1024 })
   private readonly connections = new Set<WaConnection>()
+  /** contacts whose LID changed: the next ack of a message to them carries refresh_lid (notices.ts) */
+  private readonly staleLids = new StaleLids()
   private readonly refs = new Map<string, { conn: WaConnection, expiresAt: number }>()
   private readonly changeListeners = new Set<() => void>()
   private readonly rejected: RejectedMessage[] = []
@@ -849,7 +858,7 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
         conn.send({ tag: 'ack', attrs: { class: 'message', id, from: to, t: unixNow(), ...(broken ? { error: String(RULE_ERROR) } : {}) } })
       })
     } else {
-      conn.send({ tag: 'ack', attrs: { class: 'message', id, from: to, t: unixNow() } })
+      conn.send({ tag: 'ack', attrs: { class: 'message', id, from: to, t: unixNow(), ...this.staleLids.ackAttrs(this.directory, to) } })
       // rc14's answer to a status retry receipt goes to the requesting device itself (recorded as such)
       void this.statusCenter.directRetryAnswer(account, device.id, node, new Date()).then((answer) => {
         if (!answer) this.logger.debug({ id, to }, 'non-status message acked, not recorded')
@@ -1285,7 +1294,34 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
       case 'reject-next-status':
         this.refuseStatuses(account.number, { error: RULE_ERROR, count: 1 })
         break
+      case 'rate-limited':
+        // the server asks the client to back off, then ends the stream (notices.ts)
+        for (const conn of live) conn.streamError('429')
+        break
     }
+  }
+
+  // ---------------------------------------------------------------- what the server announces (notices.ts)
+
+  announceClientExpiration (number: string, options: { t: number }): { sent: number } {
+    if (!Number.isSafeInteger(options?.t) || options.t <= 0) throw new EmulatorError(400, 't (unix seconds, a positive integer) is required')
+    const live = this.liveConnections(this.directory.account(number))
+    for (const conn of live) conn.send(clientExpirationNode(options.t))
+    return { sent: live.length }
+  }
+
+  changeLid (contactNumber: string): ContactInfo {
+    const contact = this.directory.changeLid(contactNumber)
+    this.staleLids.mark(contact.number)
+    return contactInfo(contact)
+  }
+
+  sendRefreshLidAck (number: string, options: { from: string, id?: string }): { sent: number } {
+    if (typeof options?.from !== 'string' || options.from === '') throw new EmulatorError(400, 'from (the peer JID) is required')
+    const live = this.liveConnections(this.directory.account(number))
+    const id = options.id ?? randomBytes(8).toString('hex').toUpperCase()
+    for (const conn of live) conn.send(refreshLidAckNode(id, options.from))
+    return { sent: live.length }
   }
 
   refuseStatuses (number: string, options: StatusRefusalOptions): StatusRefusalInfo {

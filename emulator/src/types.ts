@@ -4,7 +4,7 @@ import type { KeyPair } from './xeddsa.js'
 
 export type ReceiptType = 'read' | 'played' | 'delivery'
 export type ReceiptVia = 'pn' | 'lid'
-export type FaultKind = 'drop' | 'logout' | 'restart-required' | 'reject-next-status'
+export type FaultKind = 'drop' | 'logout' | 'restart-required' | 'reject-next-status' | 'rate-limited'
 export type StatusType = 'text' | 'image' | 'video' | 'audio' | 'other'
 /** what a stanza to status@broadcast is: a post, a reaction or a revoke (status-rules.ts) */
 export type StatusKind = 'post' | 'reaction' | 'revoke'
