@@ -9,12 +9,13 @@ export const RATE_LIMITED = 'rate-limited'
 
 /**
  * Rungs a 429 adds to the reconnect ladder (each doubles the delay): `<stream:error code="429">` asks the client
- * to back off (oxidezap/whatsapp-rust PR #353, 2026-03-14, from WA Web's WAWebHandleStreamError: "increase backoff
- * by 5 fibonacci steps", kept by PR #1263, 2026-08-10, which also reports it as an event; the ladder's reset is
- * suppressed after it, PR #965: "an explicit penalty (429 rate-limit …) survives that reset"). The stanza names no
- * delay of its own; five doublings of the base (RECONNECT base 1 s: 32-40 s) follow whatsapp-rust.
+ * to back off and names no delay. oxidezap/whatsapp-rust PR #353 (2026-03-14, from WA Web's WAWebHandleStreamError)
+ * "increase[s] backoff by 5 fibonacci steps", kept by PR #1263 (2026-08-10, which reports it as an event and
+ * measures the first such reconnect at 8.4 s; it notes WA Web itself adds no jump-start), and PR #965 lets "an
+ * explicit penalty (429 rate-limit …) survive" the next reset. Five Fibonacci steps from 1 s are 8 s: three
+ * doublings of this ladder's base (RECONNECT base 1 s: 8-10 s instead of 1-1.25 s).
  */
-export const RATE_LIMIT_RUNGS = 5
+export const RATE_LIMIT_RUNGS = 3
 
 /** What `connection-status` says of a close: `rate-limited` for a 429, else the error's message. */
 export function closeReason (error: Error | undefined): string {
