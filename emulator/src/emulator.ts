@@ -49,6 +49,7 @@ import { RULE_ERROR } from './status-rules.js'
 import { StatusCenter } from './statuses.js'
 import { checkRefusal, refuses } from './refusals.js'
 import { clientExpirationNode, refreshLidAckNode, StaleLids } from './notices.js'
+import { ackClassOf, misaddressedStatus } from './publish-stanza.js'
 import type {
   AccountInfo,
   AccountRef,
@@ -407,6 +408,10 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
         }
         return
       case 'message':
+        this.onMessage(conn, node)
+        return
+      case 'status':
+        // WA Web's newer publish stanza (publish-stanza.ts); contacts' statuses only ever come the other way
         this.onMessage(conn, node)
         return
       case 'ack':
@@ -841,12 +846,20 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
     if (!account || !device) return
     const id = node.attrs.id
     const to = node.attrs.to ?? ''
+    // <status>: acked class="status", refused unless to status@broadcast (publish-stanza.ts)
+    const ackClass = ackClassOf(node)
+    const misaddressed = misaddressedStatus(node)
+    if (misaddressed !== undefined) {
+      conn.send({ tag: 'ack', attrs: { class: ackClass, id, from: to, t: unixNow(), error: String(RULE_ERROR) } })
+      this.rejected.push({ id, from: account.number, to, error: RULE_ERROR, at: new Date().toISOString(), detail: misaddressed })
+      return
+    }
     const refusal = to === STATUS_JID ? account.statusRefusal : null
     const code = refusal === null ? undefined : refuses(refusal)
     if (refusal !== null && refusal.left === 0) account.statusRefusal = null
     if (code !== undefined) {
       // refused on request (refusals.ts): nacked at once, delivered to nobody, not recorded as a status
-      conn.send({ tag: 'ack', attrs: { class: 'message', id, from: to, t: unixNow(), error: String(code) } })
+      conn.send({ tag: 'ack', attrs: { class: ackClass, id, from: to, t: unixNow(), error: String(code) } })
       this.rejected.push({ id, from: account.number, to, error: code, at: new Date().toISOString() })
       this.logger.info({ id, number: account.number, error: code, left: refusal?.left }, 'status stanza refused (on request)')
       return
@@ -855,7 +868,7 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
       // acked (or NACKed 479) once the rules are checked: status-rules.ts
       this.statusCenter.enqueue(account, device.id, node, new Date(), (broken) => {
         if (!conn.isOpen) return
-        conn.send({ tag: 'ack', attrs: { class: 'message', id, from: to, t: unixNow(), ...(broken ? { error: String(RULE_ERROR) } : {}) } })
+        conn.send({ tag: 'ack', attrs: { class: ackClass, id, from: to, t: unixNow(), ...(broken ? { error: String(RULE_ERROR) } : {}) } })
       })
     } else {
       conn.send({ tag: 'ack', attrs: { class: 'message', id, from: to, t: unixNow(), ...this.staleLids.ackAttrs(this.directory, to) } })

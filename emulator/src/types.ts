@@ -203,7 +203,9 @@ export interface StatusDelivery {
 export interface StatusStanza {
   chunk: number
   receivedAt: string
-  /** the `<message>` attributes as sent */
+  /** the element: `message`, or `status` (WA Web's newer publish stanza, acked `class="status"`: publish-stanza.ts) */
+  tag: 'message' | 'status'
+  /** the `<message>` (or `<status>`) attributes as sent */
   attrs: Record<string, string>
   /** bare `<to jid="USER"/>` entries (the audience list), as sent */
   audience: string[]

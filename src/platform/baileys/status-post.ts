@@ -83,6 +83,8 @@ export interface StatusChunk {
   users: string[]
   /** a post carries <meta status_setting> with this value; a revoke (null) carries none */
   statusSetting: StatusSetting | null
+  /** STATUS_STANZA: `<message>` (default) or WA Web's newer `<status>` publish stanza, same children (docs/platform.md) */
+  stanza?: 'message' | 'status'
   logger: Logger
 }
 
@@ -164,7 +166,8 @@ export async function writeLidStatusChunk (sock: WASocket, chunk: StatusChunk): 
     const skdmDevices = skdmNodes.map((n) => n.attrs.jid)
     const mediatype = statusMediaType(content)
     const stanza: BinaryNode = {
-      tag: 'message',
+      // `<status>`: WA Web's WAWebEncryptAndSendStatusMsg maybeApplyStatusTag retags this very stanza (acked class="status")
+      tag: chunk.stanza ?? 'message',
       attrs: { to: STATUS_JID, id: chunk.messageId, type: statusStanzaType(content) },
       content: [
         { tag: 'participants', attrs: {}, content: [...skdmNodes, ...users.map((jid): BinaryNode => ({ tag: 'to', attrs: { jid } }))] },

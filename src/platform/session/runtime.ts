@@ -51,7 +51,7 @@ export class SessionRuntime {
     this.sender = new StatusSender({
       id: this.id,
       log: this.log,
-      policy: () => relayPolicy(deps.wa.statusChunkSize, deps.timing),
+      policy: () => relayPolicy(deps.wa.statusChunkSize, deps.timing, deps.wa.statusStanza),
       openSocket: this.openSocket,
       ownNumber: () => this.ownNumber,
       newMessageId: () => this.newMessageId(),

@@ -40,9 +40,10 @@ export interface SenderHost {
 }
 
 /** The relay policy of a session's sends: its chunk size setting and the platform's send timings. */
-export function relayPolicy (chunkSize: number, timing: PlatformTiming): RelayPolicy {
+export function relayPolicy (chunkSize: number, timing: PlatformTiming, statusStanza: 'message' | 'status' = 'message'): RelayPolicy {
   return {
-    chunkSize, attempts: timing.sendAttempts, retryBaseMs: timing.sendRetryBaseMs, retryMaxMs: timing.sendRetryMaxMs, ackTimeoutMs: timing.sendAckTimeoutMs
+    chunkSize, attempts: timing.sendAttempts, retryBaseMs: timing.sendRetryBaseMs, retryMaxMs: timing.sendRetryMaxMs, ackTimeoutMs: timing.sendAckTimeoutMs,
+    statusStanza
   }
 }
 
@@ -113,7 +114,7 @@ export class StatusSender {
         : undefined
       // relayMessage (the phone-number path) would repeat the look-ups the preparation has in flight
       if (lids === null) await prep?.ready(jids)
-      const write = lids === null ? undefined : this.#lidWriter(message, input.messageId, lids, input.statusSetting ?? STATUS_SETTING, prep)
+      const write = lids === null ? undefined : this.#lidWriter(message, input.messageId, lids, input.statusSetting ?? STATUS_SETTING, policy, prep)
       try {
         await relayInChunks({
           socket: this.host.openSocket,
@@ -123,7 +124,7 @@ export class StatusSender {
           policy,
           logger: log,
           alreadySent: all.length - jids.length,
-          ...(write !== undefined ? { write } : {}),
+          ...(write !== undefined ? { write, ackClass: policy.statusStanza ?? 'message' } : {}),
           ...(input.onChunkStart !== undefined ? { onChunkStart: input.onChunkStart } : {}),
           ...(input.onChunk !== undefined ? { onChunk: input.onChunk } : {}),
           ...(input.onUnconfirmed !== undefined ? { onUnconfirmed: input.onUnconfirmed } : {})
@@ -160,11 +161,14 @@ export class StatusSender {
   }
 
   /** `statusSetting`: a post's `<meta status_setting>`; null: a revoke (none) */
-  #lidWriter (message: proto.IMessage, messageId: string, lids: Map<string, string>, statusSetting: StatusSetting | null, prep?: SessionPrep): ChunkWriter {
+  #lidWriter (
+    message: proto.IMessage, messageId: string, lids: Map<string, string>, statusSetting: StatusSetting | null, policy: RelayPolicy, prep?: SessionPrep
+  ): ChunkWriter {
+    const stanza = policy.statusStanza ?? 'message'
     return async (sock, jids) => {
       const users = jids.flatMap((jid) => lids.get(jid) ?? [])
       await prep?.ready(users)
-      return await writeLidStatusChunk(sock, { message, messageId, users, statusSetting, logger: this.host.log })
+      return await writeLidStatusChunk(sock, { message, messageId, users, statusSetting, stanza, logger: this.host.log })
     }
   }
 
@@ -223,7 +227,7 @@ export class StatusSender {
           logger: this.host.log,
           label: 'revoke',
           onChunk: async (done) => { reached += done.length },
-          ...(lids === null ? { additionalAttributes: { edit: '7' } } : { write: this.#lidWriter(message, revokeId, lids, null) })
+          ...(lids === null ? { additionalAttributes: { edit: '7' } } : { write: this.#lidWriter(message, revokeId, lids, null, policy), ackClass: policy.statusStanza ?? 'message' })
         })
         return true
       } catch (err) {
