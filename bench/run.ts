@@ -13,7 +13,7 @@ import { spawn } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { cpus, loadavg, release, totalmem } from 'node:os'
 import { join } from 'node:path'
-import { formatTarget, formatValue, passes, PROFILE, SMOKE, table, targetRatio, verdict, type Figure } from './lib/bench.js'
+import { formatTarget, formatValue, notesFromRoot, passes, PROFILE, SMOKE, table, targetRatio, verdict, type Figure } from './lib/bench.js'
 import { ensureBuilt, ensureCert, ROOT, track } from '../test/support/processes.js'
 
 const SCRIPTS = ['memory', 'receipts', 'send-many', 'reads', 'insights', 'startup', 'cluster', 'scale'] as const
@@ -89,7 +89,8 @@ function markdown (runs: ScriptRun[], meta: { date: string, seconds: number, loa
   const failed = runs.filter((r) => r.code !== 0)
   const rows = figures.map((f) => `| ${f.name} | ${formatValue(f.value, f.unit)} | ${formatTarget(f)} | ${targetRatio(f)} | ${verdict(f)} | ${f.note ?? ''} |`)
   const load = (l: number[]): string => l.map((x) => x.toFixed(2)).join(' / ')
-  const notes = readFileSync(join(ROOT, 'bench', 'NOTES.md'), 'utf8').trim()
+  // NOTES.md's links are relative to bench/; BENCHMARKS.md sits at the root
+  const notes = notesFromRoot(readFileSync(join(ROOT, 'bench', 'NOTES.md'), 'utf8').trim())
   return [
     '# Benchmarks',
     '',

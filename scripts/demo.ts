@@ -1,20 +1,38 @@
 /**
- * `npm run demo`: the emulator and the service wired to it, both on 127.0.0.1, plus a walk-through.
- * Nothing here reaches the real platform. Data lives in ./data/demo (removed with `--fresh`).
- *   PORT          service port (default 3000)
- *   API_KEY       key to use (default: generated into data/demo/api-key on first run)
+ * `npm run demo`: the emulator and the service wired to it, both on 127.0.0.1, plus a walk-through to paste.
+ * Nothing here reaches the real platform.
+ *
+ * Every run starts clean: the emulator keeps its accounts in memory only, so the sessions, statuses and
+ * uploads of an earlier run could never reconnect to it. The demo folder (DEMO_DATA_DIR, default
+ * ./data/demo) is emptied at start except for the API key, which stays the same from run to run (a
+ * dashboard tab and the printed block keep working); `--fresh` removes the key too.
+ *   PORT           service port (default 3000)
+ *   API_KEY        key to use (default: generated into <demo folder>/api-key on the first run)
+ *   DEMO_DATA_DIR  the demo folder (default ./data/demo)
  */
 import { spawn } from 'node:child_process'
-import { mkdirSync, rmSync } from 'node:fs'
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { pino } from 'pino'
 import { startEmulator } from '@status-tracker/emulator'
 import { loadConfig } from '../src/config.js'
+import { walkThrough } from './demo-walkthrough.js'
 
 const root = resolve(import.meta.dirname, '..')
-const demoDir = join(root, 'data', 'demo')
-if (process.argv.includes('--fresh')) rmSync(demoDir, { recursive: true, force: true })
-mkdirSync(demoDir, { recursive: true })
+const demoDir = resolve(process.env.DEMO_DATA_DIR ?? join(root, 'data', 'demo'))
+const fresh = process.argv.includes('--fresh')
+mkdirSync(demoDir, { recursive: true, mode: 0o700 })
+// A folder is emptied only when the demo made it (its mark, or the emulator certificate every demo wrote)
+const MARK = '.status-tracker-demo'
+const found = readdirSync(demoDir)
+if (found.length > 0 && !found.includes(MARK) && !found.includes('emulator-cert.pem')) {
+  console.error(`${demoDir} holds files the demo did not make, and the demo empties its folder at start: choose another (DEMO_DATA_DIR)`)
+  process.exit(1)
+}
+// the emulator's certificate and the key survive a run; the database, uploads and the rest do not
+const KEEP = fresh ? [MARK] : [MARK, 'api-key', 'emulator-cert.pem', 'emulator-key.pem']
+for (const name of found) if (!KEEP.includes(name)) rmSync(join(demoDir, name), { recursive: true, force: true })
+writeFileSync(join(demoDir, MARK), 'made by npm run demo (scripts/demo.ts), which empties this folder at start\n')
 
 const port = Number(process.env.PORT ?? 3000)
 const emulator = await startEmulator({
@@ -38,12 +56,20 @@ const env: Record<string, string> = {
 const { apiKey } = loadConfig(env, { envFile: false })
 env.API_KEY = apiKey
 
-const service = spawn(process.execPath, ['--import', 'tsx', join(root, 'src', 'server.ts')], { cwd: root, env, stdio: ['ignore', 'inherit', 'inherit'] })
+// run in the demo folder, so a `.env` of the checkout (the service reads one from its working folder) does not
+// reach the demo: its database, media store and the rest are the demo's own
+env.TSX_TSCONFIG_PATH = join(root, 'tsconfig.json')
+const service = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), join(root, 'src', 'server.ts')], { cwd: demoDir, env, stdio: ['ignore', 'inherit', 'inherit'] })
 let stopping = false
 async function stop (code: number): Promise<void> {
   if (stopping) return
   stopping = true
+  // the service closes within 10 s of SIGTERM; waiting for it frees the port for the next run
+  const exited = service.exitCode !== null || service.signalCode !== null
+    ? Promise.resolve()
+    : new Promise<void>((resolve) => { service.once('exit', () => { resolve() }) })
   service.kill('SIGTERM')
+  await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 15_000).unref())])
   await emulator.stop()
   process.exit(code)
 }
@@ -52,43 +78,14 @@ process.on('SIGINT', () => { void stop(0) })
 process.on('SIGTERM', () => { void stop(0) })
 
 const base = `http://127.0.0.1:${port}`
-const deadline = Date.now() + 30_000
+// a first start compiles the service with tsx: on a slow or busy machine that can take a while
+console.log(`the emulator is up; waiting for the service on ${base} (a first start compiles it) …`)
+const deadline = Date.now() + 120_000
 for (;;) {
   const ok = await fetch(`${base}/api/health`, { headers: { 'x-api-key': apiKey } }).then((r) => r.ok, () => false)
   if (ok) break
-  if (Date.now() > deadline) { console.error('the service did not answer within 30 s'); await stop(1) }
+  if (Date.now() > deadline) { console.error('the service did not answer within 120 s'); await stop(1) }
   await new Promise((resolve) => setTimeout(resolve, 250))
 }
 
-const C = emulator.controlUrl
-const pick = (expr: string) => `node -pe 'JSON.parse(require("fs").readFileSync(0)).${expr}'`
-console.log(`
-Status Tracker demo — the service is wired to the WhatsApp Web emulator (loopback only).
-
-  Dashboard     ${base}/            (API key below)
-  API docs      ${base}/docs
-  API key       ${apiKey}
-  Emulator      control API ${C}   platform ${emulator.wsUrl}
-
-Walk-through (in another terminal):
-
-  K=${apiKey}; B=${base}/api; C=${C}; J='content-type: application/json'
-  # 1. a phone account in the emulator and a contact to receive statuses
-  curl -s -XPOST -H "$J" -d '{"number":"15550001111"}' $C/accounts
-  curl -s -XPOST -H "$J" -d '{"number":"15550002222"}' $C/contacts
-  # 2. a QR session in the service, and the phone scanning its QR image
-  curl -s -H "x-api-key: $K" -H "$J" -d '{"sessionId":"demo","sessionName":"Demo","authMethod":"qrcode"}' $B/sessions
-  sleep 2; QR=$(curl -s -H "x-api-key: $K" $B/sessions/demo/qr-code | ${pick('data.qrCode')})
-  curl -s -XPOST -H "$J" -d "{\\"qr\\":\\"$QR\\"}" $C/accounts/15550001111/scan
-  curl -s -H "x-api-key: $K" $B/sessions/demo/connection-status
-  # 3. post a status; the emulator's contact decrypts it
-  curl -s -H "x-api-key: $K" -H "$J" -d '{"type":"text","content":"Hello from the demo","backgroundColor":"#FF1E88E5","font":1,"targetNumbers":"15550002222"}' $B/sessions/demo/send-status
-  curl -s $C/statuses
-  # 4. the contact views it; the service records the viewer (and pushes status-viewers-update)
-  ID=$(curl -s $C/statuses | ${pick('at(-1).id')})
-  curl -s -XPOST -H "$J" -d '{"viewer":"15550002222","type":"read"}' $C/statuses/$ID/views
-  curl -s -H "x-api-key: $K" $B/sessions/demo/sent-statuses
-  curl -s -H "x-api-key: $K" $B/sessions/demo/status-viewers/1
-
-Ctrl-C stops both. Data: ${demoDir} (npm run demo -- --fresh starts clean).
-`)
+console.log(walkThrough({ apiKey, base, control: emulator.controlUrl, platform: emulator.wsUrl, demoDir }))

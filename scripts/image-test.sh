@@ -17,12 +17,15 @@
 #    status, has a contact view it, reads the viewer back, checks the HEALTHCHECK command, the user and
 #    the absence of dev packages, stops the container, starts a new one from the image on the same
 #    /data and /uploads and sees the session reconnect.
-# 4. compose.yaml: podman-compose (Debian 12: 1.0.3) runs a plain `up -d` on the file, no service named
-#    (a copy of the file beside a temporary .env holding a random key only; podman with the runc runtime
-#    and no default ulimits, since crun cannot set RLIMIT_NOFILE nor use hybrid cgroups in these VMs;
-#    never building or pulling): it must start the service alone and nothing else, answer /api/health
-#    with that key through the published loopback port, pass the image's HEALTHCHECK and keep the
-#    database in the `data` volume; then down with its volumes and network. The `cluster` profile
+# 4. compose.yaml: podman-compose (Debian 12: 1.0.3) runs a plain `up -d` on the file, no service named,
+#    as on a fresh checkout: no .env and no key (a copy of the file; the image and a free port given in the
+#    environment; podman with the runc runtime and no default ulimits, since crun cannot set
+#    RLIMIT_NOFILE nor use hybrid cgroups in these VMs; never building or pulling). podman-compose before
+#    1.2 reads no optional env_file (`required: false`), so with those the copy names .env plainly and an
+#    empty .env stands beside it. It must start the service alone and nothing else, generate its key into
+#    the `data` volume (mode 0600, the log saying where), answer /api/health with that key through the
+#    published loopback port, pass the image's HEALTHCHECK and keep the database in the `data` volume;
+#    then down with its volumes and network. The `cluster` profile
 #    (compose.cluster.yaml, merged onto compose.yaml; 1.0.3 knows no profiles, so the nodes are named) is
 #    run dry: --dry-run prints the podman commands for postgres, redis and the two nodes, checked for the
 #    settings each node gets through the second file's own fragments (test/build/compose.test.ts checks
@@ -344,18 +347,28 @@ mkdir -m 0700 "$work/compose"
 # copies beside their own .env: podman-compose reads .env from the first file's folder, never the checkout's
 install -m 0644 "$ROOT/compose.yaml" "$ROOT/compose.cluster.yaml" "$work/compose/"
 printf '%s\n' '[containers]' 'default_ulimits = []' '[engine]' 'runtime = "runc"' >"$work/containers.conf"
-COMPOSE_KEY=$(node -e 'process.stdout.write(require("node:crypto").randomBytes(24).toString("hex"))')
 COMPOSE_PORT=$(node -e 'const s = require("node:net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close() })')
-# what the service alone needs: the key (the rest only points it at this run's image and a free port)
-( umask 077; printf '%s\n' "API_KEY=$COMPOSE_KEY" "STATUS_TRACKER_IMAGE=$IMAGE" "STATUS_TRACKER_PORT=$COMPOSE_PORT" >"$work/compose/.env" )
+# nothing the service alone needs: the environment only points the files at this run's image and a free port
+export STATUS_TRACKER_IMAGE=$IMAGE STATUS_TRACKER_PORT=$COMPOSE_PORT
 COMPOSE_PROJECT=status-tracker-image-test-$$
 COMPOSE_VERSION=$(podman-compose --version 2>/dev/null | sed -n 's/^podman-compose[a-z]* version *//p')
-log "compose: podman-compose $COMPOSE_VERSION up -d, no service named (project $COMPOSE_PROJECT, 127.0.0.1:$COMPOSE_PORT)"
+if [ "$(printf '%s\n' 1.2.0 "$COMPOSE_VERSION" | sort -V | head -n1)" != 1.2.0 ]; then
+  # the long form of env_file came with 1.2.0 (containers/podman-compose#897, #949); 1.0.3 takes a string only
+  perl -0pi -e 's/  env_file:\n    - path: \.env\n      required: false[^\n]*\n/  env_file: .env\n/g' "$work/compose/compose.yaml" "$work/compose/compose.cluster.yaml"
+  grep -q '^  env_file: \.env$' "$work/compose/compose.yaml" || die "compose: the copy's env_file is not in the form this script rewrites"
+  ( umask 077; : >"$work/compose/.env" )
+  log "compose: podman-compose $COMPOSE_VERSION reads no optional env_file: the copies name .env plainly, an empty .env beside them"
+fi
+log "compose: podman-compose $COMPOSE_VERSION up -d, no service named, no key (project $COMPOSE_PROJECT, 127.0.0.1:$COMPOSE_PORT)"
 compose up -d --no-build >"$work/compose-up.log" 2>&1 || { tail -n 30 "$work/compose-up.log" >&2; die "podman-compose up"; }
 CTR=${COMPOSE_PROJECT}_status-tracker_1
 started=$(cpodman ps -a --filter "label=io.podman.compose.project=$COMPOSE_PROJECT" --format '{{.Names}}' | tr '\n' ' ')
 [ "$started" = "$CTR " ] || die "compose: up -d on compose.yaml started \"$started\", not the service alone ($CTR)"
+# the key the service generated on its first start, in the named volume `data`
+DATA_VOLUME=$(cpodman volume inspect --format '{{.Mountpoint}}' "${COMPOSE_PROJECT}_data") || die "compose: no volume ${COMPOSE_PROJECT}_data"
+COMPOSE_KEY=''
 compose_health () {
+  [ -n "$COMPOSE_KEY" ] || COMPOSE_KEY=$(cat "$DATA_VOLUME/api-key" 2>/dev/null) || return 1
   curl -sf --max-time 3 -H "x-api-key: $COMPOSE_KEY" "http://127.0.0.1:$COMPOSE_PORT/api/health" >"$work/compose-health.json"
 }
 for i in $(seq 1 120); do
@@ -369,16 +382,20 @@ json 'd.success === true && d.data.status === "healthy" || process.exit(1)' <"$w
   || die "compose: /api/health answered $(cat "$work/compose-health.json")"
 code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 "http://127.0.0.1:$COMPOSE_PORT/api/health")
 [ "$code" = 401 ] || die "compose: /api/health without the key answered $code, not 401"
-# the database in the named volume `data`; the key from .env, so none generated there
-DATA_VOLUME=$(cpodman volume inspect --format '{{.Mountpoint}}' "${COMPOSE_PROJECT}_data") || die "compose: no volume ${COMPOSE_PROJECT}_data"
+# the database in the named volume `data`, and the generated key beside it, 0600, the log saying where
 [ -f "$DATA_VOLUME/status-tracker.db" ] || die "compose: no status-tracker.db in the data volume"
-[ ! -e "$DATA_VOLUME/api-key" ] || die "compose: the service generated a key instead of reading API_KEY from .env"
+[ "$(stat -c %a "$DATA_VOLUME/api-key")" = 600 ] || die "compose: the generated api-key is not 0600"
+[ "$(stat -c %u "$DATA_VOLUME/api-key")" = "$RUN_UID" ] || die "compose: the generated api-key is not owned by uid $RUN_UID"
+cpodman logs "$CTR" >"$work/compose-container.log" 2>&1 || die "compose: podman logs $CTR"
+grep -q 'No API_KEY set: generated one and stored it in /data/api-key' "$work/compose-container.log" \
+  || die "compose: the log does not say where the generated key is"
+! grep -qF -- "$COMPOSE_KEY" "$work/compose-container.log" || die "compose: the generated key is in the log"
 [ "$(stat -c %u "$DATA_VOLUME/status-tracker.db")" = "$RUN_UID" ] || die "compose: the database is not owned by uid $RUN_UID"
 UPLOADS_VOLUME=$(cpodman volume inspect --format '{{.Mountpoint}}' "${COMPOSE_PROJECT}_uploads") || die "compose: no volume ${COMPOSE_PROJECT}_uploads"
 [ "$(stat -c %u "$UPLOADS_VOLUME")" = "$RUN_UID" ] || die "compose: the uploads volume is not writable by uid $RUN_UID"
 # the image's HEALTHCHECK with the settings compose.yaml gives (podman runs it once on request: no systemd here)
 cpodman healthcheck run "$CTR" >"$work/compose-healthcheck.log" 2>&1 || { cat "$work/compose-healthcheck.log" >&2; die "compose: the image's HEALTHCHECK fails"; }
-log "compose: the service alone, /api/health healthy with the key from .env (401 without it), HEALTHCHECK passes, database in ${COMPOSE_PROJECT}_data"
+log "compose: the service alone without .env, /api/health healthy with the key it generated into /data/api-key (401 without it), HEALTHCHECK passes, database in ${COMPOSE_PROJECT}_data"
 
 compose down -v >"$work/compose-down.log" 2>&1 || { tail -n 30 "$work/compose-down.log" >&2; die "podman-compose down"; }
 [ -z "$(cpodman ps -aq --filter "label=io.podman.compose.project=$COMPOSE_PROJECT")" ] || die "compose down left containers"
@@ -391,8 +408,10 @@ compose_remove # 1.0.3's down leaves the network
 
 # the cluster profile, dry, on both files: podman-compose merges them and prints the podman commands for the
 # four services (a 1.0.3 dry run still creates the volumes and the network: compose_remove takes them away)
+# the cluster requires a .env with the key its nodes share and the database password
 POSTGRES_PASSWORD=$(node -e 'process.stdout.write(require("node:crypto").randomBytes(24).toString("hex"))')
-printf '%s\n' "POSTGRES_PASSWORD=$POSTGRES_PASSWORD" >>"$work/compose/.env"
+COMPOSE_KEY=$(node -e 'process.stdout.write(require("node:crypto").randomBytes(24).toString("hex"))')
+( umask 077; printf '%s\n' "API_KEY=$COMPOSE_KEY" "POSTGRES_PASSWORD=$POSTGRES_PASSWORD" >"$work/compose/.env" )
 COMPOSE_PROJECT=status-tracker-image-test-cluster-$$ network=status-tracker-image-test-cluster-$$_default
 compose_cluster --dry-run up -d --no-build node-a node-b >"$work/compose-cluster.log" 2>&1 \
   || { tail -n 30 "$work/compose-cluster.log" >&2; die "podman-compose -f compose.yaml -f compose.cluster.yaml --dry-run up node-a node-b"; }
@@ -402,7 +421,7 @@ started_services=$(sed -n "s/^podman run .*--name=${COMPOSE_PROJECT}_\([a-z-]*\)
 grep -q -- "--name=${COMPOSE_PROJECT}_postgres_1 .*-e POSTGRES_PASSWORD=$POSTGRES_PASSWORD " "$work/compose-cluster.log" \
   || die "compose --dry-run: postgres lacks the POSTGRES_PASSWORD from .env"
 for n in node-a node-b; do
-  grep -q -- "--name=${COMPOSE_PROJECT}_${n}_1 .*-e API_KEY=$COMPOSE_KEY .*-e DATA_DIR=/data .*-e DATABASE_URL=postgres://status:$POSTGRES_PASSWORD@postgres:5432/status_tracker -e REDIS_URL=redis://redis:6379 .*-e NODE_ID=$n .*-e NODE_URL=http://$n:3000 .*${COMPOSE_PROJECT}_cluster-uploads:/uploads .* $IMAGE\$" "$work/compose-cluster.log" \
+  grep -q -- "--name=${COMPOSE_PROJECT}_${n}_1 .*-e DATA_DIR=/data .*-e API_KEY=$COMPOSE_KEY -e DATABASE_URL=postgres://status:$POSTGRES_PASSWORD@postgres:5432/status_tracker -e REDIS_URL=redis://redis:6379 .*-e NODE_ID=$n .*-e NODE_URL=http://$n:3000 .*${COMPOSE_PROJECT}_cluster-uploads:/uploads .* $IMAGE\$" "$work/compose-cluster.log" \
     || die "compose --dry-run: $n lacks the key, DATA_DIR, DATABASE_URL, REDIS_URL, its NODE_ID or NODE_URL, the shared uploads volume or the image"
 done
 log "compose: cluster profile (compose.yaml + compose.cluster.yaml) dry run starts $started_services"

@@ -75,6 +75,18 @@ export function targetRatio (f: Figure): string {
   return `${formatValue(f.value / f.target.value, '')}×`
 }
 
+/**
+ * bench/NOTES.md's text as it reads from the repository root, where BENCHMARKS.md copies it: its relative
+ * links point from bench/ (`../docs/x.md` → `docs/x.md`, `lib/x.ts` → `bench/lib/x.ts`); absolute URLs and
+ * in-page anchors stay.
+ */
+export function notesFromRoot (notes: string): string {
+  return notes.replace(/\]\((?![a-z][a-z0-9+.-]*:|#|\/)([^)\s]+)\)/gi, (_m, target: string) => {
+    const fromRoot = target.startsWith('../') ? target.slice(3) : `bench/${target.replace(/^\.\//, '')}`
+    return `](${fromRoot})`
+  })
+}
+
 export function table (figures: Figure[]): string {
   const rows = figures.map((f) => [f.name, formatValue(f.value, f.unit), formatTarget(f), targetRatio(f), verdict(f).replace(/\*\*/g, '')])
   const head = ['figure', 'measured', 'target', 'measured ÷ target', 'result']

@@ -10,7 +10,7 @@ import multipartPlugin from '../external/multipart.js'
 import type { MediaKind } from '../../src/media/types.js'
 import type { RouteScope } from '../keys/route-scope.js'
 
-// image and video media are what a `send` key posts; audio was added later and kept the default for writes
+// a key that may post (`send`) may upload every kind it posts: image, video and audio (issue 42)
 const KINDS: ReadonlyArray<{ kind: MediaKind, scope: RouteScope, summary: string, description: string }> = [
   {
     kind: 'image',
@@ -23,12 +23,12 @@ const KINDS: ReadonlyArray<{ kind: MediaKind, scope: RouteScope, summary: string
     kind: 'video',
     scope: 'send',
     summary: 'Upload a video for a video status',
-    description: 'multipart/form-data with one file in the field `video` (MP4, M4V, 3GP, MOV, WebM, MKV, AVI, FLV or WMV; checked by content). ' +
+    description: 'multipart/form-data with one file in the field `video` (MP4, M4V, 3GP, 3G2, MOV, WebM, MKV, AVI, FLV or WMV; checked by content). ' +
       'Answers the stored filename, to pass as `content` to send-status.'
   },
   {
     kind: 'audio',
-    scope: 'manage',
+    scope: 'send',
     summary: 'Upload audio for an audio (voice) status',
     description: 'multipart/form-data with one file in the field `audio` (OGG/Opus, MP3, M4A, AAC or WAV; checked by content, and its duration read from it). ' +
       'Answers the stored filename, to pass as `content` to send-status with type `audio`, and the duration in `data.seconds`. ' +

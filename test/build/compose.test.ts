@@ -1,6 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { parse } from 'yaml'
 import { EnvSchema } from '../../schemas/env.js'
@@ -10,8 +11,9 @@ import { loadConfig, parseEnvFile, type Config } from '../../src/config.js'
 // nothing else (podman-compose 1.0.3, Debian 12's, ignores profiles and starts every service of the files it is
 // given), and compose.cluster.yaml, merged onto it, adds the `cluster` profile's two nodes on PostgreSQL and
 // Redis. Every variable a Status Tracker container gets from the files is a setting of schemas/env.ts that the
-// service accepts, on top of a `.env` made from .env.example (env_file); the nodes share what cluster.md says
-// they share and differ in what it says they own. scripts/image-test.sh runs a plain `podman-compose up -d` on
+// service accepts, on top of a `.env` made from .env.example (env_file) or of no `.env` at all (a fresh
+// checkout: the file is optional, and the service alone generates its key); the nodes share what cluster.md
+// says they share and differ in what it says they own. scripts/image-test.sh runs a plain `podman-compose up -d` on
 // compose.yaml on the image CI builds and the cluster dry on both files; this checks what that run cannot reach.
 
 const ROOT = resolve(import.meta.dirname, '..', '..')
@@ -21,7 +23,7 @@ const CLUSTER_FILE = join(ROOT, 'compose.cluster.yaml')
 interface Service {
   image?: string
   build?: string | { context?: string }
-  env_file?: string | string[]
+  env_file?: string | Array<string | { path: string, required?: boolean }>
   environment?: Record<string, string | number | boolean | null>
   profiles?: string[]
   ports?: string[]
@@ -79,7 +81,6 @@ const DOT_ENV = readFileSync(join(ROOT, '.env.example'), 'utf8') +
   `\nAPI_KEY=${API_KEY}\nPOSTGRES_PASSWORD=${POSTGRES_PASSWORD}\nCLUSTER_SECRET=${CLUSTER_SECRET}\n`
 const VARS = parseEnvFile(DOT_ENV)
 
-const listOf = (v: string | string[] | undefined): string[] => v === undefined ? [] : Array.isArray(v) ? v : [v]
 const inProfile = (s: Service, profile: string | null): boolean => profile === null ? s.profiles === undefined : (s.profiles ?? []).includes(profile)
 
 /** `source:target[:mode]` of a service's volumes */
@@ -91,9 +92,12 @@ function mounts (s: Service): Array<{ source: string, target: string }> {
   })
 }
 
-/** The container's environment: the env file (`.env`), then the service's `environment`, as Compose merges them. */
+/**
+ * The container's environment: the env file (`.env`, `vars` here; `{}` when there is none), then the service's
+ * `environment`, as Compose merges them.
+ */
 function containerEnv (name: string, s: Service, vars = VARS): Record<string, string> {
-  assert.deepEqual(listOf(s.env_file), ['.env'], `${name} reads its settings from .env`)
+  assert.deepEqual(s.env_file, [{ path: '.env', required: false }], `${name} reads its settings from .env when there is one`)
   const env: Record<string, string> = { ...vars }
   for (const [key, value] of Object.entries(s.environment ?? {})) {
     assert.ok(key in EnvSchema.properties, `${name}: ${key} is not a setting of schemas/env.ts`)
@@ -124,7 +128,7 @@ const single = resolved(VARS)
 const file = resolved(VARS, [FILE, CLUSTER_FILE])
 const image = single.services['status-tracker']?.image
 
-test('compose.yaml: the service alone and nothing else, from the Dockerfile\'s image, SQLite and uploads in named volumes, the key from .env', () => {
+test('compose.yaml: the service alone and nothing else, from the Dockerfile\'s image, SQLite and uploads in named volumes, the key from .env when set', () => {
   // podman-compose 1.0.3 ignores profiles: every service of the file is one a plain `up -d` starts
   assert.deepEqual(Object.keys(single.services), ['status-tracker'], 'compose.yaml has the service alone')
   const s = single.services['status-tracker'] as Service
@@ -157,14 +161,38 @@ test('compose.yaml: the service alone and nothing else, from the Dockerfile\'s i
   assert.deepEqual(published(resolved({ API_KEY, STATUS_TRACKER_PORT: '43117' }).services['status-tracker'] as Service),
     [{ address: '127.0.0.1', host: '43117', container: String(config.port) }])
 
-  // the key is required; nothing the cluster needs is: the service alone starts with API_KEY only
-  assert.throws(() => resolved({}), /required variable API_KEY is missing a value: set API_KEY in \.env/)
+  // nothing the cluster needs: a .env holding API_KEY alone gives the container that key
   assert.doesNotThrow(() => resolved({ API_KEY }))
-  // a .env holding API_KEY alone: the container's settings are the file's environment (and that key)
-  const alone = resolved({ API_KEY }).services['status-tracker']?.environment ?? {}
-  assert.equal(loadConfig({ API_KEY, ...Object.fromEntries(Object.entries(alone).map(([k, v]) => [k, String(v)])) }, { envFile: false }).apiKey, API_KEY)
+  assert.equal(configOf('status-tracker', resolved({ API_KEY }).services['status-tracker'] as Service, { API_KEY }).apiKey, API_KEY)
   // a key the service refuses (under 16 characters) stops it at start
-  assert.throws(() => configOf('status-tracker', resolved({ ...VARS, API_KEY: 'short' }).services['status-tracker'] as Service), /Invalid setting API_KEY/)
+  assert.throws(() => configOf('status-tracker', resolved({ ...VARS, API_KEY: 'short' }).services['status-tracker'] as Service, { ...VARS, API_KEY: 'short' }), /Invalid setting API_KEY/)
+})
+
+test('compose.yaml on a fresh checkout: no .env, no variable set; the service generates its key into the data volume and keeps it', () => {
+  // Compose reads the files without a variable (no ${…:?…} left in compose.yaml) and without .env (required: false)
+  const fresh = resolved({})
+  const s = fresh.services['status-tracker'] as Service
+  assert.deepEqual(s.env_file, [{ path: '.env', required: false }])
+  assert.equal(s.image, 'status-tracker:latest')
+  const env = containerEnv('status-tracker', s, {})
+  assert.equal(env.API_KEY, undefined, 'no key set by the file')
+  assert.equal(env.DATA_DIR, '/data')
+  // the service's first start there, DATA_DIR standing in for the `data` volume: a key generated into
+  // DATA_DIR/api-key, mode 0600; the next start (a restart, a new container on the volume) reads the same one
+  const volume = mkdtempSync(join(tmpdir(), 'st-compose-data-'))
+  try {
+    const first = loadConfig({ ...env, DATA_DIR: volume }, { envFile: false })
+    assert.equal(first.apiKeySource, 'generated')
+    assert.equal(first.apiKeyFile, join(volume, 'api-key'))
+    assert.equal(statSync(join(volume, 'api-key')).mode & 0o777, 0o600)
+    const again = loadConfig({ ...env, DATA_DIR: volume }, { envFile: false })
+    assert.deepEqual([again.apiKeySource, again.apiKey], ['file', first.apiKey])
+  } finally {
+    rmSync(volume, { recursive: true, force: true })
+  }
+  // where the README and docs/container.md say to read it: the service's name and its DATA_DIR in the container
+  const read = `docker compose exec status-tracker cat ${env.DATA_DIR}/api-key`
+  for (const doc of ['README.md', join('docs', 'container.md')]) assert.ok(readFileSync(join(ROOT, doc), 'utf8').includes(read), `${doc} says \`${read}\``)
 })
 
 test('compose.cluster.yaml: merged onto compose.yaml, the profile `cluster` adds every service of its own and nothing else', () => {
@@ -183,9 +211,11 @@ test('compose.cluster.yaml: merged onto compose.yaml, the profile `cluster` adds
     assert.ok(own[fragment] !== undefined, `compose.cluster.yaml has its own ${fragment}`)
     assert.deepEqual(own[fragment], base[fragment], `${fragment} in compose.cluster.yaml is compose.yaml's`)
   }
-  // the database password is required by the cluster only
+  // the database password and the key are required by the cluster only (alone, each node would generate its own key)
   assert.doesNotThrow(() => resolved({ API_KEY }))
+  assert.doesNotThrow(() => resolved({}))
   assert.throws(() => resolved({ API_KEY }, [FILE, CLUSTER_FILE]), /required variable POSTGRES_PASSWORD is missing a value: set POSTGRES_PASSWORD in \.env/)
+  assert.throws(() => resolved({ POSTGRES_PASSWORD }, [FILE, CLUSTER_FILE]), /required variable API_KEY is missing a value: set API_KEY in \.env, the same key for every node/)
 })
 
 test('compose.cluster.yaml: the cluster profile runs two nodes on one PostgreSQL and one Redis, each node with its own id, address and data', () => {

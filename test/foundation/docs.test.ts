@@ -1,17 +1,24 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
-import { dirname, join, resolve } from 'node:path'
+import { execFileSync } from 'node:child_process'
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
+import { basename, dirname, join, posix, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { EnvSchema } from '../../schemas/env.js'
 import { EventSchemas } from '../../schemas/events.js'
+import { ASSUMPTIONS } from '../../src/platform/baileys/index.js'
 import { build } from '../helper.js'
 
 // The docs name everything a user can set, call or hear, each in its one place: every setting of the env
 // schema has a row in docs/operations.md's settings tables with its default (and a line in .env.example),
 // every route of the OpenAPI document has a line with its method and path in docs/api.md, every socket.io
 // event is named in README.md or a page under docs/ (every page there counts, so pages added later count
-// too; emulator/README.md as well), and every `npm run X` the docs name is a script of package.json.
+// too; emulator/README.md as well), and every `npm run X` the docs name is a script of package.json. Every
+// relative link of the Markdown files a reader is sent to leads to a file of the repository and, with an
+// anchor, to a heading there; no page cites a Markdown file the repository does not hold (a design note or
+// an audit kept elsewhere); the health samples show as many Baileys assumptions as the service checks; and every
+// error of src/errors.ts is in docs/api.md's status-code table, in the row of its code; and every metric the
+// service registers has a row in docs/operations.md's Metrics table.
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
 
@@ -129,6 +136,75 @@ export function missingScripts (pages: readonly Page[], scripts: Readonly<Record
   return [...missing]
 }
 
+/** The Markdown a reader reaches: docPages() and the other pages they link to. */
+const LINKED_PAGES = ['UPGRADING.md', 'BENCHMARKS.md', 'client/README.md', 'bench/NOTES.md', 'patches/README.md', 'test/support/README.md']
+
+/** A page's text without its fenced code blocks (a `#` line there is no heading, a `](` no link). */
+const prose = (text: string): string => text.replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[^\n]*$/gm, '')
+
+/** GitHub's anchors of a page's headings: lower case, punctuation dropped, spaces as `-`, repeats `-1`, `-2`. */
+export function anchorsOf (text: string): Set<string> {
+  const seen = new Map<string, number>()
+  const anchors = new Set<string>()
+  for (const m of prose(text).matchAll(/^#{1,6}\s+(.+?)\s*#*\s*$/gm)) {
+    const slug = m[1].toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-')
+    const n = seen.get(slug) ?? 0
+    seen.set(slug, n + 1)
+    anchors.add(n === 0 ? slug : `${slug}-${n}`)
+  }
+  return anchors
+}
+
+/**
+ * The relative links of `pages` (paths from the repository root) that lead nowhere: a file that does not
+ * exist, or an anchor that is no heading of the page it names. `read` gives a page's text by its path.
+ */
+export function brokenLinks (pages: readonly Page[], exists: (path: string) => boolean, read: (path: string) => string): string[] {
+  const broken: string[] = []
+  for (const { file, text } of pages) {
+    for (const m of prose(text).matchAll(/\]\(([^)\s]+)\)/g)) {
+      const target = m[1]
+      if (/^[a-z][a-z0-9+.-]*:/i.test(target)) continue
+      const [path, anchor] = target.split('#') as [string, string | undefined]
+      const resolved = path === '' ? file : posix.normalize(posix.join(posix.dirname(file), path))
+      if (resolved.startsWith('../') || !exists(resolved)) { broken.push(`${file}: (${target}) leads to no file of the repository`); continue }
+      if (anchor !== undefined && anchor !== '' && resolved.endsWith('.md') && !anchorsOf(read(resolved)).has(anchor)) {
+        broken.push(`${file}: (${target}) names no heading of ${resolved}`)
+      }
+    }
+  }
+  return broken
+}
+
+/** `Name.md` file names a page cites (in prose or as code) that are not the name of any file in `files`. */
+export function unknownMarkdownFiles (pages: readonly Page[], files: readonly string[]): string[] {
+  const names = new Set(files.map((f) => basename(f)))
+  const unknown: string[] = []
+  for (const { file, text } of pages) {
+    for (const m of prose(text).matchAll(/(?<![\w/.-])([A-Z][A-Z0-9_-]*\.md)\b/g)) {
+      if (!names.has(m[1])) unknown.push(`${file}: ${m[1]}`)
+    }
+  }
+  return [...new Set(unknown)]
+}
+
+/**
+ * The errors of `source` (src/errors.ts: `createError('CODE', 'message', status)`) that `table` (docs/api.md's
+ * status codes) does not show in the row of their status code. A message is matched up to its first
+ * placeholder, `;` or `:` (the table writes `URL refused: …`); a message that is all placeholder is skipped.
+ */
+export function undocumentedErrors (source: string, table: string): string[] {
+  const rows = table.split('\n').filter((l) => /^\| \d{3}/.test(l))
+  const missing: string[] = []
+  for (const m of source.matchAll(/createError(?:<[^>]*>)?\('[A-Z_]+', '((?:[^'\\]|\\.)*)', (\d{3})\)/g)) {
+    const head = m[1].replace(/\\'/g, "'").split(/%[sdj]|;|:/)[0].trim()
+    if (head === '') continue
+    const row = rows.find((r) => (r.split('|')[1] ?? '').includes(m[2]))
+    if (row === undefined || !row.includes(head)) missing.push(`${m[2]} ${head}`)
+  }
+  return missing
+}
+
 function scriptsOf (file: string): Record<string, string> {
   return (JSON.parse(readFileSync(join(ROOT, file), 'utf8')) as { scripts?: Record<string, string> }).scripts ?? {}
 }
@@ -153,6 +229,28 @@ test('the checks find what is missing (a name, a route, a script)', () => {
   ], pages), ['GET /api/webhooks/{id}', 'DELETE /api/sessions/{sessionId}/restart'])
   assert.deepEqual(missingScripts(pages, { build: '', emulator: '' }), ['docs/x.md: npm run nope', 'docs/x.md: npm start'])
   assert.deepEqual(missingScripts(pages, { build: '', emulator: '', nope: '', start: '' }), [])
+})
+
+test('the link checks find a missing file, a missing heading and a file the repository does not hold', () => {
+  const pages: Page[] = [
+    { file: 'docs/a.md', text: '# Title\n## Compose `compose.yaml`, and more\n## Notes\n## Notes\n[ok](b.md#the-heading) [no](../nope.md) [up](../../x.md) [ok](#composeyaml-and-more) [dup](#notes-1) [bad](b.md#nope) [web](https://x.y/z.md)\n```\n[code](nope.md)\n# not a heading\n```\nSee SPEC.md and `README.md`, and bench/NOTES.md.' },
+    { file: 'docs/b.md', text: '## The heading\n' }
+  ]
+  const files = new Map(pages.map((p) => [p.file, p.text]))
+  assert.deepEqual([...anchorsOf(pages[0].text)], ['title', 'compose-composeyaml-and-more', 'notes', 'notes-1'])
+  assert.deepEqual(brokenLinks(pages, (f) => files.has(f), (f) => files.get(f) ?? ''), [
+    'docs/a.md: (../nope.md) leads to no file of the repository',
+    'docs/a.md: (../../x.md) leads to no file of the repository',
+    'docs/a.md: (#composeyaml-and-more) names no heading of docs/a.md',
+    'docs/a.md: (b.md#nope) names no heading of docs/b.md'
+  ])
+  assert.deepEqual(unknownMarkdownFiles(pages, ['README.md', 'docs/a.md']), ['docs/a.md: SPEC.md'])
+})
+
+test('the error check finds a message missing from its code\'s row', () => {
+  const source = "createError('A', 'Session not found', 404)\ncreateError<[string]>('B', 'Downloading failed: %s', 502)\ncreateError('C', '%s', 400)\ncreateError('D', 'Gone away', 404)"
+  const table = '| 404 | unknown | `Session not found` |\n| 500 | other | `Downloading failed: …` |'
+  assert.deepEqual(undocumentedErrors(source, table), ['502 Downloading failed', '404 Gone away'])
 })
 
 test('the settings checks find a missing row, a wrong default and a stale .env.example line', () => {
@@ -217,4 +315,47 @@ test('every npm script the docs name exists', () => {
   // the emulator's README also names the scripts of its own package (run inside emulator/)
   const emulatorPages = pages.filter((p) => p.file === 'emulator/README.md')
   assert.deepEqual(missingScripts(emulatorPages, { ...root, ...scriptsOf('emulator/package.json') }), [])
+})
+
+test('every relative link of the docs leads to a file of the repository, and an anchor to a heading there', () => {
+  const pages = [...docPages(), ...LINKED_PAGES.filter((f) => existsSync(join(ROOT, f))).map((file) => ({ file, text: read(file) }))]
+  assert.ok(pages.length >= 20, `the pages are read (${pages.length})`)
+  const broken = brokenLinks(pages, (f) => existsSync(join(ROOT, f)) && (statSync(join(ROOT, f)).isFile() || statSync(join(ROOT, f)).isDirectory()), read)
+  assert.equal(broken.length, 0, `links that lead nowhere:${listed(broken)}`)
+})
+
+test('no page cites a Markdown file the repository does not hold', (t) => {
+  let files: string[]
+  try {
+    files = execFileSync('git', ['ls-files'], { cwd: ROOT, encoding: 'utf8' }).split('\n').filter((f) => f !== '')
+  } catch {
+    t.skip('not a git checkout')
+    return
+  }
+  const pages = [...docPages(), ...LINKED_PAGES.filter((f) => existsSync(join(ROOT, f))).map((file) => ({ file, text: read(file) }))]
+  // files of other tools a page may name (an AI assistant's instructions file), never this repository's
+  const elsewhere = ['CLAUDE.md', 'AGENTS.md', 'GEMINI.md']
+  const unknown = unknownMarkdownFiles(pages, [...files, ...elsewhere])
+  assert.equal(unknown.length, 0, `Markdown files cited that are not in the repository (say the fact itself instead):${listed(unknown)}`)
+})
+
+test('the health samples show as many Baileys assumptions as the service checks', () => {
+  const samples = ['docs/operations.md', 'UPGRADING.md'].flatMap((file) => [...read(file).matchAll(/"assumptions": (\d+)/g)].map((m) => ({ file, n: Number(m[1]) })))
+  assert.ok(samples.length >= 2, 'the samples are found')
+  for (const { file, n } of samples) assert.equal(n, ASSUMPTIONS.length, `${file} shows "assumptions": ${n}; src/platform/baileys/assumptions*.ts hold ${ASSUMPTIONS.length}`)
+})
+
+test('every error of src/errors.ts is in docs/api.md\'s status-code table, in the row of its code', () => {
+  const source = read('src/errors.ts')
+  assert.ok((source.match(/createError/g) ?? []).length >= 20, 'the errors are read')
+  const missing = undocumentedErrors(source, read('docs/api.md'))
+  assert.equal(missing.length, 0, `errors not in the row of their code in docs/api.md#status-codes:${listed(missing)}`)
+})
+
+test('every metric the service registers has a row in docs/operations.md', () => {
+  const names = [...read('plugins/metrics/registry.ts').matchAll(/name: '(status_tracker_[a-z_]+)'/g)].map((m) => m[1])
+  assert.ok(names.length >= 10, `the metrics are read (${names.length})`)
+  const rows = read('docs/operations.md').split('\n').filter((l) => l.startsWith('| `status_tracker_'))
+  const missing = names.filter((n) => !rows.some((r) => r.startsWith(`| \`${n}\` |`)))
+  assert.deepEqual(missing, [], 'metrics of plugins/metrics/registry.ts without a row in docs/operations.md#metrics')
 })

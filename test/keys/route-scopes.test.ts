@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
-import { rmSync } from 'node:fs'
+import { readFileSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
 import { test, type TestContext } from 'node:test'
 import Fastify, { type FastifyInstance, type RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
@@ -25,7 +26,8 @@ const OLD_TABLE: ReadonlyArray<[string, string]> = [
   ['GET /api/sessions/:sessionId/qr-code', 'read'],
   ['POST /api/upload-image', 'send'],
   ['POST /api/upload-video', 'send'],
-  ['POST /api/upload-audio', 'manage'],
+  // the old table's default for writes; issue 42 gave it the scope of the other uploads
+  ['POST /api/upload-audio', 'send'],
   ['POST /api/sessions/:sessionId/send-status', 'send'],
   ['GET /api/sessions/:sessionId/sent-statuses', 'read'],
   ['GET /api/sessions/:sessionId/status-viewers/:statusId', 'read'],
@@ -147,6 +149,18 @@ test('every route with a scope refuses a request without a key (its key check is
     checked++
   }
   assert.ok(checked >= OLD_TABLE.length, `${checked} routes checked`)
+})
+
+test('docs/keys.md\'s scope table names every route that needs `send`, as `METHOD path`', async (t) => {
+  const routes = await routesOf(t)
+  const row = readFileSync(join(import.meta.dirname, '..', '..', 'docs', 'keys.md'), 'utf8').split('\n').find((l) => l.startsWith('| `send` |'))
+  assert.ok(row !== undefined, 'keys.md has a row for send')
+  const send = [...routes].filter(([name, r]) => !name.startsWith('HEAD ') && r.config?.scope === 'send').map(([name]) => name)
+  assert.ok(send.length >= 5, `the send routes are found (${send.length})`)
+  // written as the docs write paths: {param}, and a session's routes from `…/`
+  const missing = send.map((name) => name.replace(/:([A-Za-z]+)/g, '{$1}').replace(' /api/sessions/{sessionId}/', ' …/'))
+    .filter((written) => !row.includes('`' + written + '`'))
+  assert.deepEqual(missing, [], 'routes with scope send missing from the send row of docs/keys.md#scopes')
 })
 
 test('the routes that need the session\'s node declare their placement, and only they', async (t) => {

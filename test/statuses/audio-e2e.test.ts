@@ -63,6 +63,18 @@ test('audio statuses through real Baileys: a voice note and an MP3, their viewer
     assert.deepEqual([ev.type, ev.content, ev.caption], ['audio', file, ''])
   })
 
+  await t.test('a publisher key (["read","send"], as docs/keys.md recommends) uploads audio and posts a voice status', async () => {
+    const created = await s.api({ method: 'POST', url: '/api/keys', payload: { name: 'publisher', sessions: [SID], scopes: ['read', 'send'] } })
+    assert.equal(created.statusCode, 200, created.body)
+    const headers = { 'x-api-key': created.json<{ data: { key: string } }>().data.key }
+    const body = form({ field: 'audio', filename: 'publisher.ogg', type: 'audio/ogg', data: voiceOgg() })
+    const up = await s.app.inject({ method: 'POST', url: '/api/upload-audio', payload: body.payload, headers: { ...body.headers, ...headers } })
+    assert.equal(up.statusCode, 200, up.body)
+    const sent = await s.app.inject({ method: 'POST', url: `/api/sessions/${SID}/send-status`, headers, payload: { type: 'audio', content: up.json<{ filename: string }>().filename, targetNumbers: `${A},${B}` } })
+    assert.equal(sent.statusCode, 200, sent.body)
+    assertAudio(await settledPost(s, sent.json<{ data: Sent }>().data.platformMessageId), { mimetype: 'audio/ogg; codecs=opus', ptt: true, seconds: 3, mediatype: 'ptt' })
+  })
+
   await t.test('an MP3 upload is decrypted as audio, not a voice note', async () => {
     const file = await uploadAudio(s, 'tone.mp3', 'audio/mpeg', toneMp3())
     const mp3 = await send(s, { type: 'audio', content: file, targetNumbers: `${A},${B}` })

@@ -830,7 +830,7 @@ export interface paths {
          * Upload audio for an audio (voice) status
          * @description multipart/form-data with one file in the field `audio` (OGG/Opus, MP3, M4A, AAC or WAV; checked by content, and its duration read from it). Answers the stored filename, to pass as `content` to send-status with type `audio`, and the duration in `data.seconds`. OGG/Opus goes out as a voice note, the others as audio.
          *
-         *     Needs scope `manage` (or the admin key); a scoped key sees only its sessions: another session answers 404.
+         *     Needs scope `send` (or the admin key); a scoped key sees only its sessions: another session answers 404.
          */
         post: operations["postUploadAudio"];
         delete?: never;
@@ -872,7 +872,7 @@ export interface paths {
         put?: never;
         /**
          * Upload a video for a video status
-         * @description multipart/form-data with one file in the field `video` (MP4, M4V, 3GP, MOV, WebM, MKV, AVI, FLV or WMV; checked by content). Answers the stored filename, to pass as `content` to send-status.
+         * @description multipart/form-data with one file in the field `video` (MP4, M4V, 3GP, 3G2, MOV, WebM, MKV, AVI, FLV or WMV; checked by content). Answers the stored filename, to pass as `content` to send-status.
          *
          *     Needs scope `send` (or the admin key); a scoped key sees only its sessions: another session answers 404.
          */
