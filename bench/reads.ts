@@ -31,7 +31,11 @@ function copyStatuses (file: string, sessionId: string, copies: number, total: n
   try {
     db.pragma('busy_timeout = 5000')
     const columns = (db.prepare('select name from pragma_table_info(\'statuses\')').pluck().all() as string[]).filter((c) => c !== 'id')
-    const changed: Record<string, string> = { message_id: 'message_id || \'-\' || @copy', created_at: 'created_at - @copy * 60000', content: 'content || \' #\' || @copy' }
+    // the kept counts (migration 019) start at 0: the copied viewers' triggers count them
+    const changed: Record<string, string> = {
+      message_id: 'message_id || \'-\' || @copy', created_at: 'created_at - @copy * 60000', content: 'content || \' #\' || @copy',
+      viewer_count: '0', reaction_count: '0', reply_count: '0'
+    }
     const copyStatus = db.prepare(`insert into statuses (${columns.join(', ')}) select ${columns.map((c) => changed[c] ?? c).join(', ')} from statuses where id = @id returning id`).pluck()
     const copyViewers = db.prepare('insert into viewers (status_id, viewer, number, jid, viewed_at, is_real) select @to, viewer, number, jid, viewed_at, is_real from viewers where status_id = @from')
     db.transaction(() => {

@@ -16,7 +16,7 @@ type ErrorCode = 400 | 401 | 403 | 404 | 409 | 413 | 429 | 500 | 502 | 503
 /**
  * Response map entries for the failure codes a route can send; 401, 403 (a scoped key without the route's
  * scope), 429 and 500 apply to every /api route,
- * and `4xx` covers what the framework itself may answer (414 long path parameter, 415 content type, …).
+ * and `4xx` covers what the framework itself may answer (415 content type, …; an over-long path parameter is the route schema's 400).
  */
 export function failures (...codes: ErrorCode[]): Record<number | '4xx', typeof ErrorRef> {
   const out: Record<number | '4xx', typeof ErrorRef> = { '4xx': ErrorRef }

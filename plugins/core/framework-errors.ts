@@ -10,7 +10,8 @@ import { REQUEST_ID_HEADER } from './request-id.js'
 
 const ROUTER_MESSAGES: Record<string, [number, string]> = {
   FST_ERR_BAD_URL: [400, 'Invalid URL: a path segment is not valid percent-encoding'],
-  FST_ERR_MAX_PARAM_LENGTH: [414, 'A path parameter is too long']
+  // not reached while maxParamLength (src/app.ts) is above Node's largest request head; a 400 like the schemas' if it is
+  FST_ERR_MAX_PARAM_LENGTH: [400, 'A path parameter is too long']
 }
 
 /** Fastify's `frameworkErrors` option. */

@@ -77,10 +77,56 @@ export function strictBodyValidator (deferred?: DeferredCompiles): BuildValidato
     let strict: Compile | undefined
     const compile: Compile = (route) => route.httpPart === 'body'
       ? (strict ??= pool(externalSchemas, { ...options, customOptions: { ...options.customOptions, coerceTypes: false } }))(route)
-      : (coercing ??= pool(externalSchemas, options))(route)
+      : decimalOnly(route.schema, (coercing ??= pool(externalSchemas, options))(route) as Compiled)
     return deferred === undefined ? compile : (route) => deferred.lazy(() => compile(route) as Compiled)
   }
   return factory as unknown as BuildValidator
+}
+
+/** What a number in a URL or header may look like: decimal digits, a minus sign at most (the range is the schema's). */
+const DECIMAL = /^-?[0-9]+$/
+/** Ajv's coercion takes what `+text` takes; past the 16th digit a number is no longer exact. */
+const MAX_DIGITS = 16
+
+/**
+ * Numbers in query strings, path parameters and headers are written in decimal digits, whatever the route:
+ * Ajv's coercion (`coerceTypes`) turns any text JavaScript reads as a number into one, so `1e309` became
+ * Infinity (a 500 from the serializer), `+` zero, `0x10` sixteen (issue 41). Every integer or number
+ * property of the part's schema is checked here before Ajv sees it, so no route can forget it; the
+ * schema's own minimum and maximum then apply, and the OpenAPI document still shows integers.
+ */
+function decimalOnly (schema: unknown, validate: Compiled): Compiled {
+  const names = numericProperties(schema)
+  if (names.length === 0) return validate
+  // Fastify passes Ajv's own functions (schemaEnv) their parent as a second argument: handed on
+  const checked: Compiled & { schemaEnv?: unknown } = (data, ...parent: unknown[]) => {
+    if (data !== null && typeof data === 'object') {
+      for (const name of names) {
+        const value = (data as Record<string, unknown>)[name]
+        const texts = Array.isArray(value) ? value : [value]
+        if (texts.some((t) => typeof t === 'string' && (!DECIMAL.test(t) || t.replace('-', '').length > MAX_DIGITS))) {
+          checked.errors = [{ instancePath: `/${name}`, schemaPath: '#/decimal', keyword: 'decimal', params: {}, message: `must be a whole number in decimal digits (at most ${MAX_DIGITS})` }]
+          return false
+        }
+      }
+    }
+    const ok = (validate as (...args: unknown[]) => unknown)(data, ...parent)
+    checked.errors = validate.errors
+    return ok
+  }
+  checked.schemaEnv = (validate as { schemaEnv?: unknown }).schemaEnv
+  return checked
+}
+
+/** The properties of an object schema whose type is (or may be) integer or number. */
+function numericProperties (schema: unknown): string[] {
+  const properties = (schema as { properties?: Record<string, unknown> } | undefined)?.properties ?? {}
+  const numeric = (s: unknown): boolean => {
+    const node = s as { type?: unknown, anyOf?: unknown[], oneOf?: unknown[] }
+    const types = Array.isArray(node.type) ? node.type : [node.type]
+    return types.includes('integer') || types.includes('number') || [...(node.anyOf ?? []), ...(node.oneOf ?? [])].some(numeric)
+  }
+  return Object.entries(properties).filter(([, s]) => s !== null && typeof s === 'object' && numeric(s)).map(([name]) => name)
 }
 
 type BuildSerializer = NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildSerializer']

@@ -63,6 +63,12 @@ export interface StatusTable {
   unreachable: ColumnType<string, string | undefined, string>
   /** the audience snapshot (JSON: schemas/audience.ts AudienceSnapshot) when `audience` chose the recipients; null: target_numbers did */
   audience: ColumnType<string | null, string | null | undefined, string | null>
+  /** real viewers (is_real = 1), kept by triggers in the transaction that writes the viewers (migration 019) */
+  viewer_count: ColumnType<number, never, never>
+  /** reactions standing (emoji not ''), kept the same way */
+  reaction_count: ColumnType<number, never, never>
+  /** replies, kept the same way */
+  reply_count: ColumnType<number, never, never>
 }
 
 export type StatusState = 'sending' | 'sent' | 'partial'

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import pg from 'pg'
 import { serviceApi } from '../support/clients.js'
+import { countMismatches, KEPT_AND_RECOUNTED } from '../support/db.js'
 import { sleep } from '../support/wait.js'
 import { waitFor } from '../helper.js'
 import { killableService } from './killable.js'
@@ -9,7 +10,8 @@ import { postgresUrl, usePostgres } from '../support/db-matrix.js'
 
 // receipts-sigkill.test.ts on PostgreSQL (DATABASE_URL): the service as a real process, a receipt burst
 // cut by SIGKILL twice; at every kill no more receipts are acked than there are viewer rows (a stanza's
-// ack waits for its commit), and in the end every viewer is stored exactly once.
+// ack waits for its commit), and in the end every viewer is stored exactly once; the kept counts
+// (migration 019) equal a recount at each kill and in the end.
 
 const OWN = '15557000101'
 const SID = 'durable-pg'
@@ -34,6 +36,7 @@ test('on PostgreSQL, SIGKILL during a receipt burst: nothing acknowledged is los
   const committed = async (): Promise<number> =>
     (await client.query<{ n: number }>('select count(*)::int as n from viewers where status_id = $1', [Number(status.statusId)])).rows[0].n
   const acked = (): number => emu.ackStats(OWN).reduce((n, c) => n + c.acked, 0)
+  const mismatches = async (): Promise<string[]> => countMismatches((await client.query(KEPT_AND_RECOUNTED)).rows)
   const ackedBefore = acked()
   assert.equal(emu.unackedCount(OWN), 0)
 
@@ -61,6 +64,7 @@ test('on PostgreSQL, SIGKILL during a receipt burst: nothing acknowledged is los
     t.diagnostic(`SIGKILL: ${stored} views committed, ${ackedReceipts} receipts acked, ${emu.unackedCount(OWN)} unacked`)
     assert.ok(stored < BURST, `the kill came before the burst was over (${stored})`)
     assert.ok(ackedReceipts <= stored, `acked but not stored: ${ackedReceipts - stored}`)
+    assert.deepEqual(await mismatches(), [], 'the kept counts equal a recount of what the kill left')
     svc = await start()
   }
 
@@ -72,6 +76,9 @@ test('on PostgreSQL, SIGKILL during a receipt burst: nothing acknowledged is los
     [Number(status.statusId)])
   assert.deepEqual(check.rows[0], { n: BURST, numbers: BURST, lids: 0 })
   assert.equal(acked() - ackedBefore, BURST, 'each receipt acked once in the end')
+  assert.deepEqual(await mismatches(), [], 'the kept counts equal a recount after the restarts')
+  const listed = await serviceApi(svc.base).get<Array<{ id: string, viewerCount: number }>>(`/sessions/${SID}/sent-statuses`)
+  assert.equal(listed.find((s) => s.id === status.statusId)?.viewerCount, BURST, 'the list reads the kept count')
   const viewers = await serviceApi(svc.base).get<Array<{ number: string }>>(`/sessions/${SID}/status-viewers/${status.statusId}`)
   assert.deepEqual(viewers.map((v) => v.number).sort(), [...contacts].sort())
 })

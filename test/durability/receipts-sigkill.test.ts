@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { test } from 'node:test'
 import { SQLite as Database } from '../../src/db/sqlite.js'
 import { serviceApi } from '../support/clients.js'
+import { countMismatches, KEPT_AND_RECOUNTED } from '../support/db.js'
 import { sleep } from '../support/wait.js'
 import { waitFor } from '../helper.js'
 import { killableService } from './killable.js'
@@ -11,7 +12,8 @@ import { killableService } from './killable.js'
 // process. A 5,000-receipt burst is cut by SIGKILL three times, at different points (by how many views
 // are committed), and the service restarted on the same DATA_DIR each time. At every kill the emulator
 // must have seen no more receipts acked than there are viewer rows; once the service is back and the
-// emulator has redelivered everything unacknowledged, every viewer is stored exactly once.
+// emulator has redelivered everything unacknowledged, every viewer is stored exactly once. Every status's
+// kept counts (migration 019: committed with the rows) equal a recount at each kill and in the end.
 
 const OWN = '15557000001'
 const SID = 'durable'
@@ -33,6 +35,7 @@ test('SIGKILL during a 5,000-receipt burst: nothing acknowledged is lost, nothin
   const rows = db.prepare<[number], number>('select count(*) from viewers where status_id = ?').pluck()
   const committed = (): number => rows.get(Number(status.statusId)) ?? 0
   const acked = (): number => emu.ackStats(OWN).reduce((n, c) => n + c.acked, 0)
+  const counts = db.prepare(KEPT_AND_RECOUNTED)
   const ackedBefore = acked()
   assert.equal(emu.unackedCount(OWN), 0)
 
@@ -50,6 +53,7 @@ test('SIGKILL during a 5,000-receipt burst: nothing acknowledged is lost, nothin
     t.diagnostic(`SIGKILL at ${((performance.now() - t0) / 1000).toFixed(2)} s: ${stored} views committed, ${ackedReceipts} receipts acked, ${emu.unackedCount(OWN)} unacked`)
     assert.ok(stored < BURST, `the kill came before the burst was over (${stored})`)
     assert.ok(ackedReceipts <= stored, `acked but not stored: ${ackedReceipts - stored}`)
+    assert.deepEqual(countMismatches(counts.all()), [], 'the kept counts equal a recount of what the kill left')
     svc = await start()
   }
 
@@ -60,6 +64,9 @@ test('SIGKILL during a 5,000-receipt burst: nothing acknowledged is lost, nothin
     'select count(*) as n, count(distinct number) as numbers, sum(number is null) as lids from viewers where status_id = ?')
   assert.deepEqual(check.get(Number(status.statusId)), { n: BURST, numbers: BURST, lids: 0 })
   assert.equal(acked() - ackedBefore, BURST, 'each receipt acked once in the end')
+  assert.deepEqual(countMismatches(counts.all()), [], 'the kept counts equal a recount after the restarts')
+  const listed = await serviceApi(svc.base).get<Array<{ id: string, viewerCount: number }>>(`/sessions/${SID}/sent-statuses`)
+  assert.equal(listed.find((s) => s.id === status.statusId)?.viewerCount, BURST, 'the list reads the kept count')
   const viewers = await serviceApi(svc.base).get<Array<{ number: string }>>(`/sessions/${SID}/status-viewers/${status.statusId}`)
   assert.deepEqual(viewers.map((v) => v.number).sort(), [...contacts].sort())
   await svc.stop()

@@ -3,13 +3,15 @@ import { join } from 'node:path'
 import { test } from 'node:test'
 import { SQLite as Database } from '../../src/db/sqlite.js'
 import { serviceApi } from '../support/clients.js'
+import { countMismatches, KEPT_AND_RECOUNTED } from '../support/db.js'
 import { waitFor } from '../helper.js'
 import { killableService } from './killable.js'
 
 // Replies and reactions are committed before their message is acknowledged (src/platform/interactions.ts).
 // The service as a real process gets a stream of replies and is SIGKILLed twice in the middle of it: at
 // each kill the emulator must have seen no more messages acknowledged than there are reply rows. After the
-// restarts the platform has redelivered everything unacknowledged: every reply is stored exactly once.
+// restarts the platform has redelivered everything unacknowledged: every reply is stored exactly once, and
+// the kept counts (migration 019) equal a recount at each kill and in the end.
 
 const OWN = '15557100001'
 const SID = 'answers'
@@ -30,6 +32,7 @@ test('SIGKILL while replies stream in: nothing acknowledged is lost, nothing is 
   const rows = db.prepare<[number], number>('select count(*) from status_replies where status_id = ?').pluck()
   const committed = (): number => rows.get(Number(status.statusId)) ?? 0
   const acked = (): number => emu.ackStats(OWN).reduce((n, c) => n + c.acked - c.nacked, 0)
+  const counts = db.prepare(KEPT_AND_RECOUNTED)
   const ackedBefore = acked()
   assert.equal(emu.unackedCount(OWN), 0)
 
@@ -48,6 +51,7 @@ test('SIGKILL while replies stream in: nothing acknowledged is lost, nothing is 
     t.diagnostic(`SIGKILL: ${stored} replies committed, ${ackedMessages} acknowledged, ${emu.unackedCount(OWN)} unacked`)
     assert.ok(stored < REPLIES, `the kill came before the stream was over (${stored})`)
     assert.ok(ackedMessages <= stored, `acknowledged but not stored: ${ackedMessages - stored}`)
+    assert.deepEqual(countMismatches(counts.all()), [], 'the kept counts equal a recount of what the kill left')
     svc = await start()
   }
   await stream
@@ -56,6 +60,7 @@ test('SIGKILL while replies stream in: nothing acknowledged is lost, nothing is 
   const check = db.prepare<[number], { n: number, numbers: number, texts: number }>(
     'select count(*) as n, count(distinct number) as numbers, count(distinct text) as texts from status_replies where status_id = ?')
   assert.deepEqual(check.get(Number(status.statusId)), { n: REPLIES, numbers: REPLIES, texts: REPLIES })
+  assert.deepEqual(countMismatches(counts.all()), [], 'the kept counts equal a recount after the restarts')
   const listed = await serviceApi(svc.base).get<Array<{ number: string }>>(`/sessions/${SID}/status-replies/${status.statusId}`)
   assert.deepEqual(listed.map((r) => r.number).sort(), [...contacts].sort())
 })

@@ -12,6 +12,9 @@ import { importsOf, tsFiles, type Import } from '../support/imports.js'
 // - schemas/ holds TypeBox values only: it imports @sinclair/typebox and its own files, nothing else.
 // - plugins/ reach data through src/db: no runtime import of a database driver or of Kysely there (a type is fine).
 // - src/db sits below the platform: it imports nothing from src/platform (shared facts such as src/jid.ts live in src/).
+// - mcp/ (the MCP server) is a client of the service: it reaches it over HTTP through client/, and imports
+//   only its own files, schemas/ (its tools' inputs are the routes' schemas), client/src and the MCP SDK's or
+//   TypeBox's packages; never src/, plugins/ or a database driver.
 // - no file in src/, plugins/ or schemas/ is over 300 lines.
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
@@ -33,6 +36,12 @@ export function violation (file: string, imp: Import): string | null {
     if (target !== null ? !target.startsWith('schemas/') : imp.spec !== '@sinclair/typebox') return `schemas/ imports only TypeBox: ${imp.spec}`
   }
   if (top === 'plugins' && !imp.typeOnly && DRIVERS.has(imp.spec)) return `plugins/ reach data through src/db: ${imp.spec}`
+  if (top === 'mcp') {
+    const allowed = target !== null
+      ? ['mcp/', 'schemas/', 'client/src/'].some((dir) => target.startsWith(dir))
+      : imp.spec.startsWith('node:') || imp.spec.startsWith('@modelcontextprotocol/sdk/') || imp.spec === '@sinclair/typebox'
+    if (!allowed) return `mcp/ calls the service over HTTP (client/), not its code: ${imp.spec}`
+  }
   return null
 }
 
@@ -46,7 +55,7 @@ test('the tree has the design card\'s top level', () => {
 
 test('imports follow the layout\'s direction', () => {
   const broken: string[] = []
-  for (const file of [...tsFiles('src'), ...tsFiles('plugins'), ...tsFiles('schemas')]) {
+  for (const file of [...tsFiles('src'), ...tsFiles('plugins'), ...tsFiles('schemas'), ...tsFiles('mcp')]) {
     for (const imp of importsOf(readFileSync(join(ROOT, file), 'utf8'))) {
       const why = violation(file, imp)
       if (why !== null) broken.push(`${file}:${imp.line} ${why}`)
@@ -66,12 +75,17 @@ test('the rule catches each kind of violation (so the test above can fail)', () 
   assert.equal(check('plugins/x/y.ts', "import pg from 'pg'\n").length, 1)
   assert.equal(check('src/db/stores/x.ts', "import { pnJid } from '../../platform/jid.js'\n").length, 1)
   assert.equal(check('src/db/x.ts', "import type { StatusView } from '../platform/types.js'\n").length, 1)
+  assert.equal(check('mcp/x.ts', "import { openDb } from '../src/db/index.js'\n").length, 1)
+  assert.equal(check('mcp/x.ts', "import { a } from '../plugins/statuses/service.js'\n").length, 1)
+  assert.equal(check('mcp/x.ts', "import Database from 'better-sqlite3'\n").length, 1)
   // allowed
   assert.equal(check('src/app.ts', "import Fastify from 'fastify'\nimport a from '../plugins/core/db.js'\n").length, 0)
   assert.equal(check('src/errors.ts', "import createError from '@fastify/error'\n").length, 0)
   assert.equal(check('schemas/x.ts', "import { Type } from '@sinclair/typebox'\nimport { b } from './common.js'\n").length, 0)
   assert.equal(check('plugins/x/y.ts', "import type { Kysely } from 'kysely'\n").length, 0)
   assert.equal(check('src/db/stores/x.ts', "import { pnJid } from '../../jid.js'\n").length, 0)
+  assert.equal(check('mcp/x.ts', "import { createClient } from '../client/src/index.js'\nimport { SessionParamsSchema } from '../schemas/common.js'\n" +
+  "import { Server } from '@modelcontextprotocol/sdk/server/index.js'\nimport { readFileSync } from 'node:fs'\n").length, 0)
 })
 
 test(`no file in src/, plugins/ or schemas/ is over ${MAX_LINES} lines`, () => {

@@ -17,6 +17,7 @@ import * as m015 from './015-contact-statuses.js'
 import * as m016 from './016-audio.js'
 import * as m017 from './017-insights.js'
 import * as m018 from './018-list-counts.js'
+import * as m019 from './019-kept-counts.js'
 
 // A static index instead of a file-system provider: src (tsx) and dist (tsc) resolve the same migrations.
 const migrations: Record<string, Migration> = {
@@ -37,7 +38,8 @@ const migrations: Record<string, Migration> = {
   '015-contact-statuses': m015,
   '016-audio': m016,
   '017-insights': m017,
-  '018-list-counts': m018
+  '018-list-counts': m018,
+  '019-kept-counts': m019
 }
 
 export const migrationProvider: MigrationProvider = {

@@ -37,7 +37,8 @@ const RECORD_DELIVERIES = `insert into status_deliveries (status_id, recipient, 
   from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[]) as d(session_id, recipient, number, jid, delivered_at, message_id)
   join statuses s on s.session_id = d.session_id and s.message_id = d.message_id
   on conflict (status_id, recipient) do update set delivered_at = excluded.delivered_at where excluded.delivered_at < status_deliveries.delivered_at`
-const REAL_COUNTS = 'select status_id, count(*)::int as n from viewers where status_id = any($1::bigint[]) and is_real = 1 group by status_id'
+// kept on the status row in this same transaction (migration 019's triggers)
+const REAL_COUNTS = 'select id as status_id, viewer_count as n from statuses where id = any($1::bigint[])'
 const LISTS = 'select * from viewers where status_id = any($1::bigint[]) order by status_id, viewed_at, viewer'
 // Appends inside the transaction: the log's lock, then the rows, in one round trip (no joined row, so no
 // id, exists before the lock's row). Last in the transaction: the lock is held to the commit.

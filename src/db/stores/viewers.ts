@@ -158,7 +158,8 @@ function sqliteReceipts (db: Db, sqlite: SQLite.Database): ReceiptPart {
   const unmapped = sqlite.prepare<[string, number], string>(
     'select distinct v.viewer from viewers v join statuses s on s.id = v.status_id where v.number is null and s.session_id = ? limit ?'
   ).pluck()
-  const realViewers = sqlite.prepare<[number], number>('select count(*) from viewers where status_id = ? and is_real = 1').pluck()
+  // kept on the status row in this same transaction (migration 019's triggers)
+  const realViewers = sqlite.prepare<[number], number>('select viewer_count from statuses where id = ?').pluck()
   // the full list of a busy status is read for its status-viewers-update (at most every 200 ms)
   const allViewers = sqlite.prepare<[number], ViewerRow>('select * from viewers where status_id = ? order by viewed_at, viewer')
 
