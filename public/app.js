@@ -329,6 +329,11 @@ function renderHealth () {
   const uptime = hl.uptime + (Date.now() - state.healthReadAt) / 1000
   setText($('ov-health'), hl.status === 'healthy' ? 'Healthy' : hl.status === 'degraded' ? 'Degraded' : String(hl.status))
   setText($('ov-health-sub'), `v${hl.version} · up ${formatDuration(uptime)}`)
+  // the date the platform stops accepting this client build, once it is within CLIENT_EXPIRY_WARN_DAYS
+  const platform = hl.checks?.platform
+  const expiring = platform?.clientExpiresSoon === true && typeof platform.clientExpiresAt === 'string'
+  setText($('ov-health-expiry'), expiring ? `Client build refused from ${formatDateTime(platform.clientExpiresAt)}: upgrade` : '')
+  show($('ov-health-expiry'), expiring)
 }
 
 // the uptime ticks on locally; no request needed

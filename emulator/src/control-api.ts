@@ -63,6 +63,14 @@ const routes: Route[] = [
       return [200, { ok: true }]
     }
   },
+  // what the server announces (notices.ts)
+  { method: 'POST', pattern: new RegExp(`^/accounts/${SEGMENT}/client-expiration$`), handler: (e, [number], body) => [200, e.announceClientExpiration(number, { t: body.t as number })] },
+  { method: 'POST', pattern: new RegExp(`^/contacts/${SEGMENT}/change-lid$`), handler: (e, [number]) => [200, e.changeLid(number)] },
+  {
+    method: 'POST',
+    pattern: new RegExp(`^/accounts/${SEGMENT}/refresh-lid-ack$`),
+    handler: (e, [number], body) => [200, e.sendRefreshLidAck(number, { from: requireString(body, 'from'), ...(typeof body.id === 'string' ? { id: body.id } : {}) })]
+  },
   {
     method: 'POST',
     pattern: new RegExp(`^/accounts/${SEGMENT}/refuse-statuses$`),

@@ -49,6 +49,8 @@ import { RULE_ERROR } from './status-rules.js'
 import { StatusCenter } from './statuses.js'
 import { DirectInbox, type DirectMessageRecord } from './status-mentions.js'
 import { checkRefusal, refuses } from './refusals.js'
+import { clientExpirationNode, refreshLidAckNode, StaleLids } from './notices.js'
+import { ackClassOf, misaddressedStatus } from './publish-stanza.js'
 import type {
   AccountInfo,
   AccountRef,
@@ -87,7 +89,7 @@ import type {
 import { generateX25519KeyPair, toSigningKeyPair, type KeyPair, type SigningKeyPair } from './xeddsa.js'
 
 const STATUS_JID = 'status@broadcast'
-const FAULT_KINDS: readonly FaultKind[] = ['drop', 'logout', 'restart-required', 'reject-next-status']
+const FAULT_KINDS: readonly FaultKind[] = ['drop', 'logout', 'restart-required', 'reject-next-status', 'rate-limited']
 const RECEIPT_TYPES: readonly ReceiptType[] = ['read', 'played', 'delivery']
 const DEFAULT_WAIT_MS = 10_000
 /** connections `connectionLog` remembers (a few hundred bytes each) */
@@ -146,6 +148,12 @@ export interface Emulator {
   /** The contact replies to the status. */
   reply(statusId: string, options: InteractionOptions): Promise<InteractionResult>
   fault(number: string, kind: FaultKind): void
+  /** The server names when it stops accepting the client build: `<ib><client_expiration t/>` to the account's live connections (notices.ts). */
+  announceClientExpiration(number: string, options: { t: number }): { sent: number }
+  /** The server maps the contact's number to a new LID; the next ack of a message to it carries `refresh_lid="true"` (notices.ts). */
+  changeLid(contactNumber: string): ContactInfo
+  /** An `<ack class="message" refresh_lid="true" from=…>` to the account's live connections now (notices.ts). */
+  sendRefreshLidAck(number: string, options: { from: string, id?: string }): { sent: number }
   /**
    * The account's next `count` (default 1) stanzas to status@broadcast (posts, chunks, revokes) are refused:
    * `<ack error=CODE>` and delivered to nobody (refusals.ts). Replaces what was still to come; `count: 0` ends it.
@@ -245,6 +253,8 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
   private http?: Server
   private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 * 1024 })
   private readonly connections = new Set<WaConnection>()
+  /** contacts whose LID changed: the next ack of a message to them carries refresh_lid (notices.ts) */
+  private readonly staleLids = new StaleLids()
   private readonly refs = new Map<string, { conn: WaConnection, expiresAt: number }>()
   private readonly changeListeners = new Set<() => void>()
   private readonly rejected: RejectedMessage[] = []
@@ -404,6 +414,10 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
         }
         return
       case 'message':
+        this.onMessage(conn, node)
+        return
+      case 'status':
+        // WA Web's newer publish stanza (publish-stanza.ts); contacts' statuses only ever come the other way
         this.onMessage(conn, node)
         return
       case 'ack':
@@ -838,12 +852,20 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
     if (!account || !device) return
     const id = node.attrs.id
     const to = node.attrs.to ?? ''
+    // <status>: acked class="status", refused unless to status@broadcast (publish-stanza.ts)
+    const ackClass = ackClassOf(node)
+    const misaddressed = misaddressedStatus(node)
+    if (misaddressed !== undefined) {
+      conn.send({ tag: 'ack', attrs: { class: ackClass, id, from: to, t: unixNow(), error: String(RULE_ERROR) } })
+      this.rejected.push({ id, from: account.number, to, error: RULE_ERROR, at: new Date().toISOString(), detail: misaddressed })
+      return
+    }
     const refusal = to === STATUS_JID ? account.statusRefusal : null
     const code = refusal === null ? undefined : refuses(refusal)
     if (refusal !== null && refusal.left === 0) account.statusRefusal = null
     if (code !== undefined) {
       // refused on request (refusals.ts): nacked at once, delivered to nobody, not recorded as a status
-      conn.send({ tag: 'ack', attrs: { class: 'message', id, from: to, t: unixNow(), error: String(code) } })
+      conn.send({ tag: 'ack', attrs: { class: ackClass, id, from: to, t: unixNow(), error: String(code) } })
       this.rejected.push({ id, from: account.number, to, error: code, at: new Date().toISOString() })
       this.logger.info({ id, number: account.number, error: code, left: refusal?.left }, 'status stanza refused (on request)')
       return
@@ -852,10 +874,10 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
       // acked (or NACKed 479) once the rules are checked: status-rules.ts
       this.statusCenter.enqueue(account, device.id, node, new Date(), (broken) => {
         if (!conn.isOpen) return
-        conn.send({ tag: 'ack', attrs: { class: 'message', id, from: to, t: unixNow(), ...(broken ? { error: String(RULE_ERROR) } : {}) } })
+        conn.send({ tag: 'ack', attrs: { class: ackClass, id, from: to, t: unixNow(), ...(broken ? { error: String(RULE_ERROR) } : {}) } })
       })
     } else {
-      conn.send({ tag: 'ack', attrs: { class: 'message', id, from: to, t: unixNow() } })
+      conn.send({ tag: 'ack', attrs: { class: 'message', id, from: to, t: unixNow(), ...this.staleLids.ackAttrs(this.directory, to) } })
       // rc14's answer to a status retry receipt goes to the requesting device itself (recorded as such); any
       // other: what a contact's devices decrypt of it (a status mention message…), after the status stanzas queued before it
       void this.statusCenter.directRetryAnswer(account, device.id, node, new Date()).then(async (answer) => {
@@ -1307,7 +1329,34 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
       case 'reject-next-status':
         this.refuseStatuses(account.number, { error: RULE_ERROR, count: 1 })
         break
+      case 'rate-limited':
+        // the server asks the client to back off, then ends the stream (notices.ts)
+        for (const conn of live) conn.streamError('429')
+        break
     }
+  }
+
+  // ---------------------------------------------------------------- what the server announces (notices.ts)
+
+  announceClientExpiration (number: string, options: { t: number }): { sent: number } {
+    if (!Number.isSafeInteger(options?.t) || options.t <= 0) throw new EmulatorError(400, 't (unix seconds, a positive integer) is required')
+    const live = this.liveConnections(this.directory.account(number))
+    for (const conn of live) conn.send(clientExpirationNode(options.t))
+    return { sent: live.length }
+  }
+
+  changeLid (contactNumber: string): ContactInfo {
+    const contact = this.directory.changeLid(contactNumber)
+    this.staleLids.mark(contact.number)
+    return contactInfo(contact)
+  }
+
+  sendRefreshLidAck (number: string, options: { from: string, id?: string }): { sent: number } {
+    if (typeof options?.from !== 'string' || options.from === '') throw new EmulatorError(400, 'from (the peer JID) is required')
+    const live = this.liveConnections(this.directory.account(number))
+    const id = options.id ?? randomBytes(8).toString('hex').toUpperCase()
+    for (const conn of live) conn.send(refreshLidAckNode(id, options.from))
+    return { sent: live.length }
   }
 
   refuseStatuses (number: string, options: StatusRefusalOptions): StatusRefusalInfo {

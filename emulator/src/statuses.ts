@@ -440,6 +440,7 @@ export class StatusCenter {
     const stanza: StatusStanza = {
       chunk,
       receivedAt: arrivedAt.toISOString(),
+      tag: shape.tag === 'status' ? 'status' : 'message',
       attrs: shape.attrs,
       audience: shape.bare.map((t) => t.jid),
       devices: shape.devices.map((t) => t.jid),

@@ -4,7 +4,7 @@ import type { KeyPair } from './xeddsa.js'
 
 export type ReceiptType = 'read' | 'played' | 'delivery'
 export type ReceiptVia = 'pn' | 'lid'
-export type FaultKind = 'drop' | 'logout' | 'restart-required' | 'reject-next-status'
+export type FaultKind = 'drop' | 'logout' | 'restart-required' | 'reject-next-status' | 'rate-limited'
 export type StatusType = 'text' | 'image' | 'video' | 'audio' | 'other'
 /** what a stanza to status@broadcast is: a post, a reaction or a revoke (status-rules.ts) */
 export type StatusKind = 'post' | 'reaction' | 'revoke'
@@ -204,7 +204,9 @@ export interface StatusDelivery {
 export interface StatusStanza {
   chunk: number
   receivedAt: string
-  /** the `<message>` attributes as sent */
+  /** the element: `message`, or `status` (WA Web's newer publish stanza, acked `class="status"`: publish-stanza.ts) */
+  tag: 'message' | 'status'
+  /** the `<message>` (or `<status>`) attributes as sent */
   attrs: Record<string, string>
   /** bare `<to jid="USER"/>` entries (the audience list), as sent */
   audience: string[]

@@ -1528,7 +1528,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: {
-                            /** @description `degraded` when the database check fails, a linked session has been disconnected longer than HEALTH_DISCONNECTED_MS, or the installed Baileys breaks an assumption the service relies on (see `checks`); the HTTP status stays 200 either way */
+                            /** @description `degraded` when the database check fails, a linked session has been disconnected longer than HEALTH_DISCONNECTED_MS, the installed Baileys breaks an assumption the service relies on, or the platform announced it stops accepting the client build within CLIENT_EXPIRY_WARN_DAYS (see `checks`); the HTTP status stays 200 either way */
                             status: "healthy" | "degraded";
                             /**
                              * Format: date-time
@@ -1583,6 +1583,10 @@ export interface operations {
                                         /** @description The file of the installed package it comes from */
                                         source: string;
                                     }[];
+                                    /** @description The earliest date a session running here was told the platform stops accepting this client build (`<ib><client_expiration>`); null when none */
+                                    clientExpiresAt?: string | (never | null);
+                                    /** @description clientExpiresAt is less than CLIENT_EXPIRY_WARN_DAYS away (or past): the service is degraded; upgrade Baileys / WA_VERSION */
+                                    clientExpiresSoon?: boolean;
                                 } | {
                                     error: string;
                                 };

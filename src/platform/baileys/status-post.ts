@@ -87,6 +87,8 @@ export interface StatusChunk {
   statusSetting: StatusSetting | null
   /** LID user JIDs the post mentions (at most 5): `<meta><mentioned_users>` (status-mention.ts) */
   mentioned?: string[]
+  /** STATUS_STANZA: `<message>` (default) or WA Web's newer `<status>` publish stanza, same children (docs/platform.md) */
+  stanza?: 'message' | 'status'
   logger: Logger
 }
 
@@ -168,7 +170,8 @@ export async function writeLidStatusChunk (sock: WASocket, chunk: StatusChunk): 
     const skdmDevices = skdmNodes.map((n) => n.attrs.jid)
     const mediatype = statusMediaType(content)
     const stanza: BinaryNode = {
-      tag: 'message',
+      // `<status>`: WA Web's WAWebEncryptAndSendStatusMsg maybeApplyStatusTag retags this very stanza (acked class="status")
+      tag: chunk.stanza ?? 'message',
       attrs: { to: STATUS_JID, id: chunk.messageId, type: statusStanzaType(content) },
       content: [
         { tag: 'participants', attrs: {}, content: [...skdmNodes, ...users.map((jid): BinaryNode => ({ tag: 'to', attrs: { jid } }))] },

@@ -4,6 +4,7 @@ import type { SessionAuth } from '../auth-state.js'
 import type { PlatformLogger as Logger } from '../logger.js'
 import type { ContactStatusSink } from '../contact-statuses.js'
 import type { InteractionSink, PhoneSink, PlatformTiming, ReceiptSeen, ReceiptSink, StatusRetrySeen } from '../types.js'
+import type { ClientExpirations } from '../notices.js'
 import type { Attempt } from './attempt.js'
 import type { StatusSender } from './sender.js'
 
@@ -47,5 +48,8 @@ export interface ConnectionDeps {
   sender: Pick<StatusSender, 'sentMessage' | 'storedMessage' | 'exclusive' | 'onMessagesUpdate'>
   /** a status retry receipt was taken (answered or not): status-retries.ts */
   onStatusRetry: (seen: StatusRetrySeen) => void
+  /** this node's announced client expirations, and the build they are about (notices.ts) */
+  expirations: ClientExpirations
+  build: string
   events: ConnectionEvents
 }

@@ -41,9 +41,10 @@ export interface SenderHost {
 }
 
 /** The relay policy of a session's sends: its chunk size setting and the platform's send timings. */
-export function relayPolicy (chunkSize: number, timing: PlatformTiming): RelayPolicy {
+export function relayPolicy (chunkSize: number, timing: PlatformTiming, statusStanza: 'message' | 'status' = 'message'): RelayPolicy {
   return {
-    chunkSize, attempts: timing.sendAttempts, retryBaseMs: timing.sendRetryBaseMs, retryMaxMs: timing.sendRetryMaxMs, ackTimeoutMs: timing.sendAckTimeoutMs
+    chunkSize, attempts: timing.sendAttempts, retryBaseMs: timing.sendRetryBaseMs, retryMaxMs: timing.sendRetryMaxMs, ackTimeoutMs: timing.sendAckTimeoutMs,
+    statusStanza
   }
 }
 
@@ -116,7 +117,7 @@ export class StatusSender {
       if (lids === null) await prep?.ready(jids)
       // the users it mentions, as the platform addresses them (status-mention.ts): LIDs, or numbers on a legacy account
       const mentioned = (input.mentions ?? []).flatMap((d) => lids === null ? [pnJid(d)] : lids.get(pnJid(d)) ?? [])
-      const write = lids === null ? undefined : this.#lidWriter(message, input.messageId, lids, input.statusSetting ?? STATUS_SETTING, prep, mentioned)
+      const write = lids === null ? undefined : this.#lidWriter(message, input.messageId, lids, input.statusSetting ?? STATUS_SETTING, policy, prep, mentioned)
       try {
         await relayInChunks({
           socket: this.host.openSocket,
@@ -126,7 +127,7 @@ export class StatusSender {
           policy,
           logger: log,
           alreadySent: all.length - jids.length,
-          ...(write !== undefined ? { write } : {}),
+          ...(write !== undefined ? { write, ackClass: policy.statusStanza ?? 'message' } : {}),
           ...(input.onChunkStart !== undefined ? { onChunkStart: input.onChunkStart } : {}),
           ...(input.onChunk !== undefined ? { onChunk: input.onChunk } : {}),
           ...(input.onUnconfirmed !== undefined ? { onUnconfirmed: input.onUnconfirmed } : {})
@@ -167,13 +168,14 @@ export class StatusSender {
 
   /** `statusSetting`: a post's `<meta status_setting>`; null: a revoke (none) */
   #lidWriter (
-    message: proto.IMessage, messageId: string, lids: Map<string, string>, statusSetting: StatusSetting | null, prep?: SessionPrep, mentioned?: string[]
+    message: proto.IMessage, messageId: string, lids: Map<string, string>, statusSetting: StatusSetting | null, policy: RelayPolicy, prep?: SessionPrep, mentioned?: string[]
   ): ChunkWriter {
+    const stanza = policy.statusStanza ?? 'message'
     return async (sock, jids) => {
       const users = jids.flatMap((jid) => lids.get(jid) ?? [])
       await prep?.ready(users)
       const mentions = mentioned !== undefined ? { mentioned } : {}
-      return await writeLidStatusChunk(sock, { message, messageId, users, statusSetting, logger: this.host.log, ...mentions })
+      return await writeLidStatusChunk(sock, { message, messageId, users, statusSetting, stanza, logger: this.host.log, ...mentions })
     }
   }
 
@@ -232,7 +234,7 @@ export class StatusSender {
           logger: this.host.log,
           label: 'revoke',
           onChunk: async (done) => { reached += done.length },
-          ...(lids === null ? { additionalAttributes: { edit: '7' } } : { write: this.#lidWriter(message, revokeId, lids, null) })
+          ...(lids === null ? { additionalAttributes: { edit: '7' } } : { write: this.#lidWriter(message, revokeId, lids, null, policy), ackClass: policy.statusStanza ?? 'message' })
         })
         return true
       } catch (err) {
