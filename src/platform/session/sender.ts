@@ -168,7 +168,8 @@ export class StatusSender {
 
   /** `statusSetting`: a post's `<meta status_setting>`; null: a revoke (none) */
   #lidWriter (
-    message: proto.IMessage, messageId: string, lids: Map<string, string>, statusSetting: StatusSetting | null, policy: RelayPolicy, prep?: SessionPrep, mentioned?: string[]
+    message: proto.IMessage, messageId: string, lids: Map<string, string>, statusSetting: StatusSetting | null, policy: RelayPolicy,
+    prep?: SessionPrep, mentioned?: string[]
   ): ChunkWriter {
     const stanza = policy.statusStanza ?? 'message'
     return async (sock, jids) => {
