@@ -9,6 +9,7 @@ import { createAudiencePicker, recipientList, snapshotText } from './picker.js'
 import { createSavedAudiencesPanel } from './audiences.js'
 import { createSchedules } from './schedules.js'
 import { createContactStatusesPanel } from './contact-statuses.js'
+import { createMentionsField } from './mentions.js'
 import { createInsightsPanel } from './insights.js'
 
 const KEY_STORAGE = 'statusTracker.apiKey'
@@ -328,6 +329,11 @@ function renderHealth () {
   const uptime = hl.uptime + (Date.now() - state.healthReadAt) / 1000
   setText($('ov-health'), hl.status === 'healthy' ? 'Healthy' : hl.status === 'degraded' ? 'Degraded' : String(hl.status))
   setText($('ov-health-sub'), `v${hl.version} · up ${formatDuration(uptime)}`)
+  // the date the platform stops accepting this client build, once it is within CLIENT_EXPIRY_WARN_DAYS
+  const platform = hl.checks?.platform
+  const expiring = platform?.clientExpiresSoon === true && typeof platform.clientExpiresAt === 'string'
+  setText($('ov-health-expiry'), expiring ? `Client build refused from ${formatDateTime(platform.clientExpiresAt)}: upgrade` : '')
+  show($('ov-health-expiry'), expiring)
 }
 
 // the uptime ticks on locally; no request needed
@@ -769,12 +775,14 @@ $('post-form').addEventListener('submit', (e) => {
 
   const who = picker.read()
   if (who.error !== undefined) { setText(picker.errorEl, who.error); who.focus.focus(); return }
+  const mentioned = mentions.read()
+  if (mentioned.error !== undefined) { mentioned.focus.focus(); return }
   const later = schedules.isLater()
   const when = later ? schedules.readWhen() : null
   if (when !== null && when.error !== undefined) { when.focus.focus(); return }
 
   /** @type {Record<string, unknown>} */
-  const body = { type, ...who.fields }
+  const body = { type, ...who.fields, ...(mentioned.mentions.length > 0 ? { mentions: mentioned.mentions } : {}) }
   const caption = $('post-caption').value.trim()
   if (type !== 'text' && type !== 'audio' && caption !== '') body.caption = caption
 
@@ -822,6 +830,7 @@ $('post-form').addEventListener('submit', (e) => {
       $('post-caption').value = ''
       $('post-url-input').value = ''
       $('post-file').value = ''
+      mentions.clear()
       show($('upload-row'), false)
       syncPreview()
       if (sessionId === state.selectedId && when === null) await loadStatuses()
@@ -830,7 +839,7 @@ $('post-form').addEventListener('submit', (e) => {
       setText($('post-result'), '')
       // an error naming a field is shown next to it
       if (when !== null) schedules.showError(describe(err), errorEl)?.focus()
-      else showFieldError(describe(err), [['body.targetNumbers', picker.errorEl], ['body.audience', picker.errorEl]], errorEl)
+      else showFieldError(describe(err), [['body.targetNumbers', picker.errorEl], ['body.audience', picker.errorEl], ['body.mentions', mentions.errorEl]], errorEl)
     } finally {
       state.sending = false
       $('post-form').removeAttribute('aria-busy')
@@ -842,6 +851,7 @@ $('post-form').addEventListener('submit', (e) => {
 // audience picker, saved audiences, schedules (public/picker.js, audiences.js, schedules.js) ------------
 
 const picker = createAudiencePicker({ api, describe, loadSaved: () => { savedAudiences.ensure() } })
+const mentions = createMentionsField()
 const savedAudiences = createSavedAudiencesPanel({ api, describe, busy, confirmAction, toast, onChange: (list) => { picker.setSaved(list) } })
 const schedules = createSchedules({
   api,

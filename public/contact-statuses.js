@@ -14,6 +14,11 @@ export function posterText (s) {
   return s.number !== null ? phone(s.number) : s.lid ?? s.jid
 }
 
+/** where a group status was posted (issue 39): its subject when known, else its JID */
+export function groupText (s) {
+  return s.groupJid ? ` in group ${s.groupSubject ?? s.groupJid}` : ''
+}
+
 /** what it says, in a line */
 export function contactStatusSummary (s) {
   if (s.type === 'text') return s.text ?? ''
@@ -46,7 +51,7 @@ export function createContactStatusesPanel ({ api, describe, busy, confirmAction
   const urls = []
 
   function item (s) {
-    const facts = h('p', { class: 'muted', text: `${posterText(s)} · ${TYPE_LABELS[s.type] ?? s.type} · ${formatAgo(s.postedAt)}` })
+    const facts = h('p', { class: 'muted', text: `${posterText(s)}${groupText(s)} · ${TYPE_LABELS[s.type] ?? s.type} · ${formatAgo(s.postedAt)}${s.mentionsMe ? ' · mentions you' : ''}` })
     facts.title = formatDateTime(s.postedAt)
     const body = h('p', { class: 'status-text', text: contactStatusSummary(s) })
     const mediaBox = h('div', { class: 'contact-status-media' })

@@ -23,6 +23,9 @@ export const ContactStatusSchema = Type.Object({
   receivedAt: IsoDateSchema,
   viewedAt: Nullable(IsoDateSchema, { description: 'When this service told the poster it was viewed (POST …/view); null: never' }),
   error: Nullable(Type.String(), { description: "Why an 'undecryptable' status could not be read" }),
+  mentionsMe: Type.Boolean({ description: 'The contact mentioned this account in it (a `contact-status-mention` event announced it)' }),
+  groupJid: Nullable(Type.String(), { description: 'A group status: the group it was posted in (`…@g.us`); null for an ordinary status' }),
+  groupSubject: Nullable(Type.String(), { description: "A group status: the group's subject when known; null otherwise" }),
   // the account's like and replies (contact-status-answers.ts)
   ...ContactStatusAnswerFields
 }, { additionalProperties: false })

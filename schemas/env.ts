@@ -32,6 +32,7 @@ export const EnvSchema = Type.Object({
   INSIGHTS_RETENTION_DAYS: Int(90, 0, 3650, 'How long a status\'s insights summary is kept after it was posted; 0: none is kept past expiry'),
   LINK_TIMEOUT_MS: Int(600_000, 1000, 86_400_000, 'Stop refreshing QR / pairing codes after this long without a link'),
   STATUS_CHUNK_SIZE: Int(256, 1, 5000, 'Recipients per status stanza for large lists'),
+  STATUS_STANZA: Type.Union([Type.Literal('message'), Type.Literal('status')], { default: 'message', description: 'The element a status is posted in: `message` (the one public clients post and the server accepts) or `status` (WA Web\'s newer `<status>` publish stanza; docs/platform.md)' }),
   WEBHOOK_MAX_ATTEMPTS: Int(12, 1, 100, 'Attempts per webhook delivery before it is marked failed'),
   WEBHOOK_BASE_DELAY_MS: Int(5000, 1, 86_400_000, 'Delay before the second attempt of a webhook delivery; later delays grow exponentially'),
   WEBHOOK_MAX_DELAY_MS: Int(43_200_000, 1, 604_800_000, 'Longest delay between two attempts (the last one)'),
@@ -49,6 +50,7 @@ export const EnvSchema = Type.Object({
       'The rate limit and the logs then use the client address from X-Forwarded-For. Default false: the socket\'s address'
   })),
   HEALTH_DISCONNECTED_MS: Int(120_000, 100, 86_400_000, 'A linked session disconnected longer than this makes /api/health report degraded'),
+  CLIENT_EXPIRY_WARN_DAYS: Int(7, 0, 365, 'Days before the client expiration the platform announced from which /api/health reports degraded and a warning is logged daily; 0: only once it has passed'),
   SESSION_START_CONCURRENCY: Int(4, 1, 256, 'Stored sessions reconnecting at once at start: each holds its place until its handshake is over'),
   SESSION_TAKEOVER_CONCURRENCY: Int(16, 1, 256, 'Sessions reconnecting at once when this node takes sessions over in a cluster (a dead node\'s share, a hand-over): a failover is a burst of logins that waits on the platform more than on the CPU'),
   SESSION_START_JITTER_MS: Int(250, 0, 60_000, 'Longest random pause before each of a start\'s first handshakes, so nodes starting together do not connect in step'),

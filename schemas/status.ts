@@ -10,6 +10,12 @@ export const SendStatusBodySchema = Type.Object({
   caption: Type.Optional(Type.String({ maxLength: 4096, description: 'For image, video and url; ignored for text and audio (the platform\'s audio carries no caption)' })),
   targetNumbers: Type.Optional(Type.String({ maxLength: 1_000_000, description: 'Comma-separated numbers with country code, no plus sign; empty: own number only. Not together with `audience`' })),
   audience: Type.Optional(SendAudienceSchema),
+  mentions: Type.Optional(Type.Array(Type.String({ pattern: '^[0-9]{10,15}$' }), {
+    maxItems: 5,
+    description: 'Numbers (country code, no plus sign) the status mentions, at most 5 (WhatsApp\'s limit): named in the post, and each told by ' +
+      'a status mention message as WhatsApp Web tells them. A mentioned number outside the audience is added to it (so the one told can open ' +
+      'the status). The own number is ignored. Kept by a schedule as part of its `status`'
+  })),
   backgroundColor: Type.Optional(Type.String({ pattern: '^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$', description: 'Text statuses: #RRGGBB or #AARRGGBB' })),
   font: Type.Optional(Type.Integer({ minimum: 0, maximum: 10, description: 'Text statuses: platform font number' })),
   wait: Type.Optional(Type.Boolean({
@@ -75,7 +81,8 @@ export const SentStatusSchema = Type.Object({
   error: Type.Union([Type.String(), Type.Null()], { description: "Why a partial send stopped (e.g. the platform's refusal code), or a rejection the platform reported later for a status an earlier run sent; null when fine" }),
   state: SendStateSchema,
   sentCount: Type.Integer({ description: 'Recipients (counted like contactCount) that have it so far' }),
-  unreachable: UnreachableSchema
+  unreachable: UnreachableSchema,
+  mentions: Type.Array(Type.String(), { description: 'The numbers the status mentions (send-status `mentions`); empty when none' })
 })
 export type SentStatus = Static<typeof SentStatusSchema>
 

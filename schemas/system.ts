@@ -35,13 +35,15 @@ export const PlatformCheckSchema = Type.Object({
   baileys: Type.Optional(Type.String({ description: 'Version of the installed Baileys' })),
   compatible: Type.Optional(Type.Boolean({ description: 'Every internal of Baileys the service relies on was found as expected at start; when false no session starts (their start answers 503) and the service is degraded' })),
   assumptions: Type.Optional(Type.Integer({ description: 'How many assumptions were checked (UPGRADING.md lists them)' })),
-  broken: Type.Optional(Type.Array(BrokenAssumptionSchema, { description: 'The assumptions that do not hold; empty when compatible' }))
+  broken: Type.Optional(Type.Array(BrokenAssumptionSchema, { description: 'The assumptions that do not hold; empty when compatible' })),
+  clientExpiresAt: Type.Optional(Type.Union([IsoDateSchema, Type.Null()], { description: 'The earliest date a session running here was told the platform stops accepting this client build (`<ib><client_expiration>`); null when none' })),
+  clientExpiresSoon: Type.Optional(Type.Boolean({ description: 'clientExpiresAt is less than CLIENT_EXPIRY_WARN_DAYS away (or past): the service is degraded; upgrade Baileys / WA_VERSION' }))
 }, { title: 'PlatformCheck' })
 
 export const HealthSchema = Type.Object({
   status: Type.Union([Type.Literal('healthy'), Type.Literal('degraded')], {
     description: '`degraded` when the database check fails, a linked session has been disconnected longer than ' +
-      'HEALTH_DISCONNECTED_MS, or the installed Baileys breaks an assumption the service relies on (see `checks`); the HTTP status stays 200 either way'
+      'HEALTH_DISCONNECTED_MS, the installed Baileys breaks an assumption the service relies on, or the platform announced it stops accepting the client build within CLIENT_EXPIRY_WARN_DAYS (see `checks`); the HTTP status stays 200 either way'
   }),
   timestamp: IsoDateSchema,
   uptime: Type.Number({ description: 'Seconds since the process started' }),

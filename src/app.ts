@@ -22,6 +22,8 @@ import swaggerPlugin from '../plugins/external/swagger.js'
 import metricsRegistry from '../plugins/metrics/registry.js'
 import domainEvents from '../plugins/broadcaster/domain-events.js'
 import uploads from '../plugins/uploads/index.js'
+import mediaStore from '../plugins/uploads/media-store.js'
+import remoteMedia from '../plugins/uploads/remote-media.js'
 import auth from '../plugins/keys/auth.js'
 import viewerIngest from '../plugins/statuses/viewer-ingest.js'
 import interactionIngest from '../plugins/statuses/interaction-ingest.js'
@@ -41,7 +43,10 @@ import sessionSupervisor from '../plugins/session-supervisor/index.js'
 import schedules from '../plugins/schedules/index.js'
 import events from '../plugins/events/index.js'
 import system from '../plugins/system/index.js'
+import health from '../plugins/system/health.js'
 import metricsExport from '../plugins/metrics/index.js'
+import telemetry from '../plugins/metrics/telemetry.js'
+import { inDependencyOrder } from './plugin-order.js'
 
 export interface AppOptions {
   config: Config
@@ -50,18 +55,48 @@ export interface AppOptions {
 }
 
 /** Third-party plugins, configured (plugins/external/); their routes keep Fastify's own error handler. */
-const EXTERNAL = [corsPlugin, compressPlugin, helmetPlugin, rateLimitPlugin, swaggerPlugin, socketIoPlugin, staticPlugin]
+export const EXTERNAL = [corsPlugin, compressPlugin, helmetPlugin, rateLimitPlugin, swaggerPlugin, socketIoPlugin, staticPlugin]
 
 /**
- * The service's plugins, each concern with its routes (its index.ts). Each declares the plugins it uses
- * (`dependencies`), and fastify-plugin refuses one whose dependencies are not registered before it, so this
- * order is one the graph allows; Fastify closes in the reverse order, each plugin before the ones it uses.
+ * The service's plugins: each concern (its index.ts, with its routes) and the plugins it shares with others.
+ * A set: each declares the plugins it uses (`dependencies`) and they register in an order that puts those
+ * first (src/plugin-order.ts), so adding one is adding it here; Fastify closes in the reverse order, each
+ * plugin before the ones it uses.
  */
-const CONCERNS = [
-  dbPlugin, metricsRegistry, domainEvents, auth, uploads, viewerIngest, interactionIngest, contacts, contactStatuses, platform,
-  cluster, contactStatusesApi, keys, webhooks, broadcaster, sessions, pacing, audiences, statuses, insights, sessionSupervisor, schedules, events, system,
-  metricsExport
-]
+export const CONCERNS = new Set([
+  audiences,
+  auth,
+  broadcaster,
+  cluster,
+  contacts,
+  contactStatuses,
+  contactStatusesApi,
+  dbPlugin,
+  domainEvents,
+  events,
+  health,
+  insights,
+  interactionIngest,
+  keys,
+  mediaStore,
+  metricsExport,
+  metricsRegistry,
+  pacing,
+  platform,
+  remoteMedia,
+  schedules,
+  sessions,
+  sessionSupervisor,
+  statuses,
+  system,
+  telemetry,
+  uploads,
+  viewerIngest,
+  webhooks
+])
+
+/** what serviceApp registers before the concerns: the configuration, the request id and the EXTERNAL plugins */
+export const BEFORE_CONCERNS = ['config', 'request-id', 'cors', 'compress', 'helmet', 'rate-limit', 'swagger', 'socket-io', 'static']
 
 /** The whole service as one plugin. */
 export const serviceApp: FastifyPluginAsync<AppOptions> = async (app, opts) => {
@@ -95,7 +130,7 @@ export const serviceApp: FastifyPluginAsync<AppOptions> = async (app, opts) => {
   })
 
   const platformOptions = opts.platform !== undefined ? { standIn: opts.platform } : {}
-  for (const plugin of CONCERNS) await app.register(plugin, plugin === platform ? platformOptions : {})
+  for (const plugin of inDependencyOrder(CONCERNS, BEFORE_CONCERNS)) await app.register(plugin, plugin === platform ? platformOptions : {})
 }
 
 function statusOf (err: FastifyError): number {

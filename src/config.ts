@@ -33,6 +33,8 @@ export interface Config {
     testTrustRoot: string | null
     linkTimeoutMs: number
     statusChunkSize: number
+    /** STATUS_STANZA: the element a status is posted in (absent: `message`) */
+    statusStanza?: 'message' | 'status'
   }
   statusTtlMs: number
   cleanupIntervalMs: number
@@ -45,6 +47,8 @@ export interface Config {
   /** null: no CORS headers; '*': any origin; else the allowed origins */
   corsOrigin: '*' | string[] | null
   healthDisconnectedMs: number
+  /** CLIENT_EXPIRY_WARN_DAYS in ms: how long before an announced client expiration the service warns */
+  clientExpiryWarnMs: number
   /** the paced start: handshakes at once, and the longest random pause before each of the first ones */
   sessionStart: { concurrency: number, takeoverConcurrency: number, jitterMs: number }
   /** how long a send waits for its session to reconnect after a drop, and how long a send interrupted by a crash waits at start */
@@ -155,7 +159,8 @@ function configFromEnv (env: Env): Config {
       version: version ?? null,
       testTrustRoot: env.WA_TEST_TRUST_ROOT ?? null,
       linkTimeoutMs: env.LINK_TIMEOUT_MS,
-      statusChunkSize: env.STATUS_CHUNK_SIZE
+      statusChunkSize: env.STATUS_CHUNK_SIZE,
+      statusStanza: env.STATUS_STANZA
     },
     statusTtlMs: Math.round(env.STATUS_TTL_HOURS * 3_600_000),
     cleanupIntervalMs: env.CLEANUP_INTERVAL_MS,
@@ -168,6 +173,7 @@ function configFromEnv (env: Env): Config {
     metricsPublic: env.METRICS_PUBLIC,
     corsOrigin: corsOrigins(env.CORS_ORIGIN),
     healthDisconnectedMs: env.HEALTH_DISCONNECTED_MS,
+    clientExpiryWarnMs: env.CLIENT_EXPIRY_WARN_DAYS * 86_400_000,
     redisUrl: env.REDIS_URL ?? null,
     schedules: { graceMs: env.SCHEDULE_GRACE_MS, allowSeconds: env.SCHEDULE_ALLOW_SECONDS },
     pacing: { maxStatusesPerDay: env.SEND_MAX_STATUSES_PER_DAY, maxRecipientsPerDay: env.SEND_MAX_RECIPIENTS_PER_DAY },

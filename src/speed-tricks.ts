@@ -1,5 +1,5 @@
 /**
- * The service's speed tricks (STYLE.md habit 9): each named, with why it is there, the bench/NOTES.md
+ * The service's speed tricks (docs/architecture.md, habit 9): each named, with why it is there, the bench/NOTES.md
  * section that measures it, and what turning it off does. SPEED_TRICKS_OFF (comma-separated names, or
  * `all`) turns them off: each then takes the plain path, which answers the same, only slower
  * (test/foundation/speed-tricks-off.test.ts runs the tests that cover them again with every trick off).

@@ -1,7 +1,7 @@
 /**
  * The plain peer of bench/reads.ts (issue 25): the Express 5 + better-sqlite3 service a user would write
  * for the seed, as opposed to express-control.ts, which does the service's work per request. Seed-shaped
- * answers (SPEC.md 4.4 and 2.2): health is `status`, `timestamp`, `uptime`, `version` and nothing checked;
+ * answers (the seed contract: docs/api.md, System and Sent statuses): health is `status`, `timestamp`, `uptime`, `version` and nothing checked;
  * the sent-statuses list has the seed's eight fields, from the simplest query (`select *` of the session's
  * statuses of the last 24 hours, newest first) on the service's own SQLite file (read-only). The key is
  * compared as such an app compares it (`x-api-key` or `Authorization: Bearer`, plain `===`). Express

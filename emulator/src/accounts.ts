@@ -126,7 +126,8 @@ export class Contact {
 
   constructor (
     readonly number: string,
-    readonly lid: string,
+    /** changes only when the server re-maps the number (Directory.changeLid) */
+    public lid: string,
     deviceCount: number,
     /** not LID-migrated (PN-addressed): see `Party.legacy` */
     readonly legacy = false
@@ -214,6 +215,17 @@ export class Directory {
     }
     const contact = new Contact(number, this.allocateLid(), devices, legacy === true)
     this.byNumber.set(number, contact)
+    this.byLid.set(contact.lid, contact)
+    return contact
+  }
+
+  /**
+   * The server maps the contact's number to a new LID (notices.ts: what an `<ack refresh_lid>` makes a client
+   * query again); usync answers the new one from now on, and the old one still resolves to the contact.
+   */
+  changeLid (rawNumber: unknown): Contact {
+    const contact = this.contact(rawNumber)
+    contact.lid = this.allocateLid()
     this.byLid.set(contact.lid, contact)
     return contact
   }

@@ -17,6 +17,16 @@
  *   decrypted status ("`C = y && isStatusStanzaReceiveEnabled() ? "status" : void 0`"); a read receipt (PR #744,
  *   commit 2413271c) is `type="read"` with `context="status"` and `peer_participant_pn` for a LID author. The
  *   emulator records every receipt a client sends for a contact's status; it requires none (only the ack is owed).
+ * - Mentions (status-mentions.ts): a status naming users carries `<meta><mentioned_users><to jid=LID user
+ *   peer_pn_jid/>…` (1 to 5: WASmaxInStatusDeliverStatusEncMentionedUsersMixin) and, for a recipient it names,
+ *   `<meta status_mentioned="true">` on the same `<meta>` (WASmaxInStatusDeliverStatusEncMentionedMixin; WA Web's
+ *   WAWebHandleMsgParser reads `meta.maybeAttrString("status_mentioned") === "true"`).
+ * - Group statuses: WA Web's `WAWebCommsHandleMessagingStanza` takes a `<status>` whose `from` is a group JID as a
+ *   group status (`isGroupStatusStanza`; the deliver schema `WASmaxInStatusDeliverFromGroupMixin`: `from` a group
+ *   JID, `participant` the poster's device, `t`), retags it `message` and decrypts it as a group message (the
+ *   poster's sender key for that group). The content is wrapped in `groupStatusMessageV2` (a FutureProofMessage,
+ *   field 103 of rc14's WAProto.proto); a media one carries its `<enc mediatype>` (zapo #255, 2026-08-18: a
+ *   `type="media"` stanza without a mediatype is invalid).
  */
 import { createCipheriv, createHash, createHmac, randomBytes } from 'node:crypto'
 import { encodeWAMessage, getMediaKeys, jidEncode, type BinaryNode, type MediaType, type proto } from '@whiskeysockets/baileys'
@@ -27,6 +37,7 @@ import { signalNameOf } from './accounts.js'
 import { EmulatorError } from './errors.js'
 import { phoneMessageId } from './phone.js'
 import { signalSenderFor } from './signal-party.js'
+import { MAX_MENTIONED_USERS } from './status-mentions.js'
 import type { ContactStatusInfo, ContactStatusLog, ContactStatusOptions, ContactStatusReceipt } from './types.js'
 
 export const STATUS_JID = 'status@broadcast'
@@ -44,10 +55,11 @@ class SenderKey {
   private readonly name: SenderKeyName
   private distribution?: Buffer
 
-  constructor (contact: Contact) {
+  /** `group`: status@broadcast, or the group of a group status */
+  constructor (contact: Contact, private readonly group = STATUS_JID) {
     const name = signalNameOf(contact)
     const sender = signalSenderFor(name.user, name.server, 0)
-    this.name = new SenderKeyName(STATUS_JID, new ProtocolAddress(sender.name, sender.device))
+    this.name = new SenderKeyName(group, new ProtocolAddress(sender.name, sender.device))
   }
 
   /** the sender-key distribution message (made with the key, once) */
@@ -91,15 +103,35 @@ interface AccountLog {
   unmatchedAcks: ContactStatusLog['unmatchedAcks']
 }
 
+/** A checked post request: what build() takes (`mentioned`: the named parties, resolved by the caller). */
+export interface ContactStatusPost {
+  text?: string
+  media?: { mimetype: string, size: number, caption?: string }
+  withoutKey?: boolean
+  mentions?: string[]
+  mentioned?: Array<{ number: string, lid: string }>
+  group?: string
+}
+
 /** Validates a post request; text or media, never both or neither. */
-export function checkContactStatus (
-  options: ContactStatusOptions
-): { text?: string, media?: { mimetype: string, size: number, caption?: string }, withoutKey?: boolean } {
+export function checkContactStatus (options: ContactStatusOptions): ContactStatusPost {
   if (options === null || typeof options !== 'object') throw new EmulatorError(400, 'a JSON body is required')
   const { text, media } = options
   if ((text === undefined) === (media === undefined)) throw new EmulatorError(400, 'exactly one of text or media is required')
   if (options.withoutKey !== undefined && typeof options.withoutKey !== 'boolean') throw new EmulatorError(400, 'withoutKey must be a boolean')
-  const withoutKey = options.withoutKey === true ? { withoutKey: true } : {}
+  const withoutKey: ContactStatusPost = options.withoutKey === true ? { withoutKey: true } : {}
+  if (options.mentions !== undefined) {
+    // 1 to 5 users (status-mentions.ts MAX_MENTIONED_USERS, WA Web's schema)
+    if (!Array.isArray(options.mentions) || options.mentions.length < 1 || options.mentions.length > MAX_MENTIONED_USERS ||
+      !options.mentions.every((m) => typeof m === 'string' && /^[0-9]{6,15}$/.test(m))) {
+      throw new EmulatorError(400, `mentions must be 1 to ${MAX_MENTIONED_USERS} numbers`)
+    }
+    withoutKey.mentions = [...options.mentions]
+  }
+  if (options.group !== undefined) {
+    if (typeof options.group !== 'string' || !/^[0-9]+(-[0-9]+)?@g\.us$/.test(options.group)) throw new EmulatorError(400, 'group must be a group JID (…@g.us)')
+    withoutKey.group = options.group
+  }
   if (text !== undefined) {
     if (typeof text !== 'string' || text === '') throw new EmulatorError(400, 'text must be a non-empty string')
     return { text, ...withoutKey }
@@ -115,9 +147,10 @@ export function checkContactStatus (
 
 /** Keeps the accounts' logs and the contacts' sender keys; builds and encrypts the stanzas. */
 export class ContactStatuses {
-  private readonly keys = new Map<Contact, SenderKey>()
+  /** a contact's sender key per group (`number|group`: status@broadcast, or a group of group statuses) */
+  private readonly keys = new Map<string, SenderKey>()
   /** companion devices (by account + device id) that hold a contact's sender key: they get skmsg only */
-  private readonly distributed = new Map<Contact, Set<string>>()
+  private readonly distributed = new Map<string, Set<string>>()
   private readonly logs = new Map<Account, AccountLog>()
   private readonly byNode = new WeakMap<BinaryNode, { entry: Entry, delivery: Delivery }>()
   /** encryption goes one stanza at a time (a session's next key must not be used twice) */
@@ -141,7 +174,7 @@ export class ContactStatuses {
    * device (the same two `<enc>`s a `<message from="status@broadcast">` carries; whatsapp-rust PR #1101 test).
    */
   async build (
-    account: Account, contact: Contact, post: ReturnType<typeof checkContactStatus>, storeMedia: StoreMedia
+    account: Account, contact: Contact, post: ContactStatusPost, storeMedia: StoreMedia
   ): Promise<{ id: string, nodes: Array<{ device: CompanionDevice, node: BinaryNode }> }> {
     const run = this.chain.then(async () => await this.encrypt(account, contact, post, storeMedia))
     this.chain = run.catch(() => undefined)
@@ -149,12 +182,14 @@ export class ContactStatuses {
   }
 
   private async encrypt (
-    account: Account, contact: Contact, post: ReturnType<typeof checkContactStatus>, storeMedia: StoreMedia
+    account: Account, contact: Contact, post: ContactStatusPost, storeMedia: StoreMedia
   ): Promise<{ id: string, nodes: Array<{ device: CompanionDevice, node: BinaryNode }> }> {
-    let key = this.keys.get(contact)
+    const group = post.group ?? STATUS_JID
+    const keyName = `${contact.number}|${group}`
+    let key = this.keys.get(keyName)
     if (key === undefined) {
-      key = new SenderKey(contact)
-      this.keys.set(contact, key)
+      key = new SenderKey(contact, group)
+      this.keys.set(keyName, key)
     }
     const now = new Date()
     const t = String(Math.floor(now.getTime() / 1000))
@@ -182,12 +217,14 @@ export class ContactStatuses {
       }
       message = mediaType === 'video' ? { videoMessage: content } : { imageMessage: content }
     }
+    // a group status: its content in groupStatusMessageV2 (see the sources above)
+    if (post.group !== undefined) message = { groupStatusMessageV2: { message } }
     const skmsg = await key.encrypt(encodeWAMessage(message))
-    const skdmMessage = encodeWAMessage({ senderKeyDistributionMessage: { groupId: STATUS_JID, axolotlSenderKeyDistributionMessage: await key.skdm() } })
-    let holders = this.distributed.get(contact)
+    const skdmMessage = encodeWAMessage({ senderKeyDistributionMessage: { groupId: group, axolotlSenderKeyDistributionMessage: await key.skdm() } })
+    let holders = this.distributed.get(keyName)
     if (holders === undefined) {
       holders = new Set()
-      this.distributed.set(contact, holders)
+      this.distributed.set(keyName, holders)
     }
     const phone = contact.devices[0]
     const participant = contact.legacy ? jidEncode(contact.number, 's.whatsapp.net') : jidEncode(contact.lid, 'lid')
@@ -204,7 +241,9 @@ export class ContactStatuses {
         ...(post.media !== undefined
           ? { media: { mimetype: post.media.mimetype, size: post.media.size }, ...(post.media.caption !== undefined ? { caption: post.media.caption } : {}) }
           : {}),
-        postedAt: now.toISOString()
+        postedAt: now.toISOString(),
+        ...(post.mentions !== undefined ? { mentions: [...post.mentions] } : {}),
+        ...(post.group !== undefined ? { group: post.group } : {})
       },
       deliveries: [],
       receipts: []
@@ -220,8 +259,10 @@ export class ContactStatuses {
         encs.push({ tag: 'enc', attrs: { v: '2', type: enc.type }, content: enc.body })
         holders.add(holder)
       }
-      encs.push({ tag: 'enc', attrs: { v: '2', type: 'skmsg' }, content: skmsg })
-      const node: BinaryNode = { tag: 'status', attrs: { from: STATUS_JID, participant, type, id, t, notify: contact.number }, content: encs }
+      const mediatype: Record<string, string> = post.group !== undefined && post.media !== undefined ? { mediatype: post.media.mimetype.startsWith('video/') ? 'video' : 'image' } : {}
+      encs.push({ tag: 'enc', attrs: { v: '2', type: 'skmsg', ...mediatype }, content: skmsg })
+      const meta = mentionMeta(post, account)
+      const node: BinaryNode = { tag: 'status', attrs: { from: group, participant, type, id, t, notify: contact.number }, content: meta === undefined ? encs : [...encs, meta] }
       const delivery: Delivery = { device: device.id, node, encTypes: encs.map((e) => e.attrs.type), delivered: 0, redelivered: 0 }
       entry.deliveries.push(delivery)
       this.byNode.set(node, { entry, delivery })
@@ -257,9 +298,9 @@ export class ContactStatuses {
 
   /** a `<receipt to="status@broadcast">` from a device: recorded on the contact's status it names */
   receipt (account: Account, device: number, receipt: BinaryNode): boolean {
-    if (receipt.attrs.to !== STATUS_JID) return false
     const entry = this.logs.get(account)?.entries.find((e) => e.info.id === receipt.attrs.id)
-    if (entry === undefined) return false
+    // to status@broadcast, or to the group of a group status
+    if (entry === undefined || (receipt.attrs.to !== STATUS_JID && receipt.attrs.to !== entry.info.group)) return false
     entry.receipts.push({ at: new Date().toISOString(), device, type: receipt.attrs.type ?? 'delivery', attrs: { ...receipt.attrs } })
     return true
   }
@@ -284,6 +325,24 @@ export class ContactStatuses {
       streamErrors: (log?.streamErrors ?? []).map((s) => ({ ...s })),
       unmatchedAcks: (log?.unmatchedAcks ?? []).map((u) => ({ ...u }))
     }
+  }
+}
+
+/**
+ * The `<meta>` of a status that mentions users: `<mentioned_users><to jid=LID user peer_pn_jid/>…`, and
+ * `status_mentioned="true"` when the receiving account is one of them (see the sources above).
+ */
+function mentionMeta (post: ContactStatusPost, account: Account): BinaryNode | undefined {
+  if (post.mentioned === undefined || post.mentioned.length === 0) return undefined
+  const named = post.mentioned.some((m) => m.number === account.number)
+  return {
+    tag: 'meta',
+    attrs: named ? { status_mentioned: 'true' } : {},
+    content: [{
+      tag: 'mentioned_users',
+      attrs: {},
+      content: post.mentioned.map((m): BinaryNode => ({ tag: 'to', attrs: { jid: jidEncode(m.lid, 'lid'), peer_pn_jid: jidEncode(m.number, 's.whatsapp.net') } }))
+    }]
   }
 }
 

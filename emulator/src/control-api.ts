@@ -63,6 +63,14 @@ const routes: Route[] = [
       return [200, { ok: true }]
     }
   },
+  // what the server announces (notices.ts)
+  { method: 'POST', pattern: new RegExp(`^/accounts/${SEGMENT}/client-expiration$`), handler: (e, [number], body) => [200, e.announceClientExpiration(number, { t: body.t as number })] },
+  { method: 'POST', pattern: new RegExp(`^/contacts/${SEGMENT}/change-lid$`), handler: (e, [number]) => [200, e.changeLid(number)] },
+  {
+    method: 'POST',
+    pattern: new RegExp(`^/accounts/${SEGMENT}/refresh-lid-ack$`),
+    handler: (e, [number], body) => [200, e.sendRefreshLidAck(number, { from: requireString(body, 'from'), ...(typeof body.id === 'string' ? { id: body.id } : {}) })]
+  },
   {
     method: 'POST',
     pattern: new RegExp(`^/accounts/${SEGMENT}/refuse-statuses$`),
@@ -89,6 +97,8 @@ const routes: Route[] = [
     handler: async (e, [number], body) => [200, await e.postContactStatus(number, body as unknown as ContactStatusOptions)]
   },
   { method: 'GET', pattern: new RegExp(`^/accounts/${SEGMENT}/contact-statuses$`), handler: (e, [number]) => [200, e.contactStatusLog(number)] },
+  // what a contact's devices decrypted of the one-to-one messages accounts sent them (status mention notices: status-mentions.ts)
+  { method: 'GET', pattern: new RegExp(`^/contacts/${SEGMENT}/messages$`), handler: (e, [number]) => [200, { messages: e.directMessages(number) }] },
   // what the account sent its contacts (sent-to-contacts.ts): likes of their statuses and 1:1 messages, as each device read them
   { method: 'GET', pattern: new RegExp(`^/accounts/${SEGMENT}/sent-to-contacts$`), handler: (e, [number]) => [200, { sent: e.sentToContacts(number) }] },
   {

@@ -48,7 +48,10 @@ import { signalSenderFor } from './signal-party.js'
 import { RULE_ERROR } from './status-rules.js'
 import { isPairwiseStatusReaction, SentToContacts, statusReactionViolation } from './sent-to-contacts.js'
 import { StatusCenter } from './statuses.js'
+import { DirectInbox, type DirectMessageRecord } from './status-mentions.js'
 import { checkRefusal, refuses } from './refusals.js'
+import { clientExpirationNode, refreshLidAckNode, StaleLids } from './notices.js'
+import { ackClassOf, misaddressedStatus } from './publish-stanza.js'
 import type {
   AccountInfo,
   AccountRef,
@@ -88,7 +91,7 @@ import type {
 import { generateX25519KeyPair, toSigningKeyPair, type KeyPair, type SigningKeyPair } from './xeddsa.js'
 
 const STATUS_JID = 'status@broadcast'
-const FAULT_KINDS: readonly FaultKind[] = ['drop', 'logout', 'restart-required', 'reject-next-status']
+const FAULT_KINDS: readonly FaultKind[] = ['drop', 'logout', 'restart-required', 'reject-next-status', 'rate-limited']
 const RECEIPT_TYPES: readonly ReceiptType[] = ['read', 'played', 'delivery']
 const DEFAULT_WAIT_MS = 10_000
 /** connections `connectionLog` remembers (a few hundred bytes each) */
@@ -147,6 +150,12 @@ export interface Emulator {
   /** The contact replies to the status. */
   reply(statusId: string, options: InteractionOptions): Promise<InteractionResult>
   fault(number: string, kind: FaultKind): void
+  /** The server names when it stops accepting the client build: `<ib><client_expiration t/>` to the account's live connections (notices.ts). */
+  announceClientExpiration(number: string, options: { t: number }): { sent: number }
+  /** The server maps the contact's number to a new LID; the next ack of a message to it carries `refresh_lid="true"` (notices.ts). */
+  changeLid(contactNumber: string): ContactInfo
+  /** An `<ack class="message" refresh_lid="true" from=…>` to the account's live connections now (notices.ts). */
+  sendRefreshLidAck(number: string, options: { from: string, id?: string }): { sent: number }
   /**
    * The account's next `count` (default 1) stanzas to status@broadcast (posts, chunks, revokes) are refused:
    * `<ack error=CODE>` and delivered to nobody (refusals.ts). Replaces what was still to come; `count: 0` ends it.
@@ -198,6 +207,8 @@ export interface Emulator {
   postContactStatus(accountNumber: string, options: ContactStatusOptions): Promise<ContactStatusResult>
   /** What the account was sent of its contacts' statuses: deliveries, acks (with their attributes), redeliveries, receipts, stream errors. */
   contactStatusLog(accountNumber: string): ContactStatusLog
+  /** The one-to-one messages accounts sent to the contact's devices, as each decrypted them (status mention notices: status-mentions.ts). */
+  directMessages(contactNumber: string): DirectMessageRecord[]
   /** How long a `<status>` stanza may stay unacked before the stream is ended (for stanzas delivered from now on). */
   setStatusAckDeadline(ms: number): void
   /**
@@ -249,6 +260,8 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
   private http?: Server
   private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 * 1024 })
   private readonly connections = new Set<WaConnection>()
+  /** contacts whose LID changed: the next ack of a message to them carries refresh_lid (notices.ts) */
+  private readonly staleLids = new StaleLids()
   private readonly refs = new Map<string, { conn: WaConnection, expiresAt: number }>()
   private readonly changeListeners = new Set<() => void>()
   private readonly rejected: RejectedMessage[] = []
@@ -266,6 +279,8 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
   private readonly contactStatuses: ContactStatuses
   /** what the account sends its contacts, as their devices read it (sent-to-contacts.ts) */
   private readonly sentToContactsLog: SentToContacts
+  /** one-to-one messages accounts send to contacts' devices, as those decrypt them (status-mentions.ts) */
+  private readonly inbox: DirectInbox
   /** ack deadlines of status stanzas delivered (cleared on stop) */
   private readonly statusDeadlines = new Set<NodeJS.Timeout>()
 
@@ -286,6 +301,7 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
     }
     this.autoCreateContacts = this.config.autoCreateContacts
     this.strictStatusRetries = options.strictStatusRetries ?? true
+    this.inbox = new DirectInbox(this.directory)
     this.contactStatuses = new ContactStatuses(nonNegative(options.statusAckDeadlineMs, DEFAULT_STATUS_ACK_DEADLINE_MS, 'statusAckDeadlineMs'))
     this.sentToContactsLog = new SentToContacts(this.directory, (account, number, id) =>
       this.contactStatuses.log(account).statuses.some((s) => s.id === id && s.from === number))
@@ -409,6 +425,10 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
         }
         return
       case 'message':
+        this.onMessage(conn, node)
+        return
+      case 'status':
+        // WA Web's newer publish stanza (publish-stanza.ts); contacts' statuses only ever come the other way
         this.onMessage(conn, node)
         return
       case 'ack':
@@ -843,12 +863,20 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
     if (!account || !device) return
     const id = node.attrs.id
     const to = node.attrs.to ?? ''
+    // <status>: acked class="status", refused unless to status@broadcast (publish-stanza.ts)
+    const ackClass = ackClassOf(node)
+    const misaddressed = misaddressedStatus(node)
+    if (misaddressed !== undefined) {
+      conn.send({ tag: 'ack', attrs: { class: ackClass, id, from: to, t: unixNow(), error: String(RULE_ERROR) } })
+      this.rejected.push({ id, from: account.number, to, error: RULE_ERROR, at: new Date().toISOString(), detail: misaddressed })
+      return
+    }
     const refusal = to === STATUS_JID ? account.statusRefusal : null
     const code = refusal === null ? undefined : refuses(refusal)
     if (refusal !== null && refusal.left === 0) account.statusRefusal = null
     if (code !== undefined) {
       // refused on request (refusals.ts): nacked at once, delivered to nobody, not recorded as a status
-      conn.send({ tag: 'ack', attrs: { class: 'message', id, from: to, t: unixNow(), error: String(code) } })
+      conn.send({ tag: 'ack', attrs: { class: ackClass, id, from: to, t: unixNow(), error: String(code) } })
       this.rejected.push({ id, from: account.number, to, error: code, at: new Date().toISOString() })
       this.logger.info({ id, number: account.number, error: code, left: refusal?.left }, 'status stanza refused (on request)')
       return
@@ -870,15 +898,17 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
       // acked (or NACKed 479) once the rules are checked: status-rules.ts
       this.statusCenter.enqueue(account, device.id, node, new Date(), (broken) => {
         if (!conn.isOpen) return
-        conn.send({ tag: 'ack', attrs: { class: 'message', id, from: to, t: unixNow(), ...(broken ? { error: String(RULE_ERROR) } : {}) } })
+        conn.send({ tag: 'ack', attrs: { class: ackClass, id, from: to, t: unixNow(), ...(broken ? { error: String(RULE_ERROR) } : {}) } })
       })
     } else {
-      conn.send({ tag: 'ack', attrs: { class: 'message', id, from: to, t: unixNow() } })
-      // rc14's answer to a status retry receipt goes to the requesting device itself (recorded as such)
+      conn.send({ tag: 'ack', attrs: { class: 'message', id, from: to, t: unixNow(), ...this.staleLids.ackAttrs(this.directory, to) } })
+      // rc14's answer to a status retry receipt goes to the requesting device itself (recorded as such); any
+      // other: what a contact's devices decrypt of it (a status mention message…), after the status stanzas queued before it
       void this.statusCenter.directRetryAnswer(account, device.id, node, new Date()).then(async (answer) => {
-        // a 1:1 message to a contact (a reply to their status among them): read by the contact's devices
-        if (!answer && !await this.sentToContactsLog.take(account, device.id, node)) this.logger.debug({ id, to }, 'non-status message acked, not recorded')
-      })
+        if (answer) return
+        const taken = await this.statusCenter.afterQueued(async () => await this.inbox.take(account, device.id, node))
+        if (taken === 0) this.logger.debug({ id, to }, 'non-status message acked, not recorded')
+      }).catch((err: unknown) => { this.logger.warn({ id, to, err: (err as Error).message }, 'one-to-one message not decrypted') })
     }
   }
 
@@ -1220,6 +1250,14 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
     const account = this.directory.account(accountNumber)
     const post = checkContactStatus(options)
     const contact = this.directory.contact(normalizeNumber(options.from))
+    // the parties a mention names, by LID (status-mentions.ts)
+    if (post.mentions !== undefined) {
+      post.mentioned = post.mentions.map((n) => {
+        const party = this.directory.getByNumber(normalizeNumber(n))
+        if (!party) throw new EmulatorError(404, `mentions: no account or contact ${n}`)
+        return { number: party.number, lid: party.lid }
+      })
+    }
     const { id, nodes } = await this.contactStatuses.build(account, contact, post, (mediaType, body) => this.media!.store(mediaType, body))
     let deliveredTo = 0
     let queuedFor = 0
@@ -1238,6 +1276,11 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
 
   contactStatusLog (accountNumber: string): ContactStatusLog {
     return this.contactStatuses.log(this.directory.account(accountNumber))
+  }
+
+  /** The one-to-one messages accounts sent to the contact's devices, as each decrypted them (mention notices…). */
+  directMessages (contactNumber: string): DirectMessageRecord[] {
+    return this.inbox.list(this.directory.contact(contactNumber).number)
   }
 
   setStatusAckDeadline (ms: number): void {
@@ -1314,7 +1357,34 @@ export class EmulatorServer implements Emulator, IqHost, ConnectionHandler {
       case 'reject-next-status':
         this.refuseStatuses(account.number, { error: RULE_ERROR, count: 1 })
         break
+      case 'rate-limited':
+        // the server asks the client to back off, then ends the stream (notices.ts)
+        for (const conn of live) conn.streamError('429')
+        break
     }
+  }
+
+  // ---------------------------------------------------------------- what the server announces (notices.ts)
+
+  announceClientExpiration (number: string, options: { t: number }): { sent: number } {
+    if (!Number.isSafeInteger(options?.t) || options.t <= 0) throw new EmulatorError(400, 't (unix seconds, a positive integer) is required')
+    const live = this.liveConnections(this.directory.account(number))
+    for (const conn of live) conn.send(clientExpirationNode(options.t))
+    return { sent: live.length }
+  }
+
+  changeLid (contactNumber: string): ContactInfo {
+    const contact = this.directory.changeLid(contactNumber)
+    this.staleLids.mark(contact.number)
+    return contactInfo(contact)
+  }
+
+  sendRefreshLidAck (number: string, options: { from: string, id?: string }): { sent: number } {
+    if (typeof options?.from !== 'string' || options.from === '') throw new EmulatorError(400, 'from (the peer JID) is required')
+    const live = this.liveConnections(this.directory.account(number))
+    const id = options.id ?? randomBytes(8).toString('hex').toUpperCase()
+    for (const conn of live) conn.send(refreshLidAckNode(id, options.from))
+    return { sent: live.length }
   }
 
   refuseStatuses (number: string, options: StatusRefusalOptions): StatusRefusalInfo {

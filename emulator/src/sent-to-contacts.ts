@@ -20,10 +20,10 @@
  * Accepted, the stanza is delivered to the author's devices: each simulated device decrypts its `<enc>` (the
  * sender's Signal session with it) and reads the reaction; a reaction naming no status the author posted to the
  * account is dropped by the device (recorded as such: the server cannot see inside it). The author's devices the
- * stanza left out are recorded (`missingDevices`). A one-to-one `<message>` to a contact is decrypted the same way
- * by each of the contact's devices it addresses (a reply to a status: an ordinary message whose `contextInfo`
- * quotes it). Nothing here changes what the account sees; the log is read through the control API
- * (`GET /accounts/:number/sent-to-contacts`).
+ * stanza left out are recorded (`missingDevices`). A one-to-one `<message>` to a contact (a reply to a status: an
+ * ordinary message whose `contextInfo` quotes it) is decrypted by the contact's devices in status-mentions.ts
+ * (DirectInbox, `GET /contacts/:number/messages`). Nothing here changes what the account sees; the log is read
+ * through the control API (`GET /accounts/:number/sent-to-contacts`).
  */
 import { jidDecode, proto, type BinaryNode } from '@whiskeysockets/baileys'
 import type { Account, Directory, Party } from './accounts.js'
@@ -104,7 +104,10 @@ export class SentToContacts {
    * status@broadcast), or a one-to-one message to a contact. False (nothing recorded) for anything else.
    */
   async take (account: Account, senderDevice: number, node: BinaryNode): Promise<boolean> {
-    const kind = node.attrs.to === STATUS_JID ? 'status-reaction' : 'message'
+    // one-to-one messages (a reply to a status among them) are read by status-mentions.ts's DirectInbox
+    // (GET /contacts/:number/messages): a Signal message decrypts once
+    if (node.attrs.to !== STATUS_JID) return false
+    const kind = 'status-reaction' as SentToContact['kind']
     const tos = children(node, 'participants').flatMap((p) => children(p, 'to'))
     const bare = children(node, 'enc')[0]
     let recipient: Party | undefined

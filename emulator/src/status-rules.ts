@@ -8,6 +8,7 @@
  */
 import { getBinaryNodeChild, getBinaryNodeChildren, jidDecode, proto, type BinaryNode } from '@whiskeysockets/baileys'
 import type { Account } from './accounts.js'
+import { mentionedUsersOf, mentionRuleBroken } from './status-mentions.js'
 import type { StatusKind, StatusRule } from './types.js'
 
 /** The `<meta status_setting>` values (oxidezap/whatsapp-rust src/features/status.rs `StatusPrivacySetting`). */
@@ -29,6 +30,8 @@ export interface StanzaTarget {
 
 /** What the server can read from the stanza without decrypting anything. */
 export interface StanzaShape {
+  /** `message`, or `status` for WA Web's newer publish stanza (publish-stanza.ts) */
+  tag: string
   attrs: Record<string, string>
   /** bare `<to jid="USER"/>` entries (no device part, no children): the users the skmsg fans out to */
   bare: StanzaTarget[]
@@ -41,6 +44,8 @@ export interface StanzaShape {
   /** the skmsg `<enc mediatype>` (whatsapp-rust wacore/src/send/classify.rs media_type_from_message) */
   mediatype?: string
   deviceIdentity: boolean
+  /** the `<meta><mentioned_users><to jid/>…` jids (status-mentions.ts); undefined when the stanza has none */
+  mentioned?: string[]
 }
 
 export interface RuleBreak {
@@ -65,6 +70,7 @@ export function readStanza (node: BinaryNode): StanzaShape {
   const withSetting = meta.find((m) => m.attrs.status_setting !== undefined)
   const skmsg = getBinaryNodeChildren(node, 'enc').find((e) => e.attrs.type === 'skmsg')
   return {
+    tag: node.tag,
     attrs: { ...node.attrs },
     bare,
     devices,
@@ -72,7 +78,8 @@ export function readStanza (node: BinaryNode): StanzaShape {
     hasMeta: withSetting !== undefined,
     skmsg,
     mediatype: skmsg?.attrs.mediatype,
-    deviceIdentity: getBinaryNodeChild(node, 'device-identity') !== undefined
+    deviceIdentity: getBinaryNodeChild(node, 'device-identity') !== undefined,
+    mentioned: mentionedUsersOf(node)
   }
 }
 
@@ -107,12 +114,13 @@ export function stanzaRuleBroken (shape: StanzaShape, poster: Account): RuleBrea
   }
   // WhiskeySockets/Baileys #2794: an LID-migrated account's PN-addressed status (rc14 statusJidList
   // of phone numbers) is NACKed 479; whatsapp-rust PR #568 ("Since the LID 1:1 migration, status is
-  // LID-addressed, not PN"; WA Web maps every recipient through toUserLid). Legacy accounts keep PN.
-  if (!poster.legacy) {
+  // LID-addressed, not PN"; WA Web maps every recipient through toUserLid). Legacy accounts keep PN, except in
+  // a <status> publish stanza: its audience is LIDs only for everyone (publish-stanza.ts).
+  if (!poster.legacy || shape.tag === 'status') {
     const pn = [...shape.bare, ...shape.devices].find((t) => isPnServer(t.server))
-    if (pn) return { rule: 'pn-participants', detail: `LID-migrated account addressed <to jid="${pn.jid}"> by phone number` }
+    if (pn) return { rule: 'pn-participants', detail: `<${shape.tag}> from ${poster.legacy ? 'a legacy' : 'an LID-migrated'} account addressed <to jid="${pn.jid}"> by phone number` }
   }
-  return undefined
+  return mentionRuleBroken(shape.mentioned, poster)
 }
 
 /** Rules that depend on what the stanza is: a post, a reaction or a revoke. */

@@ -98,7 +98,8 @@ function copy (record: StatusRecord): StatusRecord {
     skdmDevices: [...record.skdmDevices],
     rejected: record.rejected ? { ...record.rejected } : undefined,
     revokedFor: record.revokedFor ? [...record.revokedFor] : undefined,
-    retries: record.retries.map((r) => ({ ...r, violations: [...r.violations] }))
+    retries: record.retries.map((r) => ({ ...r, violations: [...r.violations] })),
+    ...(record.mentionedUsers ? { mentionedUsers: [...record.mentionedUsers] } : {})
   }
 }
 
@@ -172,6 +173,13 @@ export class StatusCenter {
         this.settle()
       }
     })
+  }
+
+  /** Runs `work` after every status stanza queued so far (a one-to-one message must not overtake the SKDM session it follows). */
+  async afterQueued<T> (work: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(work)
+    this.queue = run.then(() => undefined, () => undefined)
+    return await run
   }
 
   private settle (): void {
@@ -439,6 +447,7 @@ export class StatusCenter {
     const stanza: StatusStanza = {
       chunk,
       receivedAt: arrivedAt.toISOString(),
+      tag: shape.tag === 'status' ? 'status' : 'message',
       attrs: shape.attrs,
       audience: shape.bare.map((t) => t.jid),
       devices: shape.devices.map((t) => t.jid),
@@ -524,6 +533,8 @@ export class StatusCenter {
     record.stanzas.push(stanza)
     record.errors.push(...errors)
     if (!record.statusSetting && stanza.statusSetting) record.statusSetting = stanza.statusSetting
+    // the users the post names (status-mentions.ts), as the first stanza carrying them lists them
+    if (!record.mentionedUsers && shape.mentioned) record.mentionedUsers = [...shape.mentioned]
     for (const jid of stanza.skdmDevices) {
       if (!record.skdmDevices.includes(jid)) record.skdmDevices.push(jid)
     }

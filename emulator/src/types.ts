@@ -4,7 +4,7 @@ import type { KeyPair } from './xeddsa.js'
 
 export type ReceiptType = 'read' | 'played' | 'delivery'
 export type ReceiptVia = 'pn' | 'lid'
-export type FaultKind = 'drop' | 'logout' | 'restart-required' | 'reject-next-status'
+export type FaultKind = 'drop' | 'logout' | 'restart-required' | 'reject-next-status' | 'rate-limited'
 export type StatusType = 'text' | 'image' | 'video' | 'audio' | 'other'
 /** what a stanza to status@broadcast is: a post, a reaction or a revoke (status-rules.ts) */
 export type StatusKind = 'post' | 'reaction' | 'revoke'
@@ -15,6 +15,7 @@ export type StatusRule =
   | 'missing-status-setting'
   | 'status-setting-on-reaction'
   | 'status-setting-on-revoke'
+  | 'mentioned-users'
 
 export interface EmulatorOptions {
   /** port of the HTTP server (WebSocket `/ws/chat` + control API); 0 = any free port */
@@ -203,7 +204,9 @@ export interface StatusDelivery {
 export interface StatusStanza {
   chunk: number
   receivedAt: string
-  /** the `<message>` attributes as sent */
+  /** the element: `message`, or `status` (WA Web's newer publish stanza, acked `class="status"`: publish-stanza.ts) */
+  tag: 'message' | 'status'
+  /** the `<message>` (or `<status>`) attributes as sent */
   attrs: Record<string, string>
   /** bare `<to jid="USER"/>` entries (the audience list), as sent */
   audience: string[]
@@ -275,6 +278,8 @@ export interface StatusRecord {
   messageSecret?: boolean
   /** retry receipts recipient devices sent for it (`failNextDecrypt`), and their answers */
   retries: StatusRetryRecord[]
+  /** the `<meta><mentioned_users><to jid>`s of the post (status-mentions.ts), when it named anyone */
+  mentionedUsers?: string[]
 }
 
 /** `Emulator.refuseStatuses`: the account's next `count` status stanzas are refused with `error`. */
@@ -477,6 +482,13 @@ export interface ContactStatusOptions {
   media?: { mimetype?: string, size?: number, caption?: string }
   /** no sender-key distribution even for a device that lacks the key (as after it lost it): such a device cannot decrypt it */
   withoutKey?: boolean
+  /**
+   * numbers the status mentions (accounts or contacts, 1 to 5): the stanza carries `<meta><mentioned_users>`, and
+   * `status_mentioned="true"` for an account it names (WASmaxInStatusDeliverStatusEncMentionedMixin)
+   */
+  mentions?: string[]
+  /** a group status: posted in this group (`…@g.us`), delivered `<status from=group>`, wrapped in groupStatusMessageV2 */
+  group?: string
 }
 
 export interface ContactStatusResult {
@@ -526,6 +538,10 @@ export interface ContactStatusInfo {
   caption?: string
   media?: { mimetype: string, size: number }
   postedAt: string
+  /** the numbers it mentions (`mentions`) */
+  mentions?: string[]
+  /** the group of a group status */
+  group?: string
   deliveries: ContactStatusDelivery[]
   receipts: ContactStatusReceipt[]
 }

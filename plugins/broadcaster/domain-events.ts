@@ -8,12 +8,12 @@ import { createEventLog, type Emit, type EventLog } from '../events/log.js'
 /** What the services announce; each goes through the event log, then to socket.io and webhooks. */
 export type DomainEventMap = Pick<EventPayloads,
   'session-created' | 'session-deleted' | 'status-sent' | 'status-send-progress' | 'status-viewers-update' | 'status-viewers-added' | 'status-reaction' | 'status-reply' | 'status-deleted' | 'statuses-updated' |
-  'contact-status' | 'scheduled-status-fired' | 'scheduled-status-failed'>
+  'contact-status' | 'contact-status-mention' | 'scheduled-status-fired' | 'scheduled-status-failed'>
 export type DomainEventName = keyof DomainEventMap
 
 export const DOMAIN_EVENT_NAMES: readonly DomainEventName[] = [
   'session-created', 'session-deleted', 'status-sent', 'status-send-progress', 'status-viewers-update', 'status-viewers-added', 'status-reaction', 'status-reply', 'status-deleted', 'statuses-updated',
-  'contact-status', 'scheduled-status-fired', 'scheduled-status-failed'
+  'contact-status', 'contact-status-mention', 'scheduled-status-fired', 'scheduled-status-failed'
 ]
 const DOMAIN = new Set<string>(DOMAIN_EVENT_NAMES)
 

@@ -50,6 +50,9 @@ export function toContactStatus (r: ContactStatusRow): ContactStatusView {
     receivedAt: iso(r.received_at),
     viewedAt: r.viewed_at === null ? null : iso(r.viewed_at),
     error: r.error,
+    mentionsMe: r.mentions_me === 1,
+    groupJid: r.group_jid,
+    groupSubject: r.group_subject,
     ...NO_ANSWERS
   }
 }
@@ -79,9 +82,17 @@ export function createContactStatusService (deps: ContactStatusDeps) {
         size: s.size,
         media_ref: s.mediaRef,
         error: s.error,
-        posted_at: s.postedAt
+        posted_at: s.postedAt,
+        mentions_me: s.mentionsMe ? 1 : 0,
+        group_jid: s.groupJid,
+        group_subject: s.groupSubject
       }, now(), trx)
-      if (r !== undefined) emit('contact-status', { sessionId, status: toContactStatus(r) })
+      if (r !== undefined) {
+        const status = toContactStatus(r)
+        emit('contact-status', { sessionId, status })
+        // issue 39: the contact named the account in it (committed with the row, before the platform is acked)
+        if (status.mentionsMe) emit('contact-status-mention', { sessionId, status })
+      }
       return r
     })
     if (row === undefined) stats.redelivered++

@@ -74,6 +74,11 @@ export function createMetrics () {
       buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
       registers
     }),
+    clientExpiry: new Gauge({
+      name: 'status_tracker_client_expiry_timestamp_seconds',
+      help: 'When the platform stops accepting this client build, as announced to a session here (unix seconds; 0: none announced)',
+      registers
+    }),
     socketClients: new Gauge({
       name: 'status_tracker_socketio_clients',
       help: 'Connected socket.io clients',

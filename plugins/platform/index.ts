@@ -73,6 +73,7 @@ function lazyPlatform (app: FastifyInstance): { platform: Platform, load: () => 
     snapshot: (sessionId) => real?.snapshot(sessionId) ?? null,
     // null until the platform is loaded (its start-up check runs then)
     compatibility: () => real?.compatibility() ?? null,
+    clientExpiration: () => real?.clientExpiration() ?? null,
     newMessageId: (sessionId) => {
       if (real === undefined) throw new PlatformError('SESSION_NOT_FOUND')
       return real.newMessageId(sessionId)

@@ -35,6 +35,7 @@ export function toSentStatus (r: SentStatusRow): SentStatus {
     replyCount: r.reply_count,
     error: r.error,
     unreachable: r.unreachable === '' ? [] : r.unreachable.split(','),
+    mentions: r.mentions === '' ? [] : r.mentions.split(','),
     state: r.state,
     sentCount: r.sent_count
   }

@@ -1,4 +1,4 @@
-import type { StatusDeps } from './service.js'
+import type { StatusDeps } from './deps.js'
 
 export interface CleanupResult { statuses: number, uploads: number }
 

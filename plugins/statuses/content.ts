@@ -4,7 +4,7 @@ import type { FetchedMedia } from '../../src/media/remote-fetch.js'
 import type { StatusContent } from '../../src/platform/types.js'
 import type { SendStatusBody } from '../../schemas/status.js'
 import { detectUrlMedia, parseHttpUrl } from './parse.js'
-import type { StatusDeps } from './service.js'
+import type { StatusDeps } from './deps.js'
 
 /** Checks a send-status body and works out what to send and what to store. */
 export async function prepareContent (deps: Pick<StatusDeps, 'stores' | 'mediaStore' | 'remoteMedia'>, body: SendStatusBody) {

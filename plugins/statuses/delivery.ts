@@ -4,7 +4,7 @@ import type { NewEvent } from '../../src/db/stores/events.js'
 import type { SendProgress, StatusContent, StatusSetting } from '../../src/platform/types.js'
 import type { SendStatusBody } from '../../schemas/status.js'
 import { toLogRow } from '../events/log.js'
-import type { StatusDeps } from './service.js'
+import type { StatusDeps } from './deps.js'
 
 // The pieces of a send's recorded life (sending.ts) that need none of its state.
 
@@ -18,6 +18,8 @@ export interface Delivery {
   recipients: string[]
   /** the post's status_setting (an audience chose it); undefined: the platform's default (allowlist) */
   statusSetting?: StatusSetting
+  /** numbers the status mentions (send-status `mentions`; they are among the recipients) */
+  mentions?: string[]
   contactCount: number
   content?: StatusContent
   /** the stored message of an interrupted send */

@@ -1,7 +1,8 @@
 import fp from 'fastify-plugin'
 import type { PlatformEventMap } from '../../src/platform/types.js'
 import { createCleanup } from './cleanup.js'
-import { createStatusService, type StatusDeps } from './service.js'
+import { createStatusService } from './service.js'
+import type { StatusDeps } from './deps.js'
 import reportRoutes from './report-routes.js'
 import routes from './routes.js'
 

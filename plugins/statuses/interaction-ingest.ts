@@ -2,7 +2,7 @@ import fp from 'fastify-plugin'
 import { contactJid } from '../../src/jid.js'
 import type { InteractionSink, StatusInteraction } from '../../src/platform/types.js'
 import { toReaction, toReply } from './api-shapes.js'
-import type { StatusDeps } from './service.js'
+import type { StatusDeps } from './deps.js'
 
 /**
  * The interaction sink: the platform hands over each reaction or reply to a status while it decrypts the

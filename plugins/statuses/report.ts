@@ -2,7 +2,7 @@ import { SessionNotFound, StatusNotFound } from '../../src/errors.js'
 import type { StatusReport } from '../../schemas/schedule.js'
 import { iso } from './api-shapes.js'
 import { summarise } from '../../src/insights/summary.js'
-import type { StatusDeps } from './service.js'
+import type { StatusDeps } from './deps.js'
 
 // The per-status report (issue 24): for everyone the status was meant for (its audience snapshot, or the
 // numbers requested), and anyone else who viewed or answered it, when it was delivered, viewed, their

@@ -6,8 +6,9 @@ import type { SendStatusBody } from '../../schemas/status.js'
 import { iso } from './api-shapes.js'
 import { openMedia, prepareContent } from './content.js'
 import { whenOpen } from './when-open.js'
+import { mentionsOf, storedMentions, withMentions } from './mentions.js'
 import { chooseRecipients, storedRecipients, type ResolvedRecipients } from './recipients.js'
-import type { SendStatusAnswer, StatusDeps } from './service.js'
+import type { SendStatusAnswer, StatusDeps } from './deps.js'
 import { abandon, countContacts, isCode, progressReport, quiet, sentMessage, StatusGone, stoppedMessage, type Delivery } from './delivery.js'
 
 // A send's recorded life (issue 11). The row is inserted `sending` before anything goes out; the built
@@ -47,8 +48,11 @@ export function createSending (deps: StatusDeps) {
     const prepared = await prepareContent(deps, body)
     const snap = platform.snapshot(sessionId)
     const ownNumber = snap?.ownNumber ?? session.own_number
-    const { recipients, audience } = resolved ?? await chosen.resolve(sessionId, { number: ownNumber, lid: session.own_lid })
+    const chosenNow = resolved ?? await chosen.resolve(sessionId, { number: ownNumber, lid: session.own_lid })
     if (snap?.connected !== true || ownNumber === null) throw new NotConnected()
+    const mentions = mentionsOf(body, ownNumber)
+    const recipients = withMentions(chosenNow.recipients, mentions)
+    const audience = chosenNow.audience
     const media = await openMedia(deps, prepared)
     const contactCount = Math.max(1, recipients.length)
     let statusId: number
@@ -70,6 +74,7 @@ export function createSending (deps: StatusDeps) {
         contact_count: contactCount,
         target_numbers: chosen.requested.join(','),
         audience: audience === null ? null : JSON.stringify(audience),
+        mentions: mentions.join(','),
         media_file: prepared.mediaFile,
         background_color: prepared.backgroundColor,
         font: prepared.font,
@@ -86,6 +91,7 @@ export function createSending (deps: StatusDeps) {
       ownNumber,
       recipients,
       statusSetting: audience?.statusSetting,
+      mentions,
       contactCount,
       content: media.content,
       done: [],
@@ -122,6 +128,7 @@ export function createSending (deps: StatusDeps) {
         ...(d.prepared !== undefined ? { prepared: d.prepared } : {}),
         recipients: d.recipients,
         statusSetting: d.statusSetting,
+        ...(d.mentions !== undefined && d.mentions.length > 0 ? { mentions: d.mentions } : {}),
         done: d.done,
         onPrepared: async (payload) => {
           if (!await progress.savePayload(d.statusId, payload)) throw new StatusGone()
@@ -228,7 +235,9 @@ export function createSending (deps: StatusDeps) {
     if ('why' in open) { await abandon({ stores: deps.stores, events, log }, row, have, open.why); return }
     // the first chunk starts with the own number: another account linked meanwhile must not continue it
     if (done.length > 0 && !done.includes(pnJid(open.own))) { await abandon({ stores: deps.stores, events, log }, row, have, 'the session is linked to another account now'); return }
-    const { recipients, statusSetting } = storedRecipients(row)
+    const { recipients: stored, statusSetting } = storedRecipients(row)
+    const mentions = storedMentions(row.mentions)
+    const recipients = withMentions(stored, mentions)
     log.info({ sessionId: row.session_id, statusId: row.id, done: done.length, contactCount: row.contact_count }, 'resuming a send interrupted by a restart')
     await deliver({
       statusId: row.id,
@@ -237,6 +246,7 @@ export function createSending (deps: StatusDeps) {
       ownNumber: open.own,
       recipients: recipients.filter((n) => n !== open.own),
       statusSetting,
+      mentions,
       contactCount: row.contact_count,
       prepared: row.message_payload,
       done,

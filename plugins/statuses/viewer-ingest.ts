@@ -7,7 +7,7 @@ import { contactJid } from '../../src/jid.js'
 import type { ReceiptSink, StatusDelivery, StatusView } from '../../src/platform/types.js'
 import type { ViewerRow } from '../../src/db/database.js'
 import { iso } from './api-shapes.js'
-import type { StatusDeps } from './service.js'
+import type { StatusDeps } from './deps.js'
 import { createViewersUpdates, updateEvents, VIEWERS_UPDATE_MS, type Changed } from './viewers-update.js'
 
 export { VIEWERS_UPDATE_MS }

@@ -1,4 +1,4 @@
-import type { StatusDeps } from './service.js'
+import type { StatusDeps } from './deps.js'
 
 export interface WaitContext {
   platform: Pick<StatusDeps['platform'], 'snapshot' | 'on' | 'off'>

@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks'
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import type { SystemStore } from '../../src/db/stores/system.js'
+import { clientExpiryView, warnDaily } from './client-expiry.js'
 
 /** One check's answer: whether it is fine, and the fields `/api/health` shows under `checks.<name>`. */
 export interface HealthCheckResult {
@@ -127,12 +128,14 @@ export function sessionsCheck (
  * UPGRADING.md): degraded when one does not hold, since then no session starts. Before the platform has
  * loaded (it loads right after the server listens) there is nothing to tell yet.
  */
-export function platformCheck (platform: Pick<FastifyInstance['platform'], 'compatibility'>): HealthCheck {
+export function platformCheck (platform: Pick<FastifyInstance['platform'], 'compatibility' | 'clientExpiration'>, clientExpiryWarnMs: number): HealthCheck {
   return async () => {
     const found = platform.compatibility()
-    if (found === null) return { healthy: true, details: { loaded: false } }
+    // the date the platform stops accepting this client build, degraded from CLIENT_EXPIRY_WARN_DAYS before (client-expiry.ts)
+    const expiry = clientExpiryView(platform, clientExpiryWarnMs)
+    if (found === null) return { healthy: true, details: { loaded: false, ...expiry } }
     const { baileys, compatible, assumptions, broken } = found
-    return { healthy: compatible, details: { loaded: true, baileys, compatible, assumptions, broken } }
+    return { healthy: compatible && !expiry.clientExpiresSoon, details: { loaded: true, baileys, compatible, assumptions, broken, ...expiry } }
   }
 }
 
@@ -143,6 +146,8 @@ export default fp(async (app) => {
   const { system } = app.stores
   health.register('database', databaseCheck(system.ping))
   health.register('sessions', sessionsCheck(app, app.config.healthDisconnectedMs, system.sessionLinkStates))
-  health.register('platform', platformCheck(app.platform))
+  health.register('platform', platformCheck(app.platform, app.config.clientExpiryWarnMs))
   app.decorate('health', health)
+  const stopWarning = warnDaily(app, app.config.clientExpiryWarnMs)
+  app.addHook('onClose', async () => { stopWarning() })
 }, { name: 'health', dependencies: ['config', 'db', 'platform', 'cluster'] })

@@ -1,11 +1,10 @@
 import fp from 'fastify-plugin'
-import mediaStore from './media-store.js'
-import remoteMedia from './remote-media.js'
 import routes from './routes.js'
 
-/** The uploads concern: the media store (local or S3), media fetched from a URL, and POST /api/upload-media. */
+/**
+ * The uploads concern: POST /api/upload-media. Its plugins (registered by src/app.ts, like every plugin): the
+ * media store, local or S3 (media-store.ts), and media fetched from a URL (remote-media.ts).
+ */
 export default fp(async (app) => {
-  await app.register(mediaStore)
-  await app.register(remoteMedia)
   await app.register(routes, { prefix: '/api' })
-}, { name: 'uploads', dependencies: ['config', 'db', 'auth'] })
+}, { name: 'uploads', dependencies: ['config', 'db', 'auth', 'media-store'] })

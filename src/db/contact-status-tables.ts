@@ -1,4 +1,4 @@
-import type { Generated, Selectable } from 'kysely'
+import type { ColumnType, Generated, Selectable } from 'kysely'
 /** milliseconds since the epoch (as in database.ts) */
 type Millis = number
 
@@ -30,11 +30,16 @@ export interface ContactStatusTable {
   received_at: Millis
   /** when the read receipt was sent (POST …/view); null: never */
   viewed_at: Millis | null
+  /** 1: the status mentions the account (migration 021) */
+  mentions_me: ColumnType<number, number | undefined, number>
+  /** a group status' group (`…@g.us`) and its subject when known; null otherwise (migration 021) */
+  group_jid: ColumnType<string | null, string | null | undefined, string | null>
+  group_subject: ColumnType<string | null, string | null | undefined, string | null>
 }
 
 export type ContactStatusRow = Selectable<ContactStatusTable>
 
-/** The account's like of a contact's status (migration 020): one per status; taken back, the row goes. */
+/** The account's like of a contact's status (migration 021): one per status; taken back, the row goes. */
 export interface ContactStatusLikeTable {
   status_seq: number
   emoji: string
@@ -42,7 +47,7 @@ export interface ContactStatusLikeTable {
   liked_at: Millis
 }
 
-/** A reply the account sent to a contact's status (migration 020), recorded once the platform acknowledged it. */
+/** A reply the account sent to a contact's status (migration 021), recorded once the platform acknowledged it. */
 export interface ContactStatusReplyTable {
   seq: Generated<number>
   status_seq: number

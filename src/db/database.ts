@@ -69,6 +69,8 @@ export interface StatusTable {
   reaction_count: ColumnType<number, never, never>
   /** replies, kept the same way */
   reply_count: ColumnType<number, never, never>
+  /** comma-separated numbers (digits) the status mentions (send-status `mentions`, migration 020); '' when none */
+  mentions: ColumnType<string, string | undefined, string>
 }
 
 export type StatusState = 'sending' | 'sent' | 'partial'

@@ -1,9 +1,10 @@
-import { DisconnectReason, getContentType, jidNormalizedUser, normalizeMessageContent, type BinaryNode, type proto, type WASocket } from '@whiskeysockets/baileys'
+import { DisconnectReason, getContentType, isJidGroup, jidNormalizedUser, normalizeMessageContent, type BinaryNode, type proto, type WASocket } from '@whiskeysockets/baileys'
 import { SerialQueue } from './async.js'
 import { holdFrame, onFrame, releaseFrame, socketOpen } from './baileys/index.js'
 import {
   ackStatusStanza, decryptStatusStanza, isContactStatusStanza, sendStatusDeliveryReceipt, type DecryptedStatus, type StatusMediaRef
 } from './baileys/status-stanza.js'
+import { mentionsOwnAccount } from './baileys/status-mention.js'
 import { lidUserOf, pnDigits } from './lid.js'
 import type { PlatformLogger as Logger } from './logger.js'
 
@@ -44,6 +45,12 @@ export interface ContactStatus {
   postedAt: number
   /** why it could not be read (type `undecryptable`) */
   error: string | null
+  /** the status mentions the account (baileys/status-mention.ts mentionsOwnAccount) */
+  mentionsMe: boolean
+  /** a group status: the group it was posted in (`…@g.us`); null for a status to status@broadcast */
+  groupJid: string | null
+  /** the group's subject when known (null: not looked up; the stanza does not carry it) */
+  groupSubject: string | null
 }
 
 /**
@@ -110,7 +117,7 @@ export class ContactStatusIntake {
     let status: ContactStatus
     try {
       status = await decryptStatusStanza(sock, frame, logger, async (decrypted) => {
-        const read = this.#read(frame, decrypted)
+        const read = this.#read(sock, frame, decrypted)
         await sink.commit(sessionId, read)
         return read
       })
@@ -129,7 +136,7 @@ export class ContactStatusIntake {
     }
   }
 
-  #read (frame: BinaryNode, decrypted: DecryptedStatus): ContactStatus {
+  #read (sock: WASocket, frame: BinaryNode, decrypted: DecryptedStatus): ContactStatus {
     const participant = frame.attrs.participant ?? ''
     const fromJid = participant === '' ? '' : jidNormalizedUser(participant)
     const lidUser = lidUserOf(fromJid)
@@ -137,7 +144,12 @@ export class ContactStatusIntake {
     const fromNumber = lidUser === null ? pnDigits(fromJid) : statedPn ?? this.options.numberForLid(lidUser)
     const seconds = Number(frame.attrs.t)
     const postedAt = Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : Date.now()
-    const base = { messageId: frame.attrs.id, fromJid, fromLid: lidUser === null ? null : `${lidUser}@lid`, fromNumber, postedAt }
+    const me = sock.authState.creds.me
+    const groupJid = isJidGroup(frame.attrs.from) === true ? frame.attrs.from : null
+    const base = {
+      messageId: frame.attrs.id, fromJid, fromLid: lidUser === null ? null : `${lidUser}@lid`, fromNumber, postedAt,
+      mentionsMe: mentionsOwnAccount(frame, [me?.id, me?.lid]), groupJid, groupSubject: null
+    }
     if (decrypted.message === null) {
       return { ...base, type: 'undecryptable', text: null, caption: null, mimetype: null, size: null, mediaRef: null, error: decrypted.error }
     }

@@ -3,11 +3,13 @@ import type { AuthStateStore } from '../db/stores/auth-state.js'
 import { QUIET_MS } from './burst-gc.js'
 import { createAuthStore } from './auth-state.js'
 import { checkCompatibility, describeBroken, type Compatibility } from './baileys/index.js'
+import { clientBuild } from './baileys/notices.js'
 import { downloadStatusMedia, sendStatusReadReceipt, type StatusMediaRef } from './baileys/status-stanza.js'
 import type { ContactStatusSink } from './contact-statuses.js'
 import { sendStatusLike, sendStatusReply, type LikeInput, type ReplyInput } from './contact-status-answers.js'
 import { TypedEmitter } from './emitter.js'
 import { PlatformError } from './errors.js'
+import { ClientExpirations } from './notices.js'
 import type { PlatformLogger } from './logger.js'
 import { SessionRuntime } from './session/runtime.js'
 import { applyTestTrustRoot } from './trust-root.js'
@@ -103,6 +105,8 @@ export function createPlatform (options: PlatformOptions) {
   const deps = {
     wa, logger, baileysLogger, events, links, receiptSink, interactionSink, contactStatusSink, timing, sentStatuses: options.sentStatuses,
     sharedKeyTransactions: options.sharedKeyTransactions ?? true,
+    expirations: new ClientExpirations(),
+    build: clientBuild(wa.version),
     ...(options.phoneSink !== undefined ? { phoneSink: options.phoneSink } : {})
   }
 
@@ -167,6 +171,14 @@ export function createPlatform (options: PlatformOptions) {
      */
     compatibility (): Compatibility | null {
       return { ...compat, broken: compat.broken.map((b) => ({ ...b })) }
+    },
+
+    /**
+     * The earliest date the server announced (`<ib><client_expiration>`, notices.ts) to a session running here
+     * for the build it runs: after it the platform is expected to refuse the service's sessions. null: none.
+     */
+    clientExpiration (): { expiresAt: Date, sessionId: string } | null {
+      return closed ? null : deps.expirations.earliest((id) => runtimes.has(id))
     },
 
     /** Tears the socket down and connects again; also starts a new link attempt after a link timeout. */

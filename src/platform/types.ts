@@ -190,6 +190,8 @@ export interface SendStatusInput {
   recipients: string[]
   /** the post's `<meta status_setting>` (LID-migrated accounts); default `allowlist` (an explicit list) */
   statusSetting?: StatusSetting
+  /** numbers the status mentions (digits, at most 5, among `recipients`): named in the post, each told (baileys/status-mention.ts) */
+  mentions?: string[]
   /** JIDs that already have it (from `onChunk` of an earlier attempt): not sent again */
   done?: string[]
   /** the built message (media uploaded), before anything goes out: store it to resume the send later */
@@ -230,6 +232,8 @@ export interface SendStatusResult {
   recipientJids: string[]
   /** recipient numbers that could not be sent to: no LID known for them (LID-migrated accounts only) */
   unreachable?: string[]
+  /** mentioned numbers whose devices the mention message reached (the platform acknowledged it) */
+  mentioned?: string[]
 }
 
 export interface SessionSpec {

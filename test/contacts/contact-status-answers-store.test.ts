@@ -3,7 +3,7 @@ import { build } from '../helper.js'
 import { dialectEnv, dialectTest } from '../support/db-matrix.js'
 import { insertSession } from '../support/sessions.js'
 
-// The account's answers to its contacts' statuses (migration 020) on both backends: one like per status (a new
+// The account's answers to its contacts' statuses (migration 021) on both backends: one like per status (a new
 // one replaces it, taking it back removes it), replies in order, and all of them gone with their status (the
 // 24-hour cleanup) and with their session. Through real Baileys: test/contacts/like-reply-e2e.test.ts.
 

@@ -28,6 +28,9 @@ const status = (messageId: string, over: Partial<ContactStatus> = {}): ContactSt
   mediaRef: null,
   postedAt: Date.now(),
   error: null,
+  mentionsMe: false,
+  groupJid: null,
+  groupSubject: null,
   ...over
 })
 
@@ -66,7 +69,10 @@ dialectTest("contacts' statuses: committed once per message id, listed newest fi
   const image = all.statuses[1]
   assert.deepEqual([image.mediaType, image.mediaSize, image.viewedAt, image.error], ['image/jpeg', 5000, null, null])
   assert.ok(!JSON.stringify(all).includes('c2VjcmV0LWtleQ'), 'the media key is never shown')
-  assert.deepEqual(Object.keys(image).sort(), ['caption', 'error', 'id', 'jid', 'lid', 'likeEmoji', 'likedAt', 'mediaSize', 'mediaType', 'number', 'postedAt', 'receivedAt', 'replies', 'text', 'type', 'viewedAt'])
+  assert.deepEqual(Object.keys(image).sort(), [
+    'caption', 'error', 'groupJid', 'groupSubject', 'id', 'jid', 'lid', 'likeEmoji', 'likedAt', 'mediaSize', 'mediaType', 'mentionsMe', 'number', 'postedAt', 'receivedAt', 'replies', 'text', 'type', 'viewedAt'
+  ])
+  assert.deepEqual([image.mentionsMe, image.groupJid, image.groupSubject], [false, null, null])
   // one event per new status (the redelivery none), with the row as listed
   assert.equal(events.length, 5)
   assert.deepEqual((events[1] as { sessionId: string, status: ContactStatusView }).status, { ...image })

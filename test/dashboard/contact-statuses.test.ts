@@ -65,7 +65,7 @@ test("dashboard: contacts' statuses arrive live; media only on request; a view r
     await textItem.getByRole('textbox', { name: 'Reply to this status' }).fill('nice one')
     await textItem.getByRole('button', { name: 'Reply', exact: true }).click()
     await textItem.filter({ hasText: 'You: nice one' }).waitFor()
-    await waitFor(() => s.emu.sentToContacts(OWN).some((x) => x.kind === 'message' && x.deliveries.some((d) => d.decrypted)), 10_000, 'the reply at the poster')
+    await waitFor(() => s.emu.directMessages(alice.number).some((m) => m.decrypted), 10_000, 'the reply at the poster')
     await textItem.getByRole('button', { name: 'Unlike' }).click()
     await textItem.getByRole('button', { name: 'Like 💚' }).waitFor()
     await waitFor(() => likes() === 2, 10_000, 'the removal at the poster')

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import { insertSession } from '../../src/db/stores/sessions.js'
 import { createStatusStore } from '../../src/db/stores/statuses.js'
-import { createViewerStore, type InCommit } from '../../src/db/stores/viewers.js'
+import { createViewerStore } from '../../src/db/stores/viewer-store.js'
+import type { InCommit } from '../../src/db/stores/viewers.js'
 import { dialectTest, openTestDb } from '../support/db-matrix.js'
 
 // Status delivery receipts (migration 011) on both dialects: the earliest per (status, recipient) is kept (a

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { insertSession } from '../../src/db/stores/sessions.js'
 import { createStatusStore } from '../../src/db/stores/statuses.js'
 import { systemStore } from '../../src/db/stores/system.js'
-import { createViewerStore } from '../../src/db/stores/viewers.js'
+import { createViewerStore } from '../../src/db/stores/viewer-store.js'
 import { dialectTest, openTestDb } from '../support/db-matrix.js'
 
 // Reactions and replies (migration 005) on both dialects: the latest reaction wins whatever the order, a

@@ -1,13 +1,24 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { readdirSync, readFileSync } from 'node:fs'
+import { readdirSync, readFileSync, rmSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import Fastify from 'fastify'
+import fp from 'fastify-plugin'
 import { tsFiles } from '../support/imports.js'
+import { BEFORE_CONCERNS, CONCERNS, EXTERNAL } from '../../src/app.js'
+import configPlugin from '../../plugins/core/config.js'
+import requestIdPlugin from '../../plugins/core/request-id.js'
+import { testConfig } from '../helper.js'
+import { ErrorEnvelopeSchema } from '../../schemas/envelope.js'
+import { inDependencyOrder, pluginMeta } from '../../src/plugin-order.js'
 
 // How the plugins compose (docs/development.md, "The shape of the service"):
 // - a plugin uses another plugin's decorator only when it names that plugin in its `dependencies` (or
 //   registers it itself), so the order fastify-plugin checks, and the close order, follow what is used
+//   (read statically below, over each plugin's source; and at run time: each plugin gets ready with only the
+//   plugins its declared dependencies reach registered)
+// - src/app.ts keeps the plugins as a set; the order comes from their `dependencies` (src/plugin-order.ts)
 // - no plugin asks whether a decorator exists (`hasDecorator`): what it needs, it declares
 // - src/app.ts registers no routes file: each concern's index.ts registers its own
 
@@ -43,10 +54,10 @@ export function declaredDecorators (source: string): string[] {
   return out
 }
 
-/** the decorators of the app a file reads (`app.x`, `const { x } = app`) */
+/** the decorators of the app a file reads (`app.x`, `fastify.x`, `const { x } = app`) */
 export function usedDecorators (source: string): Set<string> {
   const used = new Set<string>()
-  for (const m of source.matchAll(/\bapp\.(\w+)/g)) used.add(m[1])
+  for (const m of source.matchAll(/\b(?:app|fastify|instance)\.(\w+)/g)) used.add(m[1])
   for (const m of source.matchAll(/const \{([^}]*)\} = app\b/g)) {
     for (const part of m[1].split(',')) used.add(part.split(':')[0].trim())
   }
@@ -70,8 +81,8 @@ function readAll (): Map<string, string> {
   return new Map(tsFiles('plugins').map((f) => [f, readFileSync(join(ROOT, f), 'utf8')]))
 }
 
-test('every plugin declares the plugins whose decorators it (or a file of its folder it uses) reads', () => {
-  const sources = readAll()
+/** the reads of a decorator whose plugin the reader does not declare, in `sources` (file → source), as "file: message" and as edges */
+export function undeclaredReads (sources: Map<string, string>): Array<{ edge: string, problem: string }> {
   const owner = new Map<string, string>()
   const plugins: Plugin[] = []
   for (const [file, source] of sources) {
@@ -82,27 +93,42 @@ test('every plugin declares the plugins whose decorators it (or a file of its fo
       if (by !== undefined) owner.set(d, by.name)
     }
   }
-  assert.ok(owner.get('platform') === 'platform' && owner.get('keys') === 'auth', 'the decorators are found where they are declared')
-  const problems: string[] = []
-  const known = new Set<string>()
+  const found: Array<{ edge: string, problem: string }> = []
   for (const p of plugins) {
     const source = sources.get(p.file) ?? ''
     const helpers = localImports(p.file, source).filter((f) => sources.has(f) && importedNames(source, f).some((n) => new RegExp(`\\b${n}\\b`).test(p.body)))
-    // plugins this one registers itself (a concern's index.ts) count as its own
+    // plugins this one registers itself count as its own
     const own = new Set([p.name, ...helpers.flatMap((f) => pluginsIn(f, sources.get(f) ?? '').map((q) => q.name))])
     const readers = [p.body, ...helpers.filter((f) => pluginsIn(f, sources.get(f) ?? '').length === 0).map((f) => sources.get(f) ?? '')]
     for (const reader of readers) {
       for (const d of usedDecorators(reader)) {
         const from = owner.get(d)
         if (from === undefined || own.has(from) || p.dependencies.includes(from)) continue
-        const edge = `${p.name} → ${from}`
-        if (edge in KNOWN) known.add(edge)
-        else problems.push(`${relative('.', p.file)}: ${p.name} reads app.${d} of ${from} without declaring it`)
+        found.push({ edge: `${p.name} → ${from}`, problem: `${relative('.', p.file)}: ${p.name} reads app.${d} of ${from} without declaring it` })
       }
     }
   }
+  return found
+}
+
+test('every plugin declares the plugins whose decorators it (or a file of its folder it uses) reads', () => {
+  const sources = readAll()
+  const found = undeclaredReads(sources)
+  const problems = found.filter((f) => !(f.edge in KNOWN)).map((f) => f.problem)
   assert.deepEqual([...new Set(problems)], [])
+  const known = new Set(found.map((f) => f.edge))
   assert.deepEqual(Object.keys(KNOWN).filter((k) => !known.has(k)), [], 'these no longer happen: remove them from KNOWN')
+})
+
+test('the check above fails on a plugin reading a decorator it does not declare', () => {
+  const provider = "declare module 'fastify' {\n  interface FastifyInstance {\n    clock: () => number\n  }\n}\n\nexport default fp(async (app) => {\n  app.decorate('clock', Date.now)\n}, { name: 'clock', dependencies: ['config'] })\n"
+  const reader = (deps: string) => `export default fp(async (app) => {\n  app.decorate('late', () => app.clock() + 1)\n}, { name: 'late', dependencies: [${deps}] })\n`
+  const fixture = (deps: string) => new Map([['plugins/clock/index.ts', provider], ['plugins/late/index.ts', reader(deps)]])
+  assert.deepEqual(undeclaredReads(fixture("'config'")).map((f) => f.problem), ['plugins/late/index.ts: late reads app.clock of clock without declaring it'])
+  assert.deepEqual(undeclaredReads(fixture("'config', 'clock'")), [])
+  // a helper file of the plugin's folder that reads it counts as the plugin's read
+  const viaHelper = new Map([...fixture("'config'"), ['plugins/late/index.ts', "import { later } from './later.js'\nexport default fp(async (app) => {\n  app.decorate('late', later(app))\n}, { name: 'late' })\n"], ['plugins/late/later.ts', 'export const later = (app) => () => app.clock() + 1\n']])
+  assert.deepEqual(undeclaredReads(viaHelper).map((f) => f.edge), ['late → clock'])
 })
 
 test('the rule above can fail: an undeclared read is found', () => {
@@ -127,4 +153,77 @@ test('src/app.ts registers the concerns, not their routes', () => {
     const routes = readdirSync(join(ROOT, 'plugins', m[1])).filter((f) => /routes\.ts$/.test(f))
     for (const r of routes) assert.match(source, new RegExp(`from '\\./${r.replace('.ts', '')}\\.js'`), `plugins/${m[1]}/index.ts registers ${r}`)
   }
+})
+
+// src/app.ts's CONCERNS is a set: the order comes from the plugins' declared dependencies (src/plugin-order.ts)
+const named = (name: string, dependencies?: string[]) => fp(async () => {}, dependencies === undefined ? { name } : { name, dependencies })
+const names = (plugins: unknown[]) => plugins.map((p) => pluginMeta(p).name)
+
+test('the plugins register in an order their dependencies decide, wherever they sit in the set', () => {
+  const order = names(inDependencyOrder(CONCERNS, BEFORE_CONCERNS))
+  for (const plugin of CONCERNS) {
+    const { name, dependencies } = pluginMeta(plugin)
+    for (const d of dependencies) {
+      if (!BEFORE_CONCERNS.includes(d)) assert.ok(order.indexOf(d) < order.indexOf(name), `${d} before ${name}`)
+    }
+  }
+  assert.deepEqual(names(inDependencyOrder([...CONCERNS].reverse(), BEFORE_CONCERNS)), order, 'the same order from the set reversed')
+  assert.deepEqual(names(inDependencyOrder([named('c', ['a']), named('b'), named('a')])), ['a', 'b', 'c'])
+})
+
+test('the order is refused, naming the plugins, on a cycle, a dependency nobody provides or a name used twice', () => {
+  assert.throws(() => inDependencyOrder([named('a', ['b']), named('b', ['c']), named('c', ['b']), named('d')]), /cycle: b → c → b/)
+  assert.throws(() => inDependencyOrder([named('a', ['config', 'nope'])], ['config']), /plugin 'a' depends on 'nope', which no plugin provides/)
+  assert.throws(() => inDependencyOrder([named('a'), named('a')]), /two plugins are named 'a'/)
+  assert.throws(() => inDependencyOrder([async () => {}]), /without a name/)
+})
+
+/** a plugin and every plugin of `all` it needs, through their declared dependencies */
+function withDependencies<P> (plugin: P, all: Iterable<P>): P[] {
+  const byName = new Map([...all].map((p) => [pluginMeta(p).name, p]))
+  const out = new Map<string, P>()
+  const add = (p: P): void => {
+    const { name, dependencies } = pluginMeta(p)
+    if (out.has(name)) return
+    out.set(name, p)
+    for (const d of dependencies) { const q = byName.get(d); if (q !== undefined) add(q) }
+  }
+  add(plugin)
+  return [...out.values()]
+}
+
+test('each plugin gets ready with only the plugins it declares (and theirs) registered', async (t) => {
+  const { config, dir } = testConfig()
+  t.after(() => { rmSync(dir, { recursive: true, force: true }) })
+  const failed: string[] = []
+  for (const plugin of CONCERNS) {
+    const app = Fastify({ logger: false })
+    try {
+      app.addSchema(ErrorEnvelopeSchema)
+      await app.register(configPlugin, { config })
+      await app.register(requestIdPlugin)
+      for (const external of EXTERNAL) await app.register(external)
+      for (const p of inDependencyOrder(withDependencies(plugin, CONCERNS), BEFORE_CONCERNS)) await app.register(p)
+      await app.ready()
+    } catch (err) {
+      failed.push(`${pluginMeta(plugin).name}: ${(err as Error).message}`)
+    } finally {
+      await app.close().catch(() => {})
+    }
+  }
+  assert.deepEqual(failed, [])
+})
+
+test('the check above fails on a plugin reading at registration a decorator it does not declare', async () => {
+  const clock = fp(async (app) => { app.decorate('clock', () => 1) }, { name: 'clock' })
+  const late = (dependencies: string[]) => fp(async (app) => { (app as unknown as { clock: () => number }).clock() }, { name: 'late', dependencies })
+  const ready = async (plugins: unknown[]): Promise<void> => {
+    const app = Fastify({ logger: false })
+    try {
+      for (const p of inDependencyOrder(plugins)) await app.register(p as ReturnType<typeof fp>)
+      await app.ready()
+    } finally { await app.close() }
+  }
+  await assert.rejects(ready(withDependencies(late([]), [clock, late([])])), /clock is not a function/)
+  await ready(withDependencies(late(['clock']), [clock, late(['clock'])]))
 })

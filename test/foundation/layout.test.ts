@@ -5,7 +5,7 @@ import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { importsOf, tsFiles, type Import } from '../support/imports.js'
 
-// The design card's layout and the direction of its imports (DESIGN.md §2):
+// The design card's layout and the direction of its imports (docs/architecture.md, "The rooms"):
 // - src/ is the core and knows nothing of Fastify: only src/app.ts (the composition root) and src/server.ts
 //   may import fastify, fastify-plugin or an @fastify/* plugin, or anything under plugins/. @fastify/error is
 //   allowed: it is a standalone error factory (no dependency on fastify) that src/errors.ts makes every answer with.

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process'
 import { test } from 'node:test'
 import { SPEED_TRICK_NAMES } from '../../src/speed-tricks.js'
 
-// STYLE.md habit 9: "one test run with them off proves behaviour is the same". The tests that cover the
+// docs/architecture.md, habit 9: "one test run with them off proves behaviour is the same". The tests that cover the
 // speed tricks' behaviours (src/speed-tricks.ts) run again in a child process with SPEED_TRICKS_OFF=all,
 // which test/helper.ts and test/platform/harness.ts pass on to every app and platform they build.
 // About 30 s on this machine, one file at a time.

@@ -10,7 +10,7 @@ import { deferredCompiles } from '../../plugins/core/validation.js'
 import { SPEED_TRICK_NAMES, SPEED_TRICKS } from '../../src/speed-tricks.js'
 import { testConfig, TEST_API_KEY } from '../helper.js'
 
-// STYLE.md habit 9: every speed trick has an off switch (SPEED_TRICKS_OFF) that takes its plain path.
+// docs/architecture.md, habit 9: every speed trick has an off switch (SPEED_TRICKS_OFF) that takes its plain path.
 // Here: the setting is parsed and refused as documented, and each switch really takes the plain path.
 // test/foundation/speed-tricks-off.test.ts runs the tests of these behaviours again with every trick off.
 

@@ -8,7 +8,7 @@ import { buildApp, serviceApp } from '../../src/app.js'
 import { TEST_API_KEY, testConfig } from '../helper.js'
 
 // Every route declares the key it needs on itself (`config.scope`, plugins/keys/route-scope.ts). Until issue 34
-// one method+URL table decided it (plugins/keys/scopes.ts); this is that table's answer for every route the
+// one method+URL table decided it (a file of plugins/keys/ since removed); this is that table's answer for every route the
 // service served when it went, so a route that lost or changed its scope, or a new one nobody listed here, fails.
 const OLD_TABLE: ReadonlyArray<[string, string]> = [
   ['GET /api/health', 'any'],

@@ -19,6 +19,7 @@ const APP_FAMILIES: Array<[string, string]> = [
   ['status_tracker_receipts_total', 'counter'],
   ['status_tracker_receipt_commit_latency_seconds', 'histogram'],
   ['status_tracker_socketio_clients', 'gauge'],
+  ['status_tracker_client_expiry_timestamp_seconds', 'gauge'],
   ['status_tracker_webhook_deliveries_total', 'counter'],
   ['status_tracker_webhook_queue_depth', 'gauge']
 ]

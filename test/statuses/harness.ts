@@ -109,6 +109,7 @@ export class FakePlatform {
 
   /** what the rest of the app asks of a platform it does not use here */
   compatibility (): null { return null }
+  clientExpiration (): null { return null }
   async close (): Promise<void> {}
 }
 

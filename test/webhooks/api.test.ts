@@ -90,7 +90,7 @@ test('webhook CRUD: the secret is shown on creation and rotation only; validatio
 
   // validation
   assert.deepEqual(await failure(s, 'POST', '/api/webhooks', { url: 'http://127.0.0.1:9/', events: ['status-sent', 'nope'] }),
-    { status: 400, error: `body.events.1 must be one of: ${['connection-status', 'pairing-code', 'pairing-code-error', 'qr-code', 'qr-code-error', 'status-sent', 'status-send-progress', 'status-viewers-update', 'status-viewers-added', 'status-reaction', 'status-reply', 'status-deleted', 'contact-status', 'statuses-updated', 'scheduled-status-fired', 'scheduled-status-failed', 'session-created', 'session-deleted'].join(', ')}` })
+    { status: 400, error: `body.events.1 must be one of: ${['connection-status', 'pairing-code', 'pairing-code-error', 'qr-code', 'qr-code-error', 'status-sent', 'status-send-progress', 'status-viewers-update', 'status-viewers-added', 'status-reaction', 'status-reply', 'status-deleted', 'contact-status', 'contact-status-mention', 'statuses-updated', 'scheduled-status-fired', 'scheduled-status-failed', 'session-created', 'session-deleted'].join(', ')}` })
   assert.deepEqual(await failure(s, 'POST', '/api/webhooks', {}), { status: 400, error: 'body.url is required' })
   assert.equal((await failure(s, 'POST', '/api/webhooks', { url: 'ftp://example.com/x' })).error, 'body.url must match pattern "^[Hh][Tt][Tt][Pp][Ss]?://"')
   assert.deepEqual(await failure(s, 'POST', '/api/webhooks', { url: 'http://exa mple.com:99999/' }), { status: 400, error: 'body.url is not a valid URL' })

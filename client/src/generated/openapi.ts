@@ -1237,6 +1237,71 @@ export interface components {
                 viewedAt: string | (never | null);
                 /** @description Why an 'undecryptable' status could not be read */
                 error: string | null;
+                /** @description The contact mentioned this account in it (a `contact-status-mention` event announced it) */
+                mentionsMe: boolean;
+                /** @description A group status: the group it was posted in (`…@g.us`); null for an ordinary status */
+                groupJid: string | null;
+                /** @description A group status: the group's subject when known; null otherwise */
+                groupSubject: string | null;
+                /** @description When the account liked it (POST …/like); null: not liked, or the like was taken back */
+                likedAt: string | (never | null);
+                /** @description The like's emoji; null when not liked */
+                likeEmoji: string | null;
+                /** @description The replies the account sent to it (POST …/reply), oldest first */
+                replies: {
+                    /** @description The platform's message id of the reply */
+                    messageId: string;
+                    text: string;
+                    /**
+                     * Format: date-time
+                     * @description ISO 8601 timestamp
+                     */
+                    sentAt: string;
+                }[];
+            };
+        };
+        /** @description A contact's status mentions the account (`status.mentionsMe`); follows its `contact-status` event */
+        EventContactStatusMention: {
+            sessionId: string;
+            status: {
+                /** @description The platform's message id of the status (`statusId` in the routes below) */
+                id: string;
+                /** @description The poster's number (digits); null while only their LID is known */
+                number: string | null;
+                /** @description The poster's LID as `<lid>@lid`; null for a contact the platform named by number */
+                lid: string | null;
+                /** @description The poster as the platform named them */
+                jid: string;
+                /** @description 'undecryptable': it arrived but could not be read (see `error`); 'other': a kind the service does not read */
+                type: "text" | "image" | "video" | "audio" | "other" | "undecryptable";
+                /** @description The text of a text status */
+                text: string | null;
+                /** @description The caption of a media status */
+                caption: string | null;
+                /** @description MIME type of the media */
+                mediaType: string | null;
+                /** @description Size of the media in bytes, as the status states it (nothing is downloaded unless asked) */
+                mediaSize: number | null;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 timestamp
+                 */
+                postedAt: string;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 timestamp
+                 */
+                receivedAt: string;
+                /** @description When this service told the poster it was viewed (POST …/view); null: never */
+                viewedAt: string | (never | null);
+                /** @description Why an 'undecryptable' status could not be read */
+                error: string | null;
+                /** @description The contact mentioned this account in it (a `contact-status-mention` event announced it) */
+                mentionsMe: boolean;
+                /** @description A group status: the group it was posted in (`…@g.us`); null for an ordinary status */
+                groupJid: string | null;
+                /** @description A group status: the group's subject when known; null otherwise */
+                groupSubject: string | null;
                 /** @description When the account liked it (POST …/like); null: not liked, or the like was taken back */
                 likedAt: string | (never | null);
                 /** @description The like's emoji; null when not liked */
@@ -1543,7 +1608,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: {
-                            /** @description `degraded` when the database check fails, a linked session has been disconnected longer than HEALTH_DISCONNECTED_MS, or the installed Baileys breaks an assumption the service relies on (see `checks`); the HTTP status stays 200 either way */
+                            /** @description `degraded` when the database check fails, a linked session has been disconnected longer than HEALTH_DISCONNECTED_MS, the installed Baileys breaks an assumption the service relies on, or the platform announced it stops accepting the client build within CLIENT_EXPIRY_WARN_DAYS (see `checks`); the HTTP status stays 200 either way */
                             status: "healthy" | "degraded";
                             /**
                              * Format: date-time
@@ -1598,6 +1663,10 @@ export interface operations {
                                         /** @description The file of the installed package it comes from */
                                         source: string;
                                     }[];
+                                    /** @description The earliest date a session running here was told the platform stops accepting this client build (`<ib><client_expiration>`); null when none */
+                                    clientExpiresAt?: string | (never | null);
+                                    /** @description clientExpiresAt is less than CLIENT_EXPIRY_WARN_DAYS away (or past): the service is degraded; upgrade Baileys / WA_VERSION */
+                                    clientExpiresSoon?: boolean;
                                 } | {
                                     error: string;
                                 };
@@ -3148,6 +3217,12 @@ export interface operations {
                                 viewedAt: string | (never | null);
                                 /** @description Why an 'undecryptable' status could not be read */
                                 error: string | null;
+                                /** @description The contact mentioned this account in it (a `contact-status-mention` event announced it) */
+                                mentionsMe: boolean;
+                                /** @description A group status: the group it was posted in (`…@g.us`); null for an ordinary status */
+                                groupJid: string | null;
+                                /** @description A group status: the group's subject when known; null otherwise */
+                                groupSubject: string | null;
                                 /** @description When the account liked it (POST …/like); null: not liked, or the like was taken back */
                                 likedAt: string | (never | null);
                                 /** @description The like's emoji; null when not liked */
@@ -3291,6 +3366,12 @@ export interface operations {
                             viewedAt: string | (never | null);
                             /** @description Why an 'undecryptable' status could not be read */
                             error: string | null;
+                            /** @description The contact mentioned this account in it (a `contact-status-mention` event announced it) */
+                            mentionsMe: boolean;
+                            /** @description A group status: the group it was posted in (`…@g.us`); null for an ordinary status */
+                            groupJid: string | null;
+                            /** @description A group status: the group's subject when known; null otherwise */
+                            groupSubject: string | null;
                             /** @description When the account liked it (POST …/like); null: not liked, or the like was taken back */
                             likedAt: string | (never | null);
                             /** @description The like's emoji; null when not liked */
@@ -5115,6 +5196,8 @@ export interface operations {
                                     /** @description type saved: a saved audience of this session (aud_…) */
                                     audienceId?: string;
                                 };
+                                /** @description Numbers (country code, no plus sign) the status mentions, at most 5 (WhatsApp's limit): named in the post, and each told by a status mention message as WhatsApp Web tells them. A mentioned number outside the audience is added to it (so the one told can open the status). The own number is ignored. Kept by a schedule as part of its `status` */
+                                mentions?: string[];
                                 /** @description Text statuses: #RRGGBB or #AARRGGBB */
                                 backgroundColor?: string;
                                 /** @description Text statuses: platform font number */
@@ -5292,6 +5375,8 @@ export interface operations {
                             /** @description type saved: a saved audience of this session (aud_…) */
                             audienceId?: string;
                         };
+                        /** @description Numbers (country code, no plus sign) the status mentions, at most 5 (WhatsApp's limit): named in the post, and each told by a status mention message as WhatsApp Web tells them. A mentioned number outside the audience is added to it (so the one told can open the status). The own number is ignored. Kept by a schedule as part of its `status` */
+                        mentions?: string[];
                         /** @description Text statuses: #RRGGBB or #AARRGGBB */
                         backgroundColor?: string;
                         /** @description Text statuses: platform font number */
@@ -5462,6 +5547,8 @@ export interface operations {
                                     /** @description type saved: a saved audience of this session (aud_…) */
                                     audienceId?: string;
                                 };
+                                /** @description Numbers (country code, no plus sign) the status mentions, at most 5 (WhatsApp's limit): named in the post, and each told by a status mention message as WhatsApp Web tells them. A mentioned number outside the audience is added to it (so the one told can open the status). The own number is ignored. Kept by a schedule as part of its `status` */
+                                mentions?: string[];
                                 /** @description Text statuses: #RRGGBB or #AARRGGBB */
                                 backgroundColor?: string;
                                 /** @description Text statuses: platform font number */
@@ -5735,6 +5822,8 @@ export interface operations {
                             /** @description type saved: a saved audience of this session (aud_…) */
                             audienceId?: string;
                         };
+                        /** @description Numbers (country code, no plus sign) the status mentions, at most 5 (WhatsApp's limit): named in the post, and each told by a status mention message as WhatsApp Web tells them. A mentioned number outside the audience is added to it (so the one told can open the status). The own number is ignored. Kept by a schedule as part of its `status` */
+                        mentions?: string[];
                         /** @description Text statuses: #RRGGBB or #AARRGGBB */
                         backgroundColor?: string;
                         /** @description Text statuses: platform font number */
@@ -5807,6 +5896,8 @@ export interface operations {
                                     /** @description type saved: a saved audience of this session (aud_…) */
                                     audienceId?: string;
                                 };
+                                /** @description Numbers (country code, no plus sign) the status mentions, at most 5 (WhatsApp's limit): named in the post, and each told by a status mention message as WhatsApp Web tells them. A mentioned number outside the audience is added to it (so the one told can open the status). The own number is ignored. Kept by a schedule as part of its `status` */
+                                mentions?: string[];
                                 /** @description Text statuses: #RRGGBB or #AARRGGBB */
                                 backgroundColor?: string;
                                 /** @description Text statuses: platform font number */
@@ -5998,6 +6089,8 @@ export interface operations {
                                     /** @description type saved: a saved audience of this session (aud_…) */
                                     audienceId?: string;
                                 };
+                                /** @description Numbers (country code, no plus sign) the status mentions, at most 5 (WhatsApp's limit): named in the post, and each told by a status mention message as WhatsApp Web tells them. A mentioned number outside the audience is added to it (so the one told can open the status). The own number is ignored. Kept by a schedule as part of its `status` */
+                                mentions?: string[];
                                 /** @description Text statuses: #RRGGBB or #AARRGGBB */
                                 backgroundColor?: string;
                                 /** @description Text statuses: platform font number */
@@ -6189,6 +6282,8 @@ export interface operations {
                                     /** @description type saved: a saved audience of this session (aud_…) */
                                     audienceId?: string;
                                 };
+                                /** @description Numbers (country code, no plus sign) the status mentions, at most 5 (WhatsApp's limit): named in the post, and each told by a status mention message as WhatsApp Web tells them. A mentioned number outside the audience is added to it (so the one told can open the status). The own number is ignored. Kept by a schedule as part of its `status` */
+                                mentions?: string[];
                                 /** @description Text statuses: #RRGGBB or #AARRGGBB */
                                 backgroundColor?: string;
                                 /** @description Text statuses: platform font number */
@@ -6365,6 +6460,8 @@ export interface operations {
                         /** @description type saved: a saved audience of this session (aud_…) */
                         audienceId?: string;
                     };
+                    /** @description Numbers (country code, no plus sign) the status mentions, at most 5 (WhatsApp's limit): named in the post, and each told by a status mention message as WhatsApp Web tells them. A mentioned number outside the audience is added to it (so the one told can open the status). The own number is ignored. Kept by a schedule as part of its `status` */
+                    mentions?: string[];
                     /** @description Text statuses: #RRGGBB or #AARRGGBB */
                     backgroundColor?: string;
                     /** @description Text statuses: platform font number */
@@ -6580,6 +6677,8 @@ export interface operations {
                             sentCount: number;
                             /** @description Recipient numbers the status was not sent to: the account is LID-migrated and the platform knows no LID for them (no WhatsApp account, or not reachable by LID; see docs/platform.md). Not counted in sentCount; empty when every recipient was reachable. */
                             unreachable: string[];
+                            /** @description The numbers the status mentions (send-status `mentions`); empty when none */
+                            mentions: string[];
                         }[];
                     };
                 };
@@ -7800,7 +7899,7 @@ export interface operations {
                     /** @description http:// or https:// address that receives the POSTs; private and loopback addresses only with ALLOW_PRIVATE_URLS=true */
                     url: string;
                     /** @description Events to send; leave out (or null) for every event */
-                    events?: ("connection-status" | "pairing-code" | "pairing-code-error" | "qr-code" | "qr-code-error" | "status-sent" | "status-send-progress" | "status-viewers-update" | "status-viewers-added" | "status-reaction" | "status-reply" | "status-deleted" | "contact-status" | "statuses-updated" | "scheduled-status-fired" | "scheduled-status-failed" | "session-created" | "session-deleted")[] | null;
+                    events?: ("connection-status" | "pairing-code" | "pairing-code-error" | "qr-code" | "qr-code-error" | "status-sent" | "status-send-progress" | "status-viewers-update" | "status-viewers-added" | "status-reaction" | "status-reply" | "status-deleted" | "contact-status" | "contact-status-mention" | "statuses-updated" | "scheduled-status-fired" | "scheduled-status-failed" | "session-created" | "session-deleted")[] | null;
                     /** @description Letters, digits, underscore and hyphen; at most 64 characters */
                     sessionId?: string | null;
                     description?: string | null;
@@ -8120,7 +8219,7 @@ export interface operations {
                     /** @description http:// or https:// address that receives the POSTs; private and loopback addresses only with ALLOW_PRIVATE_URLS=true */
                     url?: string;
                     /** @description Events to send; leave out (or null) for every event */
-                    events?: ("connection-status" | "pairing-code" | "pairing-code-error" | "qr-code" | "qr-code-error" | "status-sent" | "status-send-progress" | "status-viewers-update" | "status-viewers-added" | "status-reaction" | "status-reply" | "status-deleted" | "contact-status" | "statuses-updated" | "scheduled-status-fired" | "scheduled-status-failed" | "session-created" | "session-deleted")[] | null;
+                    events?: ("connection-status" | "pairing-code" | "pairing-code-error" | "qr-code" | "qr-code-error" | "status-sent" | "status-send-progress" | "status-viewers-update" | "status-viewers-added" | "status-reaction" | "status-reply" | "status-deleted" | "contact-status" | "contact-status-mention" | "statuses-updated" | "scheduled-status-fired" | "scheduled-status-failed" | "session-created" | "session-deleted")[] | null;
                     enabled?: boolean;
                     description?: string | null;
                 };

@@ -18,7 +18,8 @@ import * as m016 from './016-audio.js'
 import * as m017 from './017-insights.js'
 import * as m018 from './018-list-counts.js'
 import * as m019 from './019-kept-counts.js'
-import * as m020 from './020-contact-status-answers.js'
+import * as m020 from './020-status-mentions.js'
+import * as m021 from './021-contact-status-answers.js'
 
 // A static index instead of a file-system provider: src (tsx) and dist (tsc) resolve the same migrations.
 const migrations: Record<string, Migration> = {
@@ -41,7 +42,8 @@ const migrations: Record<string, Migration> = {
   '017-insights': m017,
   '018-list-counts': m018,
   '019-kept-counts': m019,
-  '020-contact-status-answers': m020
+  '020-status-mentions': m020,
+  '021-contact-status-answers': m021
 }
 
 export const migrationProvider: MigrationProvider = {

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely'
 import type { Database } from '../database.js'
 
-// The account's own answers to its contacts' statuses (migration 020): its like of each and its replies.
+// The account's own answers to its contacts' statuses (migration 021): its like of each and its replies.
 // Both hang off the status' row (`contact_statuses.seq`, cascade), so they expire with it. The same queries on
 // SQLite and PostgreSQL.
 

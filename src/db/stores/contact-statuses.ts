@@ -6,7 +6,9 @@ import type { ContactStatusRow, Database } from '../database.js'
 
 type Db = Kysely<Database>
 
-export type NewContactStatus = Omit<ContactStatusRow, 'seq' | 'session_id' | 'received_at' | 'viewed_at'>
+type Optional = 'mentions_me' | 'group_jid' | 'group_subject'
+/** a new row; the mention and group columns (migration 020) default to 0 / null */
+export type NewContactStatus = Omit<ContactStatusRow, 'seq' | 'session_id' | 'received_at' | 'viewed_at' | Optional> & Partial<Pick<ContactStatusRow, Optional>>
 
 export interface ContactStatusStore {
   /**

@@ -74,7 +74,7 @@ export interface StatusStore {
 
 const INFO_COLUMNS = [
   'id', 'session_id', 'type', 'content', 'caption', 'message_id', 'state', 'created_at', 'contact_count', 'target_numbers',
-  'sent_count', 'media_file', 'background_color', 'font', 'error', 'unreachable', 'audience'
+  'sent_count', 'media_file', 'background_color', 'font', 'error', 'unreachable', 'audience', 'mentions'
 ] as const satisfies ReadonlyArray<keyof StatusInfo>
 
 const asBuffer = (bytes: Uint8Array): Buffer => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)

@@ -1,12 +1,9 @@
 import type SQLite from 'better-sqlite3'
 import type { Kysely } from 'kysely'
-import type { DbHandle } from '../connection.js'
 import type { Database, StatusReactionRow, StatusReplyRow, ViewerRow } from '../database.js'
 import { recentlyViewed, sqliteEventLog, type NewEvent } from './events.js'
 import { onSqliteConnection } from './sqlite-gate.js'
 import type { StoreTx } from './statuses.js'
-import { createInteractions } from './interactions.js'
-import { createPostgresReceipts } from './viewers-pg.js'
 import { pnJid } from '../../jid.js'
 
 type Db = Kysely<Database>
@@ -121,11 +118,6 @@ export interface ViewerStore {
   mapInteractionLids: (sessionId: string, mappings: LidMapping[]) => Promise<Set<number>>
 }
 
-export function createViewerStore (handle: DbHandle): ViewerStore {
-  const receipts = handle.dialect === 'sqlite' ? sqliteReceipts(handle.db, handle.sqlite) : createPostgresReceipts(handle.db, handle.pool)
-  return { ...receipts, ...createInteractions(handle.db) }
-}
-
 export type ReceiptPart = Pick<ViewerStore, 'commitReceipts' | 'mapLids' | 'unmappedLids' | 'commitListEvents' | 'list' | 'recentlyViewed'>
 
 /**
@@ -133,7 +125,7 @@ export type ReceiptPart = Pick<ViewerStore, 'commitReceipts' | 'mapLids' | 'unma
  * run through onSqliteConnection (never inside another caller's open transaction, which it waits out).
  * The bench figures they hold: "receipts ÷ bare Baileys" and "receipt → event p99" (bench/NOTES.md).
  */
-function sqliteReceipts (db: Db, sqlite: SQLite.Database): ReceiptPart {
+export function sqliteReceipts (db: Db, sqlite: SQLite.Database): ReceiptPart {
   const log = sqliteEventLog(sqlite)
   // a new viewer: finds the status and inserts; returns the status id only when the row is new
   const insertView = sqlite.prepare<[string, string | null, string, number, number, string, string], number>(

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely'
 import type { Database } from '../database.js'
-import { affected, deliveriesFromLog, orderedInserts, outboxCounts, readSubscribers, type ClaimedDelivery, type DeliveryClaim, type WebhookOutbox } from './webhooks.js'
+import { affected, deliveriesFromLog, orderedInserts, outboxCounts, readSubscribers, type ClaimedDelivery, type DeliveryClaim, type WebhookOutbox } from './webhook-outbox.js'
 
 // Deliveries that may go out now or later: pending ones, and `sending` ones another node claimed (they go
 // out again once their claim has run out: that node died mid-attempt), when no earlier delivery with

@@ -1,4 +1,4 @@
-import type { Assumption } from './assumptions.js'
+import type { Assumption } from './assumption.js'
 import { inOrder, isFunction } from './check-helpers.js'
 
 // The Baileys internals contacts' statuses rely on (status-stanza.ts, ../contact-statuses.ts): part of the
@@ -29,6 +29,21 @@ export const CONTACT_STATUS_ASSUMPTIONS: readonly Assumption[] = [
         'export const decryptMessageNode = (stanza, meId, meLid, repository, logger)', "case 'skmsg':", 'await repository.decryptGroupMessage({',
         'if (msg.senderKeyDistributionMessage)', 'await repository.processSenderKeyDistributionMessage({',
         'fullMessage.messageStubType = proto.WebMessageInfo.StubType.CIPHERTEXT', 'fullMessage.messageStubParameters = [err.message.toString()]')
+  },
+  {
+    name: 'group-status-decrypt',
+    expects: 'decryptMessageNode decodes a stanza from a group JID with its participant as author and the group as chat, and reads its skmsg with the sender key of (group, author): a group status (`<status from=group>`, retagged message) decrypts like a group message',
+    source: '@whiskeysockets/baileys lib/Utils/decode-wa-message.js (decodeMessageNode: the isJidGroup(from) branch; decryptMessageNode: skmsg)',
+    guard: 'test/statuses/mentions-e2e.test.ts',
+    check: (l) => inOrder(l.source(DECODE), 'else if (isJidGroup(from)) {', 'author = participant;', 'chatId = from;', "case 'skmsg':", 'group: sender,', 'authorJid: author,')
+  },
+  {
+    name: 'relay-additional-nodes',
+    expects: 'relayMessage(jid, message, { additionalNodes }) appends the given nodes to the message stanza it writes (the status mention message\'s <meta is_status_mention>)',
+    source: '@whiskeysockets/baileys lib/Socket/messages-send.js (relayMessage)',
+    guard: 'test/statuses/mentions-e2e.test.ts',
+    check: (l) => inOrder(l.source('lib/Socket/messages-send.js'), 'const relayMessage = async (jid, message, { messageId: msgId, participant, additionalAttributes, additionalNodes',
+      'if (additionalNodes && additionalNodes.length > 0) {', 'stanza.content.push(...additionalNodes);')
   },
   {
     name: 'media-download-host',

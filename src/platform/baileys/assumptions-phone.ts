@@ -1,4 +1,4 @@
-import type { Assumption } from './assumptions.js'
+import type { Assumption } from './assumption.js'
 import { inOrder, isFunction } from './check-helpers.js'
 
 // The Baileys internals the phone's contacts and status privacy rely on (app-state.ts, session/phone.ts): part

@@ -1,4 +1,4 @@
-import type { Assumption } from './assumptions.js'
+import type { Assumption } from './assumption.js'
 import { emptyKeys, inOrder, isFunction, signalRepositoryOf, silentLogger } from './check-helpers.js'
 
 // The Baileys (and libsignal) internals the WA-Web-shaped status posts rely on (status-post.ts,

@@ -1,28 +1,17 @@
-import type { Loaded } from './compat.js'
+import type { Assumption } from './assumption.js'
 import { STATUS_ASSUMPTIONS } from './assumptions-status.js'
 import { PHONE_ASSUMPTIONS } from './assumptions-phone.js'
 import { CONTACT_STATUS_ASSUMPTIONS } from './assumptions-contact-status.js'
 import { PreKeyManager } from '@whiskeysockets/baileys/lib/Utils/pre-key-manager.js'
 import { getter, inOrder, isFunction, method, signalRepositoryOf } from './check-helpers.js'
 
+export type { Assumption }
+
 // THE REGISTRY of what the service assumes about Baileys' (and ws', libsignal's) internals. Each entry: a
 // name, what it expects, the file it comes from, the test that guards the behaviour built on it, and a
 // check run at start against the installed copies (compat.ts). To rely on one more internal: add an entry
 // here (and a breaker in test/platform/compat.test.ts, and a row in UPGRADING.md); the code using it
 // lives in this folder behind a named function.
-
-export interface Assumption {
-  /** short, stable: what the log and /api/health name */
-  name: string
-  /** what must hold, in one sentence */
-  expects: string
-  /** where it comes from in the installed package */
-  source: string
-  /** the test that fails when the behaviour built on it breaks */
-  guard: string
-  /** true when it holds in `loaded` */
-  check: (loaded: Loaded) => boolean
-}
 
 export const ASSUMPTIONS: readonly Assumption[] = [
   {

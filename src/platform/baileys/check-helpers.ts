@@ -1,4 +1,4 @@
-import type { Loaded } from './compat.js'
+import type { Loaded } from './assumption.js'
 
 // Helpers the checks of assumptions.ts and assumptions-status.ts share.
 

@@ -4,31 +4,15 @@ import { dirname, join } from 'node:path'
 import * as baileys from '@whiskeysockets/baileys'
 import { SenderKeyName } from '@whiskeysockets/baileys/lib/Signal/Group/sender-key-name.js'
 import { WebSocketClient } from '@whiskeysockets/baileys/lib/Socket/Client/websocket.js'
-import { ASSUMPTIONS, type Assumption } from './assumptions.js'
+import { ASSUMPTIONS } from './assumptions.js'
+import type { Assumption, Loaded } from './assumption.js'
 
-// The start-up compatibility check (STYLE.md habit 8): every internal of Baileys (and of what it loads:
+export type { Loaded }
+
+// The start-up compatibility check (docs/architecture.md, habit 8): every internal of Baileys (and of what it loads:
 // ws, libsignal) the service relies on is listed in assumptions.ts and verified here against the copies
 // actually installed. When one does not hold, no session starts (platform.ts), the log names it and
 // /api/health shows it (plugins/system/health.ts). UPGRADING.md lists them with the tests guarding them.
-
-/** What the checks look at: the loaded modules, and the text of their files. */
-export interface Loaded {
-  baileys: Record<string, unknown>
-  /** Baileys' WebSocket client class (lib/Socket/Client/websocket.js; not exported by its index) */
-  WebSocketClient: unknown
-  /** the `ws` WebSocket class Baileys' client instantiates (ws resolved from Baileys' own folder) */
-  WebSocket: unknown
-  /** libsignal's SenderKeyName class as Baileys builds its sender key names (lib/Signal/Group/sender-key-name.js) */
-  SenderKeyName: unknown
-  /** libsignal's src/curve.js as Baileys loads it */
-  curve: Record<string, unknown>
-  /** the text of a file of the installed Baileys (`lib/…`); '' when it cannot be read */
-  source: (file: string) => string
-  /** the text of a file of the `ws` Baileys loads (`lib/…`); '' when it cannot be read */
-  wsSource: (file: string) => string
-  /** the version of the installed Baileys (its package.json) */
-  version: string
-}
 
 export interface BrokenAssumption { name: string, expects: string, source: string }
 

@@ -14,6 +14,7 @@ import type { PlatformLogger as Logger } from '../logger.js'
 import type { StatusSetting } from '../types.js'
 import { STATUS_JID } from '../../jid.js'
 import { statusMediaType, statusStanzaType } from './status-shape.js'
+import { mentionedUsersContent } from './status-mention.js'
 import { holdsKey, isOwnDevice, loadKeyMemory, rememberDevices, rotateStatusSenderKey } from './status-key-memory.js'
 
 // A status post from an LID-migrated account, shaped the way WhatsApp Web posts one today (documented from
@@ -31,6 +32,7 @@ import { holdsKey, isOwnDevice, loadKeyMemory, rememberDevices, rotateStatusSend
 //     <device-identity/>                                                  when any SKDM is a pkmsg
 //     <enc v="2" type="skmsg" mediatype?>the status</enc>
 //     <meta status_setting="contacts|allowlist|denylist"/>                posts only, never a revoke
+//       (<mentioned_users><to jid="USER@lid"/>…</mentioned_users> inside it when the post mentions: status-mention.ts)
 //   </message>
 //
 // Baileys internals relied on, each checked at start (assumptions-status.ts): sock.getUSyncDevices
@@ -83,6 +85,10 @@ export interface StatusChunk {
   users: string[]
   /** a post carries <meta status_setting> with this value; a revoke (null) carries none */
   statusSetting: StatusSetting | null
+  /** LID user JIDs the post mentions (at most 5): `<meta><mentioned_users>` (status-mention.ts) */
+  mentioned?: string[]
+  /** STATUS_STANZA: `<message>` (default) or WA Web's newer `<status>` publish stanza, same children (docs/platform.md) */
+  stanza?: 'message' | 'status'
   logger: Logger
 }
 
@@ -164,13 +170,14 @@ export async function writeLidStatusChunk (sock: WASocket, chunk: StatusChunk): 
     const skdmDevices = skdmNodes.map((n) => n.attrs.jid)
     const mediatype = statusMediaType(content)
     const stanza: BinaryNode = {
-      tag: 'message',
+      // `<status>`: WA Web's WAWebEncryptAndSendStatusMsg maybeApplyStatusTag retags this very stanza (acked class="status")
+      tag: chunk.stanza ?? 'message',
       attrs: { to: STATUS_JID, id: chunk.messageId, type: statusStanzaType(content) },
       content: [
         { tag: 'participants', attrs: {}, content: [...skdmNodes, ...users.map((jid): BinaryNode => ({ tag: 'to', attrs: { jid } }))] },
         ...(pkmsg ? [{ tag: 'device-identity', attrs: {}, content: encodeSignedDeviceIdentity(sock.authState.creds.account!, true) }] : []),
         { tag: 'enc', attrs: { v: '2', type: 'skmsg', ...(mediatype !== undefined ? { mediatype } : {}) }, content: ciphertext },
-        ...(chunk.statusSetting !== null ? [{ tag: 'meta', attrs: { status_setting: chunk.statusSetting } }] : [])
+        ...(chunk.statusSetting !== null ? [{ tag: 'meta', attrs: { status_setting: chunk.statusSetting }, ...mentionedUsersContent(chunk.mentioned) }] : [])
       ]
     }
     await sock.sendNode(stanza)

@@ -1,6 +1,7 @@
 import {
   decryptMessageNode,
   downloadContentFromMessage,
+  isJidGroup,
   proto,
   type BinaryNode,
   type WASocket
@@ -20,9 +21,14 @@ import type { PlatformLogger as Logger } from '../logger.js'
 // `decrypt-in-key-transaction`), so the Signal state advances only when the caller's commit succeeded.
 // The ack and the receipts are written here with sendNode (public), in WA Web's shapes.
 
-/** a `<status>` stanza from status@broadcast (a newsletter's `<status>` is another thing: whatsapp-rust PR #1101) */
+/**
+ * a `<status>` stanza from status@broadcast, or from a group (a group status: WA Web's WAWebCommsHandleMessagingStanza
+ * takes a `<status>` whose `from` is a group JID as one, `isGroupStatusStanza`; WASmaxInStatusDeliverFromGroupMixin).
+ * A newsletter's `<status>` is another thing (whatsapp-rust PR #1101).
+ */
 export function isContactStatusStanza (frame: BinaryNode): boolean {
-  return frame.tag === 'status' && frame.attrs.from === STATUS_JID && typeof frame.attrs.id === 'string' && frame.attrs.id !== ''
+  const from = frame.attrs.from
+  return frame.tag === 'status' && (from === STATUS_JID || isJidGroup(from) === true) && typeof frame.attrs.id === 'string' && frame.attrs.id !== ''
 }
 
 /** What Baileys' decryption made of the stanza: the message, or why it could not be read. */
@@ -80,8 +86,9 @@ export async function ackStatusStanza (sock: WASocket, frame: BinaryNode): Promi
  * never `inactive` for a status (its test `status_and_peer_receipts_ignore_inactive`).
  */
 export async function sendStatusDeliveryReceipt (sock: WASocket, frame: BinaryNode): Promise<void> {
-  const { id, participant } = frame.attrs
-  await sock.sendNode({ tag: 'receipt', attrs: { id, to: STATUS_JID, ...(participant !== undefined ? { participant } : {}), context: 'status' } })
+  const { id, participant, from } = frame.attrs
+  // to the chat it came from: status@broadcast, or the group of a group status (DeliveryReceiptJob's `(isGroup || isBroadcast) && author` gate)
+  await sock.sendNode({ tag: 'receipt', attrs: { id, to: from ?? STATUS_JID, ...(participant !== undefined ? { participant } : {}), context: 'status' } })
 }
 
 /**

@@ -16,6 +16,8 @@ export interface RelayPolicy {
   retryMaxMs: number
   /** how long a chunk waits for the platform's ack after it was written */
   ackTimeoutMs: number
+  /** STATUS_STANZA: the element an LID-migrated account posts in (absent: `message`; baileys/status-post.ts) */
+  statusStanza?: 'message' | 'status'
 }
 
 /** A chunk is tried again after at most this many dropped links (each one waits for the reconnect). */
@@ -108,11 +110,12 @@ function linkClosed (): Error {
 
 /**
  * Resolves on the platform's `<ack class="message" id=…>` for `messageId` on `sock` (an error ack too:
- * `error()` then has its code), rejects when the socket closes first or after `timeoutMs`.
- * Listening starts before the stanza is written, so a fast ack is not missed.
+ * `error()` then has its code), rejects when the socket closes first or after `timeoutMs`. A `<status>`
+ * publish stanza is acked `class="status"` (WA Web's WAWebEncryptAndSendStatusMsg maybeApplyStatusTag):
+ * `ackClass`. Listening starts before the stanza is written, so a fast ack is not missed.
  */
 export function awaitAck (
-  sock: WASocket, messageId: string, timeoutMs: number
+  sock: WASocket, messageId: string, timeoutMs: number, ackClass: 'message' | 'status' = 'message'
 ): { acked: Promise<void>, cancel: () => void, received: () => boolean, error: () => string | undefined } {
   let cancel = (): void => {}
   let received = false
@@ -134,7 +137,7 @@ export function awaitAck (
       sock.ev.off('connection.update', onUpdate)
     }
     cancel = done
-    stopAcks = onStanza(sock, 'ack,class:message', onAck)
+    stopAcks = onStanza(sock, `ack,class:${ackClass}`, onAck)
     sock.ev.on('connection.update', onUpdate)
   })
   acked.catch(() => {})
@@ -158,6 +161,8 @@ export interface RelayChunksInput {
   label?: string
   /** writes a chunk; default: Baileys' relayMessage with the chunk as statusJidList */
   write?: ChunkWriter
+  /** the class of the ack the written stanza gets: `status` for a `<status>` publish stanza (default `message`) */
+  ackClass?: 'message' | 'status'
   /** JIDs that had it before this call (a resumed send): counted in progress */
   alreadySent?: number
   /** before each chunk's first attempt */
@@ -192,7 +197,7 @@ export async function relayInChunks (input: RelayChunksInput): Promise<void> {
     await withPushBackRetry({ policy: input.policy, logger: input.logger, what }, async () => {
       for (;;) {
         const sock = await input.socket(lost)
-        const ack = awaitAck(sock, input.messageId, input.policy.ackTimeoutMs)
+        const ack = awaitAck(sock, input.messageId, input.policy.ackTimeoutMs, input.ackClass)
         let written = false
         let accepted: (() => Promise<void>) | undefined
         // a failure here only means the next post distributes the key to those devices again

@@ -1,34 +1,24 @@
 import makeWASocket, {
   Browsers,
-  DisconnectReason,
   type AuthenticationState,
   type proto,
   type SocketConfig,
   type WASocket
 } from '@whiskeysockets/baileys'
 import type { Config } from '../../config.js'
-import { backoffDelay, withTimeout, type Waiters } from '../async.js'
-import type { SessionAuth } from '../auth-state.js'
+import { withTimeout } from '../async.js'
 import type { PlatformLogger as Logger } from '../logger.js'
-import type { ContactStatusSink } from '../contact-statuses.js'
-import type { InteractionSink, PhoneSink, PlatformTiming, ReceiptSeen, ReceiptSink, StatusRetrySeen } from '../types.js'
 import { forgetHalfLink } from './linking.js'
 import { StanzaIntakes } from './intakes.js'
-import type { StatusSender } from './sender.js'
 import { gateSends } from '../send-gate.js'
 import { releasePendingQueries, shareKeyTransactions } from '../baileys/index.js'
 import { watchIdentityChanges } from '../baileys/status-key-memory.js'
+import type { Attempt } from './attempt.js'
+import type { ConnectionDeps, ConnectionEvents } from './connection-deps.js'
+import { SessionNotices } from './notices.js'
+import { Backoff } from './reconnect.js'
 
-/** One socket's life: `ready` once the server sent pair-device (a pairing code can be asked for). */
-export interface Attempt {
-  gen: number
-  sock: WASocket
-  ready: boolean
-  open: boolean
-  codeRequested: boolean
-  /** code requests on one socket go one at a time, so each confirmation is matched to its request */
-  codeChain: Promise<unknown>
-}
+export type { Attempt, ConnectionDeps, ConnectionEvents }
 
 export interface SocketOptions {
   auth: AuthenticationState
@@ -64,93 +54,6 @@ export function createSocket ({ auth, wa, logger, getMessage, makeSignalReposito
   return sock
 }
 
-/** What a session does after its socket closed. */
-export type AfterClose = 'logged-out' | 'restart' | 'replaced' | 'link-expired' | 'back-off'
-
-export function afterClose (
-  error: Error | undefined, linked: boolean, attemptWasReady: boolean
-): { next: AfterClose, code: number | undefined, reason: string } {
-  const output = (error as { output?: { statusCode?: unknown } } | undefined)?.output
-  const code = typeof output?.statusCode === 'number' ? output.statusCode : undefined
-  const reason = error?.message ?? 'closed'
-  if (code === DisconnectReason.loggedOut) return { next: 'logged-out', code, reason }
-  // sent right after pair-success (and on server restarts): same auth state, new socket, no delay
-  if (code === DisconnectReason.restartRequired) return { next: 'restart', code, reason }
-  if (code === DisconnectReason.connectionReplaced) return { next: 'replaced', code, reason }
-  // the link window of this socket ran out: Baileys ends it with 408 when its QR refs are used up,
-  // the server by closing it. The server was healthy (it sent pair-device), so no backoff: a fresh
-  // attempt gives a new QR and a new pairing code at once, until the link timeout stops it.
-  if (!linked && attemptWasReady) return { next: 'link-expired', code, reason }
-  return { next: 'back-off', code, reason }
-}
-
-/** Reconnect timing after drops: exponential backoff with jitter, reset once a socket opens. */
-export class Backoff {
-  #attempt = 0
-  #timer: NodeJS.Timeout | null = null
-
-  constructor (private readonly baseMs: number, private readonly maxMs: number) {}
-
-  schedule (log: Logger, why: { reason: string, code: number | undefined }, run: () => void): void {
-    const delayMs = backoffDelay(this.#attempt++, this.baseMs, this.maxMs)
-    log.warn({ delayMs, attempt: this.#attempt, code: why.code, reason: why.reason }, `connection lost; reconnecting in ${delayMs} ms`)
-    this.cancel()
-    this.#timer = setTimeout(() => {
-      this.#timer = null
-      run()
-    }, delayMs)
-  }
-
-  reset (): void {
-    this.#attempt = 0
-  }
-
-  cancel (): void {
-    if (this.#timer !== null) clearTimeout(this.#timer)
-    this.#timer = null
-  }
-}
-
-/** What a session hears from its current socket. */
-export interface ConnectionEvents {
-  onQr: (attempt: Attempt, qr: string) => void
-  onNewLogin: () => void
-  onOpen: (attempt: Attempt) => void
-  onClose: (attempt: Attempt, error: Error | undefined) => void
-}
-
-export interface ConnectionDeps {
-  sessionId: string
-  auth: SessionAuth
-  wa: Config['wa']
-  baileysLogger: Logger
-  log: Logger
-  timing: PlatformTiming
-  /** SocketOptions' `sharedKeyTransactions` */
-  sharedKeyTransactions: boolean
-  waiters: Waiters
-  /** false once the session is removed: nothing from its sockets is taken any more */
-  live: () => boolean
-  /** where status views are committed before their receipt is acknowledged */
-  receiptSink: ReceiptSink
-  /** where reactions and replies to statuses are committed before their message is acknowledged */
-  interactionSink: InteractionSink
-  /** where the phone's saved contacts and status privacy are kept (session/phone.ts); none: not read */
-  phoneSink?: PhoneSink
-  /** where contacts' statuses are committed before their `<status>` stanza is acknowledged (contact-statuses.ts) */
-  contactStatusSink: ContactStatusSink
-  /** receipts as they arrive (views after their commit), for counting */
-  onReceiptsSeen: (receipts: ReceiptSeen[]) => void
-  /**
-   * the session's sender: the statuses it sent (served to retry receipts: recent ones from memory, else as the
-   * service stored them), its queue (a retry answer runs between sends, never beside one), and message updates
-   */
-  sender: Pick<StatusSender, 'sentMessage' | 'storedMessage' | 'exclusive' | 'onMessagesUpdate'>
-  /** a status retry receipt was taken (answered or not): status-retries.ts */
-  onStatusRetry: (seen: StatusRetrySeen) => void
-  events: ConnectionEvents
-}
-
 /**
  * A session's socket: never two at once. Socket events carry the Attempt they came from and are
  * ignored once that attempt is no longer current.
@@ -159,10 +62,12 @@ export class Connection {
   #attempt: Attempt | null = null
   #gen = 0
   readonly #intakes: StanzaIntakes
+  readonly #notices: SessionNotices
   readonly backoff: Backoff
 
   constructor (private readonly deps: ConnectionDeps) {
     this.#intakes = new StanzaIntakes(deps)
+    this.#notices = new SessionNotices(deps)
     this.backoff = new Backoff(deps.timing.reconnectBaseMs, deps.timing.reconnectMaxMs)
   }
 
@@ -224,6 +129,7 @@ export class Connection {
     })
     // receipts and rejections are facts even from a socket being replaced: not filtered by attempt
     this.#intakes.listen(sock)
+    this.#notices.watch(sock)
     sock.ev.on('messages.update', (updates) => { if (this.deps.live()) this.deps.sender.onMessagesUpdate(updates) })
     return linked
   }

@@ -2,7 +2,7 @@ import type { WASocket } from '@whiskeysockets/baileys'
 import { ContactStatusIntake } from '../contact-statuses.js'
 import { InteractionIntake } from '../interactions.js'
 import { ReceiptIntake } from '../receipts.js'
-import type { ConnectionDeps } from './connection.js'
+import type { ConnectionDeps } from './connection-deps.js'
 import { PhoneSync } from './phone.js'
 import { StatusRetries } from './status-retries.js'
 

@@ -5,7 +5,7 @@ import { onStanza } from '../baileys/index.js'
 import type { SessionAuth } from '../auth-state.js'
 import { isPlatformError, PlatformError } from '../errors.js'
 import type { AuthMethod, PlatformEventMap } from '../types.js'
-import type { Attempt } from './connection.js'
+import type { Attempt } from './attempt.js'
 
 export type Emit = <K extends keyof PlatformEventMap & string>(event: K, payload: PlatformEventMap[K]) => void
 

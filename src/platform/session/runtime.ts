@@ -7,13 +7,14 @@ import { PlatformError } from '../errors.js'
 import { pnDigits } from '../lid.js'
 import type { PlatformLogger as Logger } from '../logger.js'
 import type { AuthMethod, PlatformEventMap, PlatformTiming, SendStatusInput, SendStatusResult, SessionLinks, SessionSnapshot, SessionSpec } from '../types.js'
-import { afterClose, Connection, type Attempt, type ConnectionDeps } from './connection.js'
+import { Connection, type Attempt, type ConnectionDeps } from './connection.js'
+import { afterClose, closeReason } from './reconnect.js'
 import { Linking, type Emit } from './linking.js'
 import { relayPolicy, StatusSender, type SenderHost } from './sender.js'
 import { openNow, openSocket, pairingReady } from './waits.js'
 import { SessionStateMachine, statusChange } from './state.js'
 
-export interface RuntimeDeps extends Pick<ConnectionDeps, 'receiptSink' | 'interactionSink' | 'contactStatusSink' | 'phoneSink' | 'sharedKeyTransactions'>, Pick<SenderHost, 'sentStatuses'> {
+export interface RuntimeDeps extends Pick<ConnectionDeps, 'receiptSink' | 'interactionSink' | 'contactStatusSink' | 'phoneSink' | 'sharedKeyTransactions' | 'expirations' | 'build'>, Pick<SenderHost, 'sentStatuses'> {
   wa: Config['wa']
   logger: Logger
   baileysLogger: Logger
@@ -50,7 +51,7 @@ export class SessionRuntime {
     this.sender = new StatusSender({
       id: this.id,
       log: this.log,
-      policy: () => relayPolicy(deps.wa.statusChunkSize, deps.timing),
+      policy: () => relayPolicy(deps.wa.statusChunkSize, deps.timing, deps.wa.statusStanza),
       openSocket: this.openSocket,
       ownNumber: () => this.ownNumber,
       newMessageId: () => this.newMessageId(),
@@ -94,7 +95,7 @@ export class SessionRuntime {
   async restart (): Promise<void> {
     await this.lifecycle.run(async () => {
       this.assertPresent()
-      this.connection.backoff.reset()
+      this.connection.backoff.reset(true)
       this.linking.clearTimer()
       await this.connect()
     })
@@ -211,7 +212,7 @@ export class SessionRuntime {
   }
 
   private onClose (attempt: Attempt, error: Error | undefined): void {
-    if (this.state.is('open')) this.state.move('reconnecting', error?.message ?? 'closed')
+    if (this.state.is('open')) this.state.move('reconnecting', closeReason(error))
     this.state.waiters.notify()
     this.later('reconnect failed', async () => { await this.afterClose(attempt, error) })
   }

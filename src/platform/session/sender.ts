@@ -11,6 +11,7 @@ import { buildStatusMessage, revokeMessage } from './status-message.js'
 import { chunk, relayInChunks, StanzaRefused, withPushBackRetry, type ChunkWriter, type RelayPolicy } from './chunk-relay.js'
 import { lidsForNumbers, ownLidOf, STATUS_SETTING, writeLidStatusChunk } from '../baileys/status-post.js'
 import { prepareSessions, type SessionPrep } from '../baileys/status-prepare.js'
+import { sendStatusMentions } from '../baileys/status-mention.js'
 
 // Statuses go to `status@broadcast` as one sender-key message (skmsg) plus, per recipient device, a
 // pairwise-encrypted sender-key distribution message. In rc14 relayMessage (lib/Socket/messages-send.js,
@@ -40,9 +41,10 @@ export interface SenderHost {
 }
 
 /** The relay policy of a session's sends: its chunk size setting and the platform's send timings. */
-export function relayPolicy (chunkSize: number, timing: PlatformTiming): RelayPolicy {
+export function relayPolicy (chunkSize: number, timing: PlatformTiming, statusStanza: 'message' | 'status' = 'message'): RelayPolicy {
   return {
-    chunkSize, attempts: timing.sendAttempts, retryBaseMs: timing.sendRetryBaseMs, retryMaxMs: timing.sendRetryMaxMs, ackTimeoutMs: timing.sendAckTimeoutMs
+    chunkSize, attempts: timing.sendAttempts, retryBaseMs: timing.sendRetryBaseMs, retryMaxMs: timing.sendRetryMaxMs, ackTimeoutMs: timing.sendAckTimeoutMs,
+    statusStanza
   }
 }
 
@@ -113,7 +115,9 @@ export class StatusSender {
         : undefined
       // relayMessage (the phone-number path) would repeat the look-ups the preparation has in flight
       if (lids === null) await prep?.ready(jids)
-      const write = lids === null ? undefined : this.#lidWriter(message, input.messageId, lids, input.statusSetting ?? STATUS_SETTING, prep)
+      // the users it mentions, as the platform addresses them (status-mention.ts): LIDs, or numbers on a legacy account
+      const mentioned = (input.mentions ?? []).flatMap((d) => lids === null ? [pnJid(d)] : lids.get(pnJid(d)) ?? [])
+      const write = lids === null ? undefined : this.#lidWriter(message, input.messageId, lids, input.statusSetting ?? STATUS_SETTING, policy, prep, mentioned)
       try {
         await relayInChunks({
           socket: this.host.openSocket,
@@ -123,7 +127,7 @@ export class StatusSender {
           policy,
           logger: log,
           alreadySent: all.length - jids.length,
-          ...(write !== undefined ? { write } : {}),
+          ...(write !== undefined ? { write, ackClass: policy.statusStanza ?? 'message' } : {}),
           ...(input.onChunkStart !== undefined ? { onChunkStart: input.onChunkStart } : {}),
           ...(input.onChunk !== undefined ? { onChunk: input.onChunk } : {}),
           ...(input.onUnconfirmed !== undefined ? { onUnconfirmed: input.onUnconfirmed } : {})
@@ -133,7 +137,10 @@ export class StatusSender {
         throw new PlatformError('SEND_FAILED', messageOf(err))
       }
       log.info({ messageId: input.messageId, recipients: all.length, resumed: all.length - jids.length, kind: input.content?.kind }, 'status sent')
-      return { messageId: input.messageId, recipientJids: all, unreachable }
+      const told = mentioned.length === 0 ? [] : await sendStatusMentions(await this.host.openSocket(), input.messageId, mentioned, log)
+      const back = new Map([...(lids ?? new Map<string, string>())].map(([pn, lid]) => [lid, pn]))
+      const toldNumbers = told.flatMap((jid) => pnDigits(back.get(jid) ?? jid) ?? [])
+      return { messageId: input.messageId, recipientJids: all, unreachable, ...(mentioned.length > 0 ? { mentioned: toldNumbers } : {}) }
     })
   }
 
@@ -160,11 +167,16 @@ export class StatusSender {
   }
 
   /** `statusSetting`: a post's `<meta status_setting>`; null: a revoke (none) */
-  #lidWriter (message: proto.IMessage, messageId: string, lids: Map<string, string>, statusSetting: StatusSetting | null, prep?: SessionPrep): ChunkWriter {
+  #lidWriter (
+    message: proto.IMessage, messageId: string, lids: Map<string, string>, statusSetting: StatusSetting | null, policy: RelayPolicy,
+    prep?: SessionPrep, mentioned?: string[]
+  ): ChunkWriter {
+    const stanza = policy.statusStanza ?? 'message'
     return async (sock, jids) => {
       const users = jids.flatMap((jid) => lids.get(jid) ?? [])
       await prep?.ready(users)
-      return await writeLidStatusChunk(sock, { message, messageId, users, statusSetting, logger: this.host.log })
+      const mentions = mentioned !== undefined ? { mentioned } : {}
+      return await writeLidStatusChunk(sock, { message, messageId, users, statusSetting, stanza, logger: this.host.log, ...mentions })
     }
   }
 
@@ -223,7 +235,7 @@ export class StatusSender {
           logger: this.host.log,
           label: 'revoke',
           onChunk: async (done) => { reached += done.length },
-          ...(lids === null ? { additionalAttributes: { edit: '7' } } : { write: this.#lidWriter(message, revokeId, lids, null) })
+          ...(lids === null ? { additionalAttributes: { edit: '7' } } : { write: this.#lidWriter(message, revokeId, lids, null, policy), ackClass: policy.statusStanza ?? 'message' })
         })
         return true
       } catch (err) {

@@ -1,0 +1,140 @@
+import { sql, type Kysely } from 'kysely'
+import type { Database, EventLogRow, WebhookDeliveryRow } from '../database.js'
+
+// The webhook outbox's port and the queries both dialects' outboxes share (webhooks.ts: SQLite's, and the
+// endpoints; webhooks-pg.ts: PostgreSQL's, several nodes claiming). Its own file so that both import it and
+// neither imports the other's importer.
+
+type Db = Kysely<Database>
+
+export interface NewDelivery {
+  webhookId: string
+  messageId: string
+  eventType: string
+  sessionId: string | null
+  orderKey: string
+  body: string
+  at: number
+}
+
+/** The deliveries (one per matching endpoint) of logged events, in the events' order. */
+export type DeliveriesOf = (events: EventLogRow[]) => NewDelivery[]
+
+/**
+ * An endpoint that takes events: the enabled ones, and the disabled ones with when they were disabled
+ * (`updated_at`), since an event that happened before that is still theirs.
+ */
+export interface Subscriber {
+  id: string
+  events: string | null
+  session_id: string | null
+  key_id: string | null
+  enabled: number
+  updated_at: number | string
+}
+
+export interface AttemptOutcome {
+  id: number
+  at: number
+  statusCode: number | null
+  error: string | null
+}
+
+/** A delivery claimed for sending, with its endpoint's URL and secret. */
+export type ClaimedDelivery = WebhookDeliveryRow & { url: string, secret: string }
+
+/** Who claims deliveries from the outbox, and for how long a claim holds without an outcome (several nodes). */
+export interface DeliveryClaim {
+  nodeId: string
+  ttlMs: number
+}
+
+/**
+ * The outbox. A delivery is due when it is pending, its time has come, its endpoint is enabled, and no
+ * earlier delivery with the same order key to the same endpoint is still pending or being sent: so one
+ * status's events reach an endpoint in the order they happened.
+ */
+export interface WebhookOutbox {
+  subscribers: () => Promise<Subscriber[]>
+  /** commits every row (in the order the calls came: ids follow the events' order) */
+  insert: (rows: NewDelivery[]) => Promise<void>
+  /**
+   * The deliveries of up to `limit` logged events past the `webhooks` cursor, and the cursor moved past
+   * them, in one transaction. How many events it took (0: none left; -1: another node is at it).
+   */
+  fromLog: (limit: number, build: DeliveriesOf) => Promise<number>
+  /** marks up to `limit` due deliveries as sending and returns them */
+  claimDue: (now: number, limit: number) => Promise<ClaimedDelivery[]>
+  /** the earliest time a delivery can be due (pending and not waiting for an earlier one), or null */
+  nextDueAt: () => Promise<number | null>
+  succeeded: (o: AttemptOutcome) => Promise<void>
+  retry: (o: AttemptOutcome, nextAt: number) => Promise<void>
+  failed: (o: AttemptOutcome) => Promise<void>
+  /** back to pending without counting an attempt (shutdown interrupted it) */
+  release: (id: number) => Promise<void>
+  /** at start: deliveries a crash left `sending` (this node's) go back to pending */
+  releaseAll: () => Promise<number>
+  disable: (webhookId: string, reason: string, at: number) => Promise<void>
+  /** pending again now with a fresh schedule; false when missing or being sent */
+  requeue: (webhookId: string, id: number, now: number) => Promise<boolean>
+  prune: (before: number) => Promise<number>
+  /** deliveries waiting (pending or being sent), and endpoints failing (retrying, or disabled by a 410) */
+  counts: () => Promise<{ pending: number, failing: number }>
+}
+
+/** Rows per insert statement (SQLite caps a statement's variables). */
+const INSERT_CHUNK = 500
+
+/** One multi-row insert per chunk, inside the caller's transaction. */
+async function insertDeliveries (trx: Db, rows: NewDelivery[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
+    await trx.insertInto('webhook_deliveries').values(rows.slice(i, i + INSERT_CHUNK).map((r) => ({
+      webhook_id: r.webhookId,
+      message_id: r.messageId,
+      event_type: r.eventType,
+      session_id: r.sessionId,
+      order_key: r.orderKey,
+      body: r.body,
+      status: 'pending' as const,
+      attempts: 0,
+      next_attempt_at: r.at,
+      created_at: r.at
+    }))).execute()
+  }
+}
+
+/** rows a raw statement changed */
+export const affected = (r: { numAffectedRows?: bigint }): number => Number(r.numAffectedRows ?? 0n)
+
+/** Subscribers, both dialects. */
+export async function readSubscribers (db: Db): Promise<Subscriber[]> {
+  return await db.selectFrom('webhooks').select(['id', 'events', 'session_id', 'key_id', 'enabled', 'updated_at']).execute()
+}
+
+/** The deliveries of logged events past the cursor, in the caller's transaction (the cursor read as `lastId`). */
+export async function deliveriesFromLog (trx: Db, lastId: number, limit: number, build: DeliveriesOf): Promise<number> {
+  const events = await trx.selectFrom('event_log').selectAll().where('id', '>', lastId).orderBy('id').limit(limit).execute()
+  if (events.length === 0) return 0
+  await insertDeliveries(trx, build(events))
+  await trx.updateTable('event_cursors').set({ last_id: Number(events[events.length - 1].id) }).where('name', '=', 'webhooks').execute()
+  return events.length
+}
+
+/** Inserts one call after another, in the order asked. */
+export function orderedInserts (db: Db): (rows: NewDelivery[]) => Promise<void> {
+  let inserts: Promise<void> = Promise.resolve()
+  return async (rows) => {
+    if (rows.length === 0) return
+    const mine = inserts.then(async () => { await db.transaction().execute(async (trx) => { await insertDeliveries(trx, rows) }) })
+    inserts = mine.catch(() => {})
+    await mine
+  }
+}
+
+export async function outboxCounts (db: Db): Promise<{ pending: number, failing: number }> {
+  const { rows } = await sql<{ pending: number | string, failing: number | string }>`select
+    (select count(*) from webhook_deliveries where status in ('pending', 'sending')) as pending,
+    (select count(distinct webhook_id) from webhook_deliveries where status = 'pending' and attempts > 0) +
+    (select count(*) from webhooks where enabled = 0 and disabled_reason is not null) as failing`.execute(db)
+  return { pending: Number(rows[0].pending), failing: Number(rows[0].failing) }
+}
