@@ -38,13 +38,14 @@ interface Row {
   sent_count: number
   error: string | null
   unreachable: string
+  mentions: string
   audience: string | null
   viewer_count: number
   reaction_count: number
   reply_count: number
 }
 const listSent = db.prepare<[string, number], Row>(`select s.id, s.type, s.content, s.caption, s.message_id, s.state, s.created_at,
-  s.contact_count, s.target_numbers, s.sent_count, s.error, s.unreachable, s.audience,
+  s.contact_count, s.target_numbers, s.sent_count, s.error, s.unreachable, s.mentions, s.audience,
   (select count(*) from viewers v where v.status_id = s.id and v.is_real = 1) as viewer_count,
   (select count(*) from status_reactions r where r.status_id = s.id and r.emoji <> '') as reaction_count,
   (select count(*) from status_replies p where p.status_id = s.id) as reply_count
@@ -98,7 +99,8 @@ app.get('/api/sessions/:sessionId/sent-statuses', (req, res) => {
     error: r.error,
     state: r.state,
     sentCount: r.sent_count,
-    unreachable: r.unreachable === '' ? [] : r.unreachable.split(',')
+    unreachable: r.unreachable === '' ? [] : r.unreachable.split(','),
+    mentions: r.mentions === '' ? [] : r.mentions.split(',')
   }))
   res.json({ success: true, data })
 })
