@@ -74,7 +74,7 @@ app.get('/api/health', (_req, res) => {
         database: { ok: true, latencyMs },
         sessions: { total: rows.length, connected: open, connecting: socketState === 'connecting' ? 1 : 0, disconnected: rows.length - open, loggedOut: 0, disconnectedTooLong: [] },
         // the service checks the Baileys internals it relies on once at start; the control relies on none
-        platform: { loaded: true, baileys: '7.0.0-rc14', compatible: true, assumptions: 0, broken: [] },
+        platform: { loaded: true, baileys: '7.0.0-rc14', compatible: true, assumptions: 0, broken: [], clientExpiresAt: null, clientExpiresSoon: false },
         webhooks: { pending: pending.get(), failing: failing.get() }
       }
     }
