@@ -138,5 +138,5 @@ test('/api/health: the platform check once loaded (compatible, every assumption 
     const p = h.checks.platform as { loaded: boolean }
     return p.loaded ? h.checks.platform : undefined
   }, 10_000, 'the platform loaded')
-  assert.deepEqual(platform, { loaded: true, baileys: '7.0.0-rc14', compatible: true, assumptions: ASSUMPTIONS.length, broken: [] })
+  assert.deepEqual(platform, { loaded: true, baileys: '7.0.0-rc14', compatible: true, assumptions: ASSUMPTIONS.length, broken: [], clientExpiresAt: null, clientExpiresSoon: false })
 })

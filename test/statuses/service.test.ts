@@ -62,7 +62,7 @@ test('text status: colour and font go to the platform, row stored as sent, statu
   const [listed] = await h.app.statuses.list('s1')
   assert.deepEqual({ ...listed, timestamp: undefined }, {
     id: res.statusId, type: 'text', content: 'hello', caption: '', timestamp: undefined, platformMessageId: res.platformMessageId,
-    contactCount: 2, targetNumbers: `${A},${B},${OWN}`, audience: null, viewerCount: 0, reactionCount: 0, replyCount: 0, error: null, state: 'sent', sentCount: 2, unreachable: []
+    contactCount: 2, targetNumbers: `${A},${B},${OWN}`, audience: null, viewerCount: 0, reactionCount: 0, replyCount: 0, error: null, state: 'sent', sentCount: 2, unreachable: [], mentions: []
   })
 })
 
