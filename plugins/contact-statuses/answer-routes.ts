@@ -43,7 +43,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     schema: {
       tags,
       summary: "Reply to a contact's status: a one-to-one message to the poster quoting the status",
-      description: "The message's `contextInfo` quotes the status (`stanzaId` its id, `participant` the poster, `remoteJid` status@broadcast, " +
+      description: "The message's `contextInfo` quotes the status (`stanzaId` its id, `participant` the poster, `remoteJid` the status broadcast, " +
         '`quotedMessage` the status as it was read). Listed under the status\' `replies` once the platform acknowledged it. The session must be connected.',
       params: ContactStatusParamsSchema,
       body: ContactStatusReplyBodySchema,
