@@ -6,6 +6,7 @@ import pg from 'pg'
 import type { Database } from './database.js'
 import { migrationProvider } from './migrations/index.js'
 import { SQLite } from './sqlite.js'
+import { cachedStatements } from './statement-cache.js'
 
 /** The embedded default: one SQLite file, with the raw better-sqlite3 connection for synchronous hot paths. */
 export interface SqliteHandle {
@@ -43,7 +44,7 @@ export async function openDatabase (file: string): Promise<SqliteHandle> {
   sqlite.pragma('synchronous = NORMAL')
   sqlite.pragma('foreign_keys = ON')
   sqlite.pragma('busy_timeout = 5000')
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) })
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: cachedStatements(sqlite) }) })
   await migrate(db)
   return { dialect: 'sqlite', db, sqlite, file, close: async () => { await db.destroy() } }
 }
