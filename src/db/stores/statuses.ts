@@ -85,7 +85,8 @@ type Progress = Pick<StatusStore, 'savePayload' | 'commitChunk' | 'unconfirmed' 
 
 export function createStatusStore (handle: DbHandle): StatusStore {
   if (handle.dialect === 'postgres') return { ...kyselyStatuses(handle.db), ...postgresProgress(handle.db) }
-  return { ...kyselyStatuses(handle.db), ...sqliteProgress(handle.db, handle.sqlite), listSent: sqliteListSent(handle.db, handle.sqlite) }
+  const plain = { ...kyselyStatuses(handle.db), ...sqliteProgress(handle.db, handle.sqlite) }
+  return handle.plainStatements === true ? plain : { ...plain, listSent: sqliteListSent(handle.db, handle.sqlite) }
 }
 
 /** The queries both dialects run the same. */
@@ -164,7 +165,8 @@ function kyselyStatuses (db: Db): Omit<StatusStore, keyof Progress> {
 /**
  * SQLite's list: one prepared statement whose rows come as arrays, made into objects here. better-sqlite3 builds
  * a row object property by property, which for 500 statuses cost more than the query (issue 41: listSent
- * 2.5 → 1.2 ms CPU for 500 statuses; bench/NOTES.md).
+ * 2.5 → 1.2 ms CPU for 500 statuses; bench/NOTES.md). The kept-statements speed trick (src/speed-tricks.ts): off, the list
+ * is the Kysely query above.
  */
 function sqliteListSent (db: Db, sqlite: SQLite.Database): StatusStore['listSent'] {
   // the columns in the order `row` reads them (a column the row type gains and `row` lacks fails the typecheck);
