@@ -346,4 +346,5 @@ await runBench('reads', 380_000, async ({ smoke, dir, log, emulator, service }) 
   } finally {
     for (const stop of stops.reverse()) await stop()
   }
-})
+// smoke mode links three sessions and four controls' worth of rounds: about 90 s at load 18
+}, 150_000)
