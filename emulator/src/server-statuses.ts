@@ -87,7 +87,7 @@ export abstract class StatusServer extends ReceiptServer {
 
   /**
    * The contact's device fails to decrypt the next status(es) it receives (it lost the sender key) and sends
-   * the poster a retry receipt for each (`<receipt type="retry">`, statuses.ts askAgain); the answer is
+   * the poster a retry receipt for each (`<receipt type="retry">`, status-retries.ts askAgain); the answer is
    * recorded on the status (`retries`).
    */
   failNextDecrypt (number: string, options: FailDecryptOptions = {}): ContactInfo {
