@@ -4,6 +4,24 @@ import type { DirectMessageRecord } from './status-mentions.js'
 import type {
   AccountInfo,
   AccountRef,
+  ContactInfo,
+  FailDecryptOptions,
+  FaultKind,
+  LinkResult,
+  ReceiptVia,
+  RejectedMessage,
+  ConnectionLogEntry,
+  SavedContactInfo,
+  SavedContactsResult,
+  StatusPrivacyInfo,
+  StatusPrivacyMode,
+  StatusPrivacyResult,
+  StatusRecord,
+  StatusRefusalInfo,
+  StatusRefusalOptions,
+  StatusRetryRecord
+} from './types.js'
+import type {
   BulkViewOptions,
   ConnectionAckStats,
   ReplacedLogin,
@@ -13,27 +31,11 @@ import type {
   ContactStatusResult,
   GroupedReceiptOptions,
   GroupedReceiptsResult,
-  ContactInfo,
-  FailDecryptOptions,
-  FaultKind,
   InteractionOptions,
   InteractionResult,
-  LinkResult,
-  ReceiptVia,
-  RejectedMessage,
-  ConnectionLogEntry,
-  SavedContactInfo,
-  SavedContactsResult,
   SendViewsResult,
-  StatusPrivacyInfo,
-  StatusPrivacyMode,
-  StatusPrivacyResult,
-  StatusRecord,
-  StatusRefusalInfo,
-  StatusRefusalOptions,
-  StatusRetryRecord,
   ViewOptions
-} from './types.js'
+} from './types-messages.js'
 
 /** The library API; the control API mirrors it over HTTP. */
 export interface Emulator {

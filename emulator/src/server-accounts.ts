@@ -5,17 +5,8 @@ import { EmulatorError } from './errors.js'
 import { RULE_ERROR } from './status-rules.js'
 import { checkRefusal } from './refusals.js'
 import { clientExpirationNode, refreshLidAckNode } from './notices.js'
-import type {
-  AccountInfo,
-  AccountRef,
-  ConnectionAckStats,
-  ReplacedLogin,
-  ContactInfo,
-  FaultKind,
-  ConnectionLogEntry,
-  StatusRefusalInfo,
-  StatusRefusalOptions
-} from './types.js'
+import type { AccountInfo, AccountRef, ContactInfo, FaultKind, ConnectionLogEntry, StatusRefusalInfo, StatusRefusalOptions } from './types.js'
+import type { ConnectionAckStats, ReplacedLogin } from './types-messages.js'
 import { StatusServer } from './server-statuses.js'
 import { legacyFlag, contactInfo } from './server-base.js'
 

@@ -5,17 +5,16 @@ import { normalizeNumber } from './accounts.js'
 import { EmulatorError } from './errors.js'
 import { encryptInteraction, prepareInteraction, type InteractionKind } from './interactions.js'
 import { groupedReceiptNodes } from './grouped-receipts.js'
+import type { ReceiptType, ReceiptVia } from './types.js'
 import type {
   BulkViewOptions,
   GroupedReceiptOptions,
   GroupedReceiptsResult,
   InteractionOptions,
   InteractionResult,
-  ReceiptType,
-  ReceiptVia,
   SendViewsResult,
   ViewOptions
-} from './types.js'
+} from './types-messages.js'
 import { PhoneServer } from './server-phone.js'
 import { STATUS_JID, unixNow } from './server-base.js'
 

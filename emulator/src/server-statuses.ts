@@ -10,18 +10,8 @@ import { isPairwiseStatusReaction, statusReactionViolation } from './sent-to-con
 import type { DirectMessageRecord } from './status-mentions.js'
 import { refuses } from './refusals.js'
 import { ackClassOf, misaddressedStatus } from './publish-stanza.js'
-import type {
-  ContactStatusLog,
-  SentToContact,
-  ContactStatusOptions,
-  ContactStatusResult,
-  ContactInfo,
-  FailDecryptOptions,
-  ReceiptVia,
-  RejectedMessage,
-  StatusRecord,
-  StatusRetryRecord
-} from './types.js'
+import type { ContactInfo, FailDecryptOptions, ReceiptVia, RejectedMessage, StatusRecord, StatusRetryRecord } from './types.js'
+import type { ContactStatusLog, SentToContact, ContactStatusOptions, ContactStatusResult } from './types-messages.js'
 import { ReceiptServer } from './server-receipts.js'
 import { STATUS_JID, DEFAULT_WAIT_MS, unixNow, contactInfo } from './server-base.js'
 
