@@ -12,7 +12,7 @@
  * Issue 34 retired these figures' targets (issues 14 and 25 set them): they measured a probe, not the
  * product. The figures stay, measured and compared, with no target.
  */
-import { SQLite as Database } from '../src/db/sqlite.js'
+import { SQLite as Database } from '../src/db/sqlite/driver.js'
 import { runBench, type Figure } from './lib/bench.js'
 import { combine, measure, startBareFastify, startExpressControl, startPlainPeer, type Load } from './lib/cannon.js'
 import { emulatorApi, linkSessions, serviceApi } from '../test/support/clients.js'

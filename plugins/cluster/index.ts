@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import fp from 'fastify-plugin'
 import type { FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify'
 import type { ChangeTransaction } from '../../src/db/stores/events.js'
-import { insertLease, type NodeInfo } from '../../src/db/stores/leases.js'
+import type { NodeInfo } from '../../src/db/stores/leases.js'
 import { OwnerUnavailable, Unauthorized } from '../../src/errors.js'
 import { FORWARDED_HEADER, forwardRequest } from './forward.js'
 import { LeaseKeeper } from './lease-keeper.js'
@@ -174,7 +174,7 @@ export default fp(async (app) => {
       log.info({ url: nodeUrl, sessions: keeper.running.size }, 'cluster: node joined')
     },
     async holdNew (trx, sessionId) {
-      if (keeper !== null) await insertLease(trx, sessionId, nodeId, leaseTtlMs)
+      if (keeper !== null) await leases.hold(sessionId, nodeId, leaseTtlMs, trx)
     },
     async openNew (sessionId) {
       if (keeper === null) await held().open(sessionId)

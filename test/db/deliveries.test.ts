@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict'
+import { storesOf } from '../../src/db/stores/index.js'
 import { insertSession } from '../../src/db/stores/sessions.js'
-import { createStatusStore } from '../../src/db/stores/statuses.js'
-import { createViewerStore } from '../../src/db/stores/viewer-store.js'
 import type { InCommit } from '../../src/db/stores/viewers.js'
 import { dialectTest, openTestDb } from '../support/db-matrix.js'
 
@@ -15,8 +14,8 @@ const quiet: InCommit<unknown> = { needs: () => ({}), events: () => [] }
 dialectTest('deliveries: earliest kept, unknown statuses skipped, LID rows get their number, gone with the status', async (t, dialect) => {
   const handle = await openTestDb(t, dialect)
   const { db } = handle
-  const writer = createViewerStore(handle)
-  const statuses = createStatusStore(handle)
+  const writer = storesOf(handle).viewers
+  const statuses = storesOf(handle).statuses
   const now = Date.now()
   await insertSession(db, { id: 's1', name: 's1', auth_method: 'qrcode', phone_number: null, own_number: null, own_lid: null, created_at: now })
   const statusId = await statuses.insert({

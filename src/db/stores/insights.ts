@@ -1,5 +1,5 @@
-import { sql, type RawBuilder } from 'kysely'
-import type { DbHandle } from '../connection.js'
+import { sql, type Kysely, type RawBuilder } from 'kysely'
+import type { Database } from '../database.js'
 import type { StatusSummary } from '../../insights/summary.js'
 import { keepSummaries, lineColumns, summariesOf, summaryColumns } from './insights-facts.js'
 import { contactRows, type ContactQuery, type ContactRow } from './insights-contacts.js'
@@ -64,14 +64,17 @@ export interface InsightStore {
   contacts: (filter: InsightFilter, query: ContactQuery) => Promise<ContactRow[]>
 }
 
-/** Live rows handed to SQL as one JSON parameter, as a table (the only words the dialects differ in). */
+/** Live rows handed to SQL as one JSON parameter, as a table (the only words the backends differ in). */
 export type LiveTable = (json: string, columns: ReadonlyArray<readonly [string, 'int' | 'text']>) => RawBuilder<unknown>
 
-const sqliteLive: LiveTable = (json, columns) =>
-  sql`select ${sql.join(columns.map(([c]) => sql`json_extract(value, ${'$.' + c}) as ${sql.ref(c)}`))} from json_each(${json})`
-
-const postgresLive: LiveTable = (json, columns) =>
-  sql`select * from jsonb_to_recordset(${json}::jsonb) as x(${sql.raw(columns.map(([c, t]) => `${c} ${t === 'int' ? 'bigint' : 'text'}`).join(', '))})`
+/** What differs per backend (src/db/sqlite/insights.ts, src/db/postgres/insights.ts). */
+export interface InsightBackend {
+  live: LiveTable
+  /** insight_recipients, walked along insight_recipients_delay (SQLite's planner is told which index to take) */
+  delayIndex: RawBuilder<unknown>
+  /** before an expiry's summaries are read: what keeps a receipt from committing to an expiring status meanwhile */
+  lockExpiring: (tx: Kysely<Database>, before: number) => Promise<void>
+}
 
 const STATUS_COLS = [
   ['status_id', 'int'], ['type', 'text'], ['caption_length', 'int'], ['audience_kind', 'text'], ['audience_id', 'text'], ['audience_name', 'text'],
@@ -88,11 +91,8 @@ const BUCKET = sql.raw(String(BUCKET_MS))
 /** time to view, never below 0 (as the summary counts it) */
 export const DELAY = sql`case when viewed_at > posted_at then viewed_at - posted_at else 0 end`
 
-export function createInsightStore (handle: DbHandle): InsightStore {
-  const db = handle.db
-  const live = handle.dialect === 'sqlite' ? sqliteLive : postgresLive
-  // SQLite's planner, without statistics, prefers the (session, posted_at) range and a sort: told which index to walk
-  const delayIndex = handle.dialect === 'sqlite' ? sql`insight_recipients indexed by insight_recipients_delay` : sql`insight_recipients`
+export function insightStore (db: Kysely<Database>, backend: InsightBackend): InsightStore {
+  const { live, delayIndex } = backend
 
   /**
    * The statuses in scope: the summaries in range plus the live ones (summarised now, filtered alike).
@@ -134,11 +134,7 @@ export function createInsightStore (handle: DbHandle): InsightStore {
 
   return {
     async keepExpired (before, keepSince, tx = db) {
-      // PostgreSQL reads each statement at its own snapshot: without the lock a view committed between the
-      // summary's reads and the expiry's delete would be acknowledged, then lost with its status. Locked, such
-      // a commit waits for the expiry and fails its foreign key (not acknowledged: the platform sends it
-      // again, and it is dropped like any receipt for a status no longer there). SQLite has one writer.
-      if (handle.dialect === 'postgres') await sql`select id from statuses where created_at < ${before} for update`.execute(tx)
+      await backend.lockExpiring(tx, before)
       return await keepSummaries(tx, (q) => q.where('created_at', '<', before).where('created_at', '>=', keepSince), Date.now())
     },
     async keep (sessionId, statusId, tx = db) {

@@ -7,8 +7,13 @@ type Db = Kysely<Database>
 
 // The viewer store's reactions and replies (tables status_reactions, status_replies; migration 005).
 
-/** Reactions and replies: the same Kysely queries on both dialects (not on a bench figure's path). */
-export function createInteractions (db: Db): Omit<ViewerStore, keyof ReceiptPart> {
+/** The viewer store: the backend's receipt path (src/db/sqlite/viewers.ts, src/db/postgres/viewers.ts) and the reactions and replies. */
+export function viewerStore (db: Db, receipts: ReceiptPart): ViewerStore {
+  return { ...receipts, ...interactions(db) }
+}
+
+/** Reactions and replies: the same Kysely queries on both backends (not on a bench figure's path). */
+function interactions (db: Db): Omit<ViewerStore, keyof ReceiptPart> {
   async function statusIdOf (tx: Db, sessionId: string, messageId: string): Promise<number | undefined> {
     const row = await tx.selectFrom('statuses').select('id').where('session_id', '=', sessionId).where('message_id', '=', messageId).executeTakeFirst()
     return row?.id

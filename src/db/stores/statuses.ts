@@ -1,9 +1,6 @@
-import type SQLite from 'better-sqlite3'
-import { sql, type Kysely } from 'kysely'
-import type { DbHandle } from '../connection.js'
+import type { Kysely } from 'kysely'
 import type { Database, NewStatusRow, StatusRow } from '../database.js'
-import { appendEvents, sqliteEventLog, type NewEvent } from './events.js'
-import { onSqliteConnection } from './sqlite-gate.js'
+import type { NewEvent } from './events.js'
 
 type Db = Kysely<Database>
 
@@ -77,17 +74,17 @@ const INFO_COLUMNS = [
   'sent_count', 'media_file', 'background_color', 'font', 'error', 'unreachable', 'audience', 'mentions'
 ] as const satisfies ReadonlyArray<keyof StatusInfo>
 
-const asBuffer = (bytes: Uint8Array): Buffer => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+export const asBuffer = (bytes: Uint8Array): Buffer => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
 
-type Progress = Pick<StatusStore, 'savePayload' | 'commitChunk' | 'unconfirmed' | 'notSent'>
+/** A send's progress: each backend writes it its own way (src/db/sqlite/statuses.ts, src/db/postgres/statuses.ts). */
+export type StatusProgress = Pick<StatusStore, 'savePayload' | 'commitChunk' | 'unconfirmed' | 'notSent'>
 
-export function createStatusStore (handle: DbHandle): StatusStore {
-  const progress = handle.dialect === 'sqlite' ? sqliteProgress(handle.db, handle.sqlite) : postgresProgress(handle.db)
-  return { ...kyselyStatuses(handle.db), ...progress }
+/** The statuses store: the queries both backends run the same, and the backend's `progress`. */
+export function statusStore (db: Db, progress: StatusProgress): StatusStore {
+  return { ...sharedStatuses(db), ...progress }
 }
 
-/** The queries both dialects run the same. */
-function kyselyStatuses (db: Db): Omit<StatusStore, keyof Progress> {
+function sharedStatuses (db: Db): Omit<StatusStore, keyof StatusProgress> {
   return {
     async insert (row) {
       const { id } = await db.insertInto('statuses').values(row).returning('id').executeTakeFirstOrThrow()
@@ -155,69 +152,6 @@ function kyselyStatuses (db: Db): Omit<StatusStore, keyof Progress> {
     async postsSince (sessionId, since) {
       return await db.selectFrom('statuses').select(['created_at', 'contact_count'])
         .where('session_id', '=', sessionId).where('created_at', '>', since).orderBy('created_at').execute()
-    }
-  }
-}
-
-/**
- * SQLite: prepared statements in synchronous better-sqlite3 transactions, run through onSqliteConnection
- * (so never inside another caller's open transaction). A big send commits a chunk per few hundred
- * recipients between two chunks: the bench figure "first post to 1,000 new contacts ÷ stock Baileys"
- * (bench/NOTES.md) is what they keep low.
- */
-function sqliteProgress (db: Db, sqlite: SQLite.Database): Progress {
-  const log = sqliteEventLog(sqlite)
-  const payload = sqlite.prepare<[Buffer, number]>("update statuses set message_payload = ? where id = ? and state = 'sending'")
-  const confirm = sqlite.prepare<[number, string]>(
-    'insert into status_recipients (status_id, jid, confirmed) values (?, ?, 1) on conflict (status_id, jid) do update set confirmed = 1')
-  const maybe = sqlite.prepare<[number, string]>('insert or ignore into status_recipients (status_id, jid, confirmed) values (?, ?, 0)')
-  const count = sqlite.prepare<[number, number]>('update statuses set sent_count = ? where id = ?')
-  const exists = sqlite.prepare<[number]>('select 1 from statuses where id = ?').pluck()
-  const forget = sqlite.prepare<[number, string]>('delete from status_recipients where status_id = ? and jid = ? and confirmed = 0')
-  const commit = sqlite.transaction((id: number, jids: string[], sentCount: number, events: NewEvent[]): boolean => {
-    if (count.run(sentCount, id).changes === 0) return false
-    for (const jid of jids) confirm.run(id, jid)
-    log.append(events)
-    return true
-  })
-  const unconfirmed = sqlite.transaction((id: number, jids: string[]): boolean => {
-    if (exists.get(id) === undefined) return false
-    for (const jid of jids) maybe.run(id, jid)
-    return true
-  })
-  const notSent = sqlite.transaction((id: number, jids: string[]): void => { for (const jid of jids) forget.run(id, jid) })
-  const run = async <T>(work: () => T): Promise<T> => await onSqliteConnection(db, sqlite, work)
-  return {
-    savePayload: async (id, bytes) => await run(() => payload.run(asBuffer(bytes), id).changes > 0),
-    commitChunk: async (id, jids, sentCount, events = []) => await run(() => commit(id, jids, sentCount, events)),
-    unconfirmed: async (id, jids) => await run(() => unconfirmed(id, jids)),
-    notSent: async (id, jids) => { await run(() => { notSent(id, jids) }) }
-  }
-}
-
-/** PostgreSQL: the same writes through Kysely, each list one statement (unnest), each step one transaction. */
-function postgresProgress (db: Db): Progress {
-  return {
-    async savePayload (id, bytes) {
-      const result = await db.updateTable('statuses').set({ message_payload: asBuffer(bytes) }).where('id', '=', id).where('state', '=', 'sending').executeTakeFirst()
-      return result.numUpdatedRows > 0n
-    },
-    // the log's lock last: held only for the append and the commit
-    commitChunk: async (id, jids, sentCount, events = []) => await db.transaction().execute(async (trx) => {
-      const updated = await trx.updateTable('statuses').set({ sent_count: sentCount }).where('id', '=', id).executeTakeFirst()
-      if (updated.numUpdatedRows === 0n) return false
-      await sql`insert into status_recipients (status_id, jid, confirmed) select ${id}, j, 1 from unnest(${[...new Set(jids)]}::text[]) as j
-        on conflict (status_id, jid) do update set confirmed = 1`.execute(trx)
-      await appendEvents(trx, 'postgres', events)
-      return true
-    }),
-    unconfirmed: async (id, jids) => await db.transaction().execute(async (trx) => {
-      if (await trx.selectFrom('statuses').select('id').where('id', '=', id).executeTakeFirst() === undefined) return false
-      await sql`insert into status_recipients (status_id, jid, confirmed) select ${id}, j, 0 from unnest(${jids}::text[]) as j on conflict do nothing`.execute(trx)
-      return true
-    }),
-    async notSent (id, jids) {
-      await sql`delete from status_recipients where status_id = ${id} and jid = any(${jids}::text[]) and confirmed = 0`.execute(db)
     }
   }
 }

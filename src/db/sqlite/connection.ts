@@ -1,0 +1,29 @@
+import { mkdirSync } from 'node:fs'
+import { dirname } from 'node:path'
+import type SQLiteTypes from 'better-sqlite3'
+import { Kysely, SqliteDialect } from 'kysely'
+import type { Database } from '../database.js'
+import { migrate } from '../migrate.js'
+import { SQLite } from './driver.js'
+
+/** The embedded default: one SQLite file, with the raw better-sqlite3 connection for synchronous hot paths. */
+export interface SqliteHandle {
+  dialect: 'sqlite'
+  db: Kysely<Database>
+  /** the raw better-sqlite3 connection, for hot paths that want prepared statements */
+  sqlite: SQLiteTypes.Database
+  file: string
+  close: () => Promise<void>
+}
+
+export async function openDatabase (file: string): Promise<SqliteHandle> {
+  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true, mode: 0o700 })
+  const sqlite = new SQLite(file)
+  sqlite.pragma('journal_mode = WAL')
+  sqlite.pragma('synchronous = NORMAL')
+  sqlite.pragma('foreign_keys = ON')
+  sqlite.pragma('busy_timeout = 5000')
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) })
+  await migrate(db)
+  return { dialect: 'sqlite', db, sqlite, file, close: async () => { await db.destroy() } }
+}
