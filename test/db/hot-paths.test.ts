@@ -2,7 +2,6 @@ import assert from 'node:assert/strict'
 import { storesOf } from '../../src/db/stores/index.js'
 import type { DbHandle } from '../../src/db/connection.js'
 import type { InCommit, ViewToRecord } from '../../src/db/stores/viewers.js'
-import { insertSession } from '../../src/db/stores/sessions.js'
 import { dialectTest, openTestDb } from '../support/db-matrix.js'
 
 // The hot paths (prepared statements on SQLite, their twins on PostgreSQL) and the Kysely queries, through
@@ -12,7 +11,7 @@ import { dialectTest, openTestDb } from '../support/db-matrix.js'
 const quiet: InCommit<unknown> = { needs: () => ({}), events: () => [] }
 
 async function seed (handle: DbHandle, sessionId = 's1', messageId = 'M1', createdAt = 1000): Promise<number> {
-  await insertSession(handle.db, { id: sessionId, name: sessionId, auth_method: 'qrcode', phone_number: null, own_number: null, own_lid: null, created_at: createdAt })
+  await storesOf(handle).sessions.insert({ id: sessionId, name: sessionId, auth_method: 'qrcode', phone_number: null, own_number: null, own_lid: null, created_at: createdAt })
   return await storesOf(handle).statuses.insert({
     session_id: sessionId, type: 'text', content: 'x', caption: '', message_id: messageId, state: 'sending', created_at: createdAt,
     contact_count: 2, target_numbers: '1555,1556', media_file: null, background_color: null, font: null, error: null

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict'
 import { storesOf } from '../../src/db/stores/index.js'
-import { insertSession } from '../../src/db/stores/sessions.js'
 import { dialectTest, openTestDb } from '../support/db-matrix.js'
 
 // Reactions and replies (migration 005) on both dialects: the latest reaction wins whatever the order, a
@@ -8,10 +7,9 @@ import { dialectTest, openTestDb } from '../support/db-matrix.js'
 
 dialectTest('reactions and replies: latest wins, redelivery no-op, LID rows get their number', async (t, dialect) => {
   const handle = await openTestDb(t, dialect)
-  const { db } = handle
   const store = storesOf(handle).viewers
   const now = Date.now()
-  await insertSession(db, { id: 's1', name: 's1', auth_method: 'qrcode', phone_number: null, own_number: null, own_lid: null, created_at: now })
+  await storesOf(handle).sessions.insert({ id: 's1', name: 's1', auth_method: 'qrcode', phone_number: null, own_number: null, own_lid: null, created_at: now })
   const statusId = await storesOf(handle).statuses.insert({
     session_id: 's1', type: 'text', content: 'x', caption: '', message_id: 'S1', state: 'sent', created_at: now, contact_count: 2,
     target_numbers: '', media_file: null, background_color: null, font: null, error: null

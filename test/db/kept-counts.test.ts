@@ -3,7 +3,6 @@ import { storesOf, type Stores } from '../../src/db/stores/index.js'
 import { Migrator } from 'kysely'
 import type { DbHandle } from '../../src/db/connection.js'
 import { migrationProvider } from '../../src/db/migrations/index.js'
-import { insertSession } from '../../src/db/stores/sessions.js'
 import type { InCommit, ViewToRecord } from '../../src/db/stores/viewers.js'
 import { keptCounts, recountedCounts, type StatusCounts } from '../support/db.js'
 import { dialectTest, openTestDb } from '../support/db-matrix.js'
@@ -36,7 +35,7 @@ async function status (handle: DbHandle, sessionId: string, messageId: string, c
 }
 
 async function session (handle: DbHandle, id: string): Promise<void> {
-  await insertSession(handle.db, { id, name: id, auth_method: 'qrcode', phone_number: null, own_number: null, own_lid: null, created_at: 1 })
+  await storesFor(handle).sessions.insert({ id, name: id, auth_method: 'qrcode', phone_number: null, own_number: null, own_lid: null, created_at: 1 })
 }
 
 const jidOf = (who: string): string => who.endsWith('@lid') ? who : `${who}@s.whatsapp.net`

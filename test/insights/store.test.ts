@@ -43,9 +43,9 @@ dialectTest('insights: the same figures live and after expiry, as counted by han
   ])
 
   // expiry: summaries written and rows deleted in one transaction
-  await handle.db.transaction().execute(async (trx) => {
-    assert.equal(await store.keepExpired(T0 + 3 * DAY, 0, trx), 2)
-    assert.equal((await storesOf(handle).statuses.deleteBefore(T0 + 3 * DAY, trx)).length, 2)
+  await storesOf(handle).transaction(async (tx) => {
+    assert.equal(await tx.insights.keepExpired(T0 + 3 * DAY, 0), 2)
+    assert.equal((await tx.statuses.deleteBefore(T0 + 3 * DAY)).length, 2)
   })
   const after = await read()
   assert.deepEqual(after.overview.statuses.map((s) => s.live), [false, false])

@@ -11,6 +11,7 @@ import { sessionStore } from '../stores/sessions.js'
 import { statusStore } from '../stores/statuses.js'
 import { systemStore } from '../stores/system.js'
 import { uploadStore } from '../stores/uploads.js'
+import { unitOfWork } from '../stores/transaction.js'
 import { webhookStore } from '../stores/webhooks.js'
 import { openLeaseDb, openPostgres, type PostgresHandle } from './connection.js'
 import { appendEvents } from './events.js'
@@ -42,7 +43,8 @@ export function postgresStores (handle: PostgresHandle): Stores {
     insights: insightStore(db, insightBackend),
     sessions: sessionStore(db, appendEvents),
     leases: leaseStore(db, { clock: CLOCK, renewals: (opts) => openLeaseDb(url, opts) }),
-    authState: authStateStore(db)
+    authState: authStateStore(db),
+    transaction: unitOfWork(db, { append: appendEvents, insights: insightBackend, clock: CLOCK })
   }
 }
 

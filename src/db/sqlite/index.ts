@@ -11,6 +11,7 @@ import { sessionStore } from '../stores/sessions.js'
 import { statusStore } from '../stores/statuses.js'
 import { systemStore } from '../stores/system.js'
 import { uploadStore } from '../stores/uploads.js'
+import { unitOfWork } from '../stores/transaction.js'
 import { webhookStore } from '../stores/webhooks.js'
 import { preparedAuthState } from './auth-state.js'
 import { openDatabase, type SqliteHandle } from './connection.js'
@@ -41,7 +42,8 @@ export function sqliteStores (handle: SqliteHandle): Stores {
     insights: insightStore(db, insightBackend),
     sessions: { ...sessionStore(db, appendEvents), ...preparedLinkWrites(db, sqlite) },
     leases: leaseStore(db, { clock: CLOCK, renewals: null }),
-    authState: { ...authStateStore(db), ...preparedAuthState(db, sqlite) }
+    authState: { ...authStateStore(db), ...preparedAuthState(db, sqlite) },
+    transaction: unitOfWork(db, { append: appendEvents, insights: insightBackend, clock: CLOCK })
   }
 }
 

@@ -1,6 +1,9 @@
 import type { Kysely, RawBuilder } from 'kysely'
 import type { Database, EventLogRow } from '../database.js'
 
+/** One committed event of the log (id = eventId, payload as JSON): the port's own type, which plugins import (never the row type). */
+export type EventRecord = EventLogRow
+
 // The event log (migration 008). Rows are appended in the transaction of the change they report; the id
 // is the event's eventId. Ids must become visible in id order (a reader that saw id n never later finds a
 // smaller one): SQLite has one writer, so commit order is id order; on PostgreSQL every appending
@@ -27,9 +30,6 @@ export interface EventFilter {
   upTo?: number
 }
 
-/** A transaction a change runs in; the events it reports are appended at its end (`EventStore.within`). */
-export type ChangeTransaction = Kysely<Database>
-
 export interface EventStore {
   /**
    * Other processes append to this log too (PostgreSQL, several nodes): a reader that wants their rows
@@ -38,13 +38,8 @@ export interface EventStore {
   readonly shared: boolean
   /** appends in a transaction of its own; committed when it resolves */
   append: (events: NewEvent[]) => Promise<void>
-  /**
-   * Runs `work` in one transaction and appends the events `events()` then names at its end, in the same
-   * transaction: committed together when it resolves, nothing when `work` throws.
-   */
-  within: <T>(work: (trx: ChangeTransaction) => Promise<T>, events: () => NewEvent[]) => Promise<T>
   /** committed events after `after`, in id order */
-  after: (after: number, limit: number, filter?: EventFilter) => Promise<EventLogRow[]>
+  after: (after: number, limit: number, filter?: EventFilter) => Promise<EventRecord[]>
   /** the highest id in the log (0 when empty) */
   lastId: () => Promise<number>
   /** removes events older than `before`, except those the webhook cursor has not passed yet; how many went */
@@ -64,13 +59,6 @@ export function eventStore (db: Db, backend: EventBackend): EventStore {
     async append (events) {
       if (events.length === 0) return
       await db.transaction().execute(async (trx) => { await backend.append(trx, events) })
-    },
-    async within (work, events) {
-      return await db.transaction().execute(async (trx) => {
-        const value = await work(trx)
-        await backend.append(trx, events())
-        return value
-      })
     },
     after: async (after, limit, filter) => await eventsAfter(db, after, limit, filter),
     async lastId () {
@@ -95,7 +83,7 @@ export async function insertEvents (trx: Db, events: NewEvent[]): Promise<void> 
     .execute()
 }
 
-export async function eventsAfter (db: Db, after: number, limit: number, f: EventFilter = {}): Promise<EventLogRow[]> {
+export async function eventsAfter (db: Db, after: number, limit: number, f: EventFilter = {}): Promise<EventRecord[]> {
   let q = db.selectFrom('event_log').selectAll().where('id', '>', after)
   if (f.upTo !== undefined) q = q.where('id', '<=', f.upTo)
   if (f.sessionId !== undefined) q = q.where('session_id', '=', f.sessionId)

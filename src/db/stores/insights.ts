@@ -3,7 +3,6 @@ import type { Database } from '../database.js'
 import type { StatusSummary } from '../../insights/summary.js'
 import { keepSummaries, lineColumns, summariesOf, summaryColumns } from './insights-facts.js'
 import { contactRows, type ContactQuery, type ContactRow } from './insights-contacts.js'
-import type { StoreTx } from './statuses.js'
 
 export type { ContactQuery, ContactRow, ContactSort } from './insights-contacts.js'
 
@@ -51,13 +50,13 @@ export interface InsightStore {
    * In the caller's transaction (expiry's): writes the summaries of the statuses created before `before`
    * and at or after `keepSince` (older ones are past retention). How many were written.
    */
-  keepExpired: (before: number, keepSince: number, tx?: StoreTx) => Promise<number>
+  keepExpired: (before: number, keepSince: number) => Promise<number>
   /** In the caller's transaction (delete-status): writes the summary of one status; false when it has none to write. */
-  keep: (sessionId: string, statusId: number, tx?: StoreTx) => Promise<boolean>
+  keep: (sessionId: string, statusId: number) => Promise<boolean>
   /** Removes a status's summary (delete-status with forget); whether there was one. */
-  forget: (sessionId: string, statusId: number, tx?: StoreTx) => Promise<boolean>
+  forget: (sessionId: string, statusId: number) => Promise<boolean>
   /** Removes summaries of statuses posted before `before`: how many per session. */
-  prune: (before: number, tx?: StoreTx) => Promise<Map<string, number>>
+  prune: (before: number) => Promise<Map<string, number>>
   /** The figures of `filter`, with a page of statuses (`limit` + 1 read, ids below `beforeId`). */
   overview: (filter: InsightFilter, page: { limit: number, beforeId?: number }) => Promise<InsightOverview>
   /** Per contact figures of `filter`, sorted; `limit` undefined: every row. */
@@ -133,20 +132,20 @@ export function insightStore (db: Kysely<Database>, backend: InsightBackend): In
   }
 
   return {
-    async keepExpired (before, keepSince, tx = db) {
-      await backend.lockExpiring(tx, before)
-      return await keepSummaries(tx, (q) => q.where('created_at', '<', before).where('created_at', '>=', keepSince), Date.now())
+    async keepExpired (before, keepSince) {
+      await backend.lockExpiring(db, before)
+      return await keepSummaries(db, (q) => q.where('created_at', '<', before).where('created_at', '>=', keepSince), Date.now())
     },
-    async keep (sessionId, statusId, tx = db) {
-      return await keepSummaries(tx, (q) => q.where('session_id', '=', sessionId).where('id', '=', statusId), Date.now()) > 0
+    async keep (sessionId, statusId) {
+      return await keepSummaries(db, (q) => q.where('session_id', '=', sessionId).where('id', '=', statusId), Date.now()) > 0
     },
-    async forget (sessionId, statusId, tx = db) {
-      const result = await tx.deleteFrom('insight_statuses').where('session_id', '=', sessionId).where('status_id', '=', statusId).executeTakeFirst()
+    async forget (sessionId, statusId) {
+      const result = await db.deleteFrom('insight_statuses').where('session_id', '=', sessionId).where('status_id', '=', statusId).executeTakeFirst()
       return result.numDeletedRows > 0n
     },
-    async prune (before, tx = db) {
+    async prune (before) {
       // their recipient lines go by cascade (primary key (insight_id, recipient))
-      const gone = await tx.deleteFrom('insight_statuses').where('posted_at', '<', before).returning(['session_id']).execute()
+      const gone = await db.deleteFrom('insight_statuses').where('posted_at', '<', before).returning(['session_id']).execute()
       const perSession = new Map<string, number>()
       for (const g of gone) perSession.set(g.session_id, (perSession.get(g.session_id) ?? 0) + 1)
       return perSession

@@ -49,8 +49,6 @@ export interface LeaseStore {
   pruneNodes: (before: number) => Promise<void>
   /** the cluster's shared forwarding secret: the stored one, or `generated` stored by whichever node asks first */
   sharedSecret: (generated: string) => Promise<string>
-  /** A new session's lease for `nodeId`, inside the transaction that stores the session (so no node sees it unowned). */
-  hold: (sessionId: string, nodeId: string, ttlMs: number, tx: Db) => Promise<void>
   /**
    * The same store on connections of its own, for the lease renewals (openLeaseDb says why); null when the
    * database is the embedded file, which no other node can share. `close` ends those connections.
@@ -68,7 +66,6 @@ export interface LeaseBackend { clock: RawBuilder<string>, renewals: OpenRenewal
 export function leaseStore (db: Db, backend: LeaseBackend): LeaseStore {
   return {
     now: async () => await dbNow(db, backend.clock),
-    hold: async (sessionId, nodeId, ttlMs, tx) => { await insertLease(tx, backend.clock, sessionId, nodeId, ttlMs) },
     heartbeat: async (nodeId, nodeUrl, now) => { await heartbeat(db, nodeId, nodeUrl, now) },
     renew: async (nodeId, expiresAt) => await renewLeases(db, nodeId, expiresAt),
     claim: async (sessionIds, nodeId, now, expiresAt) => await claimLeases(db, sessionIds, nodeId, now, expiresAt),
@@ -224,7 +221,8 @@ async function pruneNodes (db: Db, before: number): Promise<void> {
     .execute()
 }
 
-async function insertLease (trx: Db, clock: RawBuilder<string>, sessionId: string, nodeId: string, ttlMs: number): Promise<void> {
+/** A new session's lease for `nodeId`, inside the transaction that stores the session (so no node sees it unowned): `tx.leases.hold`. */
+export async function insertLease (trx: Db, clock: RawBuilder<string>, sessionId: string, nodeId: string, ttlMs: number): Promise<void> {
   const now = await dbNow(trx, clock)
   await trx.insertInto('session_leases').values({ session_id: sessionId, node_id: nodeId, expires_at: now + ttlMs, acquired_at: now, status: null }).execute()
 }

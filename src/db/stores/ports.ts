@@ -15,6 +15,7 @@ import type { AuthStateStore } from './auth-state.js'
 import type { LeaseStore } from './leases.js'
 import type { SessionStore } from './sessions.js'
 import type { InsightStore } from './insights.js'
+import type { UnitOfWork } from './transaction.js'
 
 // The ports: one per aggregate, every method `Promise<T>` (issue 34). Each backend (src/db/sqlite/,
 // src/db/postgres/) builds the whole set; stores/index.ts picks one, once.
@@ -50,6 +51,8 @@ export interface Stores {
   sessions: SessionStore
   leases: LeaseStore
   authState: AuthStateStore
+  /** the unit of work: `transaction(async (tx) => …)` hands one transactor per aggregate, joined to one transaction (transaction.ts) */
+  transaction: UnitOfWork
 }
 
 /** The stores and the one database they share; `close` ends the connection (after every store is done). */

@@ -3,6 +3,9 @@ import type { Database, NewSessionRow, SessionRow, SessionTable } from '../datab
 import type { AppendEvents, NewEvent } from './events.js'
 import { writeOrder } from '../write-order.js'
 
+/** A session as stored: its id, name, how it links, and the account it is linked to: the port's own type, which plugins import (never the table's row type). */
+export type SessionRecord = SessionRow
+
 type Db = Kysely<Database>
 
 /** What the platform reads of a session to start it. */
@@ -14,9 +17,9 @@ export interface StoredSession { id: string, authMethod: SessionTable['auth_meth
  * (connection-status), appended to the event log in its transaction.
  */
 export interface SessionStore {
-  find: (sessionId: string) => Promise<SessionRow | undefined>
+  find: (sessionId: string) => Promise<SessionRecord | undefined>
   /** every session, oldest first */
-  list: () => Promise<SessionRow[]>
+  list: () => Promise<SessionRecord[]>
   /** inserts the session unless its id is taken; whether it was inserted */
   insert: (row: NewSessionRow) => Promise<boolean>
   /** deletes the session; its statuses, viewers and auth state go with it by cascade */
@@ -36,21 +39,20 @@ export interface SessionStore {
   markUnlinked: (sessionId: string, events?: NewEvent[]) => Promise<void>
 }
 
-/** Inserts inside the caller's transaction (the domain events' `within`); whether it was inserted. */
-export async function insertSession (db: Db, row: NewSessionRow): Promise<boolean> {
+/** Inserts the session unless its id is taken; whether it was inserted. */
+async function insertSession (db: Db, row: NewSessionRow): Promise<boolean> {
   const result = await db.insertInto('sessions').values(row).onConflict((oc) => oc.column('id').doNothing()).executeTakeFirst()
   return result.numInsertedOrUpdatedRows !== 0n
 }
 
-/** Deletes inside the caller's transaction (the domain events' `within`). */
-export async function deleteSession (db: Db, sessionId: string): Promise<void> {
+async function deleteSession (db: Db, sessionId: string): Promise<void> {
   await db.deleteFrom('sessions').where('id', '=', sessionId).execute()
 }
 
 /** The queries both backends run the same; `append` is the backend's (stores/events.ts). SQLite replaces the link writes (src/db/sqlite/sessions.ts). */
 export function sessionStore (db: Db, append: AppendEvents): SessionStore {
   const writes = writeOrder()
-  const toStored = (r: Pick<SessionRow, 'id' | 'auth_method' | 'phone_number'>): StoredSession => ({ id: r.id, authMethod: r.auth_method, phoneNumber: r.phone_number })
+  const toStored = (r: Pick<SessionRecord, 'id' | 'auth_method' | 'phone_number'>): StoredSession => ({ id: r.id, authMethod: r.auth_method, phoneNumber: r.phone_number })
   /** the row's write, after the session's earlier ones, with the events reporting it in the same transaction */
   const link = async (sessionId: string, set: { own_number: string | null, own_lid: string | null, linked: number }, events: NewEvent[]): Promise<void> => {
     await writes.run(sessionId, async () => {

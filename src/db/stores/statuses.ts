@@ -2,21 +2,18 @@ import type { Kysely } from 'kysely'
 import type { Database, NewStatusRow, StatusRow } from '../database.js'
 import type { NewEvent } from './events.js'
 
-type Db = Kysely<Database>
+/** A status as the service keeps it (today the shape of its row): the port's own type, which plugins import (never the table's row type). */
+export type StatusRecord = StatusRow
 
-/**
- * A transaction a change runs in (the domain events' `within` hands it out): a store method given one
- * joins it, so the change and its events commit together.
- */
-export type StoreTx = Kysely<Database>
+type Db = Kysely<Database>
 
 /** The counts the statuses row keeps (migration 019's triggers): real viewers, standing reactions, replies. */
 type KeptCounts = 'viewer_count' | 'reaction_count' | 'reply_count'
 
 /** A status row without its stored message (which only a resumed send reads) and its kept counts. */
-export type StatusInfo = Omit<StatusRow, 'message_payload' | KeptCounts>
+export type StatusInfo = Omit<StatusRecord, 'message_payload' | KeptCounts>
 
-export type SentStatusRow = StatusInfo & Pick<StatusRow, KeptCounts>
+export type SentStatusRow = StatusInfo & Pick<StatusRecord, KeptCounts>
 
 export interface ExpiredStatus {
   id: number
@@ -29,7 +26,7 @@ export interface DeliveryRow { recipient: string, number: string | null, jid: st
 /** Statuses, a send's progress (its recipients chunk by chunk), their delivery receipts and the posts pacing counts. */
 export interface StatusStore {
   insert: (row: NewStatusRow) => Promise<number>
-  find: (sessionId: string, id: number, tx?: StoreTx) => Promise<StatusInfo | undefined>
+  find: (sessionId: string, id: number) => Promise<StatusInfo | undefined>
   /** Statuses (sending, sent or partial) created at or after `since`, newest first, with their counts of real viewers, reactions and replies. */
   listSent: (sessionId: string, since: number) => Promise<SentStatusRow[]>
   /**
@@ -38,20 +35,20 @@ export interface StatusStore {
    */
   recipients: (id: number, which?: 'all' | 'confirmed') => Promise<string[]>
   /** Rows a crash left `sending`, oldest first, with their stored message. */
-  interrupted: () => Promise<StatusRow[]>
+  interrupted: () => Promise<StatusRecord[]>
   /** Records the recipients a send could not reach (no LID known for them); false when the row is gone. */
-  setUnreachable: (id: number, numbers: string[], tx?: StoreTx) => Promise<boolean>
+  setUnreachable: (id: number, numbers: string[]) => Promise<boolean>
   /** Ends a send: `sent`, or `partial` with why it stopped; false when the row is gone. */
-  finish: (id: number, outcome: { state: 'sent' | 'partial', sentCount: number, error?: string }, tx?: StoreTx) => Promise<boolean>
-  remove: (id: number, tx?: StoreTx) => Promise<boolean>
+  finish: (id: number, outcome: { state: 'sent' | 'partial', sentCount: number, error?: string }) => Promise<boolean>
+  remove: (id: number) => Promise<boolean>
   /** Sets the platform's late rejection on the status sent under `messageId`; its id, or undefined when unknown. */
-  setError: (sessionId: string, messageId: string, error: string, tx?: StoreTx) => Promise<number | undefined>
+  setError: (sessionId: string, messageId: string, error: string) => Promise<number | undefined>
   /** The message of the status sent under `messageId` as it went out (its stored payload); null when there is none. */
   sentMessagePayload: (sessionId: string, messageId: string) => Promise<Uint8Array | null>
   /** Whether any status (of any session) or any schedule still refers to the media file. */
   mediaInUse: (filename: string) => Promise<boolean>
   /** Deletes every status created before `before` (viewers go with them by cascade); what was deleted. */
-  deleteBefore: (before: number, tx?: StoreTx) => Promise<ExpiredStatus[]>
+  deleteBefore: (before: number) => Promise<ExpiredStatus[]>
   /** A status's delivery receipts, first delivery per recipient (the viewer store writes them with the receipts). */
   deliveries: (statusId: number) => Promise<DeliveryRow[]>
   /** A session's posts since `since` (ms), oldest first: when each was made and how many recipients it had (pacing). */
@@ -81,17 +78,17 @@ export type StatusProgress = Pick<StatusStore, 'savePayload' | 'commitChunk' | '
 
 /** The statuses store: the queries both backends run the same, and the backend's `progress`. */
 export function statusStore (db: Db, progress: StatusProgress): StatusStore {
-  return { ...sharedStatuses(db), ...progress }
+  return { ...statusQueries(db), ...progress }
 }
 
-function sharedStatuses (db: Db): Omit<StatusStore, keyof StatusProgress> {
+export function statusQueries (db: Db): Omit<StatusStore, keyof StatusProgress> {
   return {
     async insert (row) {
       const { id } = await db.insertInto('statuses').values(row).returning('id').executeTakeFirstOrThrow()
       return id
     },
-    async find (sessionId, id, tx = db) {
-      return await tx.selectFrom('statuses').select(INFO_COLUMNS).where('id', '=', id).where('session_id', '=', sessionId).executeTakeFirst()
+    async find (sessionId, id) {
+      return await db.selectFrom('statuses').select(INFO_COLUMNS).where('id', '=', id).where('session_id', '=', sessionId).executeTakeFirst()
     },
     async listSent (sessionId, since) {
       // the counts are columns kept where the rows are written (migration 019): the list's cost does not grow with reach
@@ -111,23 +108,23 @@ function sharedStatuses (db: Db): Omit<StatusStore, keyof StatusProgress> {
     async interrupted () {
       return await db.selectFrom('statuses').selectAll().where('state', '=', 'sending').orderBy('id').execute()
     },
-    async setUnreachable (id, numbers, tx = db) {
-      const result = await tx.updateTable('statuses').set({ unreachable: numbers.join(',') }).where('id', '=', id).executeTakeFirst()
+    async setUnreachable (id, numbers) {
+      const result = await db.updateTable('statuses').set({ unreachable: numbers.join(',') }).where('id', '=', id).executeTakeFirst()
       return result.numUpdatedRows > 0n
     },
-    async finish (id, outcome, tx = db) {
-      const result = await tx.updateTable('statuses')
+    async finish (id, outcome) {
+      const result = await db.updateTable('statuses')
         .set({ state: outcome.state, sent_count: outcome.sentCount, ...(outcome.error !== undefined ? { error: outcome.error } : {}) })
         .where('id', '=', id)
         .executeTakeFirst()
       return result.numUpdatedRows > 0n
     },
-    async remove (id, tx = db) {
-      const result = await tx.deleteFrom('statuses').where('id', '=', id).executeTakeFirst()
+    async remove (id) {
+      const result = await db.deleteFrom('statuses').where('id', '=', id).executeTakeFirst()
       return result.numDeletedRows > 0n
     },
-    async setError (sessionId, messageId, error, tx = db) {
-      const row = await tx.updateTable('statuses').set({ error })
+    async setError (sessionId, messageId, error) {
+      const row = await db.updateTable('statuses').set({ error })
         .where('session_id', '=', sessionId).where('message_id', '=', messageId)
         .returning('id').executeTakeFirst()
       return row?.id
@@ -143,8 +140,8 @@ function sharedStatuses (db: Db): Omit<StatusStore, keyof StatusProgress> {
       const scheduled = await db.selectFrom('schedules').select('id').where('media_file', '=', filename).limit(1).executeTakeFirst()
       return scheduled !== undefined
     },
-    async deleteBefore (before, tx = db) {
-      return await tx.deleteFrom('statuses').where('created_at', '<', before).returning(['id', 'session_id', 'media_file']).execute()
+    async deleteBefore (before) {
+      return await db.deleteFrom('statuses').where('created_at', '<', before).returning(['id', 'session_id', 'media_file']).execute()
     },
     async deliveries (statusId) {
       return await db.selectFrom('status_deliveries').select(['recipient', 'number', 'jid', 'delivered_at']).where('status_id', '=', statusId).orderBy('delivered_at').execute()

@@ -1,7 +1,13 @@
 import type { Kysely } from 'kysely'
 import type { Database, StatusReactionRow, StatusReplyRow, ViewerRow } from '../database.js'
 import type { NewEvent } from './events.js'
-import type { StoreTx } from './statuses.js'
+
+/** A viewer of a status: who, when, and whether a real contact: the port's own type, which plugins import (never the table's row type). */
+export type ViewerRecord = ViewerRow
+/** A contact's standing reaction to a status: the port's own type, which plugins import (never the table's row type). */
+export type ReactionRecord = StatusReactionRow
+/** A contact's reply to a status: the port's own type, which plugins import (never the table's row type). */
+export type ReplyRecord = StatusReplyRow
 
 type Db = Kysely<Database>
 
@@ -38,7 +44,7 @@ export interface CommitReads {
   /** real viewers (`viewerCount`) of the statuses asked for */
   counts: Map<number, number>
   /** full viewer lists of the statuses asked for, first view first */
-  lists: Map<number, ViewerRow[]>
+  lists: Map<number, ViewerRecord[]>
 }
 
 /**
@@ -88,9 +94,9 @@ export interface ViewerStore {
   /** LIDs of the session's views that have no number yet */
   unmappedLids: (sessionId: string, limit: number) => Promise<string[]>
   /** The events of these statuses built from their lists, read and appended in one transaction of its own. */
-  commitListEvents: (statusIds: number[], events: (lists: Map<number, ViewerRow[]>) => NewEvent[]) => Promise<void>
+  commitListEvents: (statusIds: number[], events: (lists: Map<number, ViewerRecord[]>) => NewEvent[]) => Promise<void>
   /** Viewers of one status, first view first. */
-  list: (statusId: number) => Promise<ViewerRow[]>
+  list: (statusId: number) => Promise<ViewerRecord[]>
   /**
    * The statuses named by status-viewers-added events in the log's last `spanMs` (counted back from its
    * newest event), with their sessions: what was viewed in the moments before the service stopped.
@@ -102,13 +108,13 @@ export interface ViewerStore {
    * the taken-back state). The row when something changed; undefined for an unknown status, an older
    * reaction or the same message again (a redelivery).
    */
-  recordReaction: (sessionId: string, r: ReactionToRecord & { emoji: string }, tx?: StoreTx) => Promise<StatusReactionRow | undefined>
+  recordReaction: (sessionId: string, r: ReactionToRecord & { emoji: string }) => Promise<ReactionRecord | undefined>
   /** A reply; undefined for an unknown status or a message already recorded (a redelivery). */
-  recordReply: (sessionId: string, r: ReactionToRecord & { text: string }, tx?: StoreTx) => Promise<StatusReplyRow | undefined>
+  recordReply: (sessionId: string, r: ReactionToRecord & { text: string }) => Promise<ReplyRecord | undefined>
   /** Current reactions of a status (taken-back ones left out), first first. */
-  reactions: (statusId: number) => Promise<StatusReactionRow[]>
+  reactions: (statusId: number) => Promise<ReactionRecord[]>
   /** Replies to a status, oldest first. */
-  replies: (statusId: number) => Promise<StatusReplyRow[]>
+  replies: (statusId: number) => Promise<ReplyRecord[]>
   /** LIDs of the session's reactions and replies without a number */
   unmappedInteractionLids: (sessionId: string, limit: number) => Promise<string[]>
   /** Reactions and replies stored under a LID get its number; the statuses whose reactions or replies changed. */
@@ -117,6 +123,6 @@ export interface ViewerStore {
 
 export type ReceiptPart = Pick<ViewerStore, 'commitReceipts' | 'mapLids' | 'unmappedLids' | 'commitListEvents' | 'list' | 'recentlyViewed'>
 
-export async function listViewers (db: Db, statusId: number): Promise<ViewerRow[]> {
+export async function listViewers (db: Db, statusId: number): Promise<ViewerRecord[]> {
   return await db.selectFrom('viewers').selectAll().where('status_id', '=', statusId).orderBy('viewed_at').orderBy('viewer').execute()
 }

@@ -4,6 +4,12 @@ import type { DeliveryClaim, WebhookOutbox } from './webhook-outbox.js'
 
 export type { AttemptOutcome, ClaimedDelivery, DeliveriesOf, DeliveryClaim, NewDelivery, Subscriber, WebhookOutbox } from './webhook-outbox.js'
 
+/** A webhook endpoint: the port's own type, which plugins import (never the table's row type). */
+export type WebhookRecord = WebhookRow
+/** One delivery of an event to an endpoint, and where it stands: the port's own type, which plugins import (never the table's row type). */
+export type WebhookDeliveryRecord = WebhookDeliveryRow
+export type { DeliveryStatus } from '../database.js'
+
 // Webhook endpoints (rare writes) and their delivery outbox: rows written from the event log after its
 // commit (and for the unlogged codes as they come), claimed and settled by the delivery worker.
 
@@ -18,13 +24,13 @@ export interface WebhookStore {
    */
   readonly shared: boolean
   insert: (row: Insertable<WebhookTable>) => Promise<void>
-  find: (id: string) => Promise<WebhookRow | undefined>
-  list: () => Promise<WebhookRow[]>
-  update: (id: string, patch: Updateable<WebhookTable>) => Promise<WebhookRow | undefined>
+  find: (id: string) => Promise<WebhookRecord | undefined>
+  list: () => Promise<WebhookRecord[]>
+  update: (id: string, patch: Updateable<WebhookTable>) => Promise<WebhookRecord | undefined>
   remove: (id: string) => Promise<boolean>
   /** one endpoint's deliveries, newest first; `before` is the id the previous page ended with */
-  deliveries: (webhookId: string, q: DeliveryPageQuery) => Promise<WebhookDeliveryRow[]>
-  findDelivery: (webhookId: string, id: number) => Promise<WebhookDeliveryRow | undefined>
+  deliveries: (webhookId: string, q: DeliveryPageQuery) => Promise<WebhookDeliveryRecord[]>
+  findDelivery: (webhookId: string, id: number) => Promise<WebhookDeliveryRecord | undefined>
   /** the outbox as this node works it (`claim`: who it is, and how long its claims hold on a shared outbox) */
   outbox: (claim: DeliveryClaim) => WebhookOutbox
 }
