@@ -1,6 +1,6 @@
 /** JSON-over-HTTP control API (same server as the WebSocket), mirroring the library API. */
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import type { Emulator } from './emulator.js'
+import type { Emulator } from './emulator-api.js'
 import { EmulatorError } from './errors.js'
 import { readBody } from './media-server.js'
 import type { FailDecryptOptions, FaultKind } from './types.js'

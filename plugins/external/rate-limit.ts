@@ -1,11 +1,6 @@
 import fp from 'fastify-plugin'
 import rateLimit from '@fastify/rate-limit'
-
-/** The 429 of every request limit, with Retry-After (the error handler sets an error's `headers` on the answer). */
-export function tooMany (ttl: number): Error {
-  const seconds = Math.max(1, Math.ceil(ttl / 1000))
-  return Object.assign(new Error(`Too many requests, retry in ${seconds} seconds`), { statusCode: 429, headers: { 'retry-after': String(seconds) } })
-}
+import { tooMany } from '../keys/limits.js'
 
 /**
  * @fastify/rate-limit for routes with a count of their own (`config.rateLimit`: /metrics); every /api route

@@ -3,7 +3,7 @@ import type { Counts, InsightFilter, StatusFigures } from '../../src/db/stores/i
 import { BadRequest, SessionNotFound } from '../../src/errors.js'
 import { isTimeZone, zoneClock } from '../../src/insights/zones.js'
 import { AUDIENCE_KINDS, CONTACT_CSV_COLUMNS, type InsightContact, type InsightContactPage, type InsightContactsQuery, type Insights, type InsightsQuery } from '../../schemas/insights.js'
-import { iso } from '../statuses/api-shapes.js'
+import { iso } from '../../src/api-shapes.js'
 import { toCsv } from '../statuses/report.js'
 
 // Insights (issue 32): the store aggregates in SQL (summaries of expired statuses and the live ones' rows

@@ -4,7 +4,7 @@ import type { InteractionSink, StatusInteraction } from '../../src/platform/type
 import type { FastifyBaseLogger } from 'fastify'
 import type { Stores } from '../../src/db/stores/index.js'
 import type { DomainEvents } from '../broadcaster/domain-events.js'
-import { toReaction, toReply } from '../statuses/api-shapes.js'
+import { toReaction, toReply } from '../../src/api-shapes.js'
 
 /** What the interaction ingest uses of the other decorators. */
 export interface InteractionIngestDeps {

@@ -1,6 +1,14 @@
 import { createRequire } from 'node:module'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { tooMany } from '../external/rate-limit.js'
+
+/**
+ * The 429 of every request limit, with Retry-After (the error handler sets an error's `headers` on the answer):
+ * this file's counts and @fastify/rate-limit's for /metrics (plugins/external/rate-limit.ts, which imports it).
+ */
+export function tooMany (ttl: number): Error {
+  const seconds = Math.max(1, Math.ceil(ttl / 1000))
+  return Object.assign(new Error(`Too many requests, retry in ${seconds} seconds`), { statusCode: 429, headers: { 'retry-after': String(seconds) } })
+}
 
 /** What @fastify/rate-limit's in-memory store answers: the requests counted in the key's window, and the window's time left. */
 export interface Count { current: number, ttl: number }

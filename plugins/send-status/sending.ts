@@ -3,7 +3,7 @@ import { fromPlatform, NotConnected, SendFailed, SessionNotFound } from '../../s
 import { pnJid } from '../../src/jid.js'
 import type { SendStatusResult } from '../../src/platform/types.js'
 import type { SendStatusBody } from '../../schemas/status.js'
-import { iso } from '../statuses/api-shapes.js'
+import { iso } from '../../src/api-shapes.js'
 import { openMedia, prepareContent } from './content.js'
 import { whenOpen } from './when-open.js'
 import { mentionsOf, storedMentions, withMentions } from './mentions.js'

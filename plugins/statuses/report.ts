@@ -1,6 +1,6 @@
 import { SessionNotFound, StatusNotFound } from '../../src/errors.js'
 import type { StatusReport } from '../../schemas/schedule.js'
-import { iso } from './api-shapes.js'
+import { iso } from '../../src/api-shapes.js'
 import { summarise } from '../../src/insights/summary.js'
 import type { StatusDeps } from './deps.js'
 

@@ -1,7 +1,7 @@
 import type { StatusInfo } from '../../src/db/stores/statuses.js'
 import { SessionNotFound, StatusNotFound, StatusSending } from '../../src/errors.js'
 import type { Reaction, Reply, SentStatus, Viewer } from '../../schemas/status.js'
-import { toReaction, toReply, toSentStatus, toViewer } from './api-shapes.js'
+import { toReaction, toReply, toSentStatus, toViewer } from '../../src/api-shapes.js'
 import type { DeletedStatus, StatusDeps } from './deps.js'
 
 export type { DeletedStatus, StatusDeps }

@@ -6,7 +6,7 @@ import { toLogRow } from '../events/log.js'
 import { contactJid } from '../../src/jid.js'
 import type { ReceiptSink, StatusDelivery, StatusView } from '../../src/platform/types.js'
 import type { ViewerRecord } from '../../src/db/stores/viewers.js'
-import { iso } from '../statuses/api-shapes.js'
+import { iso } from '../../src/api-shapes.js'
 import type { ViewerIngestDeps } from './deps.js'
 import { createViewersUpdates, updateEvents, VIEWERS_UPDATE_MS, type Changed } from './viewers-update.js'
 

@@ -1,13 +1,15 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { importsOf, tsFiles } from '../support/imports.js'
 
-// No import cycle in src/, plugins/ or schemas/, type-only imports included (docs/architecture.md): two files
-// that need each other are one idea split in two, or share a third thing that belongs in a file of its own
-// (a type both use goes where both can import it).
+// No import cycle in src/, plugins/, schemas/, emulator/src/ or public/*.js, type-only imports included
+// (docs/architecture.md): two files that need each other are one idea split in two, or share a third thing that
+// belongs in a file of its own (a type both use goes where both can import it). Nor between plugin FOLDERS: a
+// plugin is one concern, so when plugins/a imports plugins/b, nothing of plugins/b imports plugins/a (what both
+// need goes in src/ or schemas/, as src/api-shapes.ts does for the sent-status shapes).
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
 
@@ -17,11 +19,45 @@ export function importGraph (sources: Map<string, string>): Map<string, string[]
   for (const [file, source] of sources) {
     const targets = importsOf(source)
       .filter((imp) => imp.spec.startsWith('.'))
-      .map((imp) => relative(ROOT, resolve(ROOT, dirname(file), imp.spec.replace(/\.js$/, '.ts'))))
+      .map((imp) => relative(ROOT, resolve(ROOT, dirname(file), imp.spec)))
+      // a TypeScript file is imported by its .js name; a plain ES module (public/) by its own
+      .map((target) => sources.has(target) ? target : target.replace(/\.js$/, '.ts'))
       .filter((target) => sources.has(target))
     graph.set(file, [...new Set(targets)])
   }
   return graph
+}
+
+/** the import graph between plugin folders: plugins/<name> → the other plugin folders its files import */
+export function folderGraph (files: Map<string, string[]>): Map<string, string[]> {
+  const folderOf = (file: string): string | null => {
+    const parts = file.split('/')
+    return parts[0] === 'plugins' && parts.length > 2 ? `plugins/${parts[1]}` : null
+  }
+  const graph = new Map<string, string[]>()
+  for (const [file, targets] of files) {
+    const from = folderOf(file)
+    if (from === null) continue
+    const to = targets.map(folderOf).filter((f): f is string => f !== null && f !== from)
+    graph.set(from, [...new Set([...(graph.get(from) ?? []), ...to])])
+  }
+  return graph
+}
+
+/** the files to check: src/, plugins/, schemas/ and emulator/src/ (.ts), and the dashboard's modules (public/*.js) */
+function checkedSources (): Map<string, string> {
+  const files = [...tsFiles('src'), ...tsFiles('plugins'), ...tsFiles('schemas'), ...tsFiles('emulator/src'),
+    ...readdirSync(join(ROOT, 'public')).filter((f) => f.endsWith('.js')).map((f) => `public/${f}`)]
+  return new Map(files.map((f) => [f, readFileSync(join(ROOT, f), 'utf8')]))
+}
+
+/** each group as one line: a cycle, and the group's other members (breaking that cycle may leave another among them) */
+function described (graph: Map<string, string[]>): string[] {
+  return groupsOf(graph).map((group) => {
+    const cycle = cycleIn(new Set(group), graph)
+    const others = group.filter((f) => !cycle.includes(f))
+    return cycle.join(' → ') + (others.length > 0 ? ` (in a group with ${others.join(', ')})` : '')
+  })
 }
 
 /** one cycle per strongly connected group of files (Tarjan), each as a path that ends where it starts */
@@ -81,17 +117,14 @@ function cycleIn (group: Set<string>, graph: Map<string, string[]>): string[] {
   return [start]
 }
 
-test('no import cycle in src/, plugins/ or schemas/, type-only imports included', () => {
-  const files = [...tsFiles('src'), ...tsFiles('plugins'), ...tsFiles('schemas')]
-  const sources = new Map(files.map((f) => [f, readFileSync(join(ROOT, f), 'utf8')]))
-  const graph = importGraph(sources)
-  // a cycle of each group, and the group's other files (breaking that cycle may leave another among them)
-  const cycles = groupsOf(graph).map((group) => {
-    const cycle = cycleIn(new Set(group), graph)
-    const others = group.filter((f) => !cycle.includes(f))
-    return cycle.join(' → ') + (others.length > 0 ? ` (in a group with ${others.join(', ')})` : '')
-  })
-  assert.deepEqual(cycles, [])
+test('no import cycle in src/, plugins/, schemas/, emulator/src/ or public/*.js, type-only imports included', () => {
+  const sources = checkedSources()
+  assert.ok(sources.has('emulator/src/emulator.ts') && sources.has('public/app.js'), 'the emulator and the dashboard are checked')
+  assert.deepEqual(described(importGraph(sources)), [])
+})
+
+test('no import cycle between plugin folders', () => {
+  assert.deepEqual(described(folderGraph(importGraph(checkedSources()))), [])
 })
 
 test('the check above fails on a cycle, type-only or through several files, and names it', () => {
@@ -106,4 +139,27 @@ test('the check above fails on a cycle, type-only or through several files, and 
   sources.set('src/c/c.ts', 'export const a = 1\n')
   assert.deepEqual(cyclesOf(importGraph(sources)), [])
   assert.ok(existsSync(join(ROOT, 'src', 'app.ts')))
+})
+
+test('the folder check fails on two plugin folders that import each other, and names them', () => {
+  const sources = new Map([
+    ['plugins/a/index.ts', "import { b } from '../b/service.js'\nimport { own } from './own.js'\n"],
+    ['plugins/a/own.ts', "import { iso } from '../../src/shapes.js'\nexport const own = 1\n"],
+    ['plugins/b/service.ts', "import type { A } from '../a/own.js'\nexport const b = 1\n"],
+    ['src/shapes.ts', 'export const iso = 1\n']
+  ])
+  // no file cycle, yet a folder cycle: plugins/a → plugins/b → plugins/a
+  assert.deepEqual(cyclesOf(importGraph(sources)), [])
+  assert.deepEqual(cyclesOf(folderGraph(importGraph(sources))), [['plugins/a', 'plugins/b', 'plugins/a']])
+  // the shared thing moved out of plugins/a: no folder cycle
+  sources.set('plugins/b/service.ts', "import { iso } from '../../src/shapes.js'\nexport const b = iso\n")
+  assert.deepEqual(cyclesOf(folderGraph(importGraph(sources))), [])
+})
+
+test('the file check follows the dashboard\'s .js imports', () => {
+  const sources = new Map([
+    ['public/a.js', "import { b } from './b.js'\nexport const a = 1\n"],
+    ['public/b.js', "import { a } from './a.js'\nexport const b = 2\n"]
+  ])
+  assert.deepEqual(cyclesOf(importGraph(sources)), [['public/a.js', 'public/b.js', 'public/a.js']])
 })

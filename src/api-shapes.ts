@@ -1,7 +1,11 @@
-import type { ReactionRecord, ReplyRecord, ViewerRecord } from '../../src/db/stores/viewers.js'
-import type { SentStatusRow } from '../../src/db/stores/statuses.js'
-import type { AudienceSnapshot } from '../../schemas/audience.js'
-import type { Reaction, Reply, SentStatus, Viewer } from '../../schemas/status.js'
+import type { ReactionRecord, ReplyRecord, ViewerRecord } from './db/stores/viewers.js'
+import type { SentStatusRow } from './db/stores/statuses.js'
+import type { AudienceSnapshot } from '../schemas/audience.js'
+import type { Reaction, Reply, SentStatus, Viewer } from '../schemas/status.js'
+
+// The row-to-answer shapes of a sent status and its viewers, reactions and replies. They live in src/, not in a
+// plugin folder, because several plugins share them (send-status, statuses, viewer-ingest, interaction-ingest,
+// insights) and plugins/statuses itself imports send-status: a plugin's file here would make a folder cycle.
 
 export function iso (ms: number): string {
   return new Date(ms).toISOString()
