@@ -28,7 +28,7 @@ import auth from '../plugins/keys/auth.js'
 import viewerIngest from '../plugins/viewer-ingest/index.js'
 import interactionIngest from '../plugins/interaction-ingest/index.js'
 import contacts from '../plugins/contacts/index.js'
-import contactStatuses, { contactStatusesApi } from '../plugins/contact-statuses/index.js'
+import contactStatuses, { contactStatusIntake, contactStatusesApi } from '../plugins/contact-statuses/index.js'
 import platform from '../plugins/platform/index.js'
 import cluster from '../plugins/cluster/index.js'
 import keys from '../plugins/keys/index.js'
@@ -70,6 +70,7 @@ export const CONCERNS = new Set([
   broadcaster,
   cluster,
   contacts,
+  contactStatusIntake,
   contactStatuses,
   contactStatusesApi,
   dbPlugin,

@@ -14,7 +14,7 @@ import type { ContactStatusView } from '../../schemas/contact-statuses.js'
 
 export interface AnswerDeps {
   answers: ContactStatusAnswerStore
-  platform: () => Platform
+  platform: Platform
   log: FastifyBaseLogger
   /** the status, 404 when unknown or expired (service.ts) */
   requireStatus: (sessionId: string, statusId: string) => Promise<ContactStatusRecord>
@@ -28,13 +28,13 @@ export function createContactStatusAnswers (deps: AnswerDeps) {
 
   function requireConnected (sessionId: string): void {
     // a stored session that is not running here (yet) is not connected, as for a send
-    if (deps.platform().snapshot(sessionId)?.connected !== true) throw new NotConnected()
+    if (deps.platform.snapshot(sessionId)?.connected !== true) throw new NotConnected()
   }
 
   async function sendLike (sessionId: string, statusId: string, emoji: string): Promise<ContactStatusLiked> {
     const row = await deps.requireStatus(sessionId, statusId)
     requireConnected(sessionId)
-    const { messageId } = await deps.platform().likeContactStatus(sessionId, { statusId: row.message_id, poster: row.from_jid, emoji })
+    const { messageId } = await deps.platform.likeContactStatus(sessionId, { statusId: row.message_id, poster: row.from_jid, emoji })
     const at = deps.now()
     if (emoji === '') await answers.clearLike(row.seq)
     else await answers.setLike(row.seq, { emoji, messageId, likedAt: at })
@@ -57,7 +57,7 @@ export function createContactStatusAnswers (deps: AnswerDeps) {
     async reply (sessionId: string, statusId: string, text: string): Promise<ContactStatusReplySent> {
       const row = await deps.requireStatus(sessionId, statusId)
       requireConnected(sessionId)
-      const { messageId } = await deps.platform().replyToContactStatus(sessionId, {
+      const { messageId } = await deps.platform.replyToContactStatus(sessionId, {
         statusId: row.message_id,
         poster: row.from_jid,
         to: row.from_lid ?? row.from_jid,

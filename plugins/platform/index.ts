@@ -37,7 +37,7 @@ function lazyPlatform (app: FastifyInstance): { platform: Platform, load: () => 
         phoneSink: app.contacts.sink,
         // a status's message as it went out (statuses.message_payload), for retry receipts after a restart
         sentStatuses: { payload: async (sessionId, messageId) => await app.stores.statuses.sentMessagePayload(sessionId, messageId) },
-        contactStatusSink: app.contactStatuses.sink,
+        contactStatusSink: app.contactStatusIntake.sink,
         wa: app.config.wa,
         logger: app.log,
         // burst-gc off (SPEED_TRICKS_OFF, src/speed-tricks.ts): no forced collection after a receipt burst
@@ -116,4 +116,4 @@ export default fp<PlatformOptions>(async (app, opts) => {
   app.addHook('preClose', async () => {
     await platform.close()
   })
-}, { name: 'platform', dependencies: ['config', 'db', 'domain-events', 'viewer-ingest', 'interaction-ingest', 'contacts', 'contact-statuses'] })
+}, { name: 'platform', dependencies: ['config', 'db', 'domain-events', 'viewer-ingest', 'interaction-ingest', 'contacts', 'contact-status-intake'] })

@@ -49,7 +49,7 @@ dialectTest("contacts' statuses: committed once per message id, listed newest fi
   }
   assert.deepEqual(await page(), { statuses: [], nextCursor: null })
 
-  const { sink } = app.contactStatuses
+  const { sink } = app.contactStatusIntake
   const ref = JSON.stringify({ kind: 'image', url: null, directPath: '/v/x.enc', mediaKey: 'c2VjcmV0LWtleQ==', mimetype: 'image/jpeg', size: 5000 })
   await sink.commit(SID, status('3A01'))
   await sink.commit(SID, status('3A02', { type: 'image', text: null, caption: 'pic', mimetype: 'image/jpeg', size: 5000, mediaRef: ref, fromNumber: '4915300000011' }))
