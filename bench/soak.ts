@@ -180,7 +180,10 @@ await runBench('soak', RUN_MS + 20 * 60_000, async ({ log, emulator, service }) 
     await ctl(`/accounts/${s.number}/faults`, { kind: Math.floor(i / SESSIONS) % 2 === 0 ? 'restart-required' : 'drop' })
     tally.streamEnds++
   }
-  const dayTimers = Array.from({ length: DAYS - 1 }, (_, k) => setTimeout(() => { dayEnds[k] = { used: dbUsed(), files: dbFiles() } }, (k + 1) * DAY_MS))
+  const dayTimers = Array.from({ length: DAYS - 1 }, (_, k) => setTimeout(() => {
+    dayEnds[k] = { used: dbUsed(), files: dbFiles() }
+    log(`day ${k + 1} over: database ${(dayEnds[k].used / MB).toFixed(1)} MB in use, RSS ${(rssOf(svc.pid) / MB).toFixed(0)} MB; ${JSON.stringify(tally)}`)
+  }, (k + 1) * DAY_MS))
 
   try {
     await Promise.all([
