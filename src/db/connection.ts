@@ -6,6 +6,7 @@ import pg from 'pg'
 import type { Database } from './database.js'
 import { migrationProvider } from './migrations/index.js'
 import { SQLite } from './sqlite.js'
+import { cachedStatements } from './statement-cache.js'
 
 /** The embedded default: one SQLite file, with the raw better-sqlite3 connection for synchronous hot paths. */
 export interface SqliteHandle {
@@ -14,6 +15,8 @@ export interface SqliteHandle {
   /** the raw better-sqlite3 connection, for hot paths that want prepared statements */
   sqlite: SQLiteTypes.Database
   file: string
+  /** SPEED_TRICKS_OFF kept-statements: Kysely prepares each query again, the stores' own prepared lists are Kysely queries */
+  plainStatements?: true
   close: () => Promise<void>
 }
 
@@ -32,20 +35,22 @@ export type DbHandle = SqliteHandle | PostgresHandle
 /** Where the data lives: a PostgreSQL URL when set, else the SQLite file. */
 export interface DatabaseTarget { url: string | null, file: string }
 
-export async function openStore (target: DatabaseTarget): Promise<DbHandle> {
-  return target.url === null ? await openDatabase(target.file) : await openPostgres(target.url)
+/** `plainStatements`: the kept-statements speed trick off (src/speed-tricks.ts) */
+export async function openStore (target: DatabaseTarget, opts: { plainStatements?: boolean } = {}): Promise<DbHandle> {
+  return target.url === null ? await openDatabase(target.file, opts) : await openPostgres(target.url)
 }
 
-export async function openDatabase (file: string): Promise<SqliteHandle> {
+export async function openDatabase (file: string, opts: { plainStatements?: boolean } = {}): Promise<SqliteHandle> {
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true, mode: 0o700 })
   const sqlite = new SQLite(file)
   sqlite.pragma('journal_mode = WAL')
   sqlite.pragma('synchronous = NORMAL')
   sqlite.pragma('foreign_keys = ON')
   sqlite.pragma('busy_timeout = 5000')
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) })
+  const plain = opts.plainStatements === true
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: plain ? sqlite : cachedStatements(sqlite) }) })
   await migrate(db)
-  return { dialect: 'sqlite', db, sqlite, file, close: async () => { await db.destroy() } }
+  return { dialect: 'sqlite', db, sqlite, file, ...(plain ? { plainStatements: true as const } : {}), close: async () => { await db.destroy() } }
 }
 
 // Every integer column is `bigint` on PostgreSQL (times are milliseconds since the epoch); int8 and

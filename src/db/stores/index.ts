@@ -96,8 +96,9 @@ export function buildStores (handle: DbHandle): Stores {
   }
 }
 
-export async function openStores (target: DatabaseTarget): Promise<OpenedStores> {
-  const handle = await openStore(target)
+/** `plainStatements`: the kept-statements speed trick off (src/speed-tricks.ts) */
+export async function openStores (target: DatabaseTarget, opts: { plainStatements?: boolean } = {}): Promise<OpenedStores> {
+  const handle = await openStore(target, opts)
   return {
     stores: buildStores(handle),
     describe: () => ({ database: handle.dialect === 'postgres' ? 'postgres' : handle.file }),

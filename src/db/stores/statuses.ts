@@ -77,13 +77,16 @@ const INFO_COLUMNS = [
   'sent_count', 'media_file', 'background_color', 'font', 'error', 'unreachable', 'audience', 'mentions'
 ] as const satisfies ReadonlyArray<keyof StatusInfo>
 
+const LIST_COLUMNS = [...INFO_COLUMNS, 'viewer_count', 'reaction_count', 'reply_count'] as const satisfies ReadonlyArray<keyof SentStatusRow>
+
 const asBuffer = (bytes: Uint8Array): Buffer => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
 
 type Progress = Pick<StatusStore, 'savePayload' | 'commitChunk' | 'unconfirmed' | 'notSent'>
 
 export function createStatusStore (handle: DbHandle): StatusStore {
-  const progress = handle.dialect === 'sqlite' ? sqliteProgress(handle.db, handle.sqlite) : postgresProgress(handle.db)
-  return { ...kyselyStatuses(handle.db), ...progress }
+  if (handle.dialect === 'postgres') return { ...kyselyStatuses(handle.db), ...postgresProgress(handle.db) }
+  const plain = { ...kyselyStatuses(handle.db), ...sqliteProgress(handle.db, handle.sqlite) }
+  return handle.plainStatements === true ? plain : { ...plain, listSent: sqliteListSent(handle.db, handle.sqlite) }
 }
 
 /** The queries both dialects run the same. */
@@ -99,7 +102,7 @@ function kyselyStatuses (db: Db): Omit<StatusStore, keyof Progress> {
     async listSent (sessionId, since) {
       // the counts are columns kept where the rows are written (migration 019): the list's cost does not grow with reach
       return await db.selectFrom('statuses')
-        .select([...INFO_COLUMNS, 'viewer_count', 'reaction_count', 'reply_count'])
+        .select(LIST_COLUMNS)
         .where('session_id', '=', sessionId)
         .where('created_at', '>=', since)
         .orderBy('created_at', 'desc')
@@ -157,6 +160,31 @@ function kyselyStatuses (db: Db): Omit<StatusStore, keyof Progress> {
         .where('session_id', '=', sessionId).where('created_at', '>', since).orderBy('created_at').execute()
     }
   }
+}
+
+/**
+ * SQLite's list: one prepared statement whose rows come as arrays, made into objects here. better-sqlite3 builds
+ * a row object property by property, which for 500 statuses cost more than the query (issue 41: listSent
+ * 2.5 → 1.2 ms CPU for 500 statuses; bench/NOTES.md). The kept-statements speed trick (src/speed-tricks.ts): off, the list
+ * is the Kysely query above.
+ */
+function sqliteListSent (db: Db, sqlite: SQLite.Database): StatusStore['listSent'] {
+  // the columns in the order `row` reads them (a column the row type gains and `row` lacks fails the typecheck);
+  // prepared on first use (a store made over an older schema, as a migration test does, does not fail)
+  let select: SQLite.Statement<[string, number], unknown[]> | undefined
+  const prepare = (): SQLite.Statement<[string, number], unknown[]> => sqlite.prepare<[string, number], unknown[]>(`select id, session_id, type, content, caption, message_id, state, created_at,
+    contact_count, target_numbers, sent_count, media_file, background_color, font, error, unreachable, audience, mentions,
+    viewer_count, reaction_count, reply_count
+    from statuses where session_id = ? and created_at >= ? order by created_at desc, id desc`).raw()
+  const row = (r: unknown[]): SentStatusRow => {
+    const v = r as any[] // eslint-disable-line @typescript-eslint/no-explicit-any -- the select's columns, in its order
+    return {
+      id: v[0], session_id: v[1], type: v[2], content: v[3], caption: v[4], message_id: v[5], state: v[6], created_at: v[7],
+      contact_count: v[8], target_numbers: v[9], sent_count: v[10], media_file: v[11], background_color: v[12], font: v[13],
+      error: v[14], unreachable: v[15], audience: v[16], mentions: v[17], viewer_count: v[18], reaction_count: v[19], reply_count: v[20]
+    }
+  }
+  return async (sessionId, since) => await onSqliteConnection(db, sqlite, () => (select ??= prepare()).all(sessionId, since).map(row))
 }
 
 /**
