@@ -15,7 +15,7 @@
  * against the Express control (which counts each status's viewers per request, as the service did), and the
  * same list with 200,000 views against it with 20,000 (two more sessions, alternated on the same service).
  */
-import { SQLite as Database } from '../src/db/sqlite.js'
+import { SQLite as Database } from '../src/db/sqlite/driver.js'
 import { runBench, type Figure } from './lib/bench.js'
 import { combine, measure, startBareFastify, startExpressControl, startPlainPeer, type Load } from './lib/cannon.js'
 import { emulatorApi, linkSessions, serviceApi } from '../test/support/clients.js'

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { Kysely, SqliteDialect, sql } from 'kysely'
-import { SQLite } from '../../src/db/sqlite.js'
-import { cachedStatements } from '../../src/db/statement-cache.js'
+import { SQLite } from '../../src/db/sqlite/driver.js'
+import { cachedStatements } from '../../src/db/sqlite/statement-cache.js'
 
-// Kysely's SQLite driver prepares every query's text again; src/db/statement-cache.ts keeps them prepared
+// Kysely's SQLite driver prepares every query's text again; src/db/sqlite/statement-cache.ts keeps them prepared
 // (issue 41). A kept statement must answer as a fresh one would, and never be handed out while it streams.
 
 function counted (): { sqlite: InstanceType<typeof SQLite>, selects: () => number } {
