@@ -27,7 +27,7 @@
 import { readdirSync, readlinkSync, statSync } from 'node:fs'
 import { createServer } from 'node:http'
 import { join } from 'node:path'
-import { SQLite as Database } from '../src/db/sqlite.js'
+import { SQLite as Database } from '../src/db/sqlite/driver.js'
 import { runBench, SMOKE, type Figure } from './lib/bench.js'
 import { rssOf } from './lib/procs.js'
 import { between, compressedDayEnv, percentile, slopePerHour, type Point } from './lib/soak-series.js'
