@@ -99,6 +99,12 @@ function runnable (script: string): [string, string[]] {
   return [script, ['--import', TSX]]
 }
 
+/** Node's arguments to run `script` (a file of the repository, relative to it or absolute) the way `runnable` says. */
+export function nodeArgs (script: string): string[] {
+  const [entry, loader] = runnable(resolve(ROOT, script))
+  return [...loader, entry]
+}
+
 /** A chunk handler that calls `onLine` once per complete line. */
 function byLine (onLine: (line: string) => void): (chunk: Buffer) => void {
   let pending = ''
