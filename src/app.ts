@@ -25,8 +25,8 @@ import uploads from '../plugins/uploads/index.js'
 import mediaStore from '../plugins/uploads/media-store.js'
 import remoteMedia from '../plugins/uploads/remote-media.js'
 import auth from '../plugins/keys/auth.js'
-import viewerIngest from '../plugins/statuses/viewer-ingest.js'
-import interactionIngest from '../plugins/statuses/interaction-ingest.js'
+import viewerIngest from '../plugins/viewer-ingest/index.js'
+import interactionIngest from '../plugins/interaction-ingest/index.js'
 import contacts from '../plugins/contacts/index.js'
 import contactStatuses, { contactStatusesApi } from '../plugins/contact-statuses/index.js'
 import platform from '../plugins/platform/index.js'
@@ -37,6 +37,7 @@ import broadcaster from '../plugins/broadcaster/index.js'
 import sessions from '../plugins/sessions/index.js'
 import pacing from '../plugins/pacing/index.js'
 import audiences from '../plugins/audiences/index.js'
+import sendStatus from '../plugins/send-status/index.js'
 import statuses from '../plugins/statuses/index.js'
 import insights from '../plugins/insights/index.js'
 import sessionSupervisor from '../plugins/session-supervisor/index.js'
@@ -85,6 +86,7 @@ export const CONCERNS = new Set([
   platform,
   remoteMedia,
   schedules,
+  sendStatus,
   sessions,
   sessionSupervisor,
   statuses,

@@ -7,7 +7,7 @@ import { runAfter } from '../../src/schedules/recurrence.js'
 import type { DomainEvents } from '../broadcaster/domain-events.js'
 import type { Pacing } from '../pacing/index.js'
 import type { StatusService } from '../statuses/index.js'
-import type { ResolvedRecipients } from '../statuses/recipients.js'
+import type { ResolvedRecipients } from '../send-status/recipients.js'
 import { bodyOf, ruleOf } from './service.js'
 
 // The scheduler (issue 24). Every POLL_MS each node reads the active schedules that are due and, for the

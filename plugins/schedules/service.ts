@@ -8,7 +8,7 @@ import { BadRequest, ScheduleNotFound, SessionNotFound } from '../../src/errors.
 import { isTimeZone, runAtOrAfter, writtenOffset, type RepeatRule } from '../../src/schedules/recurrence.js'
 import type { CreateScheduleBody, RepeatBody, Schedule, ScheduleRun, UpdateScheduleBody } from '../../schemas/schedule.js'
 import type { SendStatusBody } from '../../schemas/status.js'
-import { parseHttpUrl, parseTargetNumbers } from '../statuses/parse.js'
+import { parseHttpUrl, parseTargetNumbers } from '../send-status/parse.js'
 import { checkAudience, checkRecipientFields } from '../audiences/resolve.js'
 
 // Scheduled statuses: create, list, read, change, pause, resume, delete (issue 24). The runs themselves: scheduler.ts.

@@ -1,36 +1,31 @@
 import fp from 'fastify-plugin'
-import type { PlatformEventMap } from '../../src/platform/types.js'
 import { createCleanup } from './cleanup.js'
 import { createStatusService } from './service.js'
 import type { StatusDeps } from './deps.js'
+import type { SendStatusService } from '../send-status/index.js'
 import reportRoutes from './report-routes.js'
 import routes from './routes.js'
 
-export { VIEWERS_UPDATE_MS } from './viewer-ingest.js'
-
 /**
- * The status service as one decorator: sending and reading (service) and expiry (cleanup). Viewers come
- * in through the viewer ingest (viewer-ingest.ts), the receipt sink the platform commits to.
+ * The status service as one decorator: reading and deleting (service), reports and expiry (cleanup), with
+ * the posting of plugins/send-status handed through (`send`, `submit`, `recipientsOf`, `recover`, `drain`),
+ * so that one decorator answers for a status from its send to its expiry. Viewers come in through
+ * plugins/viewer-ingest, reactions and replies through plugins/interaction-ingest.
  */
-export function createStatuses (deps: StatusDeps) {
-  const { platform, log } = deps
+export function createStatuses (deps: StatusDeps, posting: Omit<SendStatusService, 'start' | 'stop'>) {
   const service = createStatusService(deps)
   const expiry = createCleanup(deps, service.releaseMedia)
 
-  const onStatusError = (payload: PlatformEventMap['status-error']): void => {
-    service.recordRejection(payload).catch((err: unknown) => { log.error({ err }, 'recording a status rejection failed') })
-  }
-
   return {
-    send: service.send,
+    send: posting.send,
     /** the send-status route: waits (200), or answers `sending` (202) and sends in the background */
-    submit: service.submit,
+    submit: posting.submit,
     /** whom a send-status body comes to now (pacing's look-ahead for scheduled runs, then passed to submit) */
-    recipientsOf: service.recipientsOf,
+    recipientsOf: posting.recipientsOf,
     /** resumes sends a crash left `sending` (in the background; each waits for its session) */
-    recover: service.recover,
+    recover: posting.recover,
     /** ends resumes still waiting for a session and waits for sends under way (bounded) */
-    drain: service.drain,
+    drain: posting.drain,
     list: service.list,
     viewers: service.viewers,
     reactions: service.reactions,
@@ -39,14 +34,10 @@ export function createStatuses (deps: StatusDeps) {
     /** removes a media file once no status and no schedule refers to it */
     releaseMedia: service.releaseMedia,
     cleanup: expiry.cleanup,
-    start (): void {
-      platform.on('status-error', onStatusError)
-    },
     startCleanupTimer: expiry.startTimer,
-    /** Stops timers; events arriving later are dropped. */
+    /** Stops the cleanup timer. */
     stop (): void {
       expiry.stopTimer()
-      platform.off('status-error', onStatusError)
     }
   }
 }
@@ -65,16 +56,10 @@ export default fp(async (app) => {
     config: app.config,
     platform: app.platform,
     mediaStore: app.mediaStore,
-    remoteMedia: app.remoteMedia,
     events: app.domainEvents,
-    eventLog: app.eventLog,
-    audiences: app.audiences,
-    log: app.log.child({ plugin: 'statuses' }),
-    metrics: app.metrics,
-    admit: app.pacing.admit
-  })
+    log: app.log.child({ plugin: 'statuses' })
+  }, app.sendStatus)
   app.decorate('statuses', service)
-  service.start()
   app.addHook('onReady', async () => {
     try {
       await service.cleanup()
@@ -82,13 +67,11 @@ export default fp(async (app) => {
       app.log.error({ err }, 'status cleanup at start failed')
     }
     service.startCleanupTimer()
-    // interrupted sends resume with their sessions: the session supervisor asks (plugins/session-supervisor)
   })
-  // sends under way end (partial, once the platform closed their session) before the database closes
+  // the sends under way end in plugins/send-status's onClose, which runs after this one (it registered first)
   app.addHook('onClose', async () => {
-    await service.drain(10_000)
     service.stop()
   })
   await app.register(routes, { prefix: '/api' })
   await app.register(reportRoutes, { prefix: '/api' })
-}, { name: 'statuses', dependencies: ['db', 'config', 'domain-events', 'platform', 'media-store', 'remote-media', 'audiences', 'metrics', 'pacing', 'auth', 'cluster'] })
+}, { name: 'statuses', dependencies: ['db', 'config', 'domain-events', 'platform', 'media-store', 'send-status', 'auth', 'cluster'] })

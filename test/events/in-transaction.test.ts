@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import type { StatusView } from '../../src/platform/types.js'
-import { createViewerIngest } from '../../plugins/statuses/viewer-ingest.js'
+import { createViewerIngest } from '../../plugins/viewer-ingest/index.js'
 import { waitFor } from '../helper.js'
 import { startStack } from '../stack.js'
 import { harness, OWN } from '../statuses/harness.js'

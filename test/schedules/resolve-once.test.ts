@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import type { FastifyInstance } from 'fastify'
 import { createScheduler } from '../../plugins/schedules/scheduler.js'
-import type { ResolvedRecipients } from '../../plugins/statuses/recipients.js'
+import type { ResolvedRecipients } from '../../plugins/send-status/recipients.js'
 import { harness } from '../statuses/harness.js'
 import { dbOf } from '../support/db.js'
 

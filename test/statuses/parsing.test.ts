@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { detectUrlMedia, parseHttpUrl, parseTargetNumbers } from '../../plugins/statuses/parse.js'
+import { detectUrlMedia, parseHttpUrl, parseTargetNumbers } from '../../plugins/send-status/parse.js'
 
 test('targetNumbers: split on commas, trimmed, empties dropped, de-duplicated in order', () => {
   assert.deepEqual(parseTargetNumbers(undefined), [])

@@ -362,7 +362,7 @@ export interface paths {
         put?: never;
         /**
          * Reply to a contact's status: a one-to-one message to the poster quoting the status
-         * @description The message's `contextInfo` quotes the status (`stanzaId` its id, `participant` the poster, `remoteJid` status@broadcast, `quotedMessage` the status as it was read). Listed under the status' `replies` once the platform acknowledged it. The session must be connected.
+         * @description The message's `contextInfo` quotes the status (`stanzaId` its id, `participant` the poster, `remoteJid` the status broadcast, `quotedMessage` the status as it was read). Listed under the status' `replies` once the platform acknowledged it. The session must be connected.
          *
          *     Needs scope `send` (or the admin key); a scoped key sees only its sessions: another session answers 404.
          */

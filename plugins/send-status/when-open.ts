@@ -1,7 +1,7 @@
-import type { StatusDeps } from './deps.js'
+import type { SendStatusDeps } from './deps.js'
 
 export interface WaitContext {
-  platform: Pick<StatusDeps['platform'], 'snapshot' | 'on' | 'off'>
+  platform: Pick<SendStatusDeps['platform'], 'snapshot' | 'on' | 'off'>
   /** the waits under way, told to look again when the service stops */
   waiting: Set<() => void>
   closing: () => boolean

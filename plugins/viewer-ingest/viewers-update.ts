@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { ViewerRow } from '../../src/db/database.js'
 import type { NewEvent } from '../../src/db/stores/events.js'
 import { toLogRow } from '../events/log.js'
-import { toViewer } from './api-shapes.js'
+import { toViewer } from '../statuses/api-shapes.js'
 
 /** At most one status-viewers-update per status per this window (the last state always goes out). */
 export const VIEWERS_UPDATE_MS = 200

@@ -4,7 +4,7 @@ import type { NewEvent } from '../../src/db/stores/events.js'
 import type { SendProgress, StatusContent, StatusSetting } from '../../src/platform/types.js'
 import type { SendStatusBody } from '../../schemas/status.js'
 import { toLogRow } from '../events/log.js'
-import type { StatusDeps } from './deps.js'
+import type { SendStatusDeps } from './deps.js'
 
 // The pieces of a send's recorded life (sending.ts) that need none of its state.
 
@@ -69,7 +69,7 @@ export function stoppedMessage (sentCount: number, contactCount: number, maybe: 
 }
 
 /** A row a crash left `sending` that cannot be resumed: partial with what it has, or removed when nobody has (or may have) it. */
-export async function abandon ({ stores: { statuses }, events, log }: Pick<StatusDeps, 'stores' | 'events' | 'log'>, row: StatusRow, have: number, why: string): Promise<void> {
+export async function abandon ({ stores: { statuses }, events, log }: Pick<SendStatusDeps, 'stores' | 'events' | 'log'>, row: StatusRow, have: number, why: string): Promise<void> {
   const id = String(row.id)
   if (have === 0) {
     const removed = await events.within(async (trx, emit) => {

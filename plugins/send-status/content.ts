@@ -4,10 +4,10 @@ import type { FetchedMedia } from '../../src/media/remote-fetch.js'
 import type { StatusContent } from '../../src/platform/types.js'
 import type { SendStatusBody } from '../../schemas/status.js'
 import { detectUrlMedia, parseHttpUrl } from './parse.js'
-import type { StatusDeps } from './deps.js'
+import type { SendStatusDeps } from './deps.js'
 
 /** Checks a send-status body and works out what to send and what to store. */
-export async function prepareContent (deps: Pick<StatusDeps, 'stores' | 'mediaStore' | 'remoteMedia'>, body: SendStatusBody) {
+export async function prepareContent (deps: Pick<SendStatusDeps, 'stores' | 'mediaStore' | 'remoteMedia'>, body: SendStatusBody) {
   const { mediaStore, remoteMedia } = deps
   const uploads = deps.stores.uploads
   const caption = body.caption ?? ''
@@ -62,7 +62,7 @@ export async function prepareContent (deps: Pick<StatusDeps, 'stores' | 'mediaSt
  * (local: its file; S3: a copy of its object, read here, on the session's owner). Audio also gets its
  * voice-note flag and duration from that file. `release` removes copies; a refusal here removes them too.
  */
-export async function openMedia (deps: Pick<StatusDeps, 'mediaStore' | 'remoteMedia'>, prepared: Awaited<ReturnType<typeof prepareContent>>): Promise<{ content: StatusContent, release: () => Promise<void> }> {
+export async function openMedia (deps: Pick<SendStatusDeps, 'mediaStore' | 'remoteMedia'>, prepared: Awaited<ReturnType<typeof prepareContent>>): Promise<{ content: StatusContent, release: () => Promise<void> }> {
   const { content } = prepared
   if (prepared.remote !== null && content.kind !== 'text') {
     const local = await deps.remoteMedia.fetch(prepared.remote.url, prepared.remote.kind)

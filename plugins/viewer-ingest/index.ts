@@ -6,8 +6,8 @@ import { toLogRow } from '../events/log.js'
 import { contactJid } from '../../src/jid.js'
 import type { ReceiptSink, StatusDelivery, StatusView } from '../../src/platform/types.js'
 import type { ViewerRow } from '../../src/db/database.js'
-import { iso } from './api-shapes.js'
-import type { StatusDeps } from './deps.js'
+import { iso } from '../statuses/api-shapes.js'
+import type { ViewerIngestDeps } from './deps.js'
 import { createViewersUpdates, updateEvents, VIEWERS_UPDATE_MS, type Changed } from './viewers-update.js'
 
 export { VIEWERS_UPDATE_MS }
@@ -28,7 +28,7 @@ const ofSession = (sessionId: string, statusIds: Set<number>): Changed => new Ma
  * `status-viewers-added` with only those, in the event log (docs/events-log.md), and every changed status
  * whose throttle window is open gets its `status-viewers-update` with the full list (viewers-update.ts).
  */
-export function createViewerIngest (deps: Pick<StatusDeps, 'stores' | 'log' | 'metrics' | 'eventLog'>) {
+export function createViewerIngest (deps: ViewerIngestDeps) {
   const { stores: { viewers }, log, metrics, eventLog } = deps
   let closed = false
   const updates = createViewersUpdates(trailing, log)

@@ -3,12 +3,12 @@ import { fromPlatform, NotConnected, SendFailed, SessionNotFound } from '../../s
 import { pnJid } from '../../src/jid.js'
 import type { SendStatusResult } from '../../src/platform/types.js'
 import type { SendStatusBody } from '../../schemas/status.js'
-import { iso } from './api-shapes.js'
+import { iso } from '../statuses/api-shapes.js'
 import { openMedia, prepareContent } from './content.js'
 import { whenOpen } from './when-open.js'
 import { mentionsOf, storedMentions, withMentions } from './mentions.js'
 import { chooseRecipients, storedRecipients, type ResolvedRecipients } from './recipients.js'
-import type { SendStatusAnswer, StatusDeps } from './deps.js'
+import type { SendStatusAnswer, SendStatusDeps } from './deps.js'
 import { abandon, countContacts, isCode, progressReport, quiet, sentMessage, StatusGone, stoppedMessage, type Delivery } from './delivery.js'
 
 // A send's recorded life (issue 11). The row is inserted `sending` before anything goes out; the built
@@ -18,7 +18,7 @@ import { abandon, countContacts, isCode, progressReport, quiet, sentMessage, Sta
 // ends `partial` with exactly the committed recipients, or is removed when nobody has it. At start, rows a
 // crash left `sending` are resumed once their session is open (same message and id, remaining recipients only).
 
-export function createSending (deps: StatusDeps) {
+export function createSending (deps: SendStatusDeps) {
   const { config, platform, events, eventLog, log } = deps
   // a send's progress is committed between two chunks (each step resolves once committed)
   const progress = deps.stores.statuses

@@ -1,8 +1,17 @@
 import fp from 'fastify-plugin'
 import { contactJid } from '../../src/jid.js'
 import type { InteractionSink, StatusInteraction } from '../../src/platform/types.js'
-import { toReaction, toReply } from './api-shapes.js'
-import type { StatusDeps } from './deps.js'
+import type { FastifyBaseLogger } from 'fastify'
+import type { Stores } from '../../src/db/stores/index.js'
+import type { DomainEvents } from '../broadcaster/domain-events.js'
+import { toReaction, toReply } from '../statuses/api-shapes.js'
+
+/** What the interaction ingest uses of the other decorators. */
+export interface InteractionIngestDeps {
+  stores: Pick<Stores, 'viewers'>
+  events: Pick<DomainEvents, 'emit' | 'within'>
+  log: FastifyBaseLogger
+}
 
 /**
  * The interaction sink: the platform hands over each reaction or reply to a status while it decrypts the
@@ -10,7 +19,7 @@ import type { StatusDeps } from './deps.js'
  * a redelivery a no-op). Each change goes out as a status-reaction / status-reply event. Messages about
  * statuses this service does not know are dropped: the service stores no other chat.
  */
-export function createInteractionIngest (deps: Pick<StatusDeps, 'stores' | 'events' | 'log'>) {
+export function createInteractionIngest (deps: InteractionIngestDeps) {
   const { stores: { viewers }, events, log } = deps
   let closed = false
   const stats = { reactions: 0, replies: 0, ignored: 0 }
