@@ -14,7 +14,7 @@
  * - GET …/insights/contacts over the 90 days, sorted by views both ways (the top viewers and those who never view).
  * Both answers are checked against the numbers written, so the figure is of a right answer.
  */
-import { SQLite as Database } from '../src/db/sqlite.js'
+import { SQLite as Database } from '../src/db/sqlite/driver.js'
 import { runBench, type Figure } from './lib/bench.js'
 import { cpuSeconds } from './lib/procs.js'
 import { emulatorApi, linkSessions, serviceApi } from '../test/support/clients.js'

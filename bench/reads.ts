@@ -11,8 +11,11 @@
  *   (bench/lib/bare-fastify.ts).
  * Issue 34 retired these figures' targets (issues 14 and 25 set them): they measured a probe, not the
  * product. The figures stay, measured and compared, with no target.
+ * Issue 41's figures, with targets: the list of a session with 3 statuses seen by 20,000, 5,000 and none
+ * against the Express control (which counts each status's viewers per request, as the service did), and the
+ * same list with 200,000 views against it with 20,000 (two more sessions, alternated on the same service).
  */
-import { SQLite as Database } from '../src/db/sqlite.js'
+import { SQLite as Database } from '../src/db/sqlite/driver.js'
 import { runBench, type Figure } from './lib/bench.js'
 import { combine, measure, startBareFastify, startExpressControl, startPlainPeer, type Load } from './lib/cannon.js'
 import { emulatorApi, linkSessions, serviceApi } from '../test/support/clients.js'
@@ -85,6 +88,40 @@ function addViews (file: string, sessionId: string, total: number): void {
   }
 }
 
+/**
+ * Gives `to` copies of the `reach.length` newest statuses of `from` (through a second connection to the service's
+ * database, columns taken from the table), the i-th seen by reach[i] viewers: copies of a real viewer row of
+ * `from` with other numbers (issue 41: the list's cost must not depend on reach).
+ */
+function reachStatuses (file: string, from: string, to: string, reach: number[]): void {
+  const db = new Database(file, { fileMustExist: true })
+  try {
+    db.pragma('busy_timeout = 5000')
+    const columns = (db.prepare('select name from pragma_table_info(\'statuses\')').pluck().all() as string[]).filter((c) => c !== 'id')
+    const changed: Record<string, string> = { session_id: '@to', message_id: 'message_id || \'-\' || @to', viewer_count: '0', reaction_count: '0', reply_count: '0' }
+    const copy = db.prepare(`insert into statuses (${columns.join(', ')}) select ${columns.map((c) => changed[c] ?? c).join(', ')} from statuses where id = @id returning id`).pluck()
+    const sample = db.prepare('select v.* from viewers v join statuses s on s.id = v.status_id where s.session_id = ? limit 1').get(from) as Record<string, unknown> | undefined
+    if (sample === undefined || typeof sample.number !== 'string') throw new Error('no real viewer row to copy')
+    const number = sample.number
+    const names = Object.keys(sample)
+    const insert = db.prepare(`insert into viewers (${names.join(', ')}) values (${names.map((c) => `@${c}`).join(', ')})`)
+    db.transaction(() => {
+      const newest = db.prepare('select id from statuses where session_id = ? order by created_at desc, id desc limit ?').pluck().all(from, reach.length) as number[]
+      newest.forEach((id, i) => {
+        const statusId = copy.get({ id, to }) as number
+        for (let v = 0; v < reach[i]; v++) {
+          const row: Record<string, unknown> = { ...sample, status_id: statusId }
+          const other = `4478${String(v).padStart(8, '0')}`
+          for (const c of names) if (typeof row[c] === 'string') row[c] = (row[c] as string).replaceAll(number, other)
+          insert.run(row)
+        }
+      })
+    })()
+  } finally {
+    db.close()
+  }
+}
+
 /** The answer's `data` from either server (both use the service's envelope). */
 async function data (base: string, path: string): Promise<unknown> {
   const res = await fetch(`${base}${path}`, { headers: { 'x-api-key': API_KEY }, signal: AbortSignal.timeout(30_000) })
@@ -102,7 +139,7 @@ function shape (value: unknown): unknown {
 const describe = (l: Load): string => `${Math.round(l.rps).toLocaleString('en-US')} req/s, p99 ${l.p99} ms, CPU ${l.cpuUs.toFixed(0)} µs per request`
 const ratioOf = (a: Load, b: Load): string => `${(a.rps / b.rps).toFixed(2)} ×`
 
-await runBench('reads', 270_000, async ({ smoke, dir, log, emulator, service }) => {
+await runBench('reads', 380_000, async ({ smoke, dir, log, emulator, service }) => {
   const statuses = smoke ? 20 : 500
   const views = smoke ? 200 : 20_000
   /** one autocannon run; each server gets two (A B B A), one in smoke mode */
@@ -114,7 +151,8 @@ await runBench('reads', 270_000, async ({ smoke, dir, log, emulator, service }) 
   const emuProc = await emulator()
   const emu = emulatorApi(emuProc.controlUrl)
   const api = serviceApi(svc.base)
-  await linkSessions(api, emu, [{ sessionId: 'reader', number: '15555000001' }])
+  // `reach` and `wide`: three statuses each, seen by 20,000, 5,000 and none, and by 200,000, 5,000 and none
+  await linkSessions(api, emu, [{ sessionId: 'reader', number: '15555000001' }, { sessionId: 'reach', number: '15555000004' }, { sessionId: 'wide', number: '15555000005' }])
   const contacts = (await emu.addContacts(4, '4473')).map((c) => c.number)
 
   // 10 statuses go through the API and real Baileys (two recipients each, five with two viewers);
@@ -143,6 +181,16 @@ await runBench('reads', 270_000, async ({ smoke, dir, log, emulator, service }) 
   const storedViews = stored.reduce((n, x) => n + x.viewerCount, 0)
   if (storedViews !== views) throw new Error(`the service counts ${storedViews} views, expected ${views}`)
   log(`${views.toLocaleString('en-US')} views stored`)
+  const reach = smoke ? [200, 50, 0] : [20_000, 5_000, 0]
+  const wide = [reach[0] * 10, ...reach.slice(1)]
+  const t1 = performance.now()
+  reachStatuses(dbFile, 'reader', 'reach', reach)
+  reachStatuses(dbFile, 'reader', 'wide', wide)
+  for (const [id, want] of [['reach', reach], ['wide', wide]] as const) {
+    const counts = (await api.get<Array<{ viewerCount: number }>>(`/sessions/${id}/sent-statuses`)).map((x) => x.viewerCount)
+    if (JSON.stringify(counts) !== JSON.stringify(want)) throw new Error(`${id} lists views ${counts.join(', ')}, expected ${want.join(', ')}`)
+  }
+  log(`sessions reach and wide: 3 statuses seen by ${reach.join(', ')} and ${wide.join(', ')} (${((performance.now() - t1) / 1000).toFixed(1)} s)`)
 
   // the controls: each with its own Baileys socket linked on the same emulator, the service's database read-only
   const scanner = (number: string) => async (qr: string): Promise<void> => { await emu.scan(number, qr) }
@@ -161,15 +209,18 @@ await runBench('reads', 270_000, async ({ smoke, dir, log, emulator, service }) 
     if (controlStart.status === 'rejected') throw controlStart.reason
     if (peerStart.status === 'rejected') throw peerStart.reason
     const [control, peer] = [controlStart.value, peerStart.value]
-    const path = { health: '/api/health', list: '/api/sessions/reader/sent-statuses' }
+    const path = { health: '/api/health', list: '/api/sessions/reader/sent-statuses', reach: '/api/sessions/reach/sent-statuses', wide: '/api/sessions/wide/sent-statuses' }
     const serviceHealth = await data(svc.base, path.health)
     const bare = await startBareFastify(dir, JSON.stringify({ success: true, data: serviceHealth }))
     stops.push(async () => await bare.stop(2000))
 
     // the same work: the very same list, and a health answer of the same shape; the peer's list is the
     // same statuses in the same order with the seed's fields, the bare app's health the service's
-    const [theirs, ours] = [JSON.stringify(await data(control.base, path.list)), JSON.stringify(await data(svc.base, path.list))]
-    if (theirs !== ours) throw new Error(`the control lists other statuses than the service:\n  control ${theirs.slice(0, 400)}\n  service ${ours.slice(0, 400)}`)
+    for (const key of ['reach', 'list'] as const) {
+      const [theirs, ours] = [JSON.stringify(await data(control.base, path[key])), JSON.stringify(await data(svc.base, path[key]))]
+      if (theirs !== ours) throw new Error(`the control lists other statuses than the service:\n  control ${theirs.slice(0, 400)}\n  service ${ours.slice(0, 400)}`)
+    }
+    const ours = JSON.stringify(await data(svc.base, path.list))
     if (JSON.stringify(shape(await data(control.base, path.health))) !== JSON.stringify(shape(serviceHealth))) throw new Error('the control\'s health answer has another shape than the service\'s')
     const seedFields = ['id', 'type', 'content', 'caption', 'timestamp', 'platformMessageId', 'contactCount', 'targetNumbers'] as const
     const seedOf = (list: unknown): string => JSON.stringify((list as Array<Record<string, unknown>>).map((x) => seedFields.map((f) => x[f])))
@@ -179,34 +230,47 @@ await runBench('reads', 270_000, async ({ smoke, dir, log, emulator, service }) 
 
     const servers = { service: svc, bare, peer, express: control }
     type Who = keyof typeof servers
-    /** alternating rounds: the order, then backwards (one pass in smoke mode) */
-    const rounds = async (key: keyof typeof path, who: Who[]): Promise<Record<Who, Load> & { order: string, load: string }> => {
-      const order = smoke ? who : [...who, ...[...who].reverse()]
-      const runs = new Map<Who, Load[]>()
+    /** alternating rounds over the targets (a server and a URL each): their order, then backwards (one pass in smoke mode) */
+    type Rounds<K extends string> = Record<K, Load> & { order: string, load: string, best: Record<K, number> }
+    /** `passes`: how many times the order is run, every other one backwards */
+    const alternate = async <K extends string>(key: string, targets: Record<K, { pid: number, url: string }>, passes = 2): Promise<Rounds<K>> => {
+      const who = Object.keys(targets) as K[]
+      const order = smoke ? who : Array.from({ length: passes }, (_, i) => i % 2 === 0 ? who : [...who].reverse()).flat()
+      const runs = new Map<K, Load[]>()
       const loads: number[] = []
       // a warm-up run each, not counted: a first run just after the seeding and linking measured the JIT
       // and the controls' own start-up (their Baileys sockets syncing), not the steady state the figure is
       // about (bench/NOTES.md: the service's first health round 67–106 µs per request, its second 50 µs)
       for (const w of WARM_UP_SECONDS > 0 ? who : []) {
-        const warm = await measure(servers[w].pid, `${servers[w].base}${path[key]}`, WARM_UP_SECONDS)
+        const warm = await measure(targets[w].pid, targets[w].url, WARM_UP_SECONDS)
         log(`  ${key} ${w} warm-up (not counted): ${describe(warm)}`)
       }
       for (const w of order) {
         loads.push(loadavg()[0])
         const list = runs.get(w) ?? []
-        const run = await measure(servers[w].pid, `${servers[w].base}${path[key]}`, seconds)
+        const run = await measure(targets[w].pid, targets[w].url, seconds)
         log(`  ${key} ${w} round ${list.length + 1}: ${describe(run)}; 1-min load ${loads[loads.length - 1].toFixed(1)}`)
         list.push(run)
         runs.set(w, list)
       }
-      const out = Object.fromEntries([...runs].map(([w, l]) => [w, combine(l)])) as Record<Who, Load>
-      return { ...out, order: order.join(' '), load: `1-min load ${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)}` }
+      const out = Object.fromEntries([...runs].map(([w, l]) => [w, combine(l)])) as Record<K, Load>
+      const best = Object.fromEntries([...runs].map(([w, l]) => [w, Math.max(...l.map((x) => x.rps))])) as Record<K, number>
+      return { ...out, best, order: order.join(' '), load: `1-min load ${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)}` }
     }
+    const rounds = async <W extends Who>(key: keyof typeof path, who: W[]): Promise<Rounds<W>> =>
+      await alternate(key, Object.fromEntries(who.map((w) => [w, { pid: servers[w].pid, url: `${servers[w].base}${path[key]}` }])) as Record<W, { pid: number, url: string }>)
 
     const h = await rounds('health', ['service', 'bare', 'peer', 'express'])
     log(`${path.health}: service ${describe(h.service)}; bare Fastify ${describe(h.bare)}; plain peer ${describe(h.peer)}; Express control ${describe(h.express)}; ${h.load}`)
     const l = await rounds('list', ['service', 'peer', 'express'])
     log(`${path.list}: service ${describe(l.service)}; plain peer ${describe(l.peer)}; Express control ${describe(l.express)}; ${l.load}`)
+    const r = await rounds('reach', ['service', 'express'])
+    log(`${path.reach}: service ${describe(r.service)}; Express control ${describe(r.express)}; ${r.load}`)
+    // the same service, the same list but for reach: alternated with the 20,000 one, three rounds each (W R R W W R,
+    // so a steady drift of the machine's speed hits both alike; with two each, one round at a moment of heavier load
+    // moved the ratio by 20 % at load 12, while their CPU per request stayed within 1 %)
+    const w = await alternate('wide', { wide: { pid: svc.pid, url: `${svc.base}${path.wide}` }, reach: { pid: svc.pid, url: `${svc.base}${path.reach}` } }, 3)
+    log(`${path.wide}: service ${describe(w.wide)}; the 20,000 one meanwhile ${describe(w.reach)}; ${w.load}`)
 
     const span = `10 connections, ${smoke ? 1 : 2} × ${seconds} s each`
     const listLabel = `GET …/sent-statuses (${statuses} statuses, ${views.toLocaleString('en-US')} views)`
@@ -254,6 +318,23 @@ await runBench('reads', 270_000, async ({ smoke, dir, log, emulator, service }) 
         note: `context; control ${describe(l.express)}; ${cpu(l.service, l.express, 'control')}; rounds ${l.order}`
       },
       {
+        id: 'reads.reach.ratio',
+        name: `GET …/sent-statuses, 3 statuses seen by ${reach.map((n) => n.toLocaleString('en-US')).join(', ')} ÷ Express + Baileys control (same data), req/s`,
+        value: r.service.rps / r.express.rps,
+        unit: '×',
+        target: { op: '>=', value: 1.5 },
+        note: `service ${describe(r.service)}; control ${describe(r.express)} (a count(*) per status each request, as the service did before issue 41); ${cpu(r.service, r.express, 'control')}; rounds ${r.order}; ${r.load}`
+      },
+      {
+        id: 'reads.reach.wide-ratio',
+        name: `the same list with ${wide[0].toLocaleString('en-US')} views ÷ with ${reach[0].toLocaleString('en-US')}, req/s`,
+        value: w.wide.rps / w.reach.rps,
+        unit: '×',
+        target: { op: '>=', value: 0.9 },
+        note: `CPU per request ${wide[0].toLocaleString('en-US')} ÷ ${reach[0].toLocaleString('en-US')}: ${(w.wide.cpuUs / w.reach.cpuUs).toFixed(2)} ×; best rounds ${Math.round(w.best.wide)} and ${Math.round(w.best.reach)} req/s; ${wide[0].toLocaleString('en-US')}: ${describe(w.wide)}; ` +
+          `${reach[0].toLocaleString('en-US')}: ${describe(w.reach)}; the same service, two sessions' lists alternated (rounds ${w.order}); ${w.load}`
+      },
+      {
         id: 'reads.bare.rps',
         name: 'bare Fastify 5 app, the service\'s health JSON behind the key check',
         value: h.bare.rps,
@@ -265,4 +346,5 @@ await runBench('reads', 270_000, async ({ smoke, dir, log, emulator, service }) 
   } finally {
     for (const stop of stops.reverse()) await stop()
   }
-})
+// smoke mode links three sessions and four controls' worth of rounds: about 90 s at load 18
+}, 150_000)

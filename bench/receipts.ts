@@ -22,7 +22,7 @@
  */
 import { join } from 'node:path'
 import { createHistogram, type RecordableHistogram } from 'node:perf_hooks'
-import { SQLite as Database } from '../src/db/sqlite.js'
+import { SQLite as Database } from '../src/db/sqlite/driver.js'
 import { startBareBaileys } from './lib/bare-client.js'
 import { HEAP, runBench, type Figure } from './lib/bench.js'
 import { connectSocket, emulatorApi, linkSessions, serviceApi } from '../test/support/clients.js'

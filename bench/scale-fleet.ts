@@ -26,7 +26,7 @@
  */
 import { join } from 'node:path'
 import { createHistogram } from 'node:perf_hooks'
-import { SQLite as Database } from '../src/db/sqlite.js'
+import { SQLite as Database } from '../src/db/sqlite/driver.js'
 import type { BenchContext, Figure } from './lib/bench.js'
 import { startBareShards } from './lib/bare-shards.js'
 import { cpuSeconds, settledRss } from './lib/procs.js'

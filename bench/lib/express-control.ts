@@ -11,7 +11,7 @@
  *                                 (control-socket.ts: prints `QR <code>` to be scanned, `OPEN` once linked)
  */
 import express from 'express'
-import { SQLite } from '../../src/db/sqlite.js'
+import { SQLite } from '../../src/db/sqlite/driver.js'
 import { serveControl } from './control-socket.js'
 
 const { PORT, API_KEY, DB_FILE } = process.env

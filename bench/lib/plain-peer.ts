@@ -12,7 +12,7 @@
  *   WA_WEBSOCKET_URL, WA_TEST_TRUST_ROOT, AUTH_DIR   optional: the Baileys socket
  */
 import express from 'express'
-import { SQLite } from '../../src/db/sqlite.js'
+import { SQLite } from '../../src/db/sqlite/driver.js'
 import { serveControl } from './control-socket.js'
 
 const { PORT, API_KEY, DB_FILE } = process.env

@@ -5,7 +5,7 @@
  * ids and content, when the same device logs in next. Acks are counted per connection.
  */
 import { getBinaryNodeChild, getBinaryNodeChildren, type BinaryNode } from '@whiskeysockets/baileys'
-import type { ConnectionAckStats } from './types.js'
+import type { ConnectionAckStats } from './types-messages.js'
 
 /**
  * Stanzas the client acknowledges with `<ack class=tag>` (Baileys: `sendMessageAck` in messages-recv), and a

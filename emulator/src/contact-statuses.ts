@@ -38,7 +38,7 @@ import { EmulatorError } from './errors.js'
 import { phoneMessageId } from './phone.js'
 import { signalSenderFor } from './signal-party.js'
 import { MAX_MENTIONED_USERS } from './status-mentions.js'
-import type { ContactStatusInfo, ContactStatusLog, ContactStatusOptions, ContactStatusReceipt } from './types.js'
+import type { ContactStatusInfo, ContactStatusLog, ContactStatusOptions, ContactStatusReceipt } from './types-messages.js'
 
 export const STATUS_JID = 'status@broadcast'
 /** How long the server waits for the ack before it ends the stream: "about every 50 minutes" (whatsapp-rust PR #1101). */

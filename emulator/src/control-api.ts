@@ -3,7 +3,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Emulator } from './emulator.js'
 import { EmulatorError } from './errors.js'
 import { readBody } from './media-server.js'
-import type { BulkViewOptions, ContactStatusOptions, FailDecryptOptions, FaultKind, GroupedReceiptOptions, InteractionOptions } from './types.js'
+import type { FailDecryptOptions, FaultKind } from './types.js'
+import type { BulkViewOptions, ContactStatusOptions, GroupedReceiptOptions, InteractionOptions } from './types-messages.js'
 
 const MAX_BODY = 16 * 1024 * 1024
 

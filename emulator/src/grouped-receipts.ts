@@ -17,7 +17,8 @@ import { randomBytes } from 'node:crypto'
 import type { BinaryNode } from '@whiskeysockets/baileys'
 import { normalizeNumber, type Directory } from './accounts.js'
 import { EmulatorError } from './errors.js'
-import type { GroupedReceiptOptions, GroupedReceiptViewer, ReceiptType, StatusRecord } from './types.js'
+import type { ReceiptType, StatusRecord } from './types.js'
+import type { GroupedReceiptOptions, GroupedReceiptViewer } from './types-messages.js'
 
 const STATUS_JID = 'status@broadcast'
 const RECEIPT_TYPES: readonly ReceiptType[] = ['read', 'played', 'delivery']

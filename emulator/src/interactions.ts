@@ -25,7 +25,8 @@ import { normalizeNumber, signalNameOf } from './accounts.js'
 import { EmulatorError } from './errors.js'
 import { phoneMessageId } from './phone.js'
 import { signalSenderFor, type SignalBundle, type SimulatedDevice } from './signal-party.js'
-import type { InteractionOptions, ReceiptVia, StatusRecord } from './types.js'
+import type { ReceiptVia, StatusRecord } from './types.js'
+import type { InteractionOptions } from './types-messages.js'
 
 const STATUS_JID = 'status@broadcast'
 

@@ -7,7 +7,7 @@
  *   an integer under `client_expiration`). A notice: the emulator keeps accepting the client.
  * - `<stream:error code="429"/>` then the end of the stream: the server asks the client to back off
  *   (whatsapp-rust PR #353, 2026-03-14, from WA Web's WAWebHandleStreamError; PR #1263, 2026-08-10). The
- *   emulator sends it on request (fault `rate-limited`, emulator.ts).
+ *   emulator sends it on request (fault `rate-limited`, server-accounts.ts).
  * - `<ack refresh_lid="true">` on the ack of a one-to-one message: the LID mapping the client holds for that
  *   peer is stale (whatsapp-rust PR #1313, 2026-08-16; WhiskeySockets/Baileys PR #2661, 2026-06-26, saw it on the
  *   first message to a contact whose LID had changed, `refresh_lid: "true"` as a string). Never on a

@@ -29,7 +29,7 @@ import { jidDecode, proto, type BinaryNode } from '@whiskeysockets/baileys'
 import type { Account, Directory, Party } from './accounts.js'
 import { signalNameOf } from './accounts.js'
 import { signalSenderFor } from './signal-party.js'
-import type { SentToContact, SentToContactDelivery } from './types.js'
+import type { SentToContact, SentToContactDelivery } from './types-messages.js'
 
 const STATUS_JID = 'status@broadcast'
 

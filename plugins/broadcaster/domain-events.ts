@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events'
 import fp from 'fastify-plugin'
 import type { FastifyBaseLogger } from 'fastify'
-import type { ChangeTransaction } from '../../src/db/stores/events.js'
+import type { Transactors } from '../../src/db/stores/transaction.js'
 import type { EventPayloads } from '../../schemas/events.js'
 import { createEventLog, type Emit, type EventLog } from '../events/log.js'
 
@@ -45,7 +45,7 @@ export function createDomainEvents (log: FastifyBaseLogger, eventLog: EventLog) 
       eventLog.append<K>(event, payload as EventPayloads[K]).catch((err: unknown) => { log.error({ err, event }, 'writing an event to the event log failed') })
     },
     /** runs the change and appends the events it emits in one transaction */
-    async within<T> (work: (trx: ChangeTransaction, emit: Emit) => Promise<T>): Promise<T> {
+    async within<T> (work: (tx: Transactors, emit: Emit) => Promise<T>): Promise<T> {
       return await eventLog.within(work)
     },
     on<K extends DomainEventName> (event: K, listener: Listener<K>): void {
@@ -71,6 +71,7 @@ declare module 'fastify' {
 export default fp(async (app) => {
   const eventLog = createEventLog({
     store: app.stores.events,
+    transaction: app.stores.transaction,
     log: app.log.child({ plugin: 'event-log' }),
     retentionMs: app.config.eventsRetentionMs,
     pruneIntervalMs: app.config.cleanupIntervalMs

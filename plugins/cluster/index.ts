@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto'
 import fp from 'fastify-plugin'
 import type { FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify'
-import type { ChangeTransaction } from '../../src/db/stores/events.js'
-import { insertLease, type NodeInfo } from '../../src/db/stores/leases.js'
+import type { Transactors } from '../../src/db/stores/transaction.js'
+import type { NodeInfo } from '../../src/db/stores/leases.js'
 import { OwnerUnavailable, Unauthorized } from '../../src/errors.js'
 import { FORWARDED_HEADER, forwardRequest } from './forward.js'
 import { LeaseKeeper } from './lease-keeper.js'
@@ -58,7 +58,7 @@ export interface Cluster {
    * A new session is this node's: in the transaction that stores it, its lease on this node (in a cluster; nothing
    * on one node), so no node ever sees it without an owner. Then `openNew` opens it here.
    */
-  holdNew: (trx: ChangeTransaction, sessionId: string) => Promise<void>
+  holdNew: (tx: Transactors, sessionId: string) => Promise<void>
   /** opens a new session `holdNew` made this node's, once its transaction is committed */
   openNew: (sessionId: string) => Promise<void>
   /** a request that needs the session's socket is answered by the node that owns it (`placement: 'owner'`) */
@@ -173,8 +173,8 @@ export default fp(async (app) => {
       await keeper.begin()
       log.info({ url: nodeUrl, sessions: keeper.running.size }, 'cluster: node joined')
     },
-    async holdNew (trx, sessionId) {
-      if (keeper !== null) await insertLease(trx, sessionId, nodeId, leaseTtlMs)
+    async holdNew (tx, sessionId) {
+      if (keeper !== null) await tx.leases.hold(sessionId, nodeId, leaseTtlMs)
     },
     async openNew (sessionId) {
       if (keeper === null) await held().open(sessionId)

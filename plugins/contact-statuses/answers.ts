@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify'
-import type { ContactStatusRow } from '../../src/db/database.js'
+import type { ContactStatusRecord } from '../../src/db/stores/contact-statuses.js'
 import type { ContactStatusAnswerStore } from '../../src/db/stores/contact-status-answers.js'
 import { NotConnected } from '../../src/errors.js'
 import type { Platform } from '../../src/platform/platform.js'
@@ -17,7 +17,7 @@ export interface AnswerDeps {
   platform: () => Platform
   log: FastifyBaseLogger
   /** the status, 404 when unknown or expired (service.ts) */
-  requireStatus: (sessionId: string, statusId: string) => Promise<ContactStatusRow>
+  requireStatus: (sessionId: string, statusId: string) => Promise<ContactStatusRecord>
   now: () => number
 }
 
@@ -71,7 +71,7 @@ export function createContactStatusAnswers (deps: AnswerDeps) {
     },
 
     /** the views with the account's answers filled in (each view's row at the same index) */
-    async withAnswers (rows: ContactStatusRow[], views: ContactStatusView[]): Promise<ContactStatusView[]> {
+    async withAnswers (rows: ContactStatusRecord[], views: ContactStatusView[]): Promise<ContactStatusView[]> {
       const found = await answers.of(rows.map((r) => r.seq))
       return views.map((v, i) => {
         const a = found.get(rows[i].seq)

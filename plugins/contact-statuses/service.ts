@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream'
 import type { FastifyBaseLogger } from 'fastify'
-import type { ContactStatusRow } from '../../src/db/database.js'
+import type { ContactStatusRecord } from '../../src/db/stores/contact-statuses.js'
 import type { ContactStatusStore } from '../../src/db/stores/contact-statuses.js'
 import type { ContactStatusAnswerStore } from '../../src/db/stores/contact-status-answers.js'
 import { NoStatusMedia, NotConnected, SessionNotFound, StatusMediaFailed, StatusNotFound } from '../../src/errors.js'
@@ -35,7 +35,7 @@ export interface ContactStatusDeps {
 
 const iso = (ms: number): string => new Date(ms).toISOString()
 
-export function toContactStatus (r: ContactStatusRow): ContactStatusView {
+export function toContactStatus (r: ContactStatusRecord): ContactStatusView {
   return {
     id: r.message_id,
     number: r.from_number,
@@ -69,8 +69,8 @@ export function createContactStatusService (deps: ContactStatusDeps) {
 
   async function commit (sessionId: string, s: ContactStatus): Promise<void> {
     if (closed) throw new Error('contact statuses are closed')
-    const row = await deps.events.within(async (trx, emit) => {
-      const r = await store.record(sessionId, {
+    const row = await deps.events.within(async (tx, emit) => {
+      const r = await tx.contactStatuses.record(sessionId, {
         message_id: s.messageId,
         from_jid: s.fromJid,
         from_lid: s.fromLid,
@@ -86,7 +86,7 @@ export function createContactStatusService (deps: ContactStatusDeps) {
         mentions_me: s.mentionsMe ? 1 : 0,
         group_jid: s.groupJid,
         group_subject: s.groupSubject
-      }, now(), trx)
+      }, now())
       if (r !== undefined) {
         const status = toContactStatus(r)
         emit('contact-status', { sessionId, status })
@@ -104,7 +104,7 @@ export function createContactStatusService (deps: ContactStatusDeps) {
     if (!await deps.sessionExists(sessionId)) throw new SessionNotFound()
   }
 
-  async function requireStatus (sessionId: string, statusId: string): Promise<ContactStatusRow> {
+  async function requireStatus (sessionId: string, statusId: string): Promise<ContactStatusRecord> {
     await requireSession(sessionId)
     const row = await store.find(sessionId, statusId)
     if (row === undefined || row.posted_at < now() - deps.statusTtlMs) throw new StatusNotFound()

@@ -16,7 +16,7 @@ export default fp(async (app) => {
     for (const t of secureDatabaseFiles(databaseFile)) app.log.warn(t, `tightened the mode of ${t.path} from ${t.from} to ${t.to}: it holds account keys`)
   }
   secure()
-  const opened = await openStores({ url: databaseUrl, file: databaseFile })
+  const opened = await openStores({ url: databaseUrl, file: databaseFile }, { plainStatements: app.config.speedTricksOff.has('kept-statements') })
   // created by SQLite just now, with the database file's mode; checked again in case an old one lingered
   secure()
   app.log.info(opened.describe(), 'database ready')

@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify'
-import type { EventLogRow } from '../../src/db/database.js'
-import type { ChangeTransaction, EventFilter, EventStore, NewEvent } from '../../src/db/stores/events.js'
+import type { EventRecord } from '../../src/db/stores/events.js'
+import type { EventFilter, EventStore, NewEvent } from '../../src/db/stores/events.js'
+import type { Transactors, UnitOfWork } from '../../src/db/stores/transaction.js'
 import type { EventName, EventPayloads } from '../../schemas/events.js'
 
 /** Not stored: codes are secrets of the moment, useless (and risky) to replay. */
@@ -33,7 +34,7 @@ export function toLogRow<K extends LoggedEventName> (event: K, payload: EventPay
   return { type: event, sessionId: typeof sessionId === 'string' ? sessionId : null, at, data: JSON.stringify(payload) }
 }
 
-export function toEntry (row: EventLogRow): LogEntry {
+export function toEntry (row: EventRecord): LogEntry {
   return {
     eventId: Number(row.id),
     type: row.type as LoggedEventName,
@@ -45,6 +46,8 @@ export function toEntry (row: EventLogRow): LogEntry {
 
 export interface EventLogDeps {
   store: EventStore
+  /** the stores' unit of work (`within` runs its change in one) */
+  transaction: UnitOfWork
   log: FastifyBaseLogger
   retentionMs: number
   pruneIntervalMs: number
@@ -76,7 +79,7 @@ export function createEventLog (deps: EventLogDeps) {
   /** per session, the queue as it stood after its last append on its own not written yet */
   const sessionAppends = new Map<string, Promise<void>>()
 
-  function deliver (rows: EventLogRow[]): void {
+  function deliver (rows: EventRecord[]): void {
     for (const row of rows) {
       if (Number(row.id) <= cursor) continue
       cursor = Number(row.id)
@@ -159,10 +162,15 @@ export function createEventLog (deps: EventLogDeps) {
    * transaction, and go to the listeners after the commit, before this resolves. Nothing is appended when
    * `work` throws.
    */
-  async function within<T> (work: (trx: ChangeTransaction, emit: Emit) => Promise<T>): Promise<T> {
+  async function within<T> (work: (tx: Transactors, emit: Emit) => Promise<T>): Promise<T> {
     const rows: NewEvent[] = []
     const emit: Emit = (event, payload) => { rows.push(toLogRow(event, payload)) }
-    const result = await store.within(async (trx) => await work(trx, emit), () => rows)
+    const result = await deps.transaction(async (tx) => {
+      const value = await work(tx, emit)
+      // last in the transaction: PostgreSQL's log lock is held only for the append and the commit
+      await tx.events.append(rows)
+      return value
+    })
     if (rows.length > 0) await feed()
     return result
   }

@@ -29,17 +29,17 @@ export function createInteractionIngest (deps: InteractionIngestDeps) {
     const from = { number: i.fromNumber, jid: contactJid(i.fromNumber, i.fromJid) }
     // the row and its event in one transaction (the event log)
     if (i.kind === 'reaction') {
-      const row = await events.within(async (trx, emit) => {
+      const row = await events.within(async (tx, emit) => {
         const reaction = { ...from, statusMessageId: i.statusMessageId, messageId: i.messageId, emoji: i.emoji, at: i.at }
-        const r = await viewers.recordReaction(sessionId, reaction, trx)
+        const r = await tx.viewers.recordReaction(sessionId, reaction)
         if (r !== undefined) emit('status-reaction', { sessionId, statusId: String(r.status_id), reaction: toReaction(r), ...(r.emoji === '' ? { removed: true as const } : {}) })
         return r
       })
       if (row === undefined) stats.ignored++
       else stats.reactions++
     } else {
-      const row = await events.within(async (trx, emit) => {
-        const r = await viewers.recordReply(sessionId, { ...from, statusMessageId: i.statusMessageId, messageId: i.messageId, text: i.text, at: i.at }, trx)
+      const row = await events.within(async (tx, emit) => {
+        const r = await tx.viewers.recordReply(sessionId, { ...from, statusMessageId: i.statusMessageId, messageId: i.messageId, text: i.text, at: i.at })
         if (r !== undefined) emit('status-reply', { sessionId, statusId: String(r.status_id), reply: toReply(r) })
         return r
       })

@@ -1,6 +1,6 @@
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
-import type { ApiKeyRow } from '../../src/db/database.js'
+import type { ApiKeyRecord } from '../../src/db/stores/keys.js'
 import type { KeysStore } from '../../src/db/stores/keys.js'
 import { SCOPES, type CreateKeyBody, type KeyView, type Scope } from '../../schemas/keys.js'
 import { UploadNotFound } from '../../src/errors.js'
@@ -35,7 +35,7 @@ export function hasScope (p: Principal, scope: Scope): boolean {
   return p.admin || p.scopes.has(scope)
 }
 
-function principalOf (row: ApiKeyRow): Principal {
+function principalOf (row: ApiKeyRecord): Principal {
   return {
     admin: false,
     id: row.id,
@@ -45,7 +45,7 @@ function principalOf (row: ApiKeyRow): Principal {
   }
 }
 
-function viewOf (row: ApiKeyRow): KeyView {
+function viewOf (row: ApiKeyRecord): KeyView {
   return {
     id: row.id,
     name: row.name,
@@ -78,7 +78,7 @@ export function createKeyStore (deps: { store: KeysStore, adminKey: string, log:
   const listeners: { [K in keyof KeyListeners]: Array<KeyListeners[K]> } = { revoked: [], sessionCreated: [] }
   let timer: NodeJS.Timeout | null = null
 
-  function put (row: ApiKeyRow): Principal {
+  function put (row: ApiKeyRecord): Principal {
     const principal = principalOf(row)
     cache.set(row.id, { hash: Buffer.from(row.secret_hash, 'hex'), principal })
     return principal
@@ -130,7 +130,7 @@ export function createKeyStore (deps: { store: KeysStore, adminKey: string, log:
   async function create (body: CreateKeyBody): Promise<KeyView & { key: string }> {
     const id = randomBytes(8).toString('hex')
     const secret = randomBytes(32).toString('base64url')
-    const row: ApiKeyRow = {
+    const row: ApiKeyRecord = {
       id,
       name: body.name.trim(),
       secret_hash: digest(secret).toString('hex'),

@@ -20,7 +20,6 @@ export default fp(async (app) => {
   const service = createScheduleService({ schedules, audiences, sessionExists, uploadExists, config: app.config, releaseMedia: app.statuses.releaseMedia, log })
   const scheduler = createScheduler({
     schedules,
-    stores: app.stores,
     config: app.config,
     platform: app.platform,
     statuses: app.statuses,

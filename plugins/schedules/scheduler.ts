@@ -1,7 +1,6 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import type { Config } from '../../src/config.js'
-import type { ScheduleRow } from '../../src/db/database.js'
-import type { Stores } from '../../src/db/stores/index.js'
+import type { ScheduleRecord } from '../../src/db/stores/schedules.js'
 import type { RunToRecord, ScheduleStore } from '../../src/db/stores/schedules.js'
 import { runAfter } from '../../src/schedules/recurrence.js'
 import type { DomainEvents } from '../broadcaster/domain-events.js'
@@ -28,7 +27,6 @@ const MISSED_PER_PASS = 50
 
 export interface SchedulerDeps {
   schedules: ScheduleStore
-  stores: Pick<Stores, 'statuses'>
   config: Pick<Config, 'schedules' | 'cluster'>
   platform: Pick<FastifyInstance['platform'], 'snapshot'>
   statuses: Pick<StatusService, 'submit' | 'recipientsOf'>
@@ -53,21 +51,21 @@ export function createScheduler (deps: SchedulerDeps) {
     ({ state, firedAt: state === 'firing' ? t : null, late, error, nodeId })
 
   /** The run after `at`, or null when the rule has no more (until passed, count reached). */
-  function nextAfter (s: ScheduleRow, at: number): number | null {
+  function nextAfter (s: ScheduleRecord, at: number): number | null {
     const rule = ruleOf(s)
     if (rule === null || (rule.count !== undefined && s.run_count + 1 >= rule.count)) return null
     return runAfter(s.first_at, rule, at)
   }
 
-  async function missed (s: ScheduleRow, t: number): Promise<void> {
+  async function missed (s: ScheduleRecord, t: number): Promise<void> {
     let row = s
     for (let i = 0; i < MISSED_PER_PASS && row.next_run_at !== null; i++) {
       const at = row.next_run_at
       if (t - Math.max(at, row.deferred_until ?? 0) <= config.schedules.graceMs) return
       const next = nextAfter(row, at)
       const error = `Missed: due ${iso(at)}, more than SCHEDULE_GRACE_MS (${config.schedules.graceMs} ms) ago, while no node could post it`
-      const runId = await events.within(async (trx, emit) => {
-        const id = await store.takeRun(row.id, at, next, record('missed', t, false, error), t, trx)
+      const runId = await events.within(async (tx, emit) => {
+        const id = await tx.schedules.takeRun(row.id, at, next, record('missed', t, false, error), t)
         if (id !== null) emit('scheduled-status-failed', { sessionId: row.session_id, scheduleId: row.id, at: iso(at), state: 'missed', error })
         return id
       })
@@ -82,13 +80,13 @@ export function createScheduler (deps: SchedulerDeps) {
     runId: number, f: { sessionId: string, scheduleId: string, at: number, error: string, statusId: number | undefined }
   ): Promise<void> {
     const posted = f.statusId === undefined ? {} : { statusId: f.statusId }
-    await events.within(async (trx, emit) => {
-      await store.finishRun(runId, { state: 'failed', error: f.error, ...posted }, trx)
+    await events.within(async (tx, emit) => {
+      await tx.schedules.finishRun(runId, { state: 'failed', error: f.error, ...posted })
       emit('scheduled-status-failed', { sessionId: f.sessionId, scheduleId: f.scheduleId, at: iso(f.at), state: 'failed', ...(f.statusId === undefined ? {} : { statusId: String(f.statusId) }), error: f.error })
     })
   }
 
-  async function fire (s: ScheduleRow, t: number): Promise<void> {
+  async function fire (s: ScheduleRecord, t: number): Promise<void> {
     const at = s.next_run_at as number
     const body = bodyOf(s)
     // pacing's look-ahead resolves the recipients once for the run and the send takes them; one that does not
@@ -111,10 +109,10 @@ export function createScheduler (deps: SchedulerDeps) {
       const started = await statuses.submit(s.session_id, { ...body, wait: false }, resolved)
       const id = Number(started.statusId)
       statusId = id
-      await events.within(async (trx, emit) => {
-        await store.finishRun(runId, { state: 'fired', statusId: id }, trx)
+      await events.within(async (tx, emit) => {
+        await tx.schedules.finishRun(runId, { state: 'fired', statusId: id })
         // a send that reached nobody before the run was recorded (its status is gone already): onUpdated missed it
-        if (await deps.stores.statuses.find(s.session_id, id, trx) === undefined) throw new Error('The send reached nobody; the status was not kept')
+        if (await tx.statuses.find(s.session_id, id) === undefined) throw new Error('The send reached nobody; the status was not kept')
         emit('scheduled-status-fired', { sessionId: s.session_id, scheduleId: s.id, statusId: started.statusId, at: iso(at), firedAt: iso(t), late })
       })
       log.info({ sessionId: s.session_id, scheduleId: s.id, statusId: started.statusId, late }, 'scheduled status fired')

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../../src/config.js'
-import type { ScheduleRow, ScheduleRunRow } from '../../src/db/database.js'
+import type { ScheduleRecord, ScheduleRunRecord } from '../../src/db/stores/schedules.js'
 import type { AudienceStore } from '../../src/db/stores/audiences.js'
 import type { ScheduleStore } from '../../src/db/stores/schedules.js'
 import { BadRequest, ScheduleNotFound, SessionNotFound } from '../../src/errors.js'
@@ -33,7 +33,7 @@ interface StoredRepeat { rule: RepeatBody, offsetMinutes: number }
 const iso = (ms: number): string => new Date(ms).toISOString()
 const ZONED = 'an ISO 8601 time with a zone, e.g. 2026-05-01T09:00:00+02:00'
 
-export function ruleOf (row: Pick<ScheduleRow, 'repeat'>): RepeatRule | null {
+export function ruleOf (row: Pick<ScheduleRecord, 'repeat'>): RepeatRule | null {
   if (row.repeat === null) return null
   const { rule, offsetMinutes } = JSON.parse(row.repeat) as StoredRepeat
   return {
@@ -48,11 +48,11 @@ export function ruleOf (row: Pick<ScheduleRow, 'repeat'>): RepeatRule | null {
   }
 }
 
-export function bodyOf (row: Pick<ScheduleRow, 'body'>): SendStatusBody {
+export function bodyOf (row: Pick<ScheduleRecord, 'body'>): SendStatusBody {
   return JSON.parse(row.body) as SendStatusBody
 }
 
-export function toRun (r: ScheduleRunRow): ScheduleRun {
+export function toRun (r: ScheduleRunRecord): ScheduleRun {
   return {
     at: iso(r.at),
     firedAt: r.fired_at === null ? null : iso(r.fired_at),
@@ -72,7 +72,7 @@ export function createScheduleService (deps: ScheduleDeps) {
     if (!await deps.sessionExists(sessionId)) throw new SessionNotFound()
   }
 
-  async function requireSchedule (sessionId: string, id: string): Promise<ScheduleRow> {
+  async function requireSchedule (sessionId: string, id: string): Promise<ScheduleRecord> {
     await requireSession(sessionId)
     const row = await store.find(sessionId, id)
     if (row === undefined) throw new ScheduleNotFound()
@@ -111,7 +111,7 @@ export function createScheduleService (deps: ScheduleDeps) {
     return { rule: repeat, offsetMinutes: writtenOffset(at) ?? 0 }
   }
 
-  async function view (row: ScheduleRow): Promise<Schedule> {
+  async function view (row: ScheduleRecord): Promise<Schedule> {
     const stored = row.repeat === null ? null : (JSON.parse(row.repeat) as StoredRepeat).rule
     return {
       id: row.id,

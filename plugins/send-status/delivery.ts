@@ -1,5 +1,5 @@
 import type { FastifyError } from 'fastify'
-import type { StatusRow } from '../../src/db/database.js'
+import type { StatusRecord } from '../../src/db/stores/statuses.js'
 import type { NewEvent } from '../../src/db/stores/events.js'
 import type { SendProgress, StatusContent, StatusSetting } from '../../src/platform/types.js'
 import type { SendStatusBody } from '../../schemas/status.js'
@@ -69,11 +69,11 @@ export function stoppedMessage (sentCount: number, contactCount: number, maybe: 
 }
 
 /** A row a crash left `sending` that cannot be resumed: partial with what it has, or removed when nobody has (or may have) it. */
-export async function abandon ({ stores: { statuses }, events, log }: Pick<SendStatusDeps, 'stores' | 'events' | 'log'>, row: StatusRow, have: number, why: string): Promise<void> {
+export async function abandon ({ events, log }: Pick<SendStatusDeps, 'events' | 'log'>, row: StatusRecord, have: number, why: string): Promise<void> {
   const id = String(row.id)
   if (have === 0) {
-    const removed = await events.within(async (trx, emit) => {
-      if (!await statuses.remove(row.id, trx)) return false
+    const removed = await events.within(async (tx, emit) => {
+      if (!await tx.statuses.remove(row.id)) return false
       emit('statuses-updated', { sessionId: row.session_id, statusId: id, action: 'send-failed', message: `Status ${id} was not sent: ${why}` })
       return true
     })
@@ -81,8 +81,8 @@ export async function abandon ({ stores: { statuses }, events, log }: Pick<SendS
     return
   }
   const message = `Status sent to ${row.sent_count} of ${row.contact_count}; not resumed: ${why}`
-  const kept = await events.within(async (trx, emit) => {
-    if (!await statuses.finish(row.id, { state: 'partial', sentCount: row.sent_count, error: `Sending stopped after ${row.sent_count} of ${row.contact_count}: ${why}` }, trx)) return false
+  const kept = await events.within(async (tx, emit) => {
+    if (!await tx.statuses.finish(row.id, { state: 'partial', sentCount: row.sent_count, error: `Sending stopped after ${row.sent_count} of ${row.contact_count}: ${why}` })) return false
     emit('statuses-updated', { sessionId: row.session_id, statusId: id, action: 'partial', message: `Status ${id}: ${message}` })
     return true
   })

@@ -1,4 +1,4 @@
-import type { StatusRow } from '../../src/db/database.js'
+import type { StatusRecord } from '../../src/db/stores/statuses.js'
 import { fromPlatform, NotConnected, SendFailed, SessionNotFound } from '../../src/errors.js'
 import { pnJid } from '../../src/jid.js'
 import type { SendStatusResult } from '../../src/platform/types.js'
@@ -152,8 +152,8 @@ export function createSending (deps: SendStatusDeps) {
         onUnreachable: async (numbers) => {
           unreachable = numbers
           // the numbers and their event in one transaction (the event log)
-          const kept = await events.within(async (trx, emit) => {
-            if (!await statuses.setUnreachable(d.statusId, numbers, trx)) return false
+          const kept = await events.within(async (tx, emit) => {
+            if (!await tx.statuses.setUnreachable(d.statusId, numbers)) return false
             emit('statuses-updated', { sessionId: d.sessionId, statusId: id, action: 'unreachable', unreachable: numbers, message: `Status ${id}: ${numbers.length} recipient${numbers.length === 1 ? ' has' : 's have'} no LID and cannot be sent to` })
             return true
           })
@@ -175,8 +175,8 @@ export function createSending (deps: SendStatusDeps) {
     // recipients are committed already, so only the count and any JID no chunk reported are written here
     await progress.commitChunk(d.statusId, result.recipientJids.filter((jid) => !committed.has(jid)), reached)
     // the row's end and its status-sent in one transaction (the event log)
-    const finished = await events.within(async (trx, emit) => {
-      if (!await statuses.finish(d.statusId, { state: 'sent', sentCount: reached }, trx)) return false
+    const finished = await events.within(async (tx, emit) => {
+      if (!await tx.statuses.finish(d.statusId, { state: 'sent', sentCount: reached })) return false
       emit('status-sent', {
         sessionId: d.sessionId,
         statusId: id,
@@ -206,8 +206,8 @@ export function createSending (deps: SendStatusDeps) {
     const reason = caught instanceof Error ? caught.message : String(caught)
     const err = fromPlatform(caught)
     if (have + maybe === 0) {
-      await events.within(async (trx, emit) => {
-        if (await statuses.remove(d.statusId, trx)) emit('statuses-updated', { sessionId: d.sessionId, statusId: id, action: 'send-failed', message: `Status ${id} was not sent: ${reason}` })
+      await events.within(async (tx, emit) => {
+        if (await tx.statuses.remove(d.statusId)) emit('statuses-updated', { sessionId: d.sessionId, statusId: id, action: 'send-failed', message: `Status ${id} was not sent: ${reason}` })
       })
       if (isCode(err, 'ST_NOT_CONNECTED')) throw err
       log.warn({ err: caught, sessionId: d.sessionId, statusId: d.statusId }, 'sending status failed')
@@ -215,8 +215,8 @@ export function createSending (deps: SendStatusDeps) {
       throw isCode(err, 'ST_SEND_FAILED') ? err : new SendFailed(reason)
     }
     const { message, unsure } = stoppedMessage(sentCount, d.contactCount, maybe, reason)
-    const kept = await events.within(async (trx, emit) => {
-      if (!await statuses.finish(d.statusId, { state: 'partial', sentCount, error: `Sending stopped after ${sentCount} of ${d.contactCount}: ${reason}${unsure}` }, trx)) return false
+    const kept = await events.within(async (tx, emit) => {
+      if (!await tx.statuses.finish(d.statusId, { state: 'partial', sentCount, error: `Sending stopped after ${sentCount} of ${d.contactCount}: ${reason}${unsure}` })) return false
       emit('statuses-updated', { sessionId: d.sessionId, statusId: id, action: 'partial', message: `Status ${id}: ${message}` })
       return true
     })
@@ -225,16 +225,16 @@ export function createSending (deps: SendStatusDeps) {
     return { statusId: id, message, platformMessageId: d.messageId, contactCount: d.contactCount, state: 'partial', sentCount }
   }
 
-  async function resume (row: StatusRow): Promise<void> {
+  async function resume (row: StatusRecord): Promise<void> {
     // the ones whose chunk went out unacknowledged are sent again (at least once for them)
     const done = await statuses.recipients(row.id, 'confirmed')
     const have = (await statuses.recipients(row.id, 'all')).length
     // the message is stored before the first chunk goes out: without it nothing went out
-    if (row.message_payload === null) { await abandon({ stores: deps.stores, events, log }, row, have, 'the service stopped before it went out'); return }
+    if (row.message_payload === null) { await abandon({ events, log }, row, have, 'the service stopped before it went out'); return }
     const open = await whenOpen({ platform, waiting, closing: () => closing }, row.session_id, config.sendReconnectWaitMs)
-    if ('why' in open) { await abandon({ stores: deps.stores, events, log }, row, have, open.why); return }
+    if ('why' in open) { await abandon({ events, log }, row, have, open.why); return }
     // the first chunk starts with the own number: another account linked meanwhile must not continue it
-    if (done.length > 0 && !done.includes(pnJid(open.own))) { await abandon({ stores: deps.stores, events, log }, row, have, 'the session is linked to another account now'); return }
+    if (done.length > 0 && !done.includes(pnJid(open.own))) { await abandon({ events, log }, row, have, 'the session is linked to another account now'); return }
     const { recipients: stored, statusSetting } = storedRecipients(row)
     const mentions = storedMentions(row.mentions)
     const recipients = withMentions(stored, mentions)

@@ -8,7 +8,6 @@ import type { SendStatusAccepted, SendStatusAnswer, SendStatusDeps } from './dep
 /** Posting a status (see sending.ts for a send's recorded life) and the platform's late rejections. */
 export function createSendStatusService (deps: SendStatusDeps) {
   const { config, platform, events, log } = deps
-  const { statuses } = deps.stores
   const sending = createSending(deps)
 
   /**
@@ -59,8 +58,8 @@ export function createSendStatusService (deps: SendStatusDeps) {
    */
   async function recordRejection ({ sessionId, messageId, error, inSend }: PlatformEventMap['status-error']): Promise<void> {
     if (inSend === true) return
-    const statusId = await events.within(async (trx, emit) => {
-      const found = await statuses.setError(sessionId, messageId, error, trx)
+    const statusId = await events.within(async (tx, emit) => {
+      const found = await tx.statuses.setError(sessionId, messageId, error)
       if (found !== undefined) emit('statuses-updated', { sessionId, statusId: String(found), action: 'failed', message: `Status ${found} was rejected by the platform: ${error}` })
       return found
     })

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
-import type { SessionRow } from '../../src/db/database.js'
-import { deleteSession, insertSession, type SessionStore } from '../../src/db/stores/sessions.js'
+import type { SessionRecord } from '../../src/db/stores/sessions.js'
+import type { SessionStore } from '../../src/db/stores/sessions.js'
 import { BadRequest, NotQrSession, SessionExists, SessionNotFound } from '../../src/errors.js'
 import type { AuthMethod, SessionSnapshot } from '../../src/platform/types.js'
 import type { SessionView } from '../../schemas/session.js'
@@ -29,7 +29,7 @@ export interface NewSession {
   phoneNumber: string | null
 }
 
-function remoteSnapshot (row: SessionRow, status: string | null | undefined): SessionSnapshot | null {
+function remoteSnapshot (row: SessionRecord, status: string | null | undefined): SessionSnapshot | null {
   if (status === null || status === undefined) return null
   const known = ['connecting', 'open', 'close', 'logged-out'].includes(status) ? status as SessionSnapshot['status'] : 'close'
   return { sessionId: row.id, connected: known === 'open', status: known, ownNumber: row.own_number, pairingCode: null, qrCode: null }
@@ -40,7 +40,7 @@ export function createSessionService (deps: SessionDeps) {
   const { platform, mediaStore, events, cluster, keys } = deps
   const { sessions, mediaInUse } = deps
 
-  async function requireRow (sessionId: string): Promise<SessionRow> {
+  async function requireRow (sessionId: string): Promise<SessionRecord> {
     const row = await sessions.find(sessionId)
     if (row === undefined) throw new SessionNotFound()
     return row
@@ -51,10 +51,10 @@ export function createSessionService (deps: SessionDeps) {
     const { sessionId, sessionName, authMethod, phoneNumber } = session
     const createdAt = Date.now()
     const row = { id: sessionId, name: sessionName, auth_method: authMethod, phone_number: phoneNumber, own_number: null, own_lid: null, created_at: createdAt }
-    const inserted = await events.within(async (trx, emit) => {
-      if (!await insertSession(trx, row)) return false
+    const inserted = await events.within(async (tx, emit) => {
+      if (!await tx.sessions.insert(row)) return false
       // this node's (in a cluster: its lease, in this transaction, so no node sees the session without an owner)
-      await cluster.holdNew(trx, sessionId)
+      await cluster.holdNew(tx, sessionId)
       emit('session-created', { sessionId, sessionName, phoneNumber, authMethod, createdAt: new Date(createdAt).toISOString() })
       return true
     })
@@ -81,8 +81,8 @@ export function createSessionService (deps: SessionDeps) {
     await requireRow(sessionId)
     await platform.removeSession(sessionId)
     const media = await sessions.mediaFiles(sessionId)
-    await events.within(async (trx, emit) => {
-      await deleteSession(trx, sessionId)
+    await events.within(async (tx, emit) => {
+      await tx.sessions.remove(sessionId)
       emit('session-deleted', { sessionId })
     })
     await keys?.sessionDeleted(sessionId)

@@ -1,4 +1,4 @@
-import type { SessionRow } from '../../src/db/database.js'
+import type { SessionRecord } from '../../src/db/stores/sessions.js'
 import type { SessionSnapshot } from '../../src/platform/types.js'
 import type { SessionView } from '../../schemas/session.js'
 
@@ -6,7 +6,7 @@ import type { SessionView } from '../../schemas/session.js'
  * The live state from the platform over the stored row. While not connected the own number is hidden
  * (the row keeps the last one); only the code the session links by is shown, and only until connected.
  */
-export function sessionView (row: SessionRow, snap: SessionSnapshot | null): SessionView {
+export function sessionView (row: SessionRecord, snap: SessionSnapshot | null): SessionView {
   const connected = snap?.connected ?? false
   return {
     sessionId: row.id,

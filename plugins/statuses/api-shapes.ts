@@ -1,4 +1,4 @@
-import type { StatusReactionRow, StatusReplyRow, ViewerRow } from '../../src/db/database.js'
+import type { ReactionRecord, ReplyRecord, ViewerRecord } from '../../src/db/stores/viewers.js'
 import type { SentStatusRow } from '../../src/db/stores/statuses.js'
 import type { AudienceSnapshot } from '../../schemas/audience.js'
 import type { Reaction, Reply, SentStatus, Viewer } from '../../schemas/status.js'
@@ -7,15 +7,15 @@ export function iso (ms: number): string {
   return new Date(ms).toISOString()
 }
 
-export function toViewer (r: ViewerRow): Viewer {
+export function toViewer (r: ViewerRecord): Viewer {
   return { jid: r.jid, number: r.number, viewedAt: iso(r.viewed_at), isReal: r.is_real === 1 }
 }
 
-export function toReaction (r: StatusReactionRow): Reaction {
+export function toReaction (r: ReactionRecord): Reaction {
   return { jid: r.jid, number: r.number, emoji: r.emoji, reactedAt: iso(r.reacted_at) }
 }
 
-export function toReply (r: StatusReplyRow): Reply {
+export function toReply (r: ReplyRecord): Reply {
   return { jid: r.jid, number: r.number, text: r.text, repliedAt: iso(r.replied_at), messageId: r.message_id }
 }
 

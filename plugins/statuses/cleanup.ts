@@ -9,7 +9,7 @@ export interface CleanupResult { statuses: number, uploads: number }
  */
 export function createCleanup (deps: Pick<StatusDeps, 'stores' | 'config' | 'events' | 'log'>, releaseMedia: (filename: string | null) => Promise<boolean>) {
   const { config, events, log } = deps
-  const { statuses, uploads: uploadStore, insights } = deps.stores
+  const { uploads: uploadStore } = deps.stores
   let running: Promise<CleanupResult> | null = null
   let timer: NodeJS.Timeout | null = null
 
@@ -19,9 +19,9 @@ export function createCleanup (deps: Pick<StatusDeps, 'stores' | 'config' | 'eve
     const retention = config.insightsRetentionMs
     // the summaries, the rows and one statuses-updated per affected session in one transaction: after a
     // crash either a status or its summary exists, never neither, never both
-    const expired = await events.within(async (trx, emit) => {
-      if (retention > 0) await insights.keepExpired(before, now - retention, trx)
-      const gone = await statuses.deleteBefore(before, trx)
+    const expired = await events.within(async (tx, emit) => {
+      if (retention > 0) await tx.insights.keepExpired(before, now - retention)
+      const gone = await tx.statuses.deleteBefore(before)
       const perSession = new Map<string, number>()
       for (const s of gone) perSession.set(s.session_id, (perSession.get(s.session_id) ?? 0) + 1)
       for (const [sessionId, n] of perSession) {
@@ -46,8 +46,8 @@ export function createCleanup (deps: Pick<StatusDeps, 'stores' | 'config' | 'eve
 
   /** Summaries past INSIGHTS_RETENTION_DAYS go, with one statuses-updated (`insights-cleanup`) per session, in one transaction. */
   async function pruneInsights (before: number): Promise<number> {
-    return await events.within(async (trx, emit) => {
-      const perSession = await insights.prune(before, trx)
+    return await events.within(async (tx, emit) => {
+      const perSession = await tx.insights.prune(before)
       let total = 0
       for (const [sessionId, n] of perSession) {
         total += n

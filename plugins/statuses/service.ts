@@ -82,11 +82,11 @@ export function createStatusService (deps: StatusDeps) {
         }
       }
     }
-    const deletedFromDatabase = await events.within(async (trx, emit) => {
+    const deletedFromDatabase = await events.within(async (tx, emit) => {
       // the summary and the deletion commit together, as at expiry
-      if (opts.forget === true) await deps.stores.insights.forget(sessionId, status.id, trx)
-      else if (config.insightsRetentionMs > 0) await deps.stores.insights.keep(sessionId, status.id, trx)
-      if (!await statuses.remove(status.id, trx)) return false
+      if (opts.forget === true) await tx.insights.forget(sessionId, status.id)
+      else if (config.insightsRetentionMs > 0) await tx.insights.keep(sessionId, status.id)
+      if (!await tx.statuses.remove(status.id)) return false
       emit('status-deleted', { sessionId, statusId: id })
       // the seed contract: statuses-updated whenever the sent-statuses list changes (status-deleted is the finer event)
       emit('statuses-updated', { sessionId, statusId: id, action: 'deleted', message: `Status ${id} deleted` })

@@ -5,7 +5,7 @@ import type { EventPayloads } from '../../schemas/events.js'
 import { toLogRow } from '../events/log.js'
 import { contactJid } from '../../src/jid.js'
 import type { ReceiptSink, StatusDelivery, StatusView } from '../../src/platform/types.js'
-import type { ViewerRow } from '../../src/db/database.js'
+import type { ViewerRecord } from '../../src/db/stores/viewers.js'
 import { iso } from '../statuses/api-shapes.js'
 import type { ViewerIngestDeps } from './deps.js'
 import { createViewersUpdates, updateEvents, VIEWERS_UPDATE_MS, type Changed } from './viewers-update.js'
@@ -84,7 +84,7 @@ export function createViewerIngest (deps: ViewerIngestDeps) {
   }
 
   /** status-viewers-update of the claimed statuses, from their lists read in the commit */
-  const claimedEvents = (claimed: Changed, lists: Map<number, ViewerRow[]>): NewEvent[] =>
+  const claimedEvents = (claimed: Changed, lists: Map<number, ViewerRecord[]>): NewEvent[] =>
     [...claimed].flatMap(([statusId, { sessionId }]) => updateEvents(statusId, sessionId, lists.get(statusId) ?? []))
 
   /**

@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify'
-import type { ViewerRow } from '../../src/db/database.js'
+import type { ViewerRecord } from '../../src/db/stores/viewers.js'
 import type { NewEvent } from '../../src/db/stores/events.js'
 import { toLogRow } from '../events/log.js'
 import { toViewer } from '../statuses/api-shapes.js'
@@ -15,7 +15,7 @@ const NONE: Changed = new Map()
 interface Window { sessionId: string, timer: NodeJS.Timeout | null, dirty: boolean }
 
 /** A status's update event with its full list; none for an empty list (the status is gone, its viewers with it). */
-export function updateEvents (statusId: number, sessionId: string, rows: ViewerRow[]): NewEvent[] {
+export function updateEvents (statusId: number, sessionId: string, rows: ViewerRecord[]): NewEvent[] {
   return rows.length === 0 ? [] : [toLogRow('status-viewers-update', { sessionId, statusId: String(statusId), viewers: rows.map(toViewer) })]
 }
 

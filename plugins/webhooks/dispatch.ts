@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify'
-import type { EventLogRow } from '../../src/db/database.js'
+import type { EventRecord } from '../../src/db/stores/events.js'
 import type { NewDelivery, WebhookOutbox } from '../../src/db/stores/webhooks.js'
 
 /** Logged events turned into deliveries per transaction. */
@@ -45,7 +45,7 @@ export function createLogDispatcher (deps: DispatchDeps) {
   let stopped = true
   let backstop: NodeJS.Timeout | null = null
 
-  function build (events: EventLogRow[]): NewDelivery[] {
+  function build (events: EventRecord[]): NewDelivery[] {
     const rows: NewDelivery[] = []
     for (const e of events) {
       const eventId = Number(e.id)

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { isIP } from 'node:net'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../../src/config.js'
-import type { DeliveryStatus, WebhookRow } from '../../src/db/database.js'
+import type { DeliveryStatus, WebhookRecord } from '../../src/db/stores/webhooks.js'
 import type { NewDelivery, WebhookStore } from '../../src/db/stores/webhooks.js'
 import { BadRequest, DeliveryInFlight, DeliveryNotFound, SessionNotFound, WebhookNotFound } from '../../src/errors.js'
 import { ADMIN, canSee, type Principal } from '../keys/store.js'
@@ -133,7 +133,7 @@ export function createWebhookService (deps: WebhookDeps) {
   }
 
   /** the endpoint, if `owner` may see it: the admin key every one, a scoped key those it created */
-  async function require (id: string, owner: Principal = ADMIN): Promise<WebhookRow> {
+  async function require (id: string, owner: Principal = ADMIN): Promise<WebhookRecord> {
     const row = await store.find(id)
     if (row === undefined || (!owner.admin && row.key_id !== owner.id)) throw new WebhookNotFound()
     return row
@@ -144,7 +144,7 @@ export function createWebhookService (deps: WebhookDeps) {
     if (typeof input.sessionId === 'string' && !canSee(owner, input.sessionId)) throw new SessionNotFound()
     const url = await checkTarget(input.url)
     const now = Date.now()
-    const row: WebhookRow = {
+    const row: WebhookRecord = {
       id: `wh_${randomBytes(12).toString('base64url')}`,
       url,
       events: input.events === undefined || input.events === null ? null : JSON.stringify(input.events),

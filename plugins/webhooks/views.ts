@@ -1,11 +1,11 @@
-import type { WebhookDeliveryRow, WebhookRow } from '../../src/db/database.js'
+import type { WebhookDeliveryRecord, WebhookRecord } from '../../src/db/stores/webhooks.js'
 import type { DeliveryView, WebhookView } from '../../schemas/webhook.js'
 
 // Rows as the API shows them.
 
 const iso = (ms: number | null): string | null => ms === null ? null : new Date(ms).toISOString()
 
-export function toView (row: WebhookRow): WebhookView {
+export function toView (row: WebhookRecord): WebhookView {
   return {
     id: row.id,
     url: row.url,
@@ -19,7 +19,7 @@ export function toView (row: WebhookRow): WebhookView {
   }
 }
 
-export function toDeliveryView (row: WebhookDeliveryRow): DeliveryView {
+export function toDeliveryView (row: WebhookDeliveryRecord): DeliveryView {
   return {
     id: String(row.id),
     messageId: row.message_id,

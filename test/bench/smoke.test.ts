@@ -18,7 +18,7 @@ const FIGURES = [
   'receipts.paced.update-p99', 'receipts.memory.ratio',
   'send-many.first', 'send-many.again', 'send-many.bare', 'send-many.ratio', 'send-many.cpu-ratio', 'send-many.again-ratio',
   'reads.health.rps', 'reads.health.p99', 'reads.health.ratio', 'reads.health.bare-ratio', 'reads.health.peer-ratio',
-  'reads.list.rps', 'reads.list.p99', 'reads.list.ratio', 'reads.list.peer-ratio', 'reads.bare.rps',
+  'reads.list.rps', 'reads.list.p99', 'reads.list.ratio', 'reads.list.peer-ratio', 'reads.reach.ratio', 'reads.reach.wide-ratio', 'reads.bare.rps',
   'insights.overview.p99', 'insights.contacts.p99',
   'startup.all-open', 'startup.http-ready',
   'cluster.health.one.rps', 'cluster.health.two.rps', 'cluster.receipts.one.rps', 'cluster.receipts.two.rps',

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process'
 import { resolve } from 'node:path'
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { SQLITE_DRIVER_VERSION } from '../../src/db/sqlite.js'
+import { SQLITE_DRIVER_VERSION } from '../../src/db/sqlite/driver.js'
 
 const ROOT = resolve(import.meta.dirname, '..', '..')
 

@@ -5,7 +5,7 @@ import pg from 'pg'
 import { pino } from 'pino'
 import type { Database } from '../../src/db/database.js'
 import { openPostgres } from '../../src/db/connection.js'
-import { kyselyLeaseStore } from '../../src/db/stores/leases.js'
+import { leasesOn } from '../../src/db/postgres/index.js'
 import { LeaseKeeper, placeOrphans, planMoves } from '../../plugins/cluster/lease-keeper.js'
 import { startPostgres } from '../support/postgres.js'
 import { waitFor } from '../helper.js'
@@ -52,7 +52,7 @@ async function database (t: TestContext): Promise<{ url: string, open: () => Kys
 }
 
 function keeper (db: Kysely<Database>, nodeId: string, ledger: Ledger): LeaseKeeper {
-  const leases = kyselyLeaseStore(db, null)
+  const leases = leasesOn(db)
   return new LeaseKeeper({
     leases,
     nodeId,
@@ -82,7 +82,7 @@ async function addSessions (db: Kysely<Database>, ids: string[]): Promise<void> 
 }
 
 async function owners (db: Kysely<Database>): Promise<Record<string, string[]>> {
-  const leases = kyselyLeaseStore(db, null)
+  const leases = leasesOn(db)
   return Object.fromEntries((await leases.view(await leases.now())).map((n) => [n.nodeId, n.sessions]))
 }
 
@@ -177,8 +177,8 @@ test('leases on PostgreSQL: spread over live nodes, taken over after a node stop
   // session goes to one; a lease that has not expired is never taken
   const race = Array.from({ length: 40 }, (_, i) => `r${i}`)
   await addSessions(dbB, race)
-  const x = kyselyLeaseStore(open(), null)
-  const y = kyselyLeaseStore(open(), null)
+  const x = leasesOn(open())
+  const y = leasesOn(open())
   const now = await x.now()
   const [gotX, gotY] = await Promise.all([x.claim(race, 'node-x', now, now + 60_000), y.claim([...race].reverse(), 'node-y', now, now + 60_000)])
   assert.equal(gotX.length + gotY.length, race.length, `each once: ${gotX.length} + ${gotY.length}`)

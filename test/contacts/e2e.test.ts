@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { openStore } from '../../src/db/connection.js'
+import { openStores } from '../../src/db/stores/index.js'
 import { build, waitFor, type TestApp } from '../helper.js'
 import { startStack } from '../stack.js'
 import { dialectEnv, dialectTest } from '../support/db-matrix.js'
@@ -95,7 +95,7 @@ dialectTest("the phone's contacts and status privacy reach the service through a
   // the service stops: what it stored is in the database, as the phone last said
   const dir = s.dir
   await s.app.close()
-  const store = await openStore({ url: s.config.databaseUrl, file: s.config.databaseFile })
+  const store = (await openStores({ url: s.config.databaseUrl, file: s.config.databaseFile })).handle
   const rows = await store.db.selectFrom('phone_contacts').select(['number', 'lid', 'name']).where('session_id', '=', SID).orderBy('number').execute()
   assert.deepEqual(rows, afterChange)
   const privacyRow = await store.db.selectFrom('phone_status_privacy').select(['mode', 'numbers']).where('session_id', '=', SID).executeTakeFirstOrThrow()

@@ -3,7 +3,7 @@ import { proto } from '@whiskeysockets/baileys'
 import { sql } from 'kysely'
 import type { DbHandle } from '../../src/db/connection.js'
 import { createAuthStore, type AuthStore } from '../../src/platform/auth-state.js'
-import { kyselyAuthStateStore } from '../../src/db/stores/auth-state.js'
+import { authStateStore } from '../../src/db/stores/auth-state.js'
 import { dialectTest, openTestDb } from '../support/db-matrix.js'
 import { insertSession } from '../support/sessions.js'
 
@@ -20,7 +20,7 @@ const count = async (handle: DbHandle, table: 'auth_keys' | 'auth_creds', id: st
 
 /** a store as a new process opens it: rows loaded first */
 async function fresh (handle: DbHandle, id: string, errors: unknown[] = []): Promise<{ store: AuthStore, auth: ReturnType<AuthStore['open']> }> {
-  const store = createAuthStore(kyselyAuthStateStore(handle.db), (err) => { errors.push(err) })
+  const store = createAuthStore(authStateStore(handle.db), (err) => { errors.push(err) })
   await store.prepare(id)
   return { store, auth: store.open(id) }
 }
@@ -41,9 +41,9 @@ dialectTest('auth state: creds and keys survive a new process with Buffers and p
   assert.equal(await count(handle, 'auth_keys', 's1'), 5)
 
   // the pre-keys stay in the database until asked for (src/platform/auth-state.ts ON_DEMAND)
-  const stored = await kyselyAuthStateStore(handle.db).load('s1', ['pre-key'])
+  const stored = await authStateStore(handle.db).load('s1', ['pre-key'])
   assert.deepEqual(stored.keys.map(([type]) => type).sort(), ['app-state-sync-key', 'lid-mapping', 'lid-mapping', 'session'])
-  assert.deepEqual((await kyselyAuthStateStore(handle.db).readKeys('s1', 'pre-key', ['1', '2'])).map(([id]) => id), ['1'])
+  assert.deepEqual((await authStateStore(handle.db).readKeys('s1', 'pre-key', ['1', '2'])).map(([id]) => id), ['1'])
 
   const { auth: again } = await fresh(handle, 's1')
   assert.equal(again.state.creds.me?.id, '15551230000:3@s.whatsapp.net')
@@ -122,7 +122,7 @@ dialectTest('auth state: reset and dispose delete every row; a stale socket cann
   const handle = await openTestDb(t, dialect)
   await addSession(handle, 's1')
   await addSession(handle, 's2')
-  const store = createAuthStore(kyselyAuthStateStore(handle.db), () => {})
+  const store = createAuthStore(authStateStore(handle.db), () => {})
   await store.prepare('s1')
   await store.prepare('s2')
   const auth = store.open('s1')

@@ -1,7 +1,5 @@
 import assert from 'node:assert/strict'
-import { insertSession } from '../../src/db/stores/sessions.js'
-import { createStatusStore } from '../../src/db/stores/statuses.js'
-import { createViewerStore } from '../../src/db/stores/viewer-store.js'
+import { storesOf } from '../../src/db/stores/index.js'
 import type { InCommit } from '../../src/db/stores/viewers.js'
 import { dialectTest, openTestDb } from '../support/db-matrix.js'
 
@@ -14,11 +12,10 @@ const quiet: InCommit<unknown> = { needs: () => ({}), events: () => [] }
 
 dialectTest('deliveries: earliest kept, unknown statuses skipped, LID rows get their number, gone with the status', async (t, dialect) => {
   const handle = await openTestDb(t, dialect)
-  const { db } = handle
-  const writer = createViewerStore(handle)
-  const statuses = createStatusStore(handle)
+  const writer = storesOf(handle).viewers
+  const statuses = storesOf(handle).statuses
   const now = Date.now()
-  await insertSession(db, { id: 's1', name: 's1', auth_method: 'qrcode', phone_number: null, own_number: null, own_lid: null, created_at: now })
+  await storesOf(handle).sessions.insert({ id: 's1', name: 's1', auth_method: 'qrcode', phone_number: null, own_number: null, own_lid: null, created_at: now })
   const statusId = await statuses.insert({
     session_id: 's1', type: 'text', content: 'x', caption: '', message_id: 'S1', state: 'sent', created_at: now, contact_count: 2,
     target_numbers: '1555,1666', media_file: null, background_color: null, font: null, error: null

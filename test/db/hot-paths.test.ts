@@ -1,11 +1,7 @@
 import assert from 'node:assert/strict'
+import { storesOf } from '../../src/db/stores/index.js'
 import type { DbHandle } from '../../src/db/connection.js'
-import { systemStore } from '../../src/db/stores/system.js'
-import { createStatusStore } from '../../src/db/stores/statuses.js'
-import { createUploadStore } from '../../src/db/stores/uploads.js'
-import { createViewerStore } from '../../src/db/stores/viewer-store.js'
 import type { InCommit, ViewToRecord } from '../../src/db/stores/viewers.js'
-import { insertSession, kyselySessionStore } from '../../src/db/stores/sessions.js'
 import { dialectTest, openTestDb } from '../support/db-matrix.js'
 
 // The hot paths (prepared statements on SQLite, their twins on PostgreSQL) and the Kysely queries, through
@@ -15,8 +11,8 @@ import { dialectTest, openTestDb } from '../support/db-matrix.js'
 const quiet: InCommit<unknown> = { needs: () => ({}), events: () => [] }
 
 async function seed (handle: DbHandle, sessionId = 's1', messageId = 'M1', createdAt = 1000): Promise<number> {
-  await insertSession(handle.db, { id: sessionId, name: sessionId, auth_method: 'qrcode', phone_number: null, own_number: null, own_lid: null, created_at: createdAt })
-  return await createStatusStore(handle).insert({
+  await storesOf(handle).sessions.insert({ id: sessionId, name: sessionId, auth_method: 'qrcode', phone_number: null, own_number: null, own_lid: null, created_at: createdAt })
+  return await storesOf(handle).statuses.insert({
     session_id: sessionId, type: 'text', content: 'x', caption: '', message_id: messageId, state: 'sending', created_at: createdAt,
     contact_count: 2, target_numbers: '1555,1556', media_file: null, background_color: null, font: null, error: null
   })
@@ -28,14 +24,14 @@ const view = (number: string | null, viewedAt: number, extra: Partial<ViewToReco
 
 dialectTest('session store: list, get, marked linked and unlinked, insert once', async (t, dialect) => {
   const handle = await openTestDb(t, dialect)
-  const sessions = kyselySessionStore(handle.db, handle.dialect)
+  const sessions = storesOf(handle).sessions
   await seed(handle, 'b', 'M1', 2)
   await seed(handle, 'a', 'M2', 2)
   assert.deepEqual((await sessions.stored()).map((s) => s.id), ['a', 'b'])
   assert.deepEqual(await sessions.storedOne('a'), { id: 'a', authMethod: 'qrcode', phoneNumber: null })
   assert.equal(await sessions.storedOne('zz'), undefined)
   await sessions.markLinked('a', '1555', '99@lid')
-  assert.deepEqual((await systemStore(handle).sessionLinkStates()).sort((x, y) => x.id.localeCompare(y.id)), [{ id: 'a', linked: true }, { id: 'b', linked: false }])
+  assert.deepEqual((await storesOf(handle).system.sessionLinkStates()).sort((x, y) => x.id.localeCompare(y.id)), [{ id: 'a', linked: true }, { id: 'b', linked: false }])
   assert.equal((await sessions.find('a'))?.own_lid, '99@lid')
   await sessions.markUnlinked('a')
   assert.equal((await sessions.find('a'))?.linked, 0)
@@ -56,7 +52,7 @@ dialectTest('session store: list, get, marked linked and unlinked, insert once',
 dialectTest('viewer store: earliest view wins, unknown statuses skipped, LID views get their number', async (t, dialect) => {
   const handle = await openTestDb(t, dialect)
   const statusId = await seed(handle)
-  const writer = createViewerStore(handle)
+  const writer = storesOf(handle).viewers
   const record = async (views: ViewToRecord[]) => await writer.commitReceipts({ views, deliveries: [] }, quiet)
   const changed = await record([view('1555', 50), view('1555', 40), view('1556', 60), view('1557', 1, { messageId: 'nope' })])
   assert.deepEqual([...changed].map(([id, c]) => [id, c.sessionId, c.added.map((v) => v.number)]), [[statusId, 's1', ['1555', '1556']]])
@@ -79,15 +75,15 @@ dialectTest('viewer store: earliest view wins, unknown statuses skipped, LID vie
   let read: unknown
   await writer.commitReceipts({ views: [view('1559', 1)], deliveries: [] }, { needs: () => ({ counts: [statusId], lists: [statusId] }), events: (_c, r) => { read = [r.counts.get(statusId), r.lists.get(statusId)?.map((v) => v.viewer)]; return [] } })
   assert.deepEqual(read, [3, ['1559', '1558', '1556', '1555']])
-  const [sent] = await createStatusStore(handle).listSent('s1', 0)
+  const [sent] = await storesOf(handle).statuses.listSent('s1', 0)
   assert.equal(sent.viewer_count, 4 - 1, 'real viewers only, as a number')
-  assert.deepEqual(await systemStore(handle).statusTotals(), { statuses: 1, lastCreatedAt: 1000, realViewers: 3 })
+  assert.deepEqual(await storesOf(handle).system.statusTotals(), { statuses: 1, lastCreatedAt: 1000, realViewers: 3 })
 })
 
 dialectTest('send progress: payload, may-have-it rows, confirmed chunks, and a gone status', async (t, dialect) => {
   const handle = await openTestDb(t, dialect)
   const id = await seed(handle)
-  const progress = createStatusStore(handle)
+  const progress = storesOf(handle).statuses
   assert.equal(await progress.savePayload(id, new Uint8Array([9, 8, 7])), true)
   assert.equal(await progress.unconfirmed(id, ['a@s', 'b@s', 'c@s']), true)
   assert.equal(await progress.commitChunk(id, ['a@s', 'a@s', 'own@s'], 1), true)
@@ -106,7 +102,7 @@ dialectTest('send progress: payload, may-have-it rows, confirmed chunks, and a g
 
 dialectTest('upload commit: the row only with its file in place; a failed rename leaves no row', async (t, dialect) => {
   const handle = await openTestDb(t, dialect)
-  const uploads = createUploadStore(handle)
+  const uploads = storesOf(handle).uploads
   const commit = uploads.commit
   const row = { filename: 'f1.jpg', kind: 'image' as const, mime_type: 'image/jpeg', size: 10, created_at: 5 }
   let placed = 0
@@ -116,9 +112,9 @@ dialectTest('upload commit: the row only with its file in place; a failed rename
   // the same name twice: the insert fails before the rename runs
   await assert.rejects(async () => { await commit(row, () => { placed++ }, () => {}) })
   assert.equal(placed, 1)
-  assert.deepEqual(await systemStore(handle).uploadTotals(), { count: 1, bytes: 10 })
+  assert.deepEqual(await storesOf(handle).system.uploadTotals(), { count: 1, bytes: 10 })
   await seed(handle)
   await handle.db.updateTable('statuses').set({ media_file: 'f1.jpg' }).execute()
-  const [storage] = await systemStore(handle).storageBySession()
+  const [storage] = await storesOf(handle).system.storageBySession()
   assert.deepEqual(storage, { sessionId: 's1', statuses: 1, viewers: 0, authStateRows: 0, mediaFiles: 1, mediaBytes: 10 })
 })

@@ -1,8 +1,5 @@
 import assert from 'node:assert/strict'
-import { insertSession } from '../../src/db/stores/sessions.js'
-import { createStatusStore } from '../../src/db/stores/statuses.js'
-import { systemStore } from '../../src/db/stores/system.js'
-import { createViewerStore } from '../../src/db/stores/viewer-store.js'
+import { storesOf } from '../../src/db/stores/index.js'
 import { dialectTest, openTestDb } from '../support/db-matrix.js'
 
 // Reactions and replies (migration 005) on both dialects: the latest reaction wins whatever the order, a
@@ -10,11 +7,10 @@ import { dialectTest, openTestDb } from '../support/db-matrix.js'
 
 dialectTest('reactions and replies: latest wins, redelivery no-op, LID rows get their number', async (t, dialect) => {
   const handle = await openTestDb(t, dialect)
-  const { db } = handle
-  const store = createViewerStore(handle)
+  const store = storesOf(handle).viewers
   const now = Date.now()
-  await insertSession(db, { id: 's1', name: 's1', auth_method: 'qrcode', phone_number: null, own_number: null, own_lid: null, created_at: now })
-  const statusId = await createStatusStore(handle).insert({
+  await storesOf(handle).sessions.insert({ id: 's1', name: 's1', auth_method: 'qrcode', phone_number: null, own_number: null, own_lid: null, created_at: now })
+  const statusId = await storesOf(handle).statuses.insert({
     session_id: 's1', type: 'text', content: 'x', caption: '', message_id: 'S1', state: 'sent', created_at: now, contact_count: 2,
     target_numbers: '', media_file: null, background_color: null, font: null, error: null
   })
@@ -36,5 +32,5 @@ dialectTest('reactions and replies: latest wins, redelivery no-op, LID rows get 
   assert.deepEqual(await store.unmappedInteractionLids('s1', 10), [])
   assert.deepEqual((await store.reactions(statusId)).map((r) => [r.reactor, r.emoji, r.reacted_at]), [['1555', '😂', now + 3000]])
   assert.deepEqual((await store.replies(statusId)).map((r) => [r.replier, r.number, r.text]), [['1555', '1555', 'hi'], ['1555', '1555', 'yo']])
-  assert.deepEqual(await systemStore(handle).interactionTotals(), { reactions: 1, replies: 2 })
+  assert.deepEqual(await storesOf(handle).system.interactionTotals(), { reactions: 1, replies: 2 })
 })

@@ -1,10 +1,8 @@
 import assert from 'node:assert/strict'
+import { storesOf, type Stores } from '../../src/db/stores/index.js'
 import { Migrator } from 'kysely'
 import type { DbHandle } from '../../src/db/connection.js'
 import { migrationProvider } from '../../src/db/migrations/index.js'
-import { insertSession, kyselySessionStore } from '../../src/db/stores/sessions.js'
-import { createStatusStore } from '../../src/db/stores/statuses.js'
-import { createViewerStore } from '../../src/db/stores/viewer-store.js'
 import type { InCommit, ViewToRecord } from '../../src/db/stores/viewers.js'
 import { keptCounts, recountedCounts, type StatusCounts } from '../support/db.js'
 import { dialectTest, openTestDb } from '../support/db-matrix.js'
@@ -19,17 +17,25 @@ type Counts = StatusCounts
 const kept = async (handle: DbHandle): Promise<Counts> => await keptCounts(handle.db)
 const recount = async (handle: DbHandle): Promise<Counts> => await recountedCounts(handle.db)
 
+// one set of stores per connection, built before a test moves the schema (SQLite prepares its statements as they are built)
+const built = new WeakMap<DbHandle, Stores>()
+function storesFor (handle: DbHandle): Stores {
+  const stores = built.get(handle) ?? storesOf(handle)
+  built.set(handle, stores)
+  return stores
+}
+
 const quiet: InCommit<unknown> = { needs: () => ({}), events: () => [] }
 
 async function status (handle: DbHandle, sessionId: string, messageId: string, createdAt = Date.now()): Promise<number> {
-  return await createStatusStore(handle).insert({
+  return await storesFor(handle).statuses.insert({
     session_id: sessionId, type: 'text', content: 'x', caption: '', message_id: messageId, state: 'sent', created_at: createdAt,
     contact_count: 2, target_numbers: '', media_file: null, background_color: null, font: null, error: null
   })
 }
 
 async function session (handle: DbHandle, id: string): Promise<void> {
-  await insertSession(handle.db, { id, name: id, auth_method: 'qrcode', phone_number: null, own_number: null, own_lid: null, created_at: 1 })
+  await storesFor(handle).sessions.insert({ id, name: id, auth_method: 'qrcode', phone_number: null, own_number: null, own_lid: null, created_at: 1 })
 }
 
 const jidOf = (who: string): string => who.endsWith('@lid') ? who : `${who}@s.whatsapp.net`
@@ -39,8 +45,8 @@ const view = (messageId: string, who: string, viewedAt: number, isReal = true, s
 
 dialectTest('kept counts: every write path keeps the columns equal to a recount', async (t, dialect) => {
   const handle = await openTestDb(t, dialect)
-  const store = createViewerStore(handle)
-  const statuses = createStatusStore(handle)
+  const store = storesFor(handle).viewers
+  const statuses = storesFor(handle).statuses
   await session(handle, 's1')
   await session(handle, 's2')
   const a = await status(handle, 's1', 'A')
@@ -108,7 +114,7 @@ dialectTest('kept counts: every write path keeps the columns equal to a recount'
   await receipts([view('C', '1555', 1, true, 's2'), view('C', '1556', 1, true, 's2')])
   assert.equal(await statuses.remove(b), true)
   await check('a status deleted', { [a]: [3, 2, 2], [c]: [2, 0, 0] })
-  await kyselySessionStore(handle.db, handle.dialect).remove('s2')
+  await storesFor(handle).sessions.remove('s2')
   await check('a session removed', { [a]: [3, 2, 2] })
   await statuses.deleteBefore(Date.now() + 1)
   await check('expired', {})
@@ -123,7 +129,7 @@ dialectTest('kept counts: every write path keeps the columns equal to a recount'
 
 dialectTest('kept counts: a seeded random walk of views, LIDs, reactions and replies', async (t, dialect) => {
   const handle = await openTestDb(t, dialect)
-  const store = createViewerStore(handle)
+  const store = storesFor(handle).viewers
   await session(handle, 's1')
   const messages = ['A', 'B', 'C']
   for (const m of messages) await status(handle, 's1', m)
@@ -165,7 +171,7 @@ dialectTest('kept counts: a seeded random walk of views, LIDs, reactions and rep
 
 dialectTest('kept counts: the migration fills the columns from the rows already there', async (t, dialect) => {
   const handle = await openTestDb(t, dialect)
-  const store = createViewerStore(handle)
+  const store = storesFor(handle).viewers
   const migrator = new Migrator({ db: handle.db, provider: migrationProvider })
   // back to before migration 019, rows written without the columns, then 019 again
   const down = await migrator.migrateTo('018-list-counts')

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
+import { storesOf } from '../../src/db/stores/index.js'
 import { test } from 'node:test'
 import { openPostgres, type DbHandle } from '../../src/db/connection.js'
-import { webhookStore, type NewDelivery } from '../../src/db/stores/webhooks.js'
+import type { NewDelivery } from '../../src/db/stores/webhooks.js'
 import { dialectTest, openTestDb, postgresUrl } from '../support/db-matrix.js'
 
 // The webhook outbox on both dialects: due order, one order key at a time, attempts, release, requeue,
@@ -9,7 +10,7 @@ import { dialectTest, openTestDb, postgresUrl } from '../support/db-matrix.js'
 // node's claim holds until its outcome, its restart, or its time runs out.
 
 async function endpoint (handle: DbHandle, id: string): Promise<void> {
-  await webhookStore(handle).insert({
+  await storesOf(handle).webhooks.insert({
     id, url: `http://127.0.0.1/${id}`, events: null, session_id: null, description: null, secret: 'whsec_x', enabled: 1,
     disabled_reason: null, created_at: 1, updated_at: 1
   })
@@ -21,7 +22,7 @@ const delivery = (webhookId: string, orderKey: string, at: number, n: number): N
 dialectTest('outbox: due order, one order key at a time, attempts, release, requeue and prune', async (t, dialect) => {
   const handle = await openTestDb(t, dialect)
   await endpoint(handle, 'wh_a')
-  const outbox = webhookStore(handle).outbox({ nodeId: 'node-a', ttlMs: 60_000 })
+  const outbox = storesOf(handle).webhooks.outbox({ nodeId: 'node-a', ttlMs: 60_000 })
   assert.deepEqual((await outbox.subscribers()).map((r) => ({ ...r, enabled: Number(r.enabled), updated_at: Number(r.updated_at) })),
     [{ id: 'wh_a', events: null, session_id: null, key_id: null, enabled: 1, updated_at: 1 }])
   await outbox.insert([delivery('wh_a', 'k1', 100, 1), delivery('wh_a', 'k1', 100, 2), delivery('wh_a', 'k2', 150, 3)])
@@ -57,7 +58,7 @@ test('outbox on PostgreSQL: three nodes claiming at once never claim a delivery 
   const nodes = await Promise.all([openPostgres(url), openPostgres(url), openPostgres(url)])
   t.after(async () => { await Promise.all(nodes.map(async (n) => { await n.close() })) })
   await endpoint(nodes[0], 'wh_a')
-  const outboxes = nodes.map((n, i) => webhookStore(n).outbox({ nodeId: `node-${i}`, ttlMs: 60_000 }))
+  const outboxes = nodes.map((n, i) => storesOf(n).webhooks.outbox({ nodeId: `node-${i}`, ttlMs: 60_000 }))
   const rows: NewDelivery[] = []
   for (let n = 0; n < 300; n++) rows.push(delivery('wh_a', `k${n % 10}`, 1, n))
   await outboxes[0].insert(rows)
@@ -94,8 +95,8 @@ test('outbox on PostgreSQL: a starting node puts back only its own claims; a cla
   const [a, b] = await Promise.all([openPostgres(url), openPostgres(url)])
   t.after(async () => { await Promise.all([a.close(), b.close()]) })
   await endpoint(a, 'wh_a')
-  const nodeA = webhookStore(a).outbox({ nodeId: 'node-a', ttlMs: 1000 })
-  const nodeB = webhookStore(b).outbox({ nodeId: 'node-b', ttlMs: 1000 })
+  const nodeA = storesOf(a).webhooks.outbox({ nodeId: 'node-a', ttlMs: 1000 })
+  const nodeB = storesOf(b).webhooks.outbox({ nodeId: 'node-b', ttlMs: 1000 })
   await nodeA.insert([delivery('wh_a', 'k1', 10, 1), delivery('wh_a', 'k1', 10, 2), delivery('wh_a', 'k2', 10, 3)])
   const held = await nodeA.claimDue(100, 1)
   assert.deepEqual(held.map((r) => [r.message_id, r.claimed_by, Number(r.claimed_until)]), [['msg_1', 'node-a', 1100]])

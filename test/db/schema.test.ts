@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs'
 import { test } from 'node:test'
 import { Kysely, Migrator, SqliteDialect } from 'kysely'
 import { migrationProvider } from '../../src/db/migrations/index.js'
-import { SQLite } from '../../src/db/sqlite.js'
+import { SQLite } from '../../src/db/sqlite/driver.js'
 
 // Migrations 001-004 became dialect-neutral (PostgreSQL) after they shipped: on SQLite they must still
 // build exactly the schema they built before, statement for statement (the fixture was dumped from them

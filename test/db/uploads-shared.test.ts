@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
+import { storesOf } from '../../src/db/stores/index.js'
 import { existsSync, mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { reconcileUploads, SHARED_DIR_GRACE_MS } from '../../plugins/uploads/media-store.js'
-import { createUploadStore } from '../../src/db/stores/uploads.js'
 import { build } from '../helper.js'
 import { dialectEnv, dialectTest, openTestDb } from '../support/db-matrix.js'
 import { filesIn, png } from '../uploads/fixtures.js'
@@ -27,7 +27,7 @@ function put (dir: string, name: string, ageMs: number): void {
 
 dialectTest('reconcile with a grace window keeps files written to recently and removes the abandoned ones', async (t, dialect) => {
   const handle = await openTestDb(t, dialect)
-  const uploads = createUploadStore(handle)
+  const uploads = storesOf(handle).uploads
   const dir = folder()
   t.after(() => { rmSync(dir, { recursive: true, force: true }) })
   const insert = async (filename: string): Promise<void> => {

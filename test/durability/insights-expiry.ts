@@ -10,7 +10,7 @@ import { tempDir } from '../support/processes.js'
 import { spawnService, type ServiceProc } from '../support/service.js'
 import { insertSession } from '../support/sessions.js'
 import { sleep, waitFor } from '../support/wait.js'
-import { SQLite } from '../../src/db/sqlite.js'
+import { SQLite } from '../../src/db/sqlite/driver.js'
 
 // Issue 32: expiry writes a status's summary in the transaction that deletes it. The service as a real process
 // (no platform: the statuses, their viewers, deliveries, reactions and replies are rows this test writes, made

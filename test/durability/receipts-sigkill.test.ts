@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import { SQLite as Database } from '../../src/db/sqlite.js'
+import { SQLite as Database } from '../../src/db/sqlite/driver.js'
 import { serviceApi } from '../support/clients.js'
 import { countMismatches, KEPT_AND_RECOUNTED } from '../support/db.js'
 import { sleep } from '../support/wait.js'

@@ -90,7 +90,7 @@ dialectTest('appends on their own that come together are written together, in or
       await real.append(rows)
     }
   })
-  const log = createEventLog({ store, log: pino({ level: 'silent' }), retentionMs: 3_600_000, pruneIntervalMs: 3_600_000 })
+  const log = createEventLog({ store, transaction: s.app.stores.transaction, log: pino({ level: 'silent' }), retentionMs: 3_600_000, pruneIntervalMs: 3_600_000 })
   await log.start()
   t.after(async () => { await log.stop() })
   const seen: LogEntry[] = []

@@ -8,7 +8,9 @@ import { ConfigError, loadConfig } from '../../src/config.js'
 import { afterReceiptTurn } from '../../src/platform/burst-gc.js'
 import { deferredCompiles } from '../../plugins/core/validation.js'
 import { SPEED_TRICK_NAMES, SPEED_TRICKS } from '../../src/speed-tricks.js'
-import { testConfig, TEST_API_KEY, waitFor } from '../helper.js'
+import { sqliteOf, testConfig, TEST_API_KEY, waitFor } from '../helper.js'
+import { dbOf } from '../support/db.js'
+import { insertSession } from '../support/sessions.js'
 
 // docs/architecture.md, habit 9: every speed trick has an off switch (SPEED_TRICKS_OFF) that takes its plain path.
 // Here: the setting is parsed and refused as documented, and each switch really takes the plain path.
@@ -88,4 +90,26 @@ test('burst-gc off: no collection is scheduled after a burst; on: one', (t) => {
   // the same burst with the trick off afterwards: nothing new, and the one scheduled above stays unref'd
   afterReceiptTurn(5000, null)
   assert.equal(timers.mock.callCount(), 1)
+})
+
+test('kept-statements off: every Kysely query and the sent-statuses list prepared on each run; on: once', async (t) => {
+  const prepares = async (off: string): Promise<string[]> => {
+    const app = await appWith(t, off)
+    await insertSession(app, 's')
+    const sqlite = sqliteOf(dbOf(app))
+    const texts: string[] = []
+    const prepare = sqlite.prepare.bind(sqlite)
+    sqlite.prepare = ((text: string) => { texts.push(text); return prepare(text) }) as typeof sqlite.prepare
+    for (let i = 0; i < 3; i++) {
+      assert.equal(await app.stores.statuses.find('s', 1), undefined)
+      assert.deepEqual(await app.stores.statuses.listSent('s', 0), [])
+    }
+    return texts
+  }
+  const on = await prepares('')
+  assert.equal(on.length, 2, on.join('\n'))
+  assert.equal(new Set(on).size, 2)
+  const off = await prepares('kept-statements')
+  assert.equal(off.length, 6, off.join('\n'))
+  assert.equal(new Set(off).size, 2)
 })

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict'
-import { createInsightStore } from '../../src/db/stores/insights.js'
-import { createStatusStore } from '../../src/db/stores/statuses.js'
+import { storesOf } from '../../src/db/stores/index.js'
 import { dialectTest, openTestDb } from '../support/db-matrix.js'
 import { DAY, RANGE, T0, writeFixture } from './fixture.js'
 
@@ -12,7 +11,7 @@ const EXPECTED_TOTALS = { statuses: 2, recipients: 6, delivered: 3, viewed: 2, r
 
 dialectTest('insights: the same figures live and after expiry, as counted by hand', async (t, dialect) => {
   const handle = await openTestDb(t, dialect)
-  const store = createInsightStore(handle)
+  const store = storesOf(handle).insights
   const { s1, s2 } = await writeFixture(handle.db)
   const filter = { sessionId: 's1', ...RANGE }
 
@@ -44,9 +43,9 @@ dialectTest('insights: the same figures live and after expiry, as counted by han
   ])
 
   // expiry: summaries written and rows deleted in one transaction
-  await handle.db.transaction().execute(async (trx) => {
-    assert.equal(await store.keepExpired(T0 + 3 * DAY, 0, trx), 2)
-    assert.equal((await createStatusStore(handle).deleteBefore(T0 + 3 * DAY, trx)).length, 2)
+  await storesOf(handle).transaction(async (tx) => {
+    assert.equal(await tx.insights.keepExpired(T0 + 3 * DAY, 0), 2)
+    assert.equal((await tx.statuses.deleteBefore(T0 + 3 * DAY)).length, 2)
   })
   const after = await read()
   assert.deepEqual(after.overview.statuses.map((s) => s.live), [false, false])
@@ -57,7 +56,7 @@ dialectTest('insights: the same figures live and after expiry, as counted by han
 
 dialectTest('insights: a status read live while its summary is committed counts once, by its summary', async (t, dialect) => {
   const handle = await openTestDb(t, dialect)
-  const store = createInsightStore(handle)
+  const store = storesOf(handle).insights
   await writeFixture(handle.db)
   const filter = { sessionId: 's1', ...RANGE }
   const live = await store.overview(filter, { limit: 50 })
@@ -67,17 +66,17 @@ dialectTest('insights: a status read live while its summary is committed counts 
   assert.deepEqual(both.statuses.map((s) => s.live), [false, false])
   assert.deepEqual([both.totals, both.timeToView, both.views, both.posted], [live.totals, live.timeToView, live.views, live.posted])
   assert.deepEqual(await store.contacts(filter, { sort: 'number', order: 'asc', offset: 0 }), await (async () => {
-    await createStatusStore(handle).deleteBefore(T0 + 3 * DAY)
+    await storesOf(handle).statuses.deleteBefore(T0 + 3 * DAY)
     return await store.contacts(filter, { sort: 'number', order: 'asc', offset: 0 })
   })())
 })
 
 dialectTest('insights: filters, paging, contact sorts, forget and prune', async (t, dialect) => {
   const handle = await openTestDb(t, dialect)
-  const store = createInsightStore(handle)
+  const store = storesOf(handle).insights
   const { s1, s2 } = await writeFixture(handle.db)
   await store.keepExpired(T0 + 1, 0)
-  await createStatusStore(handle).deleteBefore(T0 + 1)
+  await storesOf(handle).statuses.deleteBefore(T0 + 1)
   const filter = { sessionId: 's1', ...RANGE }
   // s1 summarised, s2 live
   const both = await store.overview(filter, { limit: 1 })
@@ -118,7 +117,7 @@ dialectTest('insights: filters, paging, contact sorts, forget and prune', async 
 
 dialectTest('insights: p50 and p90 by nearest rank over many views, live, mixed and expired alike', async (t, dialect) => {
   const handle = await openTestDb(t, dialect)
-  const store = createInsightStore(handle)
+  const store = storesOf(handle).insights
   const { db } = handle
   await db.insertInto('sessions').values({ id: 'p', name: 'p', auth_method: 'qrcode', phone_number: null, own_number: null, own_lid: null, created_at: T0 }).execute()
   let seed = 7
@@ -145,10 +144,10 @@ dialectTest('insights: p50 and p90 by nearest rank over many views, live, mixed 
   const filter = { sessionId: 'p', from: T0, to: T0 + DAY }
   assert.deepEqual((await store.overview(filter, { limit: 1 })).timeToView, expected, 'live')
   await store.keepExpired(T0 + 1, 0)
-  await createStatusStore(handle).deleteBefore(T0 + 1)
+  await storesOf(handle).statuses.deleteBefore(T0 + 1)
   assert.deepEqual((await store.overview(filter, { limit: 1 })).timeToView, expected, 'one expired, two live')
   await store.keepExpired(T0 + DAY, 0)
-  await createStatusStore(handle).deleteBefore(T0 + DAY)
+  await storesOf(handle).statuses.deleteBefore(T0 + DAY)
   const expired = await store.overview(filter, { limit: 1 })
   assert.deepEqual(expired.timeToView, expected, 'all expired')
   assert.equal(expired.views.reduce((a, b) => a + b.views, 0), delays.length, 'every view in a quarter hour')

@@ -1,10 +1,10 @@
 import { test } from 'node:test'
+import { storesOf } from '../../src/db/stores/index.js'
 import assert from 'node:assert/strict'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openDatabase } from '../../src/db/connection.js'
-import { systemStore } from '../../src/db/stores/system.js'
 import { CHECK_TIMEOUT_MS, createHealth, databaseCheck } from '../../plugins/system/health.js'
 import { build, waitFor, type TestApp } from '../helper.js'
 import { insertSession } from '../support/sessions.js'
@@ -79,7 +79,7 @@ test('the database check fails on a database that does not answer; a check that 
   const dir = mkdtempSync(join(tmpdir(), 'st-health-'))
   t.after(() => { rmSync(dir, { recursive: true, force: true }) })
   const handle = await openDatabase(join(dir, 'db.sqlite'))
-  const check = databaseCheck(systemStore(handle).ping)
+  const check = databaseCheck(storesOf(handle).system.ping)
   assert.equal((await check()).healthy, true)
   await handle.close()
   const failed = await check()

@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict'
+import { storesOf } from '../../src/db/stores/index.js'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { BufferJSON, proto } from '@whiskeysockets/baileys'
 import { openDatabase, type SqliteHandle as DbHandle } from '../../src/db/connection.js'
-import { kyselyAuthStateStore, sqliteAuthStateStore } from '../../src/db/stores/auth-state.js'
+import { authStateStore } from '../../src/db/stores/auth-state.js'
 import { createAuthStore, type AuthStore, type SessionAuth } from '../../src/platform/auth-state.js'
 import { insertSession } from '../support/sessions.js'
 
@@ -20,7 +21,7 @@ async function tempDb (t: { after: (fn: () => Promise<void>) => void }): Promise
 }
 
 /** the platform's adapter over the database's store; a failed write throws where it is awaited */
-const storeOf = (handle: DbHandle): AuthStore => createAuthStore(kyselyAuthStateStore(handle.db), () => {})
+const storeOf = (handle: DbHandle): AuthStore => createAuthStore(authStateStore(handle.db), () => {})
 
 /** a session's auth as a new process opens it: rows loaded first */
 async function opened (handle: DbHandle, id: string, store = storeOf(handle)): Promise<SessionAuth> {
@@ -127,7 +128,7 @@ test('pre-keys are not held in memory: read from the database when asked for, af
   const handle = await tempDb(t)
   await insertSession(handle, 's1')
   // the SQLite store (its prepared statements), as the service opens it
-  const store = createAuthStore(sqliteAuthStateStore(handle.db, handle.sqlite), () => {})
+  const store = createAuthStore(storesOf(handle).authState, () => {})
   await store.prepare('s1')
   const auth = store.open('s1')
   const pair = { public: Buffer.alloc(32, 1), private: Buffer.alloc(32, 2) }
@@ -144,7 +145,7 @@ test('pre-keys are not held in memory: read from the database when asked for, af
   void auth.state.keys.set({ 'pre-key': { 1: null } })
   assert.deepEqual(Object.keys(await auth.state.keys.get('pre-key', ['1', '2'])), ['2'])
   // a new process loads every row but the pre-keys, and still reads them
-  const again = createAuthStore(sqliteAuthStateStore(handle.db, handle.sqlite), () => {})
+  const again = createAuthStore(storesOf(handle).authState, () => {})
   await again.prepare('s1')
   assert.deepEqual(Object.keys(await again.open('s1').state.keys.get('pre-key', ['2', '7'])).sort(), ['2', '7'])
   assert.deepEqual(Object.keys(await again.open('s1').state.keys.get('session', ['a', 'b'])).sort(), ['a', 'b'])

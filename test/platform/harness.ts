@@ -1,11 +1,12 @@
 import { mkdtempSync, rmSync } from 'node:fs'
+import { storesOf } from '../../src/db/stores/index.js'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { Writable } from 'node:stream'
 import { pino } from 'pino'
 import { openDatabase, type SqliteHandle as DbHandle } from '../../src/db/connection.js'
-import { kyselyAuthStateStore } from '../../src/db/stores/auth-state.js'
-import { kyselySessionStore, type SessionStore } from '../../src/db/stores/sessions.js'
+import { authStateStore } from '../../src/db/stores/auth-state.js'
+import type { SessionStore } from '../../src/db/stores/sessions.js'
 import { createPlatform, type Platform, type PlatformOptions, type PlatformTiming } from '../../src/platform/platform.js'
 import type { ConnectionStatusChange, PlatformEventMap, ReceiptSink, SessionLinks, StatusView } from '../../src/platform/types.js'
 import { EventRecorder } from '../events.js'
@@ -144,8 +145,8 @@ export function startPlatform (db: DbHandle, wa: Config['wa'], timing: Partial<P
   const off = parseSpeedTricksOff(process.env.SPEED_TRICKS_OFF).off
   const gcOff = off.has('burst-gc') ? { burstGcQuietMs: null } : {}
   const platform = createPlatform({
-    authState: kyselyAuthStateStore(db.db),
-    links: links(unlogged(kyselySessionStore(db.db, db.dialect), handed)),
+    authState: authStateStore(db.db),
+    links: links(unlogged(storesOf(db).sessions, handed)),
     receiptSink: sink, wa, logger, timing: { ...timing, ...gcOff }, sharedKeyTransactions: !off.has('shared-key-transactions'), ...more
   })
   return { platform, events: new EventLog(platform), logs, sink, handed }

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { storesOf } from '../../src/db/stores/index.js'
 import { writeFileSync } from 'node:fs'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -7,7 +8,6 @@ import { after, before, describe, it } from 'node:test'
 import sharp from 'sharp'
 import { startEmulator, testCertPaths, type Emulator } from '@status-tracker/emulator'
 import type { StatusView } from '../../src/platform/types.js'
-import { kyselySessionStore } from '../../src/db/stores/sessions.js'
 import {
   authRows,
   digitsOf,
@@ -132,7 +132,7 @@ describe('platform (real Baileys against the emulator)', () => {
     p = startPlatform(tmp.db, waConfig(emu))
     platforms.push(p)
     // what the session supervisor does at start (plugins/session-supervisor, paced): every stored session started
-    const stored = await kyselySessionStore(tmp.db.db, tmp.db.dialect).stored()
+    const stored = await storesOf(tmp.db).sessions.stored()
     assert.equal(stored.length, 3)
     for (const s of stored) await p.platform.startSession({ sessionId: s.id, authMethod: s.authMethod, phoneNumber: s.phoneNumber })
     await p.events.next('connection-status', open(PAIR), 0)

@@ -18,7 +18,6 @@ async function setUp (h: Harness, dueAt: number) {
   })
   return createScheduler({
     schedules: h.app.stores.schedules,
-    stores: h.app.stores,
     config: h.app.config,
     platform: h.platform as unknown as FastifyInstance['platform'],
     statuses: h.app.statuses,

@@ -22,7 +22,6 @@ test('a paced scheduled run resolves its recipients once and sends to what pacin
   const counted: number[] = []
   const scheduler = createScheduler({
     schedules: h.app.stores.schedules,
-    stores: h.app.stores,
     config: h.app.config,
     platform: h.platform as unknown as FastifyInstance['platform'],
     statuses: {

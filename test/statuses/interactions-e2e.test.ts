@@ -6,7 +6,7 @@ import { connectSocket, emulatorApi, HttpError, linkSessions, serviceApi } from 
 import { tempDir } from '../support/processes.js'
 import { spawnService, type ServiceProc } from '../support/service.js'
 import { waitFor } from '../support/wait.js'
-import { SQLite as Database } from '../../src/db/sqlite.js'
+import { SQLite as Database } from '../../src/db/sqlite/driver.js'
 import type { EventPayloads } from '../../schemas/events.js'
 import { EventRecorder } from '../events.js'
 

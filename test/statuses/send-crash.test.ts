@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { test } from 'node:test'
 // the driver the service picks for this Node (better-sqlite3 12 aborts Node 24.19+ when it is collected)
-import { SQLite } from '../../src/db/sqlite.js'
+import { SQLite } from '../../src/db/sqlite/driver.js'
 import { startEmulator, testCertPaths } from '@status-tracker/emulator'
 import { connectSocket, emulatorApi, linkSessions, serviceApi } from '../support/clients.js'
 import { tempDir } from '../support/processes.js'

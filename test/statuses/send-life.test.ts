@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 // the driver the service picks for this Node (better-sqlite3 12 aborts Node 24.19+ when it is collected)
-import { SQLite } from '../../src/db/sqlite.js'
+import { SQLite } from '../../src/db/sqlite/driver.js'
 import { Kysely, Migrator, SqliteDialect } from 'kysely'
 import { migrationProvider } from '../../src/db/migrations/index.js'
 import { PlatformError } from '../../src/platform/errors.js'

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { SQLite } from '../../src/db/sqlite.js'
+import { SQLite } from '../../src/db/sqlite/driver.js'
 import { build, waitFor } from '../helper.js'
 import { insertSession } from '../support/sessions.js'
 import { dbOf } from '../support/db.js'

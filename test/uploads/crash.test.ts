@@ -3,7 +3,7 @@ import { readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 // the driver the service picks for this Node (better-sqlite3 12 aborts Node 24.19+ when it is collected)
-import { SQLite } from '../../src/db/sqlite.js'
+import { SQLite } from '../../src/db/sqlite/driver.js'
 import { tempDir } from '../support/processes.js'
 import { API_KEY, spawnService, type ServiceProc } from '../support/service.js'
 import { sleep } from '../support/wait.js'

@@ -1,7 +1,5 @@
-import type SQLiteTypes from 'better-sqlite3'
 import type { Kysely } from 'kysely'
 import type { Database } from '../database.js'
-import { onSqliteConnection } from './sqlite-gate.js'
 
 type Db = Kysely<Database>
 
@@ -34,8 +32,8 @@ export interface AuthStateStore {
 /** rows per statement: 4 parameters each, far below SQLite's 32,766 and PostgreSQL's 65,535 */
 const BATCH = 500
 
-/** The one implementation: the queries are the same on both dialects. */
-export function kyselyAuthStateStore (db: Db): AuthStateStore {
+/** The queries both backends run the same; SQLite replaces `load` and `writeKeys` (src/db/sqlite/auth-state.ts). */
+export function authStateStore (db: Db): AuthStateStore {
   return {
     async load (sessionId, skip = []) {
       const creds = await db.selectFrom('auth_creds').select('creds').where('session_id', '=', sessionId).executeTakeFirst()
@@ -81,42 +79,5 @@ export function kyselyAuthStateStore (db: Db): AuthStateStore {
         await trx.deleteFrom('auth_creds').where('session_id', '=', sessionId).execute()
       })
     }
-  }
-}
-
-/**
- * SQLite: the Kysely store, with `load` and `writeKeys` as prepared statements in one better-sqlite3 transaction. A first
- * post to new contacts writes a Signal session per device (1,000 contacts: ~1,000 rows in a few `keys.set`s,
- * each awaited by Baileys before the relay goes on): through Kysely the bench's "first post to 1,000 new
- * contacts ÷ stock Baileys" went 0.43 → 0.53 (issue 34's before/after), with these statements it is back.
- */
-export function sqliteAuthStateStore (db: Db, sqlite: SQLiteTypes.Database): AuthStateStore {
-  const putKey = sqlite.prepare<[string, string, string, string]>(
-    'INSERT INTO auth_keys (session_id, type, key_id, value) VALUES (?, ?, ?, ?) ' +
-    'ON CONFLICT (session_id, type, key_id) DO UPDATE SET value = excluded.value'
-  )
-  const deleteKey = sqlite.prepare<[string, string, string]>('DELETE FROM auth_keys WHERE session_id = ? AND type = ? AND key_id = ?')
-  const getCreds = sqlite.prepare<[string], string>('SELECT creds FROM auth_creds WHERE session_id = ?').pluck()
-  const getKeys = sqlite.prepare<[string], [string, string, string]>('SELECT type, key_id, value FROM auth_keys WHERE session_id = ?').raw()
-  // the platform's one on-demand type (pre-keys); any other list goes through Kysely
-  const getKeysBut = sqlite.prepare<[string, string], [string, string, string]>('SELECT type, key_id, value FROM auth_keys WHERE session_id = ? AND type <> ?').raw()
-  const write = sqlite.transaction((sessionId: string, rows: KeyRow[]) => {
-    for (const [type, keyId, value] of rows) {
-      if (value === null) deleteKey.run(sessionId, type, keyId)
-      else putKey.run(sessionId, type, keyId, value)
-    }
-  })
-  const kysely = kyselyAuthStateStore(db)
-  return {
-    ...kysely,
-    // every stored session loads its rows before its socket starts: the start with 100 sessions ("spawn → all
-    // open", bench startup) went 3.7 → 4.7 s through Kysely's row objects
-    load: async (sessionId, skip = []) => skip.length > 1
-      ? await kysely.load(sessionId, skip)
-      : await onSqliteConnection(db, sqlite, () => ({
-          creds: getCreds.get(sessionId),
-          keys: skip.length === 0 ? getKeys.all(sessionId) : getKeysBut.all(sessionId, skip[0])
-        })),
-    writeKeys: async (sessionId, rows) => { await onSqliteConnection(db, sqlite, () => { write(sessionId, rows) }) }
   }
 }

@@ -1,6 +1,9 @@
 import type { Kysely } from 'kysely'
 import type { ContactStatusRow, Database } from '../database.js'
 
+/** A status a contact posted, as the session received it: the port's own type, which plugins import (never the table's row type). */
+export type ContactStatusRecord = ContactStatusRow
+
 // The statuses the session's contacts posted (migration 015, `contact_statuses`), kept 24 hours. The same
 // queries on SQLite and PostgreSQL.
 
@@ -8,18 +11,18 @@ type Db = Kysely<Database>
 
 type Optional = 'mentions_me' | 'group_jid' | 'group_subject'
 /** a new row; the mention and group columns (migration 020) default to 0 / null */
-export type NewContactStatus = Omit<ContactStatusRow, 'seq' | 'session_id' | 'received_at' | 'viewed_at' | Optional> & Partial<Pick<ContactStatusRow, Optional>>
+export type NewContactStatus = Omit<ContactStatusRecord, 'seq' | 'session_id' | 'received_at' | 'viewed_at' | Optional> & Partial<Pick<ContactStatusRecord, Optional>>
 
 export interface ContactStatusStore {
   /**
    * Records a contact's status; the row when it is new, undefined when the message id was recorded before (a
-   * redelivery: the row as first read stays, even when this copy could not be decrypted). `tx`: the
-   * transaction the event log's `within` hands its work (the row and its event commit together).
+   * redelivery: the row as first read stays, even when this copy could not be decrypted). In a unit of work
+   * (`tx.contactStatuses`) the row and its event commit together.
    */
-  record: (sessionId: string, status: NewContactStatus, now: number, tx?: Db) => Promise<ContactStatusRow | undefined>
+  record: (sessionId: string, status: NewContactStatus, now: number) => Promise<ContactStatusRecord | undefined>
   /** one page, newest first: `limit` rows that arrived before the row `before` (its seq; undefined: from the newest), posted since `since` */
-  page: (sessionId: string, q: { limit: number, before: number | undefined, since: number }) => Promise<ContactStatusRow[]>
-  find: (sessionId: string, messageId: string) => Promise<ContactStatusRow | undefined>
+  page: (sessionId: string, q: { limit: number, before: number | undefined, since: number }) => Promise<ContactStatusRecord[]>
+  find: (sessionId: string, messageId: string) => Promise<ContactStatusRecord | undefined>
   /** the read receipt went out: the first time is kept */
   markViewed: (sessionId: string, messageId: string, at: number) => Promise<void>
   /** removes contacts' statuses posted before `cutoff` (every session); how many per session */
@@ -28,8 +31,8 @@ export interface ContactStatusStore {
 
 export function contactStatusStore (db: Db): ContactStatusStore {
   return {
-    async record (sessionId, s, now, tx) {
-      return await (tx ?? db).insertInto('contact_statuses')
+    async record (sessionId, s, now) {
+      return await db.insertInto('contact_statuses')
         .values({ ...s, session_id: sessionId, received_at: now, viewed_at: null })
         .onConflict((oc) => oc.columns(['session_id', 'message_id']).doNothing())
         .returningAll()

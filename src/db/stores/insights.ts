@@ -1,9 +1,8 @@
-import { sql, type RawBuilder } from 'kysely'
-import type { DbHandle } from '../connection.js'
+import { sql, type Kysely, type RawBuilder } from 'kysely'
+import type { Database } from '../database.js'
 import type { StatusSummary } from '../../insights/summary.js'
 import { keepSummaries, lineColumns, summariesOf, summaryColumns } from './insights-facts.js'
 import { contactRows, type ContactQuery, type ContactRow } from './insights-contacts.js'
-import type { StoreTx } from './statuses.js'
 
 export type { ContactQuery, ContactRow, ContactSort } from './insights-contacts.js'
 
@@ -51,27 +50,30 @@ export interface InsightStore {
    * In the caller's transaction (expiry's): writes the summaries of the statuses created before `before`
    * and at or after `keepSince` (older ones are past retention). How many were written.
    */
-  keepExpired: (before: number, keepSince: number, tx?: StoreTx) => Promise<number>
+  keepExpired: (before: number, keepSince: number) => Promise<number>
   /** In the caller's transaction (delete-status): writes the summary of one status; false when it has none to write. */
-  keep: (sessionId: string, statusId: number, tx?: StoreTx) => Promise<boolean>
+  keep: (sessionId: string, statusId: number) => Promise<boolean>
   /** Removes a status's summary (delete-status with forget); whether there was one. */
-  forget: (sessionId: string, statusId: number, tx?: StoreTx) => Promise<boolean>
+  forget: (sessionId: string, statusId: number) => Promise<boolean>
   /** Removes summaries of statuses posted before `before`: how many per session. */
-  prune: (before: number, tx?: StoreTx) => Promise<Map<string, number>>
+  prune: (before: number) => Promise<Map<string, number>>
   /** The figures of `filter`, with a page of statuses (`limit` + 1 read, ids below `beforeId`). */
   overview: (filter: InsightFilter, page: { limit: number, beforeId?: number }) => Promise<InsightOverview>
   /** Per contact figures of `filter`, sorted; `limit` undefined: every row. */
   contacts: (filter: InsightFilter, query: ContactQuery) => Promise<ContactRow[]>
 }
 
-/** Live rows handed to SQL as one JSON parameter, as a table (the only words the dialects differ in). */
+/** Live rows handed to SQL as one JSON parameter, as a table (the only words the backends differ in). */
 export type LiveTable = (json: string, columns: ReadonlyArray<readonly [string, 'int' | 'text']>) => RawBuilder<unknown>
 
-const sqliteLive: LiveTable = (json, columns) =>
-  sql`select ${sql.join(columns.map(([c]) => sql`json_extract(value, ${'$.' + c}) as ${sql.ref(c)}`))} from json_each(${json})`
-
-const postgresLive: LiveTable = (json, columns) =>
-  sql`select * from jsonb_to_recordset(${json}::jsonb) as x(${sql.raw(columns.map(([c, t]) => `${c} ${t === 'int' ? 'bigint' : 'text'}`).join(', '))})`
+/** What differs per backend (src/db/sqlite/insights.ts, src/db/postgres/insights.ts). */
+export interface InsightBackend {
+  live: LiveTable
+  /** insight_recipients, walked along insight_recipients_delay (SQLite's planner is told which index to take) */
+  delayIndex: RawBuilder<unknown>
+  /** before an expiry's summaries are read: what keeps a receipt from committing to an expiring status meanwhile */
+  lockExpiring: (tx: Kysely<Database>, before: number) => Promise<void>
+}
 
 const STATUS_COLS = [
   ['status_id', 'int'], ['type', 'text'], ['caption_length', 'int'], ['audience_kind', 'text'], ['audience_id', 'text'], ['audience_name', 'text'],
@@ -88,11 +90,8 @@ const BUCKET = sql.raw(String(BUCKET_MS))
 /** time to view, never below 0 (as the summary counts it) */
 export const DELAY = sql`case when viewed_at > posted_at then viewed_at - posted_at else 0 end`
 
-export function createInsightStore (handle: DbHandle): InsightStore {
-  const db = handle.db
-  const live = handle.dialect === 'sqlite' ? sqliteLive : postgresLive
-  // SQLite's planner, without statistics, prefers the (session, posted_at) range and a sort: told which index to walk
-  const delayIndex = handle.dialect === 'sqlite' ? sql`insight_recipients indexed by insight_recipients_delay` : sql`insight_recipients`
+export function insightStore (db: Kysely<Database>, backend: InsightBackend): InsightStore {
+  const { live, delayIndex } = backend
 
   /**
    * The statuses in scope: the summaries in range plus the live ones (summarised now, filtered alike).
@@ -133,24 +132,20 @@ export function createInsightStore (handle: DbHandle): InsightStore {
   }
 
   return {
-    async keepExpired (before, keepSince, tx = db) {
-      // PostgreSQL reads each statement at its own snapshot: without the lock a view committed between the
-      // summary's reads and the expiry's delete would be acknowledged, then lost with its status. Locked, such
-      // a commit waits for the expiry and fails its foreign key (not acknowledged: the platform sends it
-      // again, and it is dropped like any receipt for a status no longer there). SQLite has one writer.
-      if (handle.dialect === 'postgres') await sql`select id from statuses where created_at < ${before} for update`.execute(tx)
-      return await keepSummaries(tx, (q) => q.where('created_at', '<', before).where('created_at', '>=', keepSince), Date.now())
+    async keepExpired (before, keepSince) {
+      await backend.lockExpiring(db, before)
+      return await keepSummaries(db, (q) => q.where('created_at', '<', before).where('created_at', '>=', keepSince), Date.now())
     },
-    async keep (sessionId, statusId, tx = db) {
-      return await keepSummaries(tx, (q) => q.where('session_id', '=', sessionId).where('id', '=', statusId), Date.now()) > 0
+    async keep (sessionId, statusId) {
+      return await keepSummaries(db, (q) => q.where('session_id', '=', sessionId).where('id', '=', statusId), Date.now()) > 0
     },
-    async forget (sessionId, statusId, tx = db) {
-      const result = await tx.deleteFrom('insight_statuses').where('session_id', '=', sessionId).where('status_id', '=', statusId).executeTakeFirst()
+    async forget (sessionId, statusId) {
+      const result = await db.deleteFrom('insight_statuses').where('session_id', '=', sessionId).where('status_id', '=', statusId).executeTakeFirst()
       return result.numDeletedRows > 0n
     },
-    async prune (before, tx = db) {
+    async prune (before) {
       // their recipient lines go by cascade (primary key (insight_id, recipient))
-      const gone = await tx.deleteFrom('insight_statuses').where('posted_at', '<', before).returning(['session_id']).execute()
+      const gone = await db.deleteFrom('insight_statuses').where('posted_at', '<', before).returning(['session_id']).execute()
       const perSession = new Map<string, number>()
       for (const g of gone) perSession.set(g.session_id, (perSession.get(g.session_id) ?? 0) + 1)
       return perSession

@@ -7,17 +7,22 @@ type Db = Kysely<Database>
 
 // The viewer store's reactions and replies (tables status_reactions, status_replies; migration 005).
 
-/** Reactions and replies: the same Kysely queries on both dialects (not on a bench figure's path). */
-export function createInteractions (db: Db): Omit<ViewerStore, keyof ReceiptPart> {
-  async function statusIdOf (tx: Db, sessionId: string, messageId: string): Promise<number | undefined> {
-    const row = await tx.selectFrom('statuses').select('id').where('session_id', '=', sessionId).where('message_id', '=', messageId).executeTakeFirst()
+/** The viewer store: the backend's receipt path (src/db/sqlite/viewers.ts, src/db/postgres/viewers.ts) and the reactions and replies. */
+export function viewerStore (db: Db, receipts: ReceiptPart): ViewerStore {
+  return { ...receipts, ...interactions(db) }
+}
+
+/** Reactions and replies: the same Kysely queries on both backends (not on a bench figure's path). */
+export function interactions (db: Db): Omit<ViewerStore, keyof ReceiptPart> {
+  async function statusIdOf (sessionId: string, messageId: string): Promise<number | undefined> {
+    const row = await db.selectFrom('statuses').select('id').where('session_id', '=', sessionId).where('message_id', '=', messageId).executeTakeFirst()
     return row?.id
   }
   return {
-    async recordReaction (sessionId, r, tx = db) {
-      const statusId = await statusIdOf(tx, sessionId, r.statusMessageId)
+    async recordReaction (sessionId, r) {
+      const statusId = await statusIdOf(sessionId, r.statusMessageId)
       if (statusId === undefined) return undefined
-      return await tx.insertInto('status_reactions')
+      return await db.insertInto('status_reactions')
         .values({ status_id: statusId, reactor: r.number ?? r.jid, number: r.number, jid: r.jid, emoji: r.emoji, reacted_at: r.at, message_id: r.messageId })
         .onConflict((oc) => oc.columns(['status_id', 'reactor'])
           .doUpdateSet((eb) => ({
@@ -34,10 +39,10 @@ export function createInteractions (db: Db): Omit<ViewerStore, keyof ReceiptPart
         .returningAll()
         .executeTakeFirst()
     },
-    async recordReply (sessionId, r, tx = db) {
-      const statusId = await statusIdOf(tx, sessionId, r.statusMessageId)
+    async recordReply (sessionId, r) {
+      const statusId = await statusIdOf(sessionId, r.statusMessageId)
       if (statusId === undefined) return undefined
-      return await tx.insertInto('status_replies')
+      return await db.insertInto('status_replies')
         .values({
           status_id: statusId, message_id: r.messageId, replier: r.number ?? r.jid, number: r.number, jid: r.jid, text: r.text,
           replied_at: r.at, received_at: Date.now()

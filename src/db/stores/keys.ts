@@ -1,22 +1,25 @@
 import type { Kysely } from 'kysely'
 import type { ApiKeyRow, Database } from '../database.js'
 
+/** A scoped API key as stored (its hash, never the key): the port's own type, which plugins import (never the table's row type). */
+export type ApiKeyRecord = ApiKeyRow
+
 /**
  * Scoped API keys and which key made an upload: rare writes, one read per key look-up (another node may
  * have revoked the key). The same Kysely queries on SQLite and PostgreSQL.
  */
 export interface KeysStore {
-  insert: (row: ApiKeyRow) => Promise<void>
-  find: (id: string) => Promise<ApiKeyRow | undefined>
+  insert: (row: ApiKeyRecord) => Promise<void>
+  find: (id: string) => Promise<ApiKeyRecord | undefined>
   /** every key, oldest first */
-  list: () => Promise<ApiKeyRow[]>
+  list: () => Promise<ApiKeyRecord[]>
   /** removes the key; whether it existed */
   remove: (id: string) => Promise<boolean>
   /**
    * adds a session to a key's list (a `manage` key created it): the list is written back only if nobody
    * changed it in between, so two creations at once both land
    */
-  addSession: (id: string, sessionId: string) => Promise<ApiKeyRow | undefined>
+  addSession: (id: string, sessionId: string) => Promise<ApiKeyRecord | undefined>
   /** takes a deleted session off every key's list (a later session of the same id is not theirs) */
   removeSession: (sessionId: string) => Promise<void>
   /** marks an upload as made with a scoped key */
@@ -26,7 +29,7 @@ export interface KeysStore {
 }
 
 export function keysStore (db: Kysely<Database>): KeysStore {
-  const find = async (id: string): Promise<ApiKeyRow | undefined> =>
+  const find = async (id: string): Promise<ApiKeyRecord | undefined> =>
     await db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst()
   return {
     async insert (row) { await db.insertInto('api_keys').values(row).execute() },

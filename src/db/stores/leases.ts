@@ -1,5 +1,4 @@
-import { PostgresAdapter, sql, type Kysely } from 'kysely'
-import { openLeaseDb } from '../connection.js'
+import { sql, type Kysely, type RawBuilder } from 'kysely'
 import type { Database } from '../database.js'
 
 // Cluster mode's queries: the node registry and the session leases. Every time is the database's clock
@@ -57,13 +56,16 @@ export interface LeaseStore {
   renewals: (opts: { nodeId: string, timeoutMs: number, onError: (err: Error) => void }) => (LeaseStore & { close: () => Promise<void> }) | null
 }
 
-/**
- * The one implementation (the queries are the same on both dialects but the clock's). `url`: the
- * PostgreSQL server's, for `renewals`; null on the embedded file and on renewal connections themselves.
- */
-export function kyselyLeaseStore (db: Db, url: string | null): LeaseStore {
+/** A backend's renewal connections (PostgreSQL's openLeaseDb), given who renews; see `renewals`. */
+export type OpenRenewals = (opts: { nodeId: string, timeoutMs: number, onError: (err: Error) => void }) => { db: Db, close: () => Promise<void> }
+
+/** What differs per backend: the clock (an SQL expression of the milliseconds since the epoch), and renewal connections (null: none). */
+export interface LeaseBackend { clock: RawBuilder<string>, renewals: OpenRenewals | null }
+
+/** The queries both backends run the same but the clock's (CLOCK in src/db/sqlite/index.ts and src/db/postgres/index.ts). */
+export function leaseStore (db: Db, backend: LeaseBackend): LeaseStore {
   return {
-    now: async () => await dbNow(db),
+    now: async () => await dbNow(db, backend.clock),
     heartbeat: async (nodeId, nodeUrl, now) => { await heartbeat(db, nodeId, nodeUrl, now) },
     renew: async (nodeId, expiresAt) => await renewLeases(db, nodeId, expiresAt),
     claim: async (sessionIds, nodeId, now, expiresAt) => await claimLeases(db, sessionIds, nodeId, now, expiresAt),
@@ -79,19 +81,16 @@ export function kyselyLeaseStore (db: Db, url: string | null): LeaseStore {
     pruneNodes: async (before) => { await pruneNodes(db, before) },
     sharedSecret: async (generated) => await sharedClusterSecret(db, generated),
     renewals: (opts) => {
-      if (url === null) return null
-      const own = openLeaseDb(url, opts)
-      return { ...kyselyLeaseStore(own.db, null), close: own.close }
+      if (backend.renewals === null) return null
+      const own = backend.renewals(opts)
+      return { ...leaseStore(own.db, { clock: backend.clock, renewals: null }), close: own.close }
     }
   }
 }
 
 /** The database's clock in milliseconds. */
-async function dbNow (db: Db): Promise<number> {
-  const expr = db.getExecutor().adapter instanceof PostgresAdapter
-    ? sql<string>`(extract(epoch from clock_timestamp()) * 1000)::bigint`
-    : sql<string>`cast((julianday('now') - 2440587.5) * 86400000 as integer)`
-  const { rows } = await sql<{ now: string | number }>`select ${expr} as now`.execute(db)
+async function dbNow (db: Db, clock: RawBuilder<string>): Promise<number> {
+  const { rows } = await sql<{ now: string | number }>`select ${clock} as now`.execute(db)
   return Number(rows[0].now)
 }
 
@@ -222,9 +221,9 @@ async function pruneNodes (db: Db, before: number): Promise<void> {
     .execute()
 }
 
-/** A new session's lease for `nodeId`, inside the transaction that stores the session (so no node sees it unowned). */
-export async function insertLease (trx: Db, sessionId: string, nodeId: string, ttlMs: number): Promise<void> {
-  const now = await dbNow(trx)
+/** A new session's lease for `nodeId`, inside the transaction that stores the session (so no node sees it unowned): `tx.leases.hold`. */
+export async function insertLease (trx: Db, clock: RawBuilder<string>, sessionId: string, nodeId: string, ttlMs: number): Promise<void> {
+  const now = await dbNow(trx, clock)
   await trx.insertInto('session_leases').values({ session_id: sessionId, node_id: nodeId, expires_at: now + ttlMs, acquired_at: now, status: null }).execute()
 }
 

@@ -1,6 +1,11 @@
 import type { Kysely, Updateable } from 'kysely'
 import type { Database, RunState, ScheduleRow, ScheduleRunRow, ScheduleTable } from '../database.js'
 
+/** A schedule as stored: its body, its rule and its next run: the port's own type, which plugins import (never the table's row type). */
+export type ScheduleRecord = ScheduleRow
+/** One run of a schedule and how it ended: the port's own type, which plugins import (never the table's row type). */
+export type ScheduleRunRecord = ScheduleRunRow
+
 // Scheduled statuses and their runs (issue 24, `schedules` and `schedule_runs`). The same queries on SQLite and
 // PostgreSQL. Not a hot path: a node reads the due schedules once a second.
 
@@ -20,8 +25,8 @@ export interface RunToRecord {
 export interface RunEnd { state: RunState, statusId?: number | null, error?: string | null }
 
 /**
- * The port. `tx` (optional, on a run's writes): the transaction the event log's `within` hands its work, so the
- * run's end and its event commit together, or neither does.
+ * The port. A run's writes also run in a unit of work (`stores.transaction`, `tx.schedules`), so the run's end
+ * and its event commit together, or neither does.
  */
 export interface ScheduleStore {
   /**
@@ -29,22 +34,22 @@ export interface ScheduleStore {
    * `at` (compare-and-set: of several nodes reading the same row one wins), and records the run, together.
    * The run's id, or null when another node took it (or the schedule changed).
    */
-  takeRun: (scheduleId: string, at: number, next: number | null, run: RunToRecord, now: number, tx?: Db) => Promise<number | null>
-  finishRun: (runId: number, end: RunEnd, tx?: Db) => Promise<void>
+  takeRun: (scheduleId: string, at: number, next: number | null, run: RunToRecord, now: number) => Promise<number | null>
+  finishRun: (runId: number, end: RunEnd) => Promise<void>
   insert: (row: NewSchedule) => Promise<void>
-  find: (sessionId: string, id: string) => Promise<ScheduleRow | undefined>
+  find: (sessionId: string, id: string) => Promise<ScheduleRecord | undefined>
   /** the session's schedules in creation order */
-  list: (sessionId: string) => Promise<ScheduleRow[]>
+  list: (sessionId: string) => Promise<ScheduleRecord[]>
   update: (id: string, patch: SchedulePatch, now: number) => Promise<boolean>
   remove: (id: string) => Promise<boolean>
   /** a schedule's runs, oldest first (the latest `limit`) */
-  runs: (scheduleId: string, limit?: number) => Promise<ScheduleRunRow[]>
+  runs: (scheduleId: string, limit?: number) => Promise<ScheduleRunRecord[]>
   /** active schedules whose next run is due at `now` (a deferred one once its deferral is over) */
-  due: (now: number, limit?: number) => Promise<ScheduleRow[]>
+  due: (now: number, limit?: number) => Promise<ScheduleRecord[]>
   /** the run that posted this status, if a schedule's did */
-  runOfStatus: (statusId: number) => Promise<(ScheduleRunRow & { session_id: string }) | undefined>
+  runOfStatus: (statusId: number) => Promise<(ScheduleRunRecord & { session_id: string }) | undefined>
   /** runs this node left `firing` without a status (it stopped between taking the run and recording the status) */
-  interruptedRuns: (nodeId: string) => Promise<ScheduleRunRow[]>
+  interruptedRuns: (nodeId: string) => Promise<ScheduleRunRecord[]>
 }
 
 async function takeRunIn (tx: Db, scheduleId: string, at: number, next: number | null, run: RunToRecord, now: number): Promise<number | null> {
@@ -110,14 +115,14 @@ export function scheduleStore (db: Db): ScheduleStore {
         .execute()
     },
 
-    async takeRun (scheduleId, at, next, run, now, tx) {
-      // the update and the insert commit together: in the caller's transaction, else in one of their own
-      if (tx !== undefined) return await takeRunIn(tx, scheduleId, at, next, run, now)
+    async takeRun (scheduleId, at, next, run, now) {
+      // the update and the insert commit together: in the unit of work's transaction (stores.transaction), else in one of their own
+      if (db.isTransaction) return await takeRunIn(db, scheduleId, at, next, run, now)
       return await db.transaction().execute(async (trx) => await takeRunIn(trx, scheduleId, at, next, run, now))
     },
 
-    async finishRun (runId, end, tx) {
-      await (tx ?? db).updateTable('schedule_runs')
+    async finishRun (runId, end) {
+      await db.updateTable('schedule_runs')
         .set({ state: end.state, ...(end.statusId !== undefined ? { status_id: end.statusId } : {}), ...(end.error !== undefined ? { error: end.error } : {}) })
         .where('id', '=', runId)
         .execute()

@@ -1,10 +1,10 @@
-import type SQLiteTypes from 'better-sqlite3'
 import type { Kysely } from 'kysely'
-import type { DbHandle } from '../connection.js'
 import type { Database, NewSessionRow, SessionRow, SessionTable } from '../database.js'
-import { appendEvents, sqliteEventLog, type NewEvent } from './events.js'
-import { onSqliteConnection } from './sqlite-gate.js'
+import type { AppendEvents, NewEvent } from './events.js'
 import { writeOrder } from '../write-order.js'
+
+/** A session as stored: its id, name, how it links, and the account it is linked to: the port's own type, which plugins import (never the table's row type). */
+export type SessionRecord = SessionRow
 
 type Db = Kysely<Database>
 
@@ -17,9 +17,9 @@ export interface StoredSession { id: string, authMethod: SessionTable['auth_meth
  * (connection-status), appended to the event log in its transaction.
  */
 export interface SessionStore {
-  find: (sessionId: string) => Promise<SessionRow | undefined>
+  find: (sessionId: string) => Promise<SessionRecord | undefined>
   /** every session, oldest first */
-  list: () => Promise<SessionRow[]>
+  list: () => Promise<SessionRecord[]>
   /** inserts the session unless its id is taken; whether it was inserted */
   insert: (row: NewSessionRow) => Promise<boolean>
   /** deletes the session; its statuses, viewers and auth state go with it by cascade */
@@ -39,28 +39,27 @@ export interface SessionStore {
   markUnlinked: (sessionId: string, events?: NewEvent[]) => Promise<void>
 }
 
-/** Inserts inside the caller's transaction (the domain events' `within`); whether it was inserted. */
-export async function insertSession (db: Db, row: NewSessionRow): Promise<boolean> {
+/** Inserts the session unless its id is taken; whether it was inserted. */
+async function insertSession (db: Db, row: NewSessionRow): Promise<boolean> {
   const result = await db.insertInto('sessions').values(row).onConflict((oc) => oc.column('id').doNothing()).executeTakeFirst()
   return result.numInsertedOrUpdatedRows !== 0n
 }
 
-/** Deletes inside the caller's transaction (the domain events' `within`). */
-export async function deleteSession (db: Db, sessionId: string): Promise<void> {
+async function deleteSession (db: Db, sessionId: string): Promise<void> {
   await db.deleteFrom('sessions').where('id', '=', sessionId).execute()
 }
 
-/** The one implementation: the queries are the same on both dialects. */
-export function kyselySessionStore (db: Db, dialect: DbHandle['dialect']): SessionStore {
+/** The queries both backends run the same; `append` is the backend's (stores/events.ts). SQLite replaces the link writes (src/db/sqlite/sessions.ts). */
+export function sessionStore (db: Db, append: AppendEvents): SessionStore {
   const writes = writeOrder()
-  const toStored = (r: Pick<SessionRow, 'id' | 'auth_method' | 'phone_number'>): StoredSession => ({ id: r.id, authMethod: r.auth_method, phoneNumber: r.phone_number })
+  const toStored = (r: Pick<SessionRecord, 'id' | 'auth_method' | 'phone_number'>): StoredSession => ({ id: r.id, authMethod: r.auth_method, phoneNumber: r.phone_number })
   /** the row's write, after the session's earlier ones, with the events reporting it in the same transaction */
   const link = async (sessionId: string, set: { own_number: string | null, own_lid: string | null, linked: number }, events: NewEvent[]): Promise<void> => {
     await writes.run(sessionId, async () => {
       const update = async (q: Db): Promise<void> => { await q.updateTable('sessions').set(set).where('id', '=', sessionId).execute() }
       if (events.length === 0) await update(db)
       // the log's rows last: on PostgreSQL its lock is held only for the insert and the commit
-      else await db.transaction().execute(async (trx) => { await update(trx); await appendEvents(trx, dialect, events) })
+      else await db.transaction().execute(async (trx) => { await update(trx); await append(trx, events) })
     })
   }
   return {
@@ -83,30 +82,5 @@ export function kyselySessionStore (db: Db, dialect: DbHandle['dialect']): Sessi
     },
     markLinked: async (sessionId, ownNumber, ownLid, events = []) => { await link(sessionId, { own_number: ownNumber, own_lid: ownLid, linked: 1 }, events) },
     markUnlinked: async (sessionId, events = []) => { await link(sessionId, { own_number: null, own_lid: null, linked: 0 }, events) }
-  }
-}
-
-/**
- * SQLite: the Kysely store, with the link writes (the row and the connection-status reporting it, one
- * transaction) as prepared statements. Every stored session writes one as it opens, and on Node 20 each
- * promise costs in proportion to the sessions open (Baileys' AsyncLocalStorage per key store, issue 33): a
- * Kysely transaction is ~80 promises, this ~20. The start with 100 sessions ("spawn → all open", bench
- * startup) went 3.7 → 4.7 s when these writes moved to Kysely (issue 34).
- */
-export function sqliteSessionStore (db: Db, sqlite: SQLiteTypes.Database): SessionStore {
-  const writes = writeOrder()
-  const log = sqliteEventLog(sqlite)
-  const update = sqlite.prepare<[string | null, string | null, number, string]>('UPDATE sessions SET own_number = ?, own_lid = ?, linked = ? WHERE id = ?')
-  const linkWrite = sqlite.transaction((sessionId: string, ownNumber: string | null, ownLid: string | null, linked: number, events: NewEvent[]) => {
-    update.run(ownNumber, ownLid, linked, sessionId)
-    log.append(events)
-  })
-  const link = async (sessionId: string, ownNumber: string | null, ownLid: string | null, linked: number, events: NewEvent[]): Promise<void> => {
-    await writes.run(sessionId, async () => { await onSqliteConnection(db, sqlite, () => { linkWrite(sessionId, ownNumber, ownLid, linked, events) }) })
-  }
-  return {
-    ...kyselySessionStore(db, 'sqlite'),
-    markLinked: async (sessionId, ownNumber, ownLid, events = []) => { await link(sessionId, ownNumber, ownLid, 1, events) },
-    markUnlinked: async (sessionId, events = []) => { await link(sessionId, null, null, 0, events) }
   }
 }

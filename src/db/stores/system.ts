@@ -1,6 +1,4 @@
-import { statSync } from 'node:fs'
 import { sql, type Kysely } from 'kysely'
-import type { DbHandle } from '../connection.js'
 import type { Database } from '../database.js'
 
 // Database-wide reads: the totals behind /stats and /storage, and the round trip behind /api/health.
@@ -43,28 +41,20 @@ export interface SystemStore {
   sessionLinkStates: () => Promise<Array<{ id: string, linked: boolean }>>
 }
 
-export function systemStore (handle: DbHandle): SystemStore {
-  const db = handle.db
+/** The queries both backends run the same; `databaseSize` is the backend's (the file, or the server's count). */
+export function systemStore (db: Db, databaseSize: () => Promise<DatabaseSize>): SystemStore {
   return {
     async ping () { await sql`select 1`.execute(db) },
     statusTotals: async (since = 0, sessionIds) => await statusTotals(db, since, sessionIds),
     interactionTotals: async (since = 0, sessionIds) => await interactionTotals(db, since, sessionIds),
     uploadTotals: async () => await uploadTotals(db),
     storageBySession: async () => await storageBySession(db),
-    async databaseSize () {
-      if (handle.dialect === 'sqlite') return { file: handle.file, bytes: fileSize(handle.file), walBytes: fileSize(`${handle.file}-wal`) }
-      const { rows } = await sql<{ n: number | string }>`select pg_database_size(current_database()) as n`.execute(db)
-      return { file: 'postgresql', bytes: Number(rows[0].n), walBytes: 0 }
-    },
+    databaseSize,
     async sessionLinkStates () {
       const rows = await db.selectFrom('sessions').select(['id', 'linked']).orderBy('created_at').execute()
       return rows.map((r) => ({ id: r.id, linked: r.linked === 1 }))
     }
   }
-}
-
-function fileSize (path: string): number {
-  try { return statSync(path).size } catch { return 0 }
 }
 
 async function statusTotals (db: Db, since: number, sessionIds?: readonly string[]): Promise<StatusTotals> {

@@ -1,5 +1,4 @@
 import { sql, type Kysely } from 'kysely'
-import type { DbHandle } from '../connection.js'
 import type { Database, NewUploadRow, UploadTable } from '../database.js'
 
 type Db = Kysely<Database>
@@ -27,11 +26,10 @@ export interface UploadStore {
   readonly shared: boolean
 }
 
-/** One Kysely implementation: the queries are the same on both dialects. */
-export function createUploadStore (handle: DbHandle): UploadStore {
-  const db: Db = handle.db
+/** The queries both backends run the same; `shared`: several nodes may use the database (PostgreSQL). */
+export function uploadStore (db: Db, shared: boolean): UploadStore {
   return {
-    shared: handle.dialect === 'postgres',
+    shared,
     async commit (row, place, unplace) {
       let placed = false
       try {

@@ -1,9 +1,8 @@
 import { sql, type Kysely } from 'kysely'
 import type { Database, EventLogRow, WebhookDeliveryRow } from '../database.js'
 
-// The webhook outbox's port and the queries both dialects' outboxes share (webhooks.ts: SQLite's, and the
-// endpoints; webhooks-pg.ts: PostgreSQL's, several nodes claiming). Its own file so that both import it and
-// neither imports the other's importer.
+// The webhook outbox's port and the queries both backends' outboxes share (src/db/sqlite/webhooks.ts: one
+// process; src/db/postgres/webhooks.ts: several nodes claiming).
 
 type Db = Kysely<Database>
 

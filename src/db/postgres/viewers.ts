@@ -1,8 +1,9 @@
 import { CompiledQuery, sql, type Kysely } from 'kysely'
 import type pg from 'pg'
 import type { Database, ViewerRow } from '../database.js'
-import { EVENT_LOG_LOCK, recentlyViewed, type NewEvent } from './events.js'
-import { listViewers, type CommitReads, type DeliveryToRecord, type InCommit, type ReceiptPart, type StatusChange, type ViewToRecord } from './viewers.js'
+import { recentlyViewed, type NewEvent } from '../stores/events.js'
+import { listViewers, type CommitReads, type DeliveryToRecord, type InCommit, type ReceiptPart, type StatusChange, type ViewToRecord } from '../stores/viewers.js'
+import { EVENT_LOG_LOCK, STATUS_ID_OF_DATA } from './events.js'
 import { pnJid } from '../../jid.js'
 
 type Db = Kysely<Database>
@@ -54,7 +55,7 @@ const APPEND = `insert into event_log (type, session_id, created_at, data)
  * (unnest), its deliveries another, in one transaction with its events: committed when the promise
  * resolves. The receipt commit runs on a pool client with named statements (see onClient); the rest on Kysely.
  */
-export function createPostgresReceipts (db: Db, pool: pg.Pool): ReceiptPart {
+export function receipts (db: Db, pool: pg.Pool): ReceiptPart {
   async function reads (run: Run, need: { counts?: number[], lists?: number[] }): Promise<CommitReads> {
     const counts = new Map<number, number>()
     if ((need.counts ?? []).length > 0) {
@@ -176,7 +177,7 @@ export function createPostgresReceipts (db: Db, pool: pg.Pool): ReceiptPart {
       })
     },
     list: async (statusId) => await listViewers(db, statusId),
-    recentlyViewed: async (spanMs) => await recentlyViewed(db, 'postgres', spanMs)
+    recentlyViewed: async (spanMs) => await recentlyViewed(db, STATUS_ID_OF_DATA, spanMs)
   }
 }
 

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely'
 import type { Database } from '../database.js'
-import { affected, deliveriesFromLog, orderedInserts, outboxCounts, readSubscribers, type ClaimedDelivery, type DeliveryClaim, type WebhookOutbox } from './webhook-outbox.js'
+import { affected, deliveriesFromLog, orderedInserts, outboxCounts, readSubscribers, type ClaimedDelivery, type DeliveryClaim, type WebhookOutbox } from '../stores/webhook-outbox.js'
 
 // Deliveries that may go out now or later: pending ones, and `sending` ones another node claimed (they go
 // out again once their claim has run out: that node died mid-attempt), when no earlier delivery with
@@ -19,7 +19,7 @@ const DUE = sql`case when d.status = 'sending' then d.claimed_until else d.next_
  * are written only while the claim is still this node's; a node starting again puts back only its own
  * interrupted claims (another node's are its business until they run out).
  */
-export function pgWebhookOutbox (db: Kysely<Database>, claim: DeliveryClaim): WebhookOutbox {
+export function webhookOutbox (db: Kysely<Database>, claim: DeliveryClaim): WebhookOutbox {
   const me = claim.nodeId
   return {
     subscribers: async () => await readSubscribers(db),
