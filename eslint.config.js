@@ -7,7 +7,7 @@ import tseslint from 'typescript-eslint'
 const style = stylistic.configs.customize({ indent: 2, quotes: 'single', semi: false, commaDangle: 'never', braceStyle: '1tbs', arrowParens: true })
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'dist/', 'coverage/', 'data/', 'uploads/', 'public/vendor/', 'client/dist/', 'client/src/generated/'] },
+  { ignores: ['node_modules/', 'dist/', '.test-build/', 'coverage/', 'data/', 'uploads/', 'public/vendor/', 'client/dist/', 'client/src/generated/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   style,

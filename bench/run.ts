@@ -4,6 +4,7 @@
  *
  *   npm run bench                    all figures, writes BENCHMARKS.md
  *   npm run bench -- receipts reads  only these scripts (prints; writes only with BENCH_OUT)
+ *   npm run bench -- soak            issue 41's endurance run alone (SOAK_MINUTES, default 60; bench/soak.ts)
  *   BENCH_SMOKE=1 npm run bench      tiny sizes, about a minute; writes only with BENCH_OUT
  *   BENCH_PROFILE=1 npm run bench    service and emulator under --cpu-prof; top frames printed
  *   BENCH_KEEP=1                     keep each script's temporary folder (data, service and emulator logs);
@@ -16,13 +17,20 @@ import { join } from 'node:path'
 import { formatTarget, formatValue, notesFromRoot, passes, PROFILE, SMOKE, table, targetRatio, verdict, type Figure } from './lib/bench.js'
 import { ensureBuilt, ensureCert, ROOT, track } from '../test/support/processes.js'
 
-const SCRIPTS = ['memory', 'receipts', 'send-many', 'reads', 'insights', 'startup', 'cluster', 'scale'] as const
+const SCRIPTS = ['memory', 'receipts', 'send-many', 'reads', 'insights', 'startup', 'cluster', 'scale', 'soak'] as const
 /** per script, a little above its own limit */
 const SCRIPT_LIMIT_MS = SMOKE ? 120_000 : 300_000
-/** issue 33's scale script links up to 1,000 sessions (bench/scale.ts bounds its parts) */
-const LONG_SCRIPTS: Partial<Record<typeof SCRIPTS[number], number>> = { scale: 65 * 60_000, reads: 400_000 }
+/**
+ * issue 33's scale script links up to 1,000 sessions (bench/scale.ts bounds its parts); issue 41's soak runs
+ * SOAK_MINUTES (60) of wall time after linking its sessions
+ */
+const LONG_SCRIPTS: Partial<Record<typeof SCRIPTS[number], number>> = {
+  scale: 65 * 60_000,
+  reads: 400_000,
+  soak: (Number(process.env.SOAK_MINUTES ?? 60) + 20) * 60_000
+}
 /** in smoke mode scale still starts three nodes (its cluster part) after linking a few sessions */
-const SMOKE_LONG: Partial<Record<typeof SCRIPTS[number], number>> = { scale: 300_000, reads: 170_000 }
+const SMOKE_LONG: Partial<Record<typeof SCRIPTS[number], number>> = { scale: 300_000, reads: 170_000, soak: 180_000 }
 const limitOf = (name: typeof SCRIPTS[number]): number => SMOKE ? SMOKE_LONG[name] ?? SCRIPT_LIMIT_MS : LONG_SCRIPTS[name] ?? SCRIPT_LIMIT_MS
 /**
  * Smoke mode's start order (two at a time): scale, the longest by far, first, beside the short ones, and cluster
@@ -36,7 +44,8 @@ if (unknown.length > 0) {
   console.error(`unknown benchmark ${unknown.join(', ')}; choose from ${SCRIPTS.join(', ')}`)
   process.exit(2)
 }
-const scripts = wanted.length > 0 ? SCRIPTS.filter((s) => wanted.includes(s)) : [...SCRIPTS]
+// smoke mode runs the soak only when named: its own test (test/bench/soak.test.ts) runs its smoke variant
+const scripts = wanted.length > 0 ? SCRIPTS.filter((s) => wanted.includes(s)) : SCRIPTS.filter((s) => !SMOKE || s !== 'soak')
 const TOTAL_LIMIT_MS = 15 * 60_000 + scripts.reduce((sum, s) => sum + (SMOKE ? 0 : LONG_SCRIPTS[s] ?? 0), 0)
 const outFile = process.env.BENCH_OUT ?? (SMOKE || PROFILE || wanted.length > 0 ? null : join(ROOT, 'BENCHMARKS.md'))
 /** BENCH_JSON=<file>: also write every figure and each script's exit code as JSON (the smoke test reads it) */

@@ -29,7 +29,7 @@ export const EnvSchema = Type.Object({
   ALLOW_PRIVATE_URLS: Type.Boolean({ default: false, description: 'DEVELOPMENT AND TESTS ONLY: let url statuses fetch from, and webhooks deliver to, loopback, private, link-local and unique-local addresses' }),
   STATUS_TTL_HOURS: Type.Number({ default: 24, exclusiveMinimum: 0, maximum: 8760, description: 'Status lifetime in hours' }),
   CLEANUP_INTERVAL_MS: Int(300_000, 100, 86_400_000, 'How often expired statuses and unused uploads are removed'),
-  INSIGHTS_RETENTION_DAYS: Int(90, 0, 3650, 'How long a status\'s insights summary is kept after it was posted; 0: none is kept past expiry'),
+  INSIGHTS_RETENTION_DAYS: Type.Number({ default: 90, minimum: 0, maximum: 3650, description: 'How long a status\'s insights summary is kept after it was posted (fractions allowed); 0: none is kept past expiry' }),
   LINK_TIMEOUT_MS: Int(600_000, 1000, 86_400_000, 'Stop refreshing QR / pairing codes after this long without a link'),
   STATUS_CHUNK_SIZE: Int(256, 1, 5000, 'Recipients per status stanza for large lists'),
   STATUS_STANZA: Type.Union([Type.Literal('message'), Type.Literal('status')], { default: 'message', description: 'The element a status is posted in: `message` (the one public clients post and the server accepts) or `status` (WA Web\'s newer `<status>` publish stanza; docs/platform.md)' }),
@@ -38,6 +38,7 @@ export const EnvSchema = Type.Object({
   WEBHOOK_MAX_DELAY_MS: Int(43_200_000, 1, 604_800_000, 'Longest delay between two attempts (the last one)'),
   WEBHOOK_TIMEOUT_MS: Int(10_000, 100, 300_000, 'Time a webhook receiver has to answer (connecting included)'),
   WEBHOOK_CONCURRENCY: Int(8, 1, 256, 'Webhook deliveries in flight at once'),
+  WEBHOOK_RETENTION_HOURS: Type.Number({ default: 168, exclusiveMinimum: 0, maximum: 8760, description: 'How long webhook delivery rows (with their bodies and attempts) are kept (fractions allowed)' }),
   EVENTS_RETENTION_HOURS: Type.Number({ default: 24, exclusiveMinimum: 0, maximum: 8760, description: 'How long the event log keeps events for catch-up (GET /api/events, socket.io auth.after)' }),
   METRICS_PUBLIC: Type.Boolean({ default: false, description: 'Serve /metrics without the API key (and without the rate limit)' }),
   CORS_ORIGIN: Type.Optional(Type.String({

@@ -72,6 +72,8 @@ export interface Config {
     maxDelayMs: number
     timeoutMs: number
     concurrency: number
+    /** WEBHOOK_RETENTION_HOURS in ms: delivery rows older than this are removed by the cleanup */
+    retentionMs: number
   }
 }
 
@@ -164,7 +166,7 @@ function configFromEnv (env: Env): Config {
     },
     statusTtlMs: Math.round(env.STATUS_TTL_HOURS * 3_600_000),
     cleanupIntervalMs: env.CLEANUP_INTERVAL_MS,
-    insightsRetentionMs: env.INSIGHTS_RETENTION_DAYS * 86_400_000,
+    insightsRetentionMs: Math.round(env.INSIGHTS_RETENTION_DAYS * 86_400_000),
     eventsRetentionMs: Math.round(env.EVENTS_RETENTION_HOURS * 3_600_000),
     sessionStart: { concurrency: env.SESSION_START_CONCURRENCY, takeoverConcurrency: env.SESSION_TAKEOVER_CONCURRENCY, jitterMs: env.SESSION_START_JITTER_MS },
     sendReconnectWaitMs: env.SEND_RECONNECT_WAIT_MS,
@@ -184,7 +186,8 @@ function configFromEnv (env: Env): Config {
       baseDelayMs: env.WEBHOOK_BASE_DELAY_MS,
       maxDelayMs: Math.max(env.WEBHOOK_MAX_DELAY_MS, env.WEBHOOK_BASE_DELAY_MS),
       timeoutMs: env.WEBHOOK_TIMEOUT_MS,
-      concurrency: env.WEBHOOK_CONCURRENCY
+      concurrency: env.WEBHOOK_CONCURRENCY,
+      retentionMs: Math.round(env.WEBHOOK_RETENTION_HOURS * 3_600_000)
     }
   }
 }

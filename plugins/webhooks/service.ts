@@ -15,7 +15,7 @@ import { claimTtlMs, createDeliveryWorker, type WorkerDeps } from './worker.js'
 import { toDeliveryView, toView } from './views.js'
 import { createLogDispatcher, orderKeyOf } from './dispatch.js'
 
-/** Delivery rows are kept this long, whatever their state (except while being sent). */
+/** Delivery rows are kept this long by default (WEBHOOK_RETENTION_HOURS), whatever their state (except while being sent). */
 export const DELIVERY_RETENTION_MS = 7 * 24 * 3_600_000
 
 export interface WebhookDeps {
@@ -216,9 +216,9 @@ export function createWebhookService (deps: WebhookDeps) {
     return toDeliveryView(row)
   }
 
-  /** Removes delivery rows older than DELIVERY_RETENTION_MS. */
+  /** Removes delivery rows older than WEBHOOK_RETENTION_HOURS (DELIVERY_RETENTION_MS by default). */
   async function prune (now = Date.now()): Promise<number> {
-    return await outbox.prune(now - DELIVERY_RETENTION_MS)
+    return await outbox.prune(now - config.webhooks.retentionMs)
   }
 
   let pruneTimer: NodeJS.Timeout | null = null

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url'
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
 
 /** folders never read: installed, generated or runtime files */
-const SKIP = new Set(['node_modules', '.git', 'dist', 'coverage', 'data', 'uploads', '.certs', 'generated'])
+const SKIP = new Set(['node_modules', '.git', 'dist', '.test-build', 'coverage', 'data', 'uploads', '.certs', 'generated'])
 
 function walk (dir: string, keep: (file: string) => boolean): string[] {
   const out: string[] = []

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { test } from 'node:test'
 import { SPEED_TRICK_NAMES } from '../../src/speed-tricks.js'
+import { RUNS_COMPILED } from '../support/processes.js'
 
 // docs/architecture.md, habit 9: "one test run with them off proves behaviour is the same". The tests that cover the
 // speed tricks' behaviours (src/speed-tricks.ts) run again in a child process with SPEED_TRICKS_OFF=all,
@@ -15,6 +16,9 @@ const COVERING = [
   'test/platform/key-transactions.test.ts' // shared-key-transactions: the e2e cases set SPEED_TRICKS_OFF themselves; the store semantics are the same
 ]
 const LIMIT_MS = 5 * 60_000
+// under npm test the files run from their compiled copies (scripts/test-build.mjs), as this file does
+const LOADER = RUNS_COMPILED ? ['--enable-source-maps'] : ['--import', 'tsx']
+const FILE = (ts: string): string => RUNS_COMPILED ? `.test-build/${ts.replace(/\.ts$/, '.js')}` : ts
 
 function run (args: string[]): Promise<{ code: number | null, output: string }> {
   return new Promise((resolve, reject) => {
@@ -31,15 +35,15 @@ function run (args: string[]): Promise<{ code: number | null, output: string }> 
 }
 
 test('the test helpers hand SPEED_TRICKS_OFF from the environment to the apps they build', async () => {
-  const script = "import { rmSync } from 'node:fs'; import { testConfig } from './test/helper.ts'; " +
+  const script = `import { rmSync } from 'node:fs'; import { testConfig } from './${FILE('test/helper.ts')}'; ` +
     'const { config, dir } = testConfig(); rmSync(dir, { recursive: true, force: true }); console.log(JSON.stringify([...config.speedTricksOff]))'
-  const { code, output } = await run(['--import', 'tsx', '--input-type=module', '-e', script])
+  const { code, output } = await run([...LOADER, '--input-type=module', '-e', script])
   assert.equal(code, 0, output)
   assert.deepEqual(JSON.parse(output.trim().split('\n').pop() ?? '[]'), SPEED_TRICK_NAMES)
 })
 
 test('with every speed trick off, the tests of their behaviours pass', async () => {
-  const { code, output } = await run(['--import', 'tsx', '--test', '--test-concurrency=1', '--test-timeout=120000', '--test-force-exit', '--test-reporter=spec', ...COVERING])
+  const { code, output } = await run([...LOADER, '--test', '--test-concurrency=1', '--test-timeout=120000', '--test-force-exit', '--test-reporter=spec', ...COVERING.map(FILE)])
   const count = (name: string): number => Number(new RegExp(`^ℹ ${name} (\\d+)$`, 'm').exec(output)?.[1] ?? NaN)
   assert.equal(code, 0, output.slice(-6000))
   assert.equal(count('fail'), 0, output.slice(-6000))

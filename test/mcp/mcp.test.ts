@@ -10,7 +10,7 @@ import { SendStatusBodySchema } from '../../schemas/status.js'
 import { InsightsQuerySchema } from '../../schemas/insights.js'
 import { TEST_API_KEY, waitFor } from '../helper.js'
 import { serveFiles, settledPost, startStack, type Stack } from '../stack.js'
-import { ROOT } from '../support/processes.js'
+import { nodeArgs, ROOT } from '../support/processes.js'
 import { png } from '../uploads/fixtures.js'
 
 // The MCP server (mcp/) as an assistant runs it: a child process on stdio, driven by the SDK's own Client,
@@ -27,9 +27,9 @@ const TOOLS = ['list_sessions', 'link_session', 'post_status', 'list_sent_status
 
 interface Mcp { client: Client, stderr: () => string, transportErrors: Error[] }
 
-/** the MCP server started as the docs say (`npm run --silent mcp`), or straight from its entry under tsx */
-async function startMcp (t: TestContext, s: Stack, apiKey: string, via: 'npm' | 'tsx'): Promise<Mcp> {
-  const [command, args] = via === 'npm' ? ['npm', ['run', '--silent', 'mcp']] : [process.execPath, ['--import', 'tsx', 'mcp/main.ts']]
+/** the MCP server started as the docs say (`npm run --silent mcp`), or straight from its entry (its compiled copy under npm test) */
+async function startMcp (t: TestContext, s: Stack, apiKey: string, via: 'npm' | 'entry'): Promise<Mcp> {
+  const [command, args] = via === 'npm' ? ['npm', ['run', '--silent', 'mcp']] : [process.execPath, nodeArgs('mcp/main.ts')]
   const transport = new StdioClientTransport({
     command,
     args,
@@ -78,7 +78,7 @@ test('the MCP server: tools listed from the REST schemas, a session linked by QR
   const keyRes = await s.api({ method: 'POST', url: '/api/keys', payload: { name: 'reader', sessions: [SID], scopes: ['read'] } })
   assert.equal(keyRes.statusCode, 200, keyRes.body)
   const readerKey = keyRes.json<{ data: { key: string } }>().data.key
-  const reader = await startMcp(t, s, readerKey, 'tsx')
+  const reader = await startMcp(t, s, readerKey, 'entry')
 
   await t.test('tools/list: every tool, its input schema taken from the route\'s TypeBox schema', async () => {
     const { tools } = await admin.client.listTools()
@@ -232,7 +232,7 @@ test('the MCP server: tools listed from the REST schemas, a session linked by QR
 
 test('without a key, or with a URL that does not parse, the server stops at once and says why on stderr', async () => {
   const run = async (env: Record<string, string>) => await new Promise<{ code: number | null, stdout: string, stderr: string }>((resolve) => {
-    const child = execFile(process.execPath, ['--import', 'tsx', 'mcp/main.ts'], { cwd: ROOT, env: { ...process.env, STATUS_TRACKER_API_KEY: '', ...env } }, (_err, stdout, stderr) => {
+    const child = execFile(process.execPath, nodeArgs('mcp/main.ts'), { cwd: ROOT, env: { ...process.env, STATUS_TRACKER_API_KEY: '', ...env } }, (_err, stdout, stderr) => {
       resolve({ code: child.exitCode, stdout, stderr })
     })
   })

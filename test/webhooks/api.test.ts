@@ -330,6 +330,17 @@ dialectTest('delivery listing pages with limit and cursor, filters by status; ol
   assert.equal((await deliveries(s, hook.id)).deliveries.length, 0)
 })
 
+test('WEBHOOK_RETENTION_HOURS sets how long delivery rows are kept', async (t) => {
+  const s = await build(t, { ...FAST, WEBHOOK_BASE_DELAY_MS: '600000', WEBHOOK_MAX_DELAY_MS: '600000', WEBHOOK_RETENTION_HOURS: '1.5' })
+  const rx = await startReceiver(t, 503)
+  const hook = await ok<Hook>(s, 'POST', '/api/webhooks', { url: rx.url, events: ['session-deleted'] })
+  for (let i = 0; i < 2; i++) s.app.domainEvents.emit('session-deleted', { sessionId: `s${i}` })
+  await waitFor(async () => (await deliveries(s, hook.id)).deliveries.filter((d) => d.attempts === 1).length === 2, 5000, 'two attempts recorded')
+  assert.equal(await s.app.webhooks.prune(Date.now() + 90 * 60_000 - 60_000), 0, 'kept for an hour and a half')
+  assert.equal(await s.app.webhooks.prune(Date.now() + 90 * 60_000 + 60_000), 2, 'not for seven days')
+  assert.deepEqual((await deliveries(s, hook.id)).deliveries, [])
+})
+
 test('a receiver that never answers times out and is retried', async (t) => {
   const s = await build(t, { ...FAST, WEBHOOK_TIMEOUT_MS: '300', WEBHOOK_MAX_ATTEMPTS: '2' })
   const rx = await startReceiver(t, 'hang')
