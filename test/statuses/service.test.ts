@@ -222,9 +222,12 @@ test('viewer ingest commits each stanza at once and coalesces updates to one per
   await new Promise((resolve) => setTimeout(resolve, VIEWERS_UPDATE_MS * 2 + 100))
   const updates = h.events.filter((e) => e.event === 'status-viewers-update').slice(before)
   // at most one per window (leading + trailing edge); a loaded machine may stall the trickle and give fewer,
-  // never more. The spacing allows 2 ms for Date.now()'s whole milliseconds against the timer's clock.
+  // never more. The recorder stamps an event when it reaches the listener, after its commit: one that reached it
+  // a few ms late makes the next gap look short by as much (seen in CI-like runs: 195 ms for a 200 ms window), so
+  // the spacing is checked against three quarters of the window. Without the coalescing the trickle's updates
+  // would come ~10 ms apart, so this still fails on a broken window.
   assert.ok(updates.length >= 2 && updates.length <= 6, `updates: ${updates.length} for ${n} receipts`)
-  for (let i = 1; i < updates.length; i++) assert.ok(updates[i].at - updates[i - 1].at >= VIEWERS_UPDATE_MS - 2, `spaced by the window: ${updates.map((u) => u.at - updates[0].at).join(', ')}`)
+  for (let i = 1; i < updates.length; i++) assert.ok(updates[i].at - updates[i - 1].at >= VIEWERS_UPDATE_MS * 0.75, `spaced by the window: ${updates.map((u) => u.at - updates[0].at).join(', ')}`)
   const last = updates.at(-1)?.payload as { viewers: unknown[] }
   assert.equal(last.viewers.length, total + n, 'trailing edge carries the final state')
 })
