@@ -362,7 +362,7 @@ test('webhook settings are validated at start', (t) => {
   const { config, dir } = testConfig({ WEBHOOK_BASE_DELAY_MS: '250', WEBHOOK_MAX_DELAY_MS: '100', ALLOW_PRIVATE_URLS: 'true' })
   t.after(() => { rmSync(dir, { recursive: true, force: true }) })
   assert.equal(config.allowPrivateUrls, true)
-  assert.deepEqual(config.webhooks, { maxAttempts: 12, baseDelayMs: 250, maxDelayMs: 250, timeoutMs: 10_000, concurrency: 8 }, 'the longest delay is at least the first')
+  assert.deepEqual(config.webhooks, { maxAttempts: 12, baseDelayMs: 250, maxDelayMs: 250, timeoutMs: 10_000, concurrency: 8, retentionMs: 7 * 24 * 3_600_000 }, 'the longest delay is at least the first; deliveries kept 168 h by default')
 })
 
 test('retry schedule: about 5 s to 12 h over 12 attempts, with jitter', () => {
