@@ -29,6 +29,8 @@ export interface StartRun {
   allOpenS: number
   /** /api/health answers between HTTP ready and all open */
   health: { count: number, failed: number, p50Ms: number, p99Ms: number, maxMs: number }
+  /** GET /api/stats answers between HTTP ready and all open (the poll that sees all open, every 50 ms) */
+  stats: { count: number, p50Ms: number, p99Ms: number, maxMs: number }
   /** the most handshakes under way at once, as the emulator saw them */
   peakHandshakes: number
   /** the service's CPU from spawn to all open */
@@ -102,13 +104,21 @@ export async function measureStart (
       await sleep(20)
     }
   })()
-  const openAt = await waitFor(async () => await connectedCount(api) === n ? performance.now() : undefined, 600_000, `${n} sessions to open`, 50)
+  // the poll that sees all open is timed too: GET /api/stats p99 during the start (issue 41: < 50 ms)
+  const statsLatencies: number[] = []
+  const openAt = await waitFor(async () => {
+    const started = performance.now()
+    const connected = await connectedCount(api)
+    statsLatencies.push(performance.now() - started)
+    return connected === n ? performance.now() : undefined
+  }, 600_000, `${n} sessions to open`, 50)
   open = true
   await probe
   const cpuS = cpuSeconds(svc.pid)
   // the next start (BENCH_START_HOLD) must not find this one still holding the sessions
   if (opts.stop === true) await svc.stop(30_000)
   const sorted = latencies.sort((a, b) => a - b)
+  const statsSorted = statsLatencies.sort((a, b) => a - b)
   const peak = peakHandshakes((await emu.connections()).filter((c) => Date.parse(c.openedAt) >= since))
   const run: StartRun = {
     sessions: n,
@@ -116,6 +126,7 @@ export async function measureStart (
     httpReadyS: svc.readyMs / 1000,
     allOpenS: (openAt - svc.spawnedAt) / 1000,
     health: { count: sorted.length, failed, p50Ms: quantile(sorted, 0.5), p99Ms: quantile(sorted, 0.99), maxMs: sorted.at(-1) ?? 0 },
+    stats: { count: statsSorted.length, p50Ms: quantile(statsSorted, 0.5), p99Ms: quantile(statsSorted, 0.99), maxMs: statsSorted.at(-1) ?? 0 },
     peakHandshakes: peak,
     cpuS,
     linkS,
@@ -123,6 +134,7 @@ export async function measureStart (
   }
   log(`spawn → HTTP ready ${run.httpReadyS.toFixed(2)} s, → all ${n} open ${run.allOpenS.toFixed(2)} s; health p50 ${run.health.p50Ms.toFixed(1)} ms, ` +
     `p99 ${run.health.p99Ms.toFixed(1)} ms, max ${run.health.maxMs.toFixed(0)} ms over ${run.health.count} answers (${failed} failed); ` +
+    `stats p50 ${run.stats.p50Ms.toFixed(1)} ms, p99 ${run.stats.p99Ms.toFixed(1)} ms, max ${run.stats.maxMs.toFixed(0)} ms over ${run.stats.count}; ` +
     `peak handshakes ${peak} (limit ${concurrency}); service CPU ${cpuS.toFixed(1)} s; load ${run.load.toFixed(2)}`)
   return run
 }
@@ -151,6 +163,14 @@ export function startFigures (r: StartRun): Figure[] {
       unit: 'ms',
       target: { op: '<', value: 100 },
       note: `${r.health.count} answers from HTTP ready to all open, one at a time every 20 ms; p50 ${r.health.p50Ms.toFixed(1)} ms, max ${r.health.maxMs.toFixed(0)} ms, ${r.health.failed} failed`
+    },
+    {
+      id: `scale.start.stats-p99.${r.sessions}`,
+      name: `${at}, GET /api/stats p99 during the start`,
+      value: r.stats.p99Ms,
+      unit: 'ms',
+      ...(r.sessions >= 1000 ? { target: { op: '<' as const, value: 50 } } : {}),
+      note: `${r.stats.count} answers from HTTP ready to all open (the poll that waits for all open, every 50 ms, beside the health probe); p50 ${r.stats.p50Ms.toFixed(1)} ms, max ${r.stats.maxMs.toFixed(0)} ms`
     }
   ]
 }

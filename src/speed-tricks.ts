@@ -30,6 +30,11 @@ export const SPEED_TRICKS = {
     measured: '"Where the 500-status list went"',
     off: "Kysely's own driver (each query's text prepared on every run) and the list through Kysely"
   },
+  'pieced-json': {
+    why: 'a long list (GET …/sent-statuses) is serialised item by item and sent as pieces of 32 K characters, so no answer is one string over V8\'s 128 KiB large-object size, which cost ~1 ms more CPU per 177 KB answer to place, flatten and write (kernel time included)',
+    measured: '"The list in pieces"',
+    off: "the route's response schema serialises the whole answer as one string"
+  },
   'shared-key-transactions': {
     why: "every socket's Signal key transactions share one AsyncLocalStorage instead of one per socket, so on Node 20 and 22 a promise costs the same whatever the number of sessions",
     measured: '"Cost per promise with N sessions (issue 33)"',

@@ -2,11 +2,14 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { SessionParamsSchema, StatusParamsSchema } from '../../schemas/common.js'
 import { failures, Ok } from '../../schemas/envelope.js'
+import { piecedArrayAnswer } from '../core/pieced-json.js'
 import {
-  DeletedStatusSchema, DeleteStatusQuerySchema, ReactionSchema, ReplySchema, SentStatusSchema, ViewerSchema
+  DeletedStatusSchema, DeleteStatusQuerySchema, ReactionSchema, ReplySchema, type SentStatus, SentStatusSchema, ViewerSchema
 } from '../../schemas/status.js'
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
+  // 500 statuses are ~200 KB of JSON: sent in pieces (the pieced-json speed trick, src/speed-tricks.ts)
+  const sentStatuses = piecedArrayAnswer<SentStatus>(SentStatusSchema, app.config.speedTricksOff.has('pieced-json'))
   app.get('/sessions/:sessionId/sent-statuses', {
     config: { scope: 'read' },
     schema: {
@@ -15,7 +18,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       params: SessionParamsSchema,
       response: { 200: Ok(Type.Array(SentStatusSchema)), ...failures(400, 404) }
     }
-  }, async (req) => ({ success: true as const, data: await app.statuses.list(req.params.sessionId) }))
+  }, async (req, reply) => sentStatuses(reply, await app.statuses.list(req.params.sessionId)))
 
   app.get('/sessions/:sessionId/status-viewers/:statusId', {
     config: { scope: 'read' },

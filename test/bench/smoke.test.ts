@@ -24,7 +24,7 @@ const FIGURES = [
   'cluster.health.one.rps', 'cluster.health.two.rps', 'cluster.receipts.one.rps', 'cluster.receipts.two.rps',
   'scale.promise.shared.2', 'scale.promise.library.2', 'scale.promise.shared.4', 'scale.promise.library.4', 'scale.promise.flat',
   'scale.link-one-more.2', 'scale.link-one-more.4', 'scale.link-one-more.flat',
-  'scale.start.all-open.3', 'scale.start.health-p99.3',
+  'scale.start.all-open.3', 'scale.start.health-p99.3', 'scale.start.stats-p99.3',
   'scale.cluster.join.s', 'scale.cluster.join.spread', 'scale.cluster.double-owners', 'scale.cluster.failover.s', 'scale.cluster.failover.lost',
   'scale.fleet.memory.3', 'scale.fleet.bare-memory.3', 'scale.fleet.memory-ratio.3',
   'scale.fleet.receipts.ratio', 'scale.fleet.receipts.rate', 'scale.fleet.paced.p99'

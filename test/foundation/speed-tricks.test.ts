@@ -113,3 +113,29 @@ test('kept-statements off: every Kysely query and the sent-statuses list prepare
   assert.equal(off.length, 6, off.join('\n'))
   assert.equal(new Set(off).size, 2)
 })
+
+test('pieced-json off: a long sent-statuses list goes to onSend as one string; on: as a stream of pieces, the same text', async (t) => {
+  const answer = async (off: string): Promise<{ kind: string, body: string }> => {
+    let kind = ''
+    const app = await appWith(t, off, (a) => {
+      a.addHook('onSend', async (req, _reply, payload) => {
+        if (req.url.endsWith('/sent-statuses')) kind = typeof payload === 'string' ? 'string' : typeof (payload as { pipe?: unknown }).pipe === 'function' ? 'stream' : typeof payload
+        return payload
+      })
+    })
+    await insertSession(app, 's')
+    const now = Date.now()
+    await dbOf(app).db.insertInto('statuses').values(Array.from({ length: 200 }, (_, i) => ({
+      session_id: 's', type: 'text' as const, content: `status ${i} ${'x'.repeat(200)}`, caption: '', message_id: `M${i}`, state: 'sent' as const,
+      created_at: now - i * 1000, contact_count: 1, target_numbers: '15551110000', media_file: null, background_color: null, font: null, error: null
+    }))).execute()
+    const res = await app.inject({ method: 'GET', url: '/api/sessions/s/sent-statuses', headers: { 'x-api-key': TEST_API_KEY } })
+    assert.equal(res.statusCode, 200)
+    return { kind, body: res.body }
+  }
+  const off = await answer('pieced-json')
+  const on = await answer('')
+  assert.equal(off.kind, 'string')
+  assert.equal(on.kind, 'stream')
+  assert.equal(on.body.replace(/"timestamp":"[^"]+"/g, ''), off.body.replace(/"timestamp":"[^"]+"/g, ''))
+})

@@ -1,7 +1,12 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
+import { SerializerSelector } from '@fastify/fast-json-stringify-compiler'
+import { Type } from '@sinclair/typebox'
+import { PIECE_CHARS } from '../../plugins/core/pieced-json.js'
+import { Ok } from '../../schemas/envelope.js'
+import { SentStatusSchema } from '../../schemas/status.js'
 import { SQLite } from '../../src/db/sqlite/driver.js'
-import { build, waitFor } from '../helper.js'
+import { build, TEST_API_KEY, waitFor } from '../helper.js'
 import { insertSession } from '../support/sessions.js'
 import { dbOf } from '../support/db.js'
 
@@ -80,4 +85,31 @@ test('sent-statuses: a status leaves the list when it expires, with no write in 
   assert.deepEqual((await s.list('c')).body.data.map((x) => x.content), ['text of NEW', 'text of OLD'])
   await waitFor(async () => (await s.list('c')).body.data.length === 1, 5000, 'the old status to expire from the list')
   assert.deepEqual((await s.list('c')).body.data.map((x) => x.content), ['text of NEW'])
+})
+
+test('sent-statuses: a long list is the very text its response schema gives, with its Content-Length, plain and compressed', async (t) => {
+  const s = await setup(t)
+  await s.addSession('long')
+  const now = Date.now()
+  for (let i = 0; i < 400; i++) await s.addStatus('long', `L${i}`, now - i * 1000)
+  // text that JSON escapes, and characters of two to four UTF-8 bytes: Content-Length counts bytes
+  await dbOf(s.app).db.updateTable('statuses').set({ content: 'quote " backslash \\ newline \n café ✓ 😀', error: 'tab\t' }).where('message_id', 'in', ['L0', 'L150', 'L399']).execute()
+  const serialize = SerializerSelector()({}, {})({ schema: Ok(Type.Array(SentStatusSchema)), method: 'GET', url: '', httpStatus: '200' }) as (x: unknown) => string
+  const expected = serialize({ success: true, data: await s.app.statuses.list('long') })
+  assert.ok(expected.length > 3 * PIECE_CHARS, `${expected.length} characters: several pieces`)
+  const base = await s.listen()
+  const plain = await fetch(`${base}/api/sessions/long/sent-statuses`, { headers: { 'x-api-key': TEST_API_KEY, 'accept-encoding': 'identity' } })
+  assert.equal(await plain.text(), expected)
+  assert.equal(plain.headers.get('content-type'), 'application/json; charset=utf-8')
+  assert.equal(plain.headers.get('content-length'), String(Buffer.byteLength(expected)))
+  assert.equal(plain.headers.get('transfer-encoding'), null)
+  const gzip = await fetch(`${base}/api/sessions/long/sent-statuses`, { headers: { 'x-api-key': TEST_API_KEY, 'accept-encoding': 'gzip' } })
+  assert.equal(gzip.headers.get('content-encoding'), 'gzip')
+  assert.equal(await gzip.text(), expected)
+  // a short list is one piece, sent as it is
+  await s.addSession('short')
+  await s.addStatus('short', 'S1')
+  const short = await s.api({ method: 'GET', url: '/api/sessions/short/sent-statuses' })
+  assert.equal(short.body, serialize({ success: true, data: await s.app.statuses.list('short') }))
+  assert.equal(short.headers['content-length'], String(Buffer.byteLength(short.body)))
 })

@@ -54,16 +54,15 @@ export function listSent (db: Db, sqlite: SQLite.Database): StatusStore['listSen
   // the columns in the order `row` reads them (a column the row type gains and `row` lacks fails the typecheck);
   // prepared on first use (a store made over an older schema, as a migration test does, does not fail)
   let select: SQLite.Statement<[string, number], unknown[]> | undefined
-  const prepare = (): SQLite.Statement<[string, number], unknown[]> => sqlite.prepare<[string, number], unknown[]>(`select id, session_id, type, content, caption, message_id, state, created_at,
-    contact_count, target_numbers, sent_count, media_file, background_color, font, error, unreachable, audience, mentions,
-    viewer_count, reaction_count, reply_count
+  const prepare = (): SQLite.Statement<[string, number], unknown[]> => sqlite.prepare<[string, number], unknown[]>(`select id, type, content, caption, message_id, state, created_at,
+    contact_count, target_numbers, sent_count, error, unreachable, audience, mentions, viewer_count, reaction_count, reply_count
     from statuses where session_id = ? and created_at >= ? order by created_at desc, id desc`).raw()
   const row = (r: unknown[]): SentStatusRow => {
     const v = r as any[] // eslint-disable-line @typescript-eslint/no-explicit-any -- the select's columns, in its order
     return {
-      id: v[0], session_id: v[1], type: v[2], content: v[3], caption: v[4], message_id: v[5], state: v[6], created_at: v[7],
-      contact_count: v[8], target_numbers: v[9], sent_count: v[10], media_file: v[11], background_color: v[12], font: v[13],
-      error: v[14], unreachable: v[15], audience: v[16], mentions: v[17], viewer_count: v[18], reaction_count: v[19], reply_count: v[20]
+      id: v[0], type: v[1], content: v[2], caption: v[3], message_id: v[4], state: v[5], created_at: v[6], contact_count: v[7],
+      target_numbers: v[8], sent_count: v[9], error: v[10], unreachable: v[11], audience: v[12], mentions: v[13],
+      viewer_count: v[14], reaction_count: v[15], reply_count: v[16]
     }
   }
   return async (sessionId, since) => await onSqliteConnection(db, sqlite, () => (select ??= prepare()).all(sessionId, since).map(row))

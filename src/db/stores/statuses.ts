@@ -13,7 +13,8 @@ type KeptCounts = 'viewer_count' | 'reaction_count' | 'reply_count'
 /** A status row without its stored message (which only a resumed send reads) and its kept counts. */
 export type StatusInfo = Omit<StatusRecord, 'message_payload' | KeptCounts>
 
-export type SentStatusRow = StatusInfo & Pick<StatusRecord, KeptCounts>
+/** What the sent-statuses list shows of a status: its row less the session, the media file and the text style (issue 41: each column read costs). */
+export type SentStatusRow = Omit<StatusInfo, 'session_id' | 'media_file' | 'background_color' | 'font'> & Pick<StatusRecord, KeptCounts>
 
 export interface ExpiredStatus {
   id: number
@@ -71,7 +72,10 @@ const INFO_COLUMNS = [
   'sent_count', 'media_file', 'background_color', 'font', 'error', 'unreachable', 'audience', 'mentions'
 ] as const satisfies ReadonlyArray<keyof StatusInfo>
 
-const LIST_COLUMNS = [...INFO_COLUMNS, 'viewer_count', 'reaction_count', 'reply_count'] as const satisfies ReadonlyArray<keyof SentStatusRow>
+const LIST_COLUMNS = [
+  'id', 'type', 'content', 'caption', 'message_id', 'state', 'created_at', 'contact_count', 'target_numbers',
+  'sent_count', 'error', 'unreachable', 'audience', 'mentions', 'viewer_count', 'reaction_count', 'reply_count'
+] as const satisfies ReadonlyArray<keyof SentStatusRow>
 
 export const asBuffer = (bytes: Uint8Array): Buffer => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
 
