@@ -26,12 +26,12 @@ export const SPEED_TRICKS = {
     off: 'every route schema compiles while the app gets ready, before it listens (a schema that does not compile fails the start)'
   },
   'kept-statements': {
-    why: "SQLite statements stay prepared: Kysely's by SQL text (its driver prepares every query again), and the sent-statuses list is one prepared statement read as arrays, so a list costs the same whatever the reach and less per request",
+    why: "SQLite statements stay prepared: Kysely's by SQL text (its driver prepares every query again), and the sent-statuses list and the sessions list are each one prepared statement read as arrays, so a list costs the same whatever the reach and less per request",
     measured: '"Where the 500-status list went"',
-    off: "Kysely's own driver (each query's text prepared on every run) and the list through Kysely"
+    off: "Kysely's own driver (each query's text prepared on every run) and both lists through Kysely"
   },
   'pieced-json': {
-    why: 'a long list (GET …/sent-statuses) is serialised item by item and sent as pieces of 32 K characters, so no answer is one string over V8\'s 128 KiB large-object size, which cost ~1 ms more CPU per 177 KB answer to place, flatten and write (kernel time included)',
+    why: 'a long list (GET …/sent-statuses, the sessions of GET /api/stats) is serialised item by item and sent as pieces of 32 K characters, so no answer is one string over V8\'s 128 KiB large-object size, which cost ~1 ms more CPU per 177 KB answer to place, flatten and write (kernel time included)',
     measured: '"The list in pieces"',
     off: "the route's response schema serialises the whole answer as one string"
   },

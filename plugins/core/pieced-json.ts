@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module'
 import { Readable } from 'node:stream'
 import type { SerializerSelector as SerializerSelectorType } from '@fastify/fast-json-stringify-compiler'
-import type { TSchema } from '@sinclair/typebox'
+import { Type, type TArray, type TObject, type TSchema } from '@sinclair/typebox'
 import type { FastifyReply } from 'fastify'
 
 const require = createRequire(import.meta.url)
@@ -16,7 +16,27 @@ const serializerSelector = (): typeof SerializerSelectorType =>
  */
 export const PIECE_CHARS = 32 * 1024
 
-type Serialize<T> = (item: T) => string
+type Serialize<T> = (value: T) => string
+
+const compile = <T>(schema: TSchema): Serialize<T> =>
+  serializerSelector()()({}, {})({ schema, method: 'GET', url: '', httpStatus: '200' }) as Serialize<T>
+
+/** `head`, the items joined by commas, `tail`: sent as pieces of about PIECE_CHARS, or as one string when that is all. */
+function sendPieces<I> (reply: FastifyReply, head: string, items: readonly I[], item: Serialize<I>, tail: string): FastifyReply {
+  const pieces: string[] = []
+  let piece = head
+  for (let i = 0; i < items.length; i++) {
+    piece += i === 0 ? item(items[i]) : ',' + item(items[i])
+    if (piece.length >= PIECE_CHARS) { pieces.push(piece); piece = '' }
+  }
+  pieces.push(piece + tail)
+  reply.type('application/json; charset=utf-8')
+  if (pieces.length === 1) return reply.send(pieces[0])
+  let bytes = 0
+  for (const p of pieces) bytes += Buffer.byteLength(p)
+  reply.header('content-length', bytes)
+  return reply.send(Readable.from(pieces))
+}
 
 /**
  * `{ success: true, data: [...] }` for an array that may be long (the pieced-json speed trick,
@@ -27,23 +47,31 @@ type Serialize<T> = (item: T) => string
  */
 export function piecedArrayAnswer<T> (itemSchema: TSchema, plain: boolean) {
   let item: Serialize<T> | undefined
-  const compile = (): Serialize<T> =>
-    serializerSelector()()({}, {})({ schema: itemSchema, method: 'GET', url: '', httpStatus: '200' }) as Serialize<T>
   return (reply: FastifyReply, data: T[]): FastifyReply | { success: true, data: T[] } => {
     if (plain) return { success: true, data }
-    item ??= compile()
-    const pieces: string[] = []
-    let piece = '{"success":true,"data":['
-    for (let i = 0; i < data.length; i++) {
-      piece += i === 0 ? item(data[i]) : ',' + item(data[i])
-      if (piece.length >= PIECE_CHARS) { pieces.push(piece); piece = '' }
-    }
-    pieces.push(piece + ']}')
-    reply.type('application/json; charset=utf-8')
-    if (pieces.length === 1) return reply.send(pieces[0])
-    let bytes = 0
-    for (const p of pieces) bytes += Buffer.byteLength(p)
-    reply.header('content-length', bytes)
-    return reply.send(Readable.from(pieces))
+    item ??= compile<T>(itemSchema)
+    return sendPieces(reply, '{"success":true,"data":[', data, item, ']}')
+  }
+}
+
+/**
+ * The same for `{ success: true, data: {...} }` whose last property `key` is a long array (GET /api/stats: every
+ * session): the other properties are serialised by the object's schema with the array empty, the array's items
+ * one by one.
+ */
+export function piecedObjectAnswer<T extends Record<K, unknown[]>, K extends string> (schema: TObject, key: K, plain: boolean) {
+  const keys = Object.keys(schema.properties)
+  const array = schema.properties[key]
+  if (keys.at(-1) !== key || array === undefined || array.type !== 'array') throw new Error(`piecedObjectAnswer: ${key} is not the last property of the schema, an array`)
+  let head: Serialize<{ success: true, data: T }> | undefined
+  let item: Serialize<T[K][number]> | undefined
+  const end = ']}}'
+  return (reply: FastifyReply, data: T): FastifyReply | { success: true, data: T } => {
+    if (plain) return { success: true, data }
+    head ??= compile(Type.Object({ success: Type.Literal(true), data: schema }))
+    item ??= compile((array as TArray).items)
+    const empty = head({ success: true, data: { ...data, [key]: [] } })
+    if (!empty.endsWith(`[${end}`)) throw new Error(`piecedObjectAnswer: the answer does not end with its empty ${key}`)
+    return sendPieces(reply, empty.slice(0, -end.length), data[key], item, end)
   }
 }

@@ -1,9 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { failures, Ok } from '../../schemas/envelope.js'
-import { ClusterSchema, HealthSchema, StatsSchema, StorageSchema, type Health } from '../../schemas/system.js'
+import { ClusterSchema, HealthSchema, StatsSchema, StorageSchema, type Health, type Stats } from '../../schemas/system.js'
 import { APP_VERSION } from '../../src/version.js'
+import { piecedObjectAnswer } from '../core/pieced-json.js'
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
+  // 1,000 sessions are ~140 KB of JSON: sent in pieces (the pieced-json speed trick, src/speed-tricks.ts)
+  const stats = piecedObjectAnswer<Stats, 'sessions'>(StatsSchema, 'sessions', app.config.speedTricksOff.has('pieced-json'))
   app.get('/health', {
     config: { scope: 'any' },
     schema: {
@@ -31,7 +34,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/stats', {
     config: { scope: 'read' },
     schema: { tags: ['system'], summary: 'Aggregate statistics over all sessions (a scoped key: over its own sessions)', response: { 200: Ok(StatsSchema), ...failures() } }
-  }, async (req) => {
+  }, async (req, reply) => {
     const scoped = req.principal?.admin === false ? req.principal : null
     const sessions = await app.sessions.list(scoped)
     const only = scoped === null || scoped.sessions === '*' ? undefined : sessions.map((s) => s.sessionId)
@@ -39,21 +42,18 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     const since = Date.now() - app.config.statusTtlMs
     const totals = await app.stores.system.statusTotals(since, only)
     const answers = await app.stores.system.interactionTotals(since, only)
-    return {
-      success: true as const,
-      data: {
-        totalSessions: sessions.length,
-        connectedSessions: sessions.filter((s) => s.connected).length,
-        totalStatuses: totals.statuses,
-        totalViewers: totals.realViewers,
-        totalReactions: answers.reactions,
-        totalReplies: answers.replies,
-        lastStatusSent: totals.lastCreatedAt === null ? null : new Date(totals.lastCreatedAt).toISOString(),
-        start: app.supervisor.progress(only === undefined ? undefined : new Set(only)),
-        sessions: sessions.map((s) =>
-          ({ sessionId: s.sessionId, sessionName: s.sessionName, connected: s.connected, ownNumber: s.ownNumber, createdAt: s.createdAt }))
-      }
-    }
+    return stats(reply, {
+      totalSessions: sessions.length,
+      connectedSessions: sessions.filter((s) => s.connected).length,
+      totalStatuses: totals.statuses,
+      totalViewers: totals.realViewers,
+      totalReactions: answers.reactions,
+      totalReplies: answers.replies,
+      lastStatusSent: totals.lastCreatedAt === null ? null : new Date(totals.lastCreatedAt).toISOString(),
+      start: app.supervisor.progress(only === undefined ? undefined : new Set(only)),
+      sessions: sessions.map((s) =>
+        ({ sessionId: s.sessionId, sessionName: s.sessionName, connected: s.connected, ownNumber: s.ownNumber, createdAt: s.createdAt }))
+    })
   })
 
   app.get('/cluster', {

@@ -12,6 +12,7 @@ const COVERING = [
   'test/platform/receipt-turns.test.ts', // burst-gc: a burst of receipts, committed before acked
   'test/foundation/openapi.test.ts', // deferred-compiles: every schema compiled at ready
   'test/foundation/app.test.ts',
+  'test/foundation/system.test.ts', // pieced-json and kept-statements: GET /api/stats with every session
   'test/statuses/sent-statuses-list.test.ts', // kept-statements: the list and every Kysely query on SQLite; pieced-json: a long list's text
   'test/platform/key-transactions.test.ts' // shared-key-transactions: the e2e cases set SPEED_TRICKS_OFF themselves; the store semantics are the same
 ]

@@ -92,7 +92,7 @@ test('burst-gc off: no collection is scheduled after a burst; on: one', (t) => {
   assert.equal(timers.mock.callCount(), 1)
 })
 
-test('kept-statements off: every Kysely query and the sent-statuses list prepared on each run; on: once', async (t) => {
+test('kept-statements off: every Kysely query, the sent-statuses list and the sessions list prepared on each run; on: once', async (t) => {
   const prepares = async (off: string): Promise<string[]> => {
     const app = await appWith(t, off)
     await insertSession(app, 's')
@@ -103,15 +103,16 @@ test('kept-statements off: every Kysely query and the sent-statuses list prepare
     for (let i = 0; i < 3; i++) {
       assert.equal(await app.stores.statuses.find('s', 1), undefined)
       assert.deepEqual(await app.stores.statuses.listSent('s', 0), [])
+      assert.deepEqual((await app.stores.sessions.list()).map((r) => r.id), ['s'])
     }
     return texts
   }
   const on = await prepares('')
-  assert.equal(on.length, 2, on.join('\n'))
-  assert.equal(new Set(on).size, 2)
+  assert.equal(on.length, 3, on.join('\n'))
+  assert.equal(new Set(on).size, 3)
   const off = await prepares('kept-statements')
-  assert.equal(off.length, 6, off.join('\n'))
-  assert.equal(new Set(off).size, 2)
+  assert.equal(off.length, 9, off.join('\n'))
+  assert.equal(new Set(off).size, 3)
 })
 
 test('pieced-json off: a long sent-statuses list goes to onSend as one string; on: as a stream of pieces, the same text', async (t) => {

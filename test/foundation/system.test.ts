@@ -1,6 +1,10 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { build } from '../helper.js'
+import { SerializerSelector } from '@fastify/fast-json-stringify-compiler'
+import { PIECE_CHARS } from '../../plugins/core/pieced-json.js'
+import { Ok } from '../../schemas/envelope.js'
+import { StatsSchema } from '../../schemas/system.js'
+import { build, TEST_API_KEY } from '../helper.js'
 import { insertSession } from '../support/sessions.js'
 import { dbOf } from '../support/db.js'
 
@@ -46,4 +50,21 @@ test('stats and storage count what the database holds', async (t) => {
   assert.equal(typeof storage.database.walBytes, 'number')
   assert.deepEqual(storage.uploads, { count: 1, bytes: 1234, store: 'local', location: app.config.uploadDir })
   assert.deepEqual(storage.sessions, [{ sessionId: 's1', statuses: 2, viewers: 2, authStateRows: 1, mediaFiles: 1, mediaBytes: 1234 }])
+})
+
+test('stats with many sessions: the very text its response schema gives, with its Content-Length (sent in pieces, issue 41)', async (t) => {
+  const { app, listen } = await build(t, { SESSION_START_CONCURRENCY: '1' })
+  const now = Date.now()
+  for (let i = 0; i < 400; i++) await insertSession(app, `many-${i}`, { name: `Session "${i}" ✓`, createdAt: now - i * 1000 })
+  const base = await listen()
+  const res = await fetch(`${base}/api/stats`, { headers: { 'x-api-key': TEST_API_KEY, 'accept-encoding': 'identity' } })
+  const text = await res.text()
+  const answer = JSON.parse(text) as { data: { totalSessions: number, sessions: Array<{ sessionId: string }> } }
+  assert.equal(answer.data.totalSessions, 400)
+  assert.equal(answer.data.sessions[0].sessionId, 'many-399', 'oldest first')
+  const serialize = SerializerSelector()({}, {})({ schema: Ok(StatsSchema), method: 'GET', url: '', httpStatus: '200' }) as (x: unknown) => string
+  assert.equal(text, serialize(answer))
+  assert.ok(text.length > 1.5 * PIECE_CHARS, `${text.length} characters: two pieces at least`)
+  assert.equal(res.headers.get('content-length'), String(Buffer.byteLength(text)))
+  assert.equal(res.headers.get('content-type'), 'application/json; charset=utf-8')
 })

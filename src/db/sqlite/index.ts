@@ -17,7 +17,7 @@ import { preparedAuthState } from './auth-state.js'
 import { openDatabase, type SqliteHandle } from './connection.js'
 import { appendEvents, preparedEvents } from './events.js'
 import { insightBackend } from './insights.js'
-import { preparedLinkWrites } from './sessions.js'
+import { preparedLinkWrites, preparedSessionList } from './sessions.js'
 import { listSent, statusProgress } from './statuses.js'
 import { receipts } from './viewers.js'
 import { webhookOutbox } from './webhooks.js'
@@ -43,7 +43,10 @@ export function sqliteStores (handle: SqliteHandle): Stores {
     viewers: viewerStore(db, receipts(db, sqlite)),
     uploads: uploadStore(db, false),
     insights: insightStore(db, insightBackend),
-    sessions: { ...sessionStore(db, appendEvents), ...preparedLinkWrites(db, sqlite) },
+    // kept-statements off: every session listed through Kysely
+    sessions: {
+      ...sessionStore(db, appendEvents), ...preparedLinkWrites(db, sqlite), ...(handle.plainStatements === true ? {} : preparedSessionList(db, sqlite))
+    },
     leases: leaseStore(db, { clock: CLOCK, renewals: null }),
     authState: { ...authStateStore(db), ...preparedAuthState(db, sqlite) },
     transaction: unitOfWork(db, { append: appendEvents, insights: insightBackend, clock: CLOCK })
