@@ -63,10 +63,10 @@ async function statusTotals (db: Db, since: number, sessionIds?: readonly string
     .select((eb) => [eb.fn.countAll<number>().as('count'), eb.fn.max('created_at').as('last')])
     .where('created_at', '>=', since)
   if (sessionIds !== undefined) statuses = statuses.where('session_id', 'in', sessionIds)
-  const totals = await statuses.executeTakeFirstOrThrow()
   let real = db.selectFrom('viewers').select((eb) => eb.fn.countAll<number>().as('count')).where('is_real', '=', 1)
   if (sessionIds !== undefined) real = real.where('status_id', 'in', (eb) => eb.selectFrom('statuses').select('id').where('session_id', 'in', sessionIds))
-  const viewers = await real.executeTakeFirstOrThrow()
+  // both asked at once: each waits its turn on a busy database once, not one after the other (GET /api/stats)
+  const [totals, viewers] = await Promise.all([statuses.executeTakeFirstOrThrow(), real.executeTakeFirstOrThrow()])
   return {
     statuses: Number(totals.count),
     lastCreatedAt: totals.last === null ? null : Number(totals.last),
@@ -82,8 +82,7 @@ async function interactionTotals (db: Db, since: number, sessionIds?: readonly s
   let replied = db.selectFrom('status_replies as r').innerJoin('statuses as s', 's.id', 'r.status_id')
     .select((eb) => eb.fn.countAll<number>().as('n')).where('s.created_at', '>=', since)
   if (sessionIds !== undefined) replied = replied.where('s.session_id', 'in', sessionIds)
-  const reactions = await reacted.executeTakeFirstOrThrow()
-  const replies = await replied.executeTakeFirstOrThrow()
+  const [reactions, replies] = await Promise.all([reacted.executeTakeFirstOrThrow(), replied.executeTakeFirstOrThrow()])
   return { reactions: Number(reactions.n), replies: Number(replies.n) }
 }
 
