@@ -104,7 +104,7 @@ dialectTest('upload commit: the row only with its file in place; a failed rename
   const handle = await openTestDb(t, dialect)
   const uploads = storesOf(handle).uploads
   const commit = uploads.commit
-  const row = { filename: 'f1.jpg', kind: 'image' as const, mime_type: 'image/jpeg', size: 10, created_at: 5 }
+  const row = { filename: 'f1.jpg', kind: 'image' as const, mimeType: 'image/jpeg', size: 10, createdAt: 5 }
   let placed = 0
   await commit(row, () => { placed++ }, () => { placed-- })
   assert.equal(placed, 1)
