@@ -1,7 +1,10 @@
 import type { Kysely, Updateable } from 'kysely'
-import type { Database, RunState, ScheduleRow, ScheduleRunRow, ScheduleState, ScheduleTable } from '../database.js'
+import type { Database, ScheduleRow, ScheduleRunRow, ScheduleTable } from '../database.js'
 
-export type { RunState, ScheduleState } from '../database.js'
+/** Where a schedule stands (the table's column holds the same; toSchedule fails to compile if they part). */
+export type ScheduleState = 'active' | 'paused' | 'done'
+/** How a run ended, or `firing` while it starts. */
+export type RunState = 'firing' | 'fired' | 'failed' | 'missed'
 
 /** A schedule as stored: its body, its rule and its next run (the port's own type; plugins never see the table's row). */
 export interface Schedule {

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely'
-import type { Database, DeliveryStatus, WebhookDeliveryRow } from '../database.js'
+import type { Database, WebhookDeliveryRow } from '../database.js'
 import { LOGGED_EVENT_COLUMNS, type LoggedEvent } from './events.js'
 
 // The webhook outbox's port and the queries both backends' outboxes share (src/db/sqlite/webhooks.ts: one
@@ -33,6 +33,9 @@ export interface Subscriber {
   enabled: boolean
   updatedAt: number
 }
+
+/** Where a delivery stands (the table's column holds the same; toWebhookDelivery fails to compile if they part). */
+export type DeliveryStatus = 'pending' | 'sending' | 'succeeded' | 'failed'
 
 /** One delivery of an event to an endpoint, and where it stands (the port's own type; plugins never see the table's row). */
 export interface WebhookDelivery {
