@@ -32,6 +32,9 @@ dialectTest('session store: list, get, marked linked and unlinked, insert once',
   assert.equal(await sessions.storedOne('zz'), undefined)
   await sessions.markLinked('a', '1555', '99@lid')
   assert.deepEqual((await storesOf(handle).system.sessionLinkStates()).sort((x, y) => x.id.localeCompare(y.id)), [{ id: 'a', linked: true }, { id: 'b', linked: false }])
+  // the list (on SQLite its own prepared statement, kept-statements) gives each session as find does
+  assert.deepEqual(await sessions.list(), [await sessions.find('a'), await sessions.find('b')])
+  assert.deepEqual((await sessions.list())[0], { id: 'a', name: 'a', authMethod: 'qrcode', phoneNumber: null, ownNumber: '1555', ownLid: '99@lid', linked: true, createdAt: 2 })
   assert.equal((await sessions.find('a'))?.ownLid, '99@lid')
   await sessions.markUnlinked('a')
   assert.equal((await sessions.find('a'))?.linked, false)

@@ -2,7 +2,7 @@ import type SQLiteTypes from 'better-sqlite3'
 import type { Kysely } from 'kysely'
 import type { Database } from '../database.js'
 import type { NewEvent } from '../stores/events.js'
-import type { SessionStore } from '../stores/sessions.js'
+import type { Session, SessionStore } from '../stores/sessions.js'
 import { writeOrder } from '../write-order.js'
 import { eventLog } from './events.js'
 import { onSqliteConnection } from './gate.js'
@@ -43,9 +43,10 @@ export function preparedSessionList (db: Db, sqlite: SQLiteTypes.Database): Pick
   let select: SQLiteTypes.Statement<[], unknown[]> | undefined
   const prepare = (): SQLiteTypes.Statement<[], unknown[]> => sqlite.prepare<[], unknown[]>(
     'select id, name, auth_method, phone_number, own_number, own_lid, linked, created_at from sessions order by created_at, id').raw()
-  // the row type's every column, in the select's order (a column the table gains and this lacks fails the typecheck)
-  const row = (v: any[]): Awaited<ReturnType<SessionStore['list']>>[number] => ({ // eslint-disable-line @typescript-eslint/no-explicit-any -- the select's columns, in its order
-    id: v[0], name: v[1], auth_method: v[2], phone_number: v[3], own_number: v[4], own_lid: v[5], linked: v[6], created_at: v[7]
+  // the Session's every field, from the select's columns in its order (a field Session gains and this lacks fails the
+  // typecheck); the same values as toSession (src/db/stores/sessions.ts) gives for the row
+  const row = (v: any[]): Session => ({ // eslint-disable-line @typescript-eslint/no-explicit-any -- the select's columns, in its order
+    id: v[0], name: v[1], authMethod: v[2], phoneNumber: v[3], ownNumber: v[4], ownLid: v[5], linked: v[6] !== 0, createdAt: v[7]
   })
   return { list: async () => await onSqliteConnection(db, sqlite, () => (select ??= prepare()).all().map(row)) }
 }
