@@ -1,3 +1,4 @@
+import { iso } from '../../src/api-shapes.js'
 import type { Session } from '../../src/db/stores/sessions.js'
 import type { SessionSnapshot } from '../../src/platform/types.js'
 import type { SessionView } from '../../schemas/session.js'
@@ -16,7 +17,7 @@ export function sessionView (row: Session, snap: SessionSnapshot | null): Sessio
     connected,
     status: snap?.status ?? 'close',
     ownNumber: connected ? snap?.ownNumber ?? row.ownNumber : null,
-    createdAt: new Date(row.createdAt).toISOString(),
+    createdAt: iso(row.createdAt),
     pairingCode: connected || row.authMethod !== 'pairing' ? null : snap?.pairingCode ?? null,
     qrCode: connected || row.authMethod !== 'qrcode' ? null : snap?.qrCode ?? null
   }
