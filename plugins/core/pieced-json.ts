@@ -1,5 +1,4 @@
 import { createRequire } from 'node:module'
-import { Readable } from 'node:stream'
 import type { SerializerSelector as SerializerSelectorType } from '@fastify/fast-json-stringify-compiler'
 import { Type, type TArray, type TObject, type TSchema } from '@sinclair/typebox'
 import type { FastifyReply } from 'fastify'
@@ -21,7 +20,7 @@ type Serialize<T> = (value: T) => string
 const compile = <T>(schema: TSchema): Serialize<T> =>
   serializerSelector()()({}, {})({ schema, method: 'GET', url: '', httpStatus: '200' }) as Serialize<T>
 
-/** `head`, the items joined by commas, `tail`: sent as pieces of about PIECE_CHARS, or as one string when that is all. */
+/** `head`, the items joined by commas, `tail`: in pieces of about PIECE_CHARS written into one Buffer, or one string when that is all. */
 function sendPieces<I> (reply: FastifyReply, head: string, items: readonly I[], item: Serialize<I>, tail: string): FastifyReply {
   const pieces: string[] = []
   let piece = head
@@ -32,17 +31,21 @@ function sendPieces<I> (reply: FastifyReply, head: string, items: readonly I[], 
   pieces.push(piece + tail)
   reply.type('application/json; charset=utf-8')
   if (pieces.length === 1) return reply.send(pieces[0])
+  // one Buffer, written in one go: a stream of the pieces waited a turn of the event loop per piece for the
+  // socket to drain, which under the load of a 1,000-session start made GET /api/stats slower, not faster
   let bytes = 0
   for (const p of pieces) bytes += Buffer.byteLength(p)
-  reply.header('content-length', bytes)
-  return reply.send(Readable.from(pieces))
+  const body = Buffer.allocUnsafe(bytes)
+  let at = 0
+  for (const p of pieces) at += body.write(p, at)
+  return reply.send(body)
 }
 
 /**
  * `{ success: true, data: [...] }` for an array that may be long (the pieced-json speed trick,
  * src/speed-tricks.ts): the items are serialised one by one with the item schema (the same compiler, so the
- * same text as the route's response schema gives) and sent as pieces of at most about PIECE_CHARS, with
- * their Content-Length. An answer of one piece is sent as the string it is. `plain` (the trick off): the
+ * same text as the route's response schema gives) in pieces of at most about PIECE_CHARS, written into one
+ * Buffer. An answer of one piece is sent as the string it is. `plain` (the trick off): the
  * envelope is returned for the route's response schema to serialise, as one string.
  */
 export function piecedArrayAnswer<T> (itemSchema: TSchema, plain: boolean) {
