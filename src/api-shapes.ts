@@ -17,7 +17,7 @@ const pad2 = (n: number): string => n < 10 ? `0${n}` : `${n}`
 const pad3 = (n: number): string => n < 10 ? `00${n}` : n < 100 ? `0${n}` : `${n}`
 
 /**
- * `new Date(ms).toISOString()`, the same text (test/foundation/api-shapes.test.ts), a fifth of the CPU: the
+ * `new Date(ms).toISOString()`, the same text (test/statuses/api-shapes.test.ts), a fifth of the CPU: the
  * date part is kept for the last day asked, the time is arithmetic. A list of 500 statuses took 0.23 ms in
  * toISOString (bench/NOTES.md, "The list in pieces").
  */
