@@ -24,6 +24,29 @@ import { inDependencyOrder, pluginMeta } from '../../src/plugin-order.js'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
 
+/** plugins not yet the index.ts of a folder named as they are, each with what removes it */
+const NOT_IN_OWN_FOLDER: Record<string, string> = {
+  'plugins/broadcaster/domain-events.ts': 'moves to plugins/domain-events/index.ts',
+  'plugins/core/config.ts': 'moves to plugins/config/index.ts',
+  'plugins/core/db.ts': 'moves to plugins/db/index.ts',
+  'plugins/core/request-id.ts': 'moves to plugins/request-id/index.ts',
+  'plugins/external/compress.ts': 'moves to plugins/compress/index.ts',
+  'plugins/external/cors.ts': 'moves to plugins/cors/index.ts',
+  'plugins/external/helmet.ts': 'moves to plugins/helmet/index.ts',
+  'plugins/external/multipart.ts': 'moves to plugins/multipart/index.ts',
+  'plugins/external/rate-limit.ts': 'moves to plugins/rate-limit/index.ts',
+  'plugins/external/socket-io.ts': 'moves to plugins/socket-io/index.ts',
+  'plugins/external/static.ts': 'moves to plugins/static/index.ts',
+  'plugins/external/swagger.ts': 'moves to plugins/swagger/index.ts',
+  'plugins/keys/auth.ts': 'moves to plugins/auth/index.ts (the keys area, issue 40 item 2 on another branch)',
+  'plugins/metrics/index.ts': 'the plugin metrics-export moves to plugins/metrics-export/index.ts',
+  'plugins/metrics/registry.ts': 'the plugin metrics becomes plugins/metrics/index.ts',
+  'plugins/metrics/telemetry.ts': 'moves to plugins/telemetry/index.ts',
+  'plugins/system/health.ts': 'moves to plugins/health/index.ts (the system area, issue 40 item 2 on another branch)',
+  'plugins/uploads/media-store.ts': 'moves to plugins/media-store/index.ts (the uploads area, issue 40 item 2 on another branch)',
+  'plugins/uploads/remote-media.ts': 'moves to plugins/remote-media/index.ts (the uploads area, issue 40 item 2 on another branch)'
+}
+
 /** uses still outside the graph, each with what removes it */
 const KNOWN: Record<string, string> = {}
 
@@ -224,4 +247,51 @@ test('the check above fails on a plugin reading at registration a decorator it d
   }
   await assert.rejects(ready(withDependencies(late([]), [clock, late([])])), /clock is not a function/)
   await ready(withDependencies(late(['clock']), [clock, late(['clock'])]))
+})
+
+// One plugin per folder, the folder named as the plugin: `plugins/<name>/index.ts` is the plugin `<name>`, and
+// no other file of plugins/ calls fastify-plugin (a folder's other files are its routes, services and helpers).
+
+/** the files of `sources` (path → source) that break the rule, as "path: problem" */
+export function pluginFolderProblems (sources: Map<string, string>): string[] {
+  const problems: string[] = []
+  for (const [file, source] of sources) {
+    const code = source.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '')
+    const callsFp = /from 'fastify-plugin'/.test(code) || /\bfp\(/.test(code)
+    const names = pluginsIn(file, source).map((p) => p.name)
+    const parts = file.split('/')
+    const folder = parts.length === 3 && parts[0] === 'plugins' ? parts[1] : undefined
+    if (parts[parts.length - 1] !== 'index.ts' || folder === undefined) {
+      if (callsFp || names.length > 0) problems.push(`${file}: a plugin (${names.join(', ') || 'fastify-plugin'}) outside the index.ts of its own folder`)
+      continue
+    }
+    if (!callsFp && names.length === 0) continue
+    if (names.length !== 1 || names[0] !== folder) problems.push(`${file}: plugins ${JSON.stringify(names)}, expected the one plugin '${folder}'`)
+  }
+  return problems
+}
+
+test('every fastify-plugin under plugins/ is the index.ts of a folder named as the plugin', () => {
+  const problems = pluginFolderProblems(readAll())
+  const fileOf = (problem: string) => problem.slice(0, problem.indexOf(':'))
+  assert.deepEqual(problems.filter((p) => !(fileOf(p) in NOT_IN_OWN_FOLDER)), [])
+  const seen = new Set(problems.map(fileOf))
+  assert.deepEqual(Object.keys(NOT_IN_OWN_FOLDER).filter((f) => !seen.has(f)), [], 'these now keep the rule: remove them from NOT_IN_OWN_FOLDER')
+})
+
+test('the rule above can fail: two plugins in a folder, a plugin named apart from its folder, fp in a helper', () => {
+  const plugin = (name: string) => `import fp from 'fastify-plugin'\nexport default fp(async () => {}, { name: '${name}', dependencies: ['db'] })\n`
+  assert.deepEqual(pluginFolderProblems(new Map([
+    ['plugins/clock/index.ts', plugin('clock')],
+    ['plugins/clock/helper.ts', 'export const tick = () => 1\n'],
+    ['plugins/late/index.ts', plugin('late') + plugin('later').replace(/^import.*\n/, '')],
+    ['plugins/tick/index.ts', plugin('tock')],
+    ['plugins/tick/extra.ts', plugin('extra')],
+    ['plugins/tick/wrap.ts', "import fp from 'fastify-plugin'\nexport const wrap = (f) => fp(f)\n"]
+  ])), [
+    "plugins/late/index.ts: plugins [\"late\",\"later\"], expected the one plugin 'late'",
+    "plugins/tick/index.ts: plugins [\"tock\"], expected the one plugin 'tick'",
+    'plugins/tick/extra.ts: a plugin (extra) outside the index.ts of its own folder',
+    'plugins/tick/wrap.ts: a plugin (fastify-plugin) outside the index.ts of its own folder'
+  ])
 })

@@ -1,6 +1,6 @@
 import type { ContactStatus, ContactStatusSink } from '../../src/platform/platform.js'
 import type { DomainEvents } from '../broadcaster/domain-events.js'
-import { toContactStatus } from './view.js'
+import { toContactStatus } from '../contact-statuses/view.js'
 
 // Contacts' statuses as they arrive (issue 30): the platform hands each one over through this sink before it
 // acks its `<status>` stanza; it is committed here with its `contact-status` event (one transaction: the event
