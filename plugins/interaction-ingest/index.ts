@@ -32,7 +32,7 @@ export function createInteractionIngest (deps: InteractionIngestDeps) {
       const row = await events.within(async (tx, emit) => {
         const reaction = { ...from, statusMessageId: i.statusMessageId, messageId: i.messageId, emoji: i.emoji, at: i.at }
         const r = await tx.viewers.recordReaction(sessionId, reaction)
-        if (r !== undefined) emit('status-reaction', { sessionId, statusId: String(r.status_id), reaction: toReaction(r), ...(r.emoji === '' ? { removed: true as const } : {}) })
+        if (r !== undefined) emit('status-reaction', { sessionId, statusId: String(r.statusId), reaction: toReaction(r), ...(r.emoji === '' ? { removed: true as const } : {}) })
         return r
       })
       if (row === undefined) stats.ignored++
@@ -40,7 +40,7 @@ export function createInteractionIngest (deps: InteractionIngestDeps) {
     } else {
       const row = await events.within(async (tx, emit) => {
         const r = await tx.viewers.recordReply(sessionId, { ...from, statusMessageId: i.statusMessageId, messageId: i.messageId, text: i.text, at: i.at })
-        if (r !== undefined) emit('status-reply', { sessionId, statusId: String(r.status_id), reply: toReply(r) })
+        if (r !== undefined) emit('status-reply', { sessionId, statusId: String(r.statusId), reply: toReply(r) })
         return r
       })
       if (row === undefined) stats.ignored++
