@@ -1,5 +1,5 @@
 import type { ContactStatus, ContactStatusSink } from '../../src/platform/platform.js'
-import type { DomainEvents } from '../broadcaster/domain-events.js'
+import type { DomainEvents } from '../domain-events/index.js'
 import { toContactStatus } from '../contact-statuses/view.js'
 
 // Contacts' statuses as they arrive (issue 30): the platform hands each one over through this sink before it

@@ -3,7 +3,7 @@ import { contactJid } from '../../src/jid.js'
 import type { InteractionSink, StatusInteraction } from '../../src/platform/types.js'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Stores } from '../../src/db/stores/index.js'
-import type { DomainEvents } from '../broadcaster/domain-events.js'
+import type { DomainEvents } from '../domain-events/index.js'
 import { toReaction, toReply } from '../../src/api-shapes.js'
 
 /** What the interaction ingest uses of the other decorators. */

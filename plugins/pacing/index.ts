@@ -3,7 +3,7 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import type { Config } from '../../src/config.js'
 import type { Stores } from '../../src/db/stores/index.js'
 import { BadRequest, PacingLimit } from '../../src/errors.js'
-import type { DomainEvents } from '../broadcaster/domain-events.js'
+import type { DomainEvents } from '../domain-events/index.js'
 
 // Pacing (issue 24): per session, at most SEND_MAX_STATUSES_PER_DAY posts and SEND_MAX_RECIPIENTS_PER_DAY
 // recipients in any 24 hours (counted from the stored statuses, so every node and a restart agree), and an

@@ -26,7 +26,6 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
 
 /** plugins not yet the index.ts of a folder named as they are, each with what removes it */
 const NOT_IN_OWN_FOLDER: Record<string, string> = {
-  'plugins/broadcaster/domain-events.ts': 'moves to plugins/domain-events/index.ts',
   'plugins/core/config.ts': 'moves to plugins/config/index.ts',
   'plugins/core/db.ts': 'moves to plugins/db/index.ts',
   'plugins/core/request-id.ts': 'moves to plugins/request-id/index.ts',
@@ -39,9 +38,6 @@ const NOT_IN_OWN_FOLDER: Record<string, string> = {
   'plugins/external/static.ts': 'moves to plugins/static/index.ts',
   'plugins/external/swagger.ts': 'moves to plugins/swagger/index.ts',
   'plugins/keys/auth.ts': 'moves to plugins/auth/index.ts (the keys area, issue 40 item 2 on another branch)',
-  'plugins/metrics/index.ts': 'the plugin metrics-export moves to plugins/metrics-export/index.ts',
-  'plugins/metrics/registry.ts': 'the plugin metrics becomes plugins/metrics/index.ts',
-  'plugins/metrics/telemetry.ts': 'moves to plugins/telemetry/index.ts',
   'plugins/system/health.ts': 'moves to plugins/health/index.ts (the system area, issue 40 item 2 on another branch)',
   'plugins/uploads/media-store.ts': 'moves to plugins/media-store/index.ts (the uploads area, issue 40 item 2 on another branch)',
   'plugins/uploads/remote-media.ts': 'moves to plugins/remote-media/index.ts (the uploads area, issue 40 item 2 on another branch)'
