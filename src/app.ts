@@ -6,19 +6,19 @@ import type { Platform } from './platform/platform.js'
 import { EXPOSED_5XX_CODES, fromPlatform, RouteNotFound } from './errors.js'
 import { ErrorEnvelopeSchema } from '../schemas/envelope.js'
 import { requestSerializer } from './logging/redact.js'
-import configPlugin from '../plugins/core/config.js'
-import requestIdPlugin, { genReqId } from '../plugins/core/request-id.js'
+import configPlugin from '../plugins/config/index.js'
+import requestIdPlugin, { genReqId } from '../plugins/request-id/index.js'
 import { QuietRequestLog } from '../plugins/core/request-log.js'
 import { clientErrorHandler, frameworkErrors } from '../plugins/core/framework-errors.js'
 import { cachedSerializer, deferredCompiles, strictBodyValidator } from '../plugins/core/validation.js'
-import dbPlugin from '../plugins/core/db.js'
-import compressPlugin from '../plugins/external/compress.js'
-import corsPlugin from '../plugins/external/cors.js'
-import helmetPlugin from '../plugins/external/helmet.js'
-import rateLimitPlugin from '../plugins/external/rate-limit.js'
-import socketIoPlugin from '../plugins/external/socket-io.js'
-import staticPlugin from '../plugins/external/static.js'
-import swaggerPlugin from '../plugins/external/swagger.js'
+import dbPlugin from '../plugins/db/index.js'
+import compressPlugin from '../plugins/compress/index.js'
+import corsPlugin from '../plugins/cors/index.js'
+import helmetPlugin from '../plugins/helmet/index.js'
+import rateLimitPlugin from '../plugins/rate-limit/index.js'
+import socketIoPlugin from '../plugins/socket-io/index.js'
+import staticPlugin from '../plugins/static/index.js'
+import swaggerPlugin from '../plugins/swagger/index.js'
 import metricsRegistry from '../plugins/metrics/index.js'
 import domainEvents from '../plugins/domain-events/index.js'
 import uploads from '../plugins/uploads/index.js'
@@ -57,7 +57,7 @@ export interface AppOptions {
   platform?: Platform
 }
 
-/** Third-party plugins, configured (plugins/external/); their routes keep Fastify's own error handler. */
+/** Third-party plugins, configured (plugins/cors/, plugins/helmet/ …, each its own folder); their routes keep Fastify's own error handler. */
 export const EXTERNAL = [corsPlugin, compressPlugin, helmetPlugin, rateLimitPlugin, swaggerPlugin, socketIoPlugin, staticPlugin]
 
 /**

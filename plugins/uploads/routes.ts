@@ -6,7 +6,7 @@ import { failures } from '../../schemas/envelope.js'
 import { UploadResultSchema } from '../../schemas/status.js'
 import { NoFileUploaded } from '../../src/errors.js'
 import { drain } from './media-store.js'
-import multipartPlugin from '../external/multipart.js'
+import multipartPlugin from '../multipart/index.js'
 import type { MediaKind } from '../../src/media/types.js'
 import type { RouteScope } from '../keys/route-scope.js'
 

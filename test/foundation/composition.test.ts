@@ -7,8 +7,8 @@ import Fastify from 'fastify'
 import fp from 'fastify-plugin'
 import { tsFiles } from '../support/imports.js'
 import { BEFORE_CONCERNS, CONCERNS, EXTERNAL } from '../../src/app.js'
-import configPlugin from '../../plugins/core/config.js'
-import requestIdPlugin from '../../plugins/core/request-id.js'
+import configPlugin from '../../plugins/config/index.js'
+import requestIdPlugin from '../../plugins/request-id/index.js'
 import { testConfig } from '../helper.js'
 import { ErrorEnvelopeSchema } from '../../schemas/envelope.js'
 import { inDependencyOrder, pluginMeta } from '../../src/plugin-order.js'
@@ -26,17 +26,6 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
 
 /** plugins not yet the index.ts of a folder named as they are, each with what removes it */
 const NOT_IN_OWN_FOLDER: Record<string, string> = {
-  'plugins/core/config.ts': 'moves to plugins/config/index.ts',
-  'plugins/core/db.ts': 'moves to plugins/db/index.ts',
-  'plugins/core/request-id.ts': 'moves to plugins/request-id/index.ts',
-  'plugins/external/compress.ts': 'moves to plugins/compress/index.ts',
-  'plugins/external/cors.ts': 'moves to plugins/cors/index.ts',
-  'plugins/external/helmet.ts': 'moves to plugins/helmet/index.ts',
-  'plugins/external/multipart.ts': 'moves to plugins/multipart/index.ts',
-  'plugins/external/rate-limit.ts': 'moves to plugins/rate-limit/index.ts',
-  'plugins/external/socket-io.ts': 'moves to plugins/socket-io/index.ts',
-  'plugins/external/static.ts': 'moves to plugins/static/index.ts',
-  'plugins/external/swagger.ts': 'moves to plugins/swagger/index.ts',
   'plugins/keys/auth.ts': 'moves to plugins/auth/index.ts (the keys area, issue 40 item 2 on another branch)',
   'plugins/system/health.ts': 'moves to plugins/health/index.ts (the system area, issue 40 item 2 on another branch)',
   'plugins/uploads/media-store.ts': 'moves to plugins/media-store/index.ts (the uploads area, issue 40 item 2 on another branch)',
