@@ -130,7 +130,7 @@ export interface StatusStore {
 // sessionId`), so rows come out as records with no mapping pass; the one write maps in toStatusRow.
 
 /** the status's columns as its record's fields */
-export const STATUS_FIELDS = [
+const STATUS_FIELDS = [
   'id', 'session_id as sessionId', 'type', 'content', 'caption', 'message_id as messageId', 'state', 'created_at as createdAt',
   'contact_count as contactCount', 'target_numbers as targetNumbers', 'sent_count as sentCount', 'media_file as mediaFile',
   'background_color as backgroundColor', 'font', 'error', 'unreachable', 'audience', 'mentions'
