@@ -15,7 +15,7 @@ dialectTest('deliveries: earliest kept, unknown statuses skipped, LID rows get t
   const writer = storesOf(handle).viewers
   const statuses = storesOf(handle).statuses
   const now = Date.now()
-  await storesOf(handle).sessions.insert({ id: 's1', name: 's1', auth_method: 'qrcode', phone_number: null, own_number: null, own_lid: null, created_at: now })
+  await storesOf(handle).sessions.insert({ id: 's1', name: 's1', authMethod: 'qrcode', phoneNumber: null, createdAt: now })
   const statusId = await statuses.insert({
     sessionId: 's1', type: 'text', content: 'x', caption: '', messageId: 'S1', state: 'sent', createdAt: now, contactCount: 2,
     targetNumbers: '1555,1666', mediaFile: null, backgroundColor: null, font: null, error: null
