@@ -9,7 +9,8 @@
 # optional dependency that npm installs whatever --ignore-scripts says, and esbuild finds it there);
 # `deps` installs the production dependencies only (`npm ci --omit=dev --workspaces=false`: no
 # esbuild, tsx, typescript or emulator) and compiles better-sqlite3 for this Node; the runtime stage
-# copies dist/, public/ and that node_modules/ onto a clean base, without compilers, and runs as a non-root user. Nothing secret is baked in: the API key comes from the
+# copies dist/, public/ and that node_modules/ onto a clean base, without compilers, and runs as a
+# non-root user. Nothing secret is baked in: the API key comes from the
 # environment (API_KEY) or is generated into the /data volume on first start.
 
 # Any Node >= 20.12 image on glibc with apt (Debian or Ubuntu based). Node 24 LTS is what CI tests.
