@@ -20,7 +20,7 @@ export interface AudienceServiceDeps {
 const iso = (ms: number): string => new Date(ms).toISOString()
 
 function toSummary (r: AudienceInfo): AudienceSummary {
-  return { id: r.id, name: r.name, count: r.number_count, createdAt: iso(r.created_at), updatedAt: iso(r.updated_at) }
+  return { id: r.id, name: r.name, count: r.numberCount, createdAt: iso(r.createdAt), updatedAt: iso(r.updatedAt) }
 }
 
 function checkName (name: string): string {
@@ -56,7 +56,7 @@ export function createAudienceService (deps: AudienceServiceDeps) {
     const numbers = checkNumbers(body.numbers)
     const id = `aud_${randomBytes(12).toString('base64url')}`
     const t = now()
-    await store.insert({ id, session_id: sessionId, name, numbers, created_at: t, updated_at: t })
+    await store.insert({ id, sessionId, name, numbers, createdAt: t, updatedAt: t })
     deps.log.info({ sessionId, audienceId: id, count: numbers.length }, 'audience saved')
     return { id, name, count: numbers.length, createdAt: iso(t), updatedAt: iso(t) }
   }
@@ -83,7 +83,7 @@ export function createAudienceService (deps: AudienceServiceDeps) {
     const t = now()
     if (!await store.update(sessionId, id, { name, numbers }, t)) throw new AudienceNotFound()
     // the row read above with this write on it (not read again)
-    return toSummary({ ...row, ...(name !== undefined ? { name } : {}), ...(numbers !== undefined ? { number_count: numbers.length } : {}), updated_at: t })
+    return toSummary({ ...row, ...(name !== undefined ? { name } : {}), ...(numbers !== undefined ? { numberCount: numbers.length } : {}), updatedAt: t })
   }
 
   async function remove (sessionId: string, id: string): Promise<{ id: string, message: string }> {

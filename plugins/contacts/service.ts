@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify'
-import type { ContactRow, ContactStore } from '../../src/db/stores/contacts.js'
+import type { Contact, ContactStore } from '../../src/db/stores/contacts.js'
 import { SessionNotFound } from '../../src/errors.js'
 import { pageOf, pageRead } from '../../src/paging.js'
 import { writeOrder } from '../../src/db/write-order.js'
@@ -17,7 +17,7 @@ export interface ContactsDeps {
   now?: () => number
 }
 
-const view = (r: Pick<ContactRow, 'number' | 'lid' | 'name'>): PhoneContactView => ({ number: r.number, lid: r.lid, name: r.name })
+const view = (r: Pick<Contact, 'number' | 'lid' | 'name'>): PhoneContactView => ({ number: r.number, lid: r.lid, name: r.name })
 
 export function createContactsService (deps: ContactsDeps) {
   const store = deps.contacts

@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify'
-import type { EventRecord } from '../../src/db/stores/events.js'
+import type { LoggedEvent } from '../../src/db/stores/events.js'
 import type { EventFilter, EventStore, NewEvent } from '../../src/db/stores/events.js'
 import type { Transactors, UnitOfWork } from '../../src/db/stores/transaction.js'
 import type { EventName, EventPayloads } from '../../schemas/events.js'
@@ -34,12 +34,12 @@ export function toLogRow<K extends LoggedEventName> (event: K, payload: EventPay
   return { type: event, sessionId: typeof sessionId === 'string' ? sessionId : null, at, data: JSON.stringify(payload) }
 }
 
-export function toEntry (row: EventRecord): LogEntry {
+export function toEntry (row: LoggedEvent): LogEntry {
   return {
     eventId: Number(row.id),
     type: row.type as LoggedEventName,
-    timestamp: new Date(Number(row.created_at)).toISOString(),
-    sessionId: row.session_id,
+    timestamp: new Date(Number(row.createdAt)).toISOString(),
+    sessionId: row.sessionId,
     data: JSON.parse(row.data) as Record<string, unknown>
   }
 }
@@ -79,7 +79,7 @@ export function createEventLog (deps: EventLogDeps) {
   /** per session, the queue as it stood after its last append on its own not written yet */
   const sessionAppends = new Map<string, Promise<void>>()
 
-  function deliver (rows: EventRecord[]): void {
+  function deliver (rows: LoggedEvent[]): void {
     for (const row of rows) {
       if (Number(row.id) <= cursor) continue
       cursor = Number(row.id)

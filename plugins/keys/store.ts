@@ -1,6 +1,6 @@
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
-import type { ApiKeyRecord } from '../../src/db/stores/keys.js'
+import type { ApiKey } from '../../src/db/stores/keys.js'
 import type { KeysStore } from '../../src/db/stores/keys.js'
 import { SCOPES, type CreateKeyBody, type KeyView, type Scope } from '../../schemas/keys.js'
 import { UploadNotFound } from '../../src/errors.js'
@@ -35,7 +35,7 @@ export function hasScope (p: Principal, scope: Scope): boolean {
   return p.admin || p.scopes.has(scope)
 }
 
-function principalOf (row: ApiKeyRecord): Principal {
+function principalOf (row: ApiKey): Principal {
   return {
     admin: false,
     id: row.id,
@@ -45,13 +45,13 @@ function principalOf (row: ApiKeyRecord): Principal {
   }
 }
 
-function viewOf (row: ApiKeyRecord): KeyView {
+function viewOf (row: ApiKey): KeyView {
   return {
     id: row.id,
     name: row.name,
     sessions: row.sessions === '*' ? '*' : JSON.parse(row.sessions) as string[],
     scopes: JSON.parse(row.scopes) as string[],
-    createdAt: new Date(row.created_at).toISOString()
+    createdAt: new Date(row.createdAt).toISOString()
   }
 }
 
@@ -78,9 +78,9 @@ export function createKeyStore (deps: { store: KeysStore, adminKey: string, log:
   const listeners: { [K in keyof KeyListeners]: Array<KeyListeners[K]> } = { revoked: [], sessionCreated: [] }
   let timer: NodeJS.Timeout | null = null
 
-  function put (row: ApiKeyRecord): Principal {
+  function put (row: ApiKey): Principal {
     const principal = principalOf(row)
-    cache.set(row.id, { hash: Buffer.from(row.secret_hash, 'hex'), principal })
+    cache.set(row.id, { hash: Buffer.from(row.secretHash, 'hex'), principal })
     return principal
   }
 
@@ -116,7 +116,7 @@ export function createKeyStore (deps: { store: KeysStore, adminKey: string, log:
       if (cache.delete(id)) fireRevoked(id)
       return null
     }
-    return match(Buffer.from(row.secret_hash, 'hex'), secret) ? put(row) : null
+    return match(Buffer.from(row.secretHash, 'hex'), secret) ? put(row) : null
   }
 
   /** A scoped key's principal by its id (a grant another node of the cluster forwarded), or null when it is gone. */
@@ -130,13 +130,13 @@ export function createKeyStore (deps: { store: KeysStore, adminKey: string, log:
   async function create (body: CreateKeyBody): Promise<KeyView & { key: string }> {
     const id = randomBytes(8).toString('hex')
     const secret = randomBytes(32).toString('base64url')
-    const row: ApiKeyRecord = {
+    const row: ApiKey = {
       id,
       name: body.name.trim(),
-      secret_hash: digest(secret).toString('hex'),
+      secretHash: digest(secret).toString('hex'),
       sessions: body.sessions === '*' ? '*' : JSON.stringify(body.sessions),
       scopes: JSON.stringify(SCOPES.filter((s) => body.scopes.includes(s))),
-      created_at: Date.now()
+      createdAt: Date.now()
     }
     await store.insert(row)
     put(row)

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import type { Config } from '../../src/config.js'
-import type { ScheduleRecord } from '../../src/db/stores/schedules.js'
+import type { Schedule } from '../../src/db/stores/schedules.js'
 import type { RunToRecord, ScheduleStore } from '../../src/db/stores/schedules.js'
 import { runAfter } from '../../src/schedules/recurrence.js'
 import type { DomainEvents } from '../broadcaster/domain-events.js'
@@ -51,27 +51,27 @@ export function createScheduler (deps: SchedulerDeps) {
     ({ state, firedAt: state === 'firing' ? t : null, late, error, nodeId })
 
   /** The run after `at`, or null when the rule has no more (until passed, count reached). */
-  function nextAfter (s: ScheduleRecord, at: number): number | null {
+  function nextAfter (s: Schedule, at: number): number | null {
     const rule = ruleOf(s)
-    if (rule === null || (rule.count !== undefined && s.run_count + 1 >= rule.count)) return null
-    return runAfter(s.first_at, rule, at)
+    if (rule === null || (rule.count !== undefined && s.runCount + 1 >= rule.count)) return null
+    return runAfter(s.firstAt, rule, at)
   }
 
-  async function missed (s: ScheduleRecord, t: number): Promise<void> {
+  async function missed (s: Schedule, t: number): Promise<void> {
     let row = s
-    for (let i = 0; i < MISSED_PER_PASS && row.next_run_at !== null; i++) {
-      const at = row.next_run_at
-      if (t - Math.max(at, row.deferred_until ?? 0) <= config.schedules.graceMs) return
+    for (let i = 0; i < MISSED_PER_PASS && row.nextRunAt !== null; i++) {
+      const at = row.nextRunAt
+      if (t - Math.max(at, row.deferredUntil ?? 0) <= config.schedules.graceMs) return
       const next = nextAfter(row, at)
       const error = `Missed: due ${iso(at)}, more than SCHEDULE_GRACE_MS (${config.schedules.graceMs} ms) ago, while no node could post it`
       const runId = await events.within(async (tx, emit) => {
         const id = await tx.schedules.takeRun(row.id, at, next, record('missed', t, false, error), t)
-        if (id !== null) emit('scheduled-status-failed', { sessionId: row.session_id, scheduleId: row.id, at: iso(at), state: 'missed', error })
+        if (id !== null) emit('scheduled-status-failed', { sessionId: row.sessionId, scheduleId: row.id, at: iso(at), state: 'missed', error })
         return id
       })
       if (runId === null) return // another node recorded it
-      log.warn({ sessionId: row.session_id, scheduleId: row.id, at: iso(at) }, 'scheduled run missed')
-      row = { ...row, next_run_at: next, run_count: row.run_count + 1, deferred_until: null }
+      log.warn({ sessionId: row.sessionId, scheduleId: row.id, at: iso(at) }, 'scheduled run missed')
+      row = { ...row, nextRunAt: next, runCount: row.runCount + 1, deferredUntil: null }
     }
   }
 
@@ -86,18 +86,18 @@ export function createScheduler (deps: SchedulerDeps) {
     })
   }
 
-  async function fire (s: ScheduleRecord, t: number): Promise<void> {
-    const at = s.next_run_at as number
+  async function fire (s: Schedule, t: number): Promise<void> {
+    const at = s.nextRunAt as number
     const body = bodyOf(s)
     // pacing's look-ahead resolves the recipients once for the run and the send takes them; one that does not
     // resolve (a saved audience deleted meanwhile, contacts not known) leaves it to the send, which says why
     let resolved: ResolvedRecipients | undefined
     if (pacing !== undefined) {
-      try { resolved = await statuses.recipientsOf(s.session_id, body) } catch { /* the send says why */ }
-      const verdict = await pacing.check(s.session_id, Math.max(1, resolved?.recipients.length ?? 1))
+      try { resolved = await statuses.recipientsOf(s.sessionId, body) } catch { /* the send says why */ }
+      const verdict = await pacing.check(s.sessionId, Math.max(1, resolved?.recipients.length ?? 1))
       if (!verdict.ok) {
-        await store.update(s.id, { deferred_until: t + verdict.retryAfterMs }, t)
-        log.info({ sessionId: s.session_id, scheduleId: s.id, retryAfterMs: verdict.retryAfterMs, reason: verdict.reason }, 'scheduled run deferred by pacing')
+        await store.update(s.id, { deferredUntil: t + verdict.retryAfterMs }, t)
+        log.info({ sessionId: s.sessionId, scheduleId: s.id, retryAfterMs: verdict.retryAfterMs, reason: verdict.reason }, 'scheduled run deferred by pacing')
         return
       }
     }
@@ -106,21 +106,21 @@ export function createScheduler (deps: SchedulerDeps) {
     if (runId === null) return // another node took it
     let statusId: number | undefined
     try {
-      const started = await statuses.submit(s.session_id, { ...body, wait: false }, resolved)
+      const started = await statuses.submit(s.sessionId, { ...body, wait: false }, resolved)
       const id = Number(started.statusId)
       statusId = id
       await events.within(async (tx, emit) => {
         await tx.schedules.finishRun(runId, { state: 'fired', statusId: id })
         // a send that reached nobody before the run was recorded (its status is gone already): onUpdated missed it
-        if (await tx.statuses.find(s.session_id, id) === undefined) throw new Error('The send reached nobody; the status was not kept')
-        emit('scheduled-status-fired', { sessionId: s.session_id, scheduleId: s.id, statusId: started.statusId, at: iso(at), firedAt: iso(t), late })
+        if (await tx.statuses.find(s.sessionId, id) === undefined) throw new Error('The send reached nobody; the status was not kept')
+        emit('scheduled-status-fired', { sessionId: s.sessionId, scheduleId: s.id, statusId: started.statusId, at: iso(at), firedAt: iso(t), late })
       })
-      log.info({ sessionId: s.session_id, scheduleId: s.id, statusId: started.statusId, late }, 'scheduled status fired')
+      log.info({ sessionId: s.sessionId, scheduleId: s.id, statusId: started.statusId, late }, 'scheduled status fired')
     } catch (err) {
       const error = err instanceof Error ? err.message : String(err)
       // a status that went out but whose run could not be recorded fired (its id is kept with the failure)
-      await recordFailure(runId, { sessionId: s.session_id, scheduleId: s.id, at, error, statusId })
-      log.warn({ err, sessionId: s.session_id, scheduleId: s.id }, 'scheduled status failed')
+      await recordFailure(runId, { sessionId: s.sessionId, scheduleId: s.id, at, error, statusId })
+      log.warn({ err, sessionId: s.sessionId, scheduleId: s.id }, 'scheduled status failed')
     }
   }
 
@@ -129,10 +129,10 @@ export function createScheduler (deps: SchedulerDeps) {
     const t = now()
     for (const s of await store.due(t)) {
       if (stopped) return
-      const at = s.next_run_at as number
+      const at = s.nextRunAt as number
       try {
-        if (t - Math.max(at, s.deferred_until ?? 0) > config.schedules.graceMs) await missed(s, t)
-        else if (platform.snapshot(s.session_id)?.connected === true) await fire(s, t)
+        if (t - Math.max(at, s.deferredUntil ?? 0) > config.schedules.graceMs) await missed(s, t)
+        else if (platform.snapshot(s.sessionId)?.connected === true) await fire(s, t)
         // else: not connected here (or owned by another node): its owner fires it, or it is missed after the grace
       } catch (err) {
         log.error({ err, scheduleId: s.id }, 'scheduler: could not run a schedule')
@@ -147,7 +147,7 @@ export function createScheduler (deps: SchedulerDeps) {
     void (async () => {
       const run = await store.runOfStatus(statusId)
       if (run === undefined) return
-      await recordFailure(run.id, { sessionId: run.session_id, scheduleId: run.schedule_id, at: run.at, error: e.message ?? 'the send failed', statusId })
+      await recordFailure(run.id, { sessionId: run.sessionId, scheduleId: run.scheduleId, at: run.at, error: e.message ?? 'the send failed', statusId })
     })().catch((err: unknown) => { log.warn({ err, statusId }, 'scheduler: could not record a failed run') })
   }
 

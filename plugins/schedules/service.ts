@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../../src/config.js'
-import type { ScheduleRecord, ScheduleRunRecord } from '../../src/db/stores/schedules.js'
+import type { Schedule as StoredSchedule, ScheduleRun as StoredRun } from '../../src/db/stores/schedules.js'
 import type { AudienceStore } from '../../src/db/stores/audiences.js'
 import type { ScheduleStore } from '../../src/db/stores/schedules.js'
 import { BadRequest, ScheduleNotFound, SessionNotFound } from '../../src/errors.js'
@@ -33,7 +33,7 @@ interface StoredRepeat { rule: RepeatBody, offsetMinutes: number }
 const iso = (ms: number): string => new Date(ms).toISOString()
 const ZONED = 'an ISO 8601 time with a zone, e.g. 2026-05-01T09:00:00+02:00'
 
-export function ruleOf (row: Pick<ScheduleRecord, 'repeat'>): RepeatRule | null {
+export function ruleOf (row: Pick<StoredSchedule, 'repeat'>): RepeatRule | null {
   if (row.repeat === null) return null
   const { rule, offsetMinutes } = JSON.parse(row.repeat) as StoredRepeat
   return {
@@ -48,17 +48,17 @@ export function ruleOf (row: Pick<ScheduleRecord, 'repeat'>): RepeatRule | null 
   }
 }
 
-export function bodyOf (row: Pick<ScheduleRecord, 'body'>): SendStatusBody {
+export function bodyOf (row: Pick<StoredSchedule, 'body'>): SendStatusBody {
   return JSON.parse(row.body) as SendStatusBody
 }
 
-export function toRun (r: ScheduleRunRecord): ScheduleRun {
+export function toRun (r: StoredRun): ScheduleRun {
   return {
     at: iso(r.at),
-    firedAt: r.fired_at === null ? null : iso(r.fired_at),
-    statusId: r.status_id === null ? null : String(r.status_id),
+    firedAt: r.firedAt === null ? null : iso(r.firedAt),
+    statusId: r.statusId === null ? null : String(r.statusId),
     state: r.state,
-    late: r.late === 1,
+    late: r.late,
     error: r.error
   }
 }
@@ -72,7 +72,7 @@ export function createScheduleService (deps: ScheduleDeps) {
     if (!await deps.sessionExists(sessionId)) throw new SessionNotFound()
   }
 
-  async function requireSchedule (sessionId: string, id: string): Promise<ScheduleRecord> {
+  async function requireSchedule (sessionId: string, id: string): Promise<StoredSchedule> {
     await requireSession(sessionId)
     const row = await store.find(sessionId, id)
     if (row === undefined) throw new ScheduleNotFound()
@@ -111,20 +111,20 @@ export function createScheduleService (deps: ScheduleDeps) {
     return { rule: repeat, offsetMinutes: writtenOffset(at) ?? 0 }
   }
 
-  async function view (row: ScheduleRecord): Promise<Schedule> {
+  async function view (row: StoredSchedule): Promise<Schedule> {
     const stored = row.repeat === null ? null : (JSON.parse(row.repeat) as StoredRepeat).rule
     return {
       id: row.id,
-      sessionId: row.session_id,
+      sessionId: row.sessionId,
       state: row.state,
       status: bodyOf(row),
-      at: iso(row.first_at),
+      at: iso(row.firstAt),
       repeat: stored,
-      nextRunAt: row.next_run_at === null ? null : iso(row.next_run_at),
-      deferredUntil: row.deferred_until === null ? null : iso(row.deferred_until),
-      runCount: row.run_count,
-      createdAt: iso(row.created_at),
-      updatedAt: iso(row.updated_at),
+      nextRunAt: row.nextRunAt === null ? null : iso(row.nextRunAt),
+      deferredUntil: row.deferredUntil === null ? null : iso(row.deferredUntil),
+      runCount: row.runCount,
+      createdAt: iso(row.createdAt),
+      updatedAt: iso(row.updatedAt),
       runs: (await store.runs(row.id)).map(toRun)
     }
   }
@@ -148,8 +148,8 @@ export function createScheduleService (deps: ScheduleDeps) {
     if (next === null) throw new BadRequest('body.repeat allows no run at all (check until, weekdays and timeOfDay)')
     const id = `sch_${randomBytes(12).toString('base64url')}`
     await store.insert({
-      id, session_id: sessionId, body: JSON.stringify(body.status), media_file: mediaFile, first_at: firstAt, repeat,
-      state: 'active', next_run_at: next, deferred_until: null, created_at: t, updated_at: t
+      id, sessionId, body: JSON.stringify(body.status), mediaFile, firstAt, repeat,
+      state: 'active', nextRunAt: next, deferredUntil: null, createdAt: t, updatedAt: t
     })
     deps.log.info({ sessionId, scheduleId: id, nextRunAt: iso(next) }, 'status scheduled')
     return { id, nextRunAt: iso(next) }
@@ -167,8 +167,8 @@ export function createScheduleService (deps: ScheduleDeps) {
   async function update (sessionId: string, id: string, patch: UpdateScheduleBody): Promise<Schedule> {
     const row = await requireSchedule(sessionId, id)
     const t = now()
-    let firstAt = row.first_at
-    let atText = iso(row.first_at)
+    let firstAt = row.firstAt
+    let atText = iso(row.firstAt)
     if (patch.at !== undefined) {
       firstAt = zonedTime(patch.at, 'body.at')
       if (firstAt < t) throw new BadRequest('body.at is in the past')
@@ -178,17 +178,17 @@ export function createScheduleService (deps: ScheduleDeps) {
     if (patch.repeat === null) repeat = null
     else if (patch.repeat !== undefined) repeat = JSON.stringify(checkRepeat(patch.repeat, firstAt, atText))
     else if (repeat !== null && patch.at !== undefined) repeat = JSON.stringify(checkRepeat((JSON.parse(repeat) as StoredRepeat).rule, firstAt, atText))
-    const mediaFile = patch.status === undefined ? row.media_file : await checkStatus(sessionId, patch.status)
+    const mediaFile = patch.status === undefined ? row.mediaFile : await checkStatus(sessionId, patch.status)
     // a new time or rule starts the count again; runs already recorded stay on record
     const restart = patch.at !== undefined || patch.repeat !== undefined
-    const runCount = restart ? 0 : row.run_count
-    const next = nextFrom(firstAt, repeat, restart ? Math.max(firstAt, t) : Math.max(row.next_run_at ?? t, t), runCount)
+    const runCount = restart ? 0 : row.runCount
+    const next = nextFrom(firstAt, repeat, restart ? Math.max(firstAt, t) : Math.max(row.nextRunAt ?? t, t), runCount)
     const state = row.state === 'paused' ? 'paused' : next === null ? 'done' : 'active'
     await store.update(row.id, {
-      ...(patch.status !== undefined ? { body: JSON.stringify(patch.status), media_file: mediaFile } : {}),
-      first_at: firstAt, repeat, next_run_at: next, run_count: runCount, state, deferred_until: null
+      ...(patch.status !== undefined ? { body: JSON.stringify(patch.status), mediaFile } : {}),
+      firstAt, repeat, nextRunAt: next, runCount, state, deferredUntil: null
     }, t)
-    if (row.media_file !== mediaFile) await deps.releaseMedia(row.media_file)
+    if (row.mediaFile !== mediaFile) await deps.releaseMedia(row.mediaFile)
     return await get(sessionId, id)
   }
 
@@ -203,8 +203,8 @@ export function createScheduleService (deps: ScheduleDeps) {
     const row = await requireSchedule(sessionId, id)
     if (row.state === 'paused') {
       const t = now()
-      const next = nextFrom(row.first_at, row.repeat, Math.max(row.next_run_at ?? t, t), row.run_count)
-      await store.update(row.id, { state: next === null ? 'done' : 'active', next_run_at: next, deferred_until: null }, t)
+      const next = nextFrom(row.firstAt, row.repeat, Math.max(row.nextRunAt ?? t, t), row.runCount)
+      await store.update(row.id, { state: next === null ? 'done' : 'active', nextRunAt: next, deferredUntil: null }, t)
     }
     return await get(sessionId, id)
   }
@@ -212,7 +212,7 @@ export function createScheduleService (deps: ScheduleDeps) {
   async function remove (sessionId: string, id: string): Promise<{ id: string, message: string }> {
     const row = await requireSchedule(sessionId, id)
     await store.remove(row.id)
-    await deps.releaseMedia(row.media_file)
+    await deps.releaseMedia(row.mediaFile)
     return { id: row.id, message: 'Schedule deleted' }
   }
 

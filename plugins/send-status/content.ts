@@ -26,7 +26,7 @@ export async function prepareContent (deps: Pick<SendStatusDeps, 'stores' | 'med
       if (upload !== undefined && upload.kind !== body.type) throw new BadRequest(`content is an uploaded ${upload.kind}, not an ${body.type}`)
       // the source is the store's local copy, opened by the send once the session is known to be connected
       const content: StatusContent = { kind: body.type, source: { path: name }, caption }
-      if (upload !== undefined) content.mimetype = upload.mime_type
+      if (upload !== undefined) content.mimetype = upload.mimeType
       return { content, caption, mediaFile: name, backgroundColor: null, font: null, remote: null }
     }
     case 'audio': {
@@ -36,7 +36,7 @@ export async function prepareContent (deps: Pick<SendStatusDeps, 'stores' | 'med
       if (upload !== undefined && upload.kind !== 'audio') throw new BadRequest(`content is an uploaded ${upload.kind}, not audio`)
       // ptt and seconds are read from the store's local copy by the send (openMedia); the platform's audio
       // message has no caption: none is sent or stored
-      const content: StatusContent = { kind: 'audio', source: { path: name }, mimetype: upload?.mime_type ?? 'audio/ogg', ptt: false }
+      const content: StatusContent = { kind: 'audio', source: { path: name }, mimetype: upload?.mimeType ?? 'audio/ogg', ptt: false }
       return { content, caption: '', mediaFile: name, backgroundColor: null, font: null, remote: null }
     }
     case 'url': {

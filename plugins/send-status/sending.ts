@@ -47,8 +47,8 @@ export function createSending (deps: SendStatusDeps) {
     const chosen = chooseRecipients(deps.audiences, body)
     const prepared = await prepareContent(deps, body)
     const snap = platform.snapshot(sessionId)
-    const ownNumber = snap?.ownNumber ?? session.own_number
-    const chosenNow = resolved ?? await chosen.resolve(sessionId, { number: ownNumber, lid: session.own_lid })
+    const ownNumber = snap?.ownNumber ?? session.ownNumber
+    const chosenNow = resolved ?? await chosen.resolve(sessionId, { number: ownNumber, lid: session.ownLid })
     if (snap?.connected !== true || ownNumber === null) throw new NotConnected()
     const mentions = mentionsOf(body, ownNumber)
     const recipients = withMentions(chosenNow.recipients, mentions)

@@ -16,7 +16,7 @@ export function createSendStatusService (deps: SendStatusDeps) {
    */
   async function recipientsOf (sessionId: string, body: SendStatusBody): Promise<ResolvedRecipients> {
     const session = await requireSession(sessionId)
-    const own = { number: platform.snapshot(sessionId)?.ownNumber ?? session.own_number, lid: session.own_lid }
+    const own = { number: platform.snapshot(sessionId)?.ownNumber ?? session.ownNumber, lid: session.ownLid }
     return await chooseRecipients(deps.audiences, body).resolve(sessionId, own)
   }
 

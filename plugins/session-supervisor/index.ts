@@ -32,7 +32,7 @@ export default fp(async (app) => {
     try {
       // read when its turn comes: a session deleted meanwhile is not opened
       const row = await app.stores.sessions.find(sessionId)
-      if (row !== undefined) await platform.startSession({ sessionId, authMethod: row.auth_method, phoneNumber: row.phone_number })
+      if (row !== undefined) await platform.startSession({ sessionId, authMethod: row.authMethod, phoneNumber: row.phoneNumber })
     } finally {
       // sends a crash (of this node or of the session's previous owner) left `sending` go on here
       if (recover) await statuses.recover([sessionId])
@@ -80,7 +80,7 @@ export default fp(async (app) => {
       const row = await app.stores.sessions.find(sessionId)
       if (row === undefined) return
       // a session waiting for its link has no account to log in (a user waits for its QR code): started now
-      if (row.linked === 0) { await openHeld(sessionId, true); return }
+      if (!row.linked) { await openHeld(sessionId, true); return }
       // a linked one joins the paced start, SESSION_TAKEOVER_CONCURRENCY at once (a failover's burst waits on
       // the platform's answers more than on the CPU: 100 logins at 4 at once took ~5 s of a 12 s failover);
       // a lease round never waits for the queue

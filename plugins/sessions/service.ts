@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify'
-import type { SessionRecord } from '../../src/db/stores/sessions.js'
+import type { Session } from '../../src/db/stores/sessions.js'
 import type { SessionStore } from '../../src/db/stores/sessions.js'
 import { BadRequest, NotQrSession, SessionExists, SessionNotFound } from '../../src/errors.js'
 import type { AuthMethod, SessionSnapshot } from '../../src/platform/types.js'
@@ -29,10 +29,10 @@ export interface NewSession {
   phoneNumber: string | null
 }
 
-function remoteSnapshot (row: SessionRecord, status: string | null | undefined): SessionSnapshot | null {
+function remoteSnapshot (row: Session, status: string | null | undefined): SessionSnapshot | null {
   if (status === null || status === undefined) return null
   const known = ['connecting', 'open', 'close', 'logged-out'].includes(status) ? status as SessionSnapshot['status'] : 'close'
-  return { sessionId: row.id, connected: known === 'open', status: known, ownNumber: row.own_number, pairingCode: null, qrCode: null }
+  return { sessionId: row.id, connected: known === 'open', status: known, ownNumber: row.ownNumber, pairingCode: null, qrCode: null }
 }
 
 /** Sessions: their rows, their platform connection and the events that tell clients about them. */
@@ -40,7 +40,7 @@ export function createSessionService (deps: SessionDeps) {
   const { platform, mediaStore, events, cluster, keys } = deps
   const { sessions, mediaInUse } = deps
 
-  async function requireRow (sessionId: string): Promise<SessionRecord> {
+  async function requireSession (sessionId: string): Promise<Session> {
     const row = await sessions.find(sessionId)
     if (row === undefined) throw new SessionNotFound()
     return row
@@ -50,7 +50,7 @@ export function createSessionService (deps: SessionDeps) {
   async function create (session: NewSession, creator: Principal | null = null): Promise<void> {
     const { sessionId, sessionName, authMethod, phoneNumber } = session
     const createdAt = Date.now()
-    const row = { id: sessionId, name: sessionName, auth_method: authMethod, phone_number: phoneNumber, own_number: null, own_lid: null, created_at: createdAt }
+    const row = { id: sessionId, name: sessionName, authMethod, phoneNumber, createdAt }
     const inserted = await events.within(async (tx, emit) => {
       if (!await tx.sessions.insert(row)) return false
       // this node's (in a cluster: its lease, in this transaction, so no node sees the session without an owner)
@@ -73,12 +73,12 @@ export function createSessionService (deps: SessionDeps) {
   }
 
   async function get (sessionId: string): Promise<SessionView> {
-    return sessionView(await requireRow(sessionId), platform.snapshot(sessionId))
+    return sessionView(await requireSession(sessionId), platform.snapshot(sessionId))
   }
 
   /** Logs the device out, then removes the row (statuses, viewers and auth state go by cascade) and media no other status uses. */
   async function remove (sessionId: string): Promise<void> {
-    await requireRow(sessionId)
+    await requireSession(sessionId)
     await platform.removeSession(sessionId)
     const media = await sessions.mediaFiles(sessionId)
     await events.within(async (tx, emit) => {
@@ -92,29 +92,29 @@ export function createSessionService (deps: SessionDeps) {
   }
 
   async function restart (sessionId: string): Promise<void> {
-    const row = await requireRow(sessionId)
+    const row = await requireSession(sessionId)
     await platform.restartSession(row.id)
   }
 
   async function updatePhoneNumber (sessionId: string, phoneNumber: string): Promise<void> {
-    const row = await requireRow(sessionId)
-    if (row.auth_method !== 'pairing') throw new BadRequest('This session links by QR code and has no phone number')
+    const row = await requireSession(sessionId)
+    if (row.authMethod !== 'pairing') throw new BadRequest('This session links by QR code and has no phone number')
     await sessions.setPhoneNumber(row.id, phoneNumber)
     await platform.updatePhoneNumber(row.id, phoneNumber)
   }
 
   /** A fresh pairing code, and the number it links (as stored once the code was issued). */
   async function requestPairingCode (sessionId: string): Promise<{ pairingCode: string, phoneNumber: string | null }> {
-    const row = await requireRow(sessionId)
+    const row = await requireSession(sessionId)
     const pairingCode = await platform.requestPairingCode(row.id)
-    const fresh = await requireRow(row.id)
-    return { pairingCode, phoneNumber: fresh.phone_number }
+    const fresh = await requireSession(row.id)
+    return { pairingCode, phoneNumber: fresh.phoneNumber }
   }
 
   /** The session's view; only for sessions that link by QR code. */
   async function qrCode (sessionId: string): Promise<SessionView> {
-    const row = await requireRow(sessionId)
-    if (row.auth_method !== 'qrcode') throw new NotQrSession()
+    const row = await requireSession(sessionId)
+    if (row.authMethod !== 'qrcode') throw new NotQrSession()
     return sessionView(row, platform.snapshot(row.id))
   }
 

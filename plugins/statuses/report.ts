@@ -21,7 +21,7 @@ export function createReports (deps: Pick<StatusDeps, 'stores'>) {
     const [deliveries, viewers, reactions, replies] = await Promise.all([
       statuses.deliveries(status.id), viewerStore.list(status.id), viewerStore.reactions(status.id), viewerStore.replies(status.id)
     ])
-    const summary = summarise({ status, own: session.own_number, deliveries, viewers, reactions, replies })
+    const summary = summarise({ status, own: session.ownNumber, deliveries, viewers, reactions, replies })
     const at = (ms: number | null): string | null => ms === null ? null : iso(ms)
     return {
       statusId: String(status.id),

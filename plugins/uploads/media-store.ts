@@ -76,7 +76,7 @@ export function createMediaStore (opts: MediaStoreOptions): LocalMediaStore {
       // the row and the rename in one transaction: the rename runs inside it, before the commit; a failed rename
       // rolls the row back, a failed commit removes the file; only a crash inside this step leaves a file
       // without a row, which the next start removes
-      await uploads.commit({ filename, kind, mime_type: type.mimeType, size: tap.bytes, created_at: Date.now() },
+      await uploads.commit({ filename, kind, mimeType: type.mimeType, size: tap.bytes, createdAt: Date.now() },
         () => { renameSync(part, join(dir, filename)) }, () => { rmSync(join(dir, filename), { force: true }) })
       return { filename, size: tap.bytes, mimeType: type.mimeType, ...(audio !== null ? { seconds: audio.seconds } : {}) }
     } finally {

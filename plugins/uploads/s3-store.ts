@@ -171,7 +171,7 @@ export function createS3MediaStore (opts: S3MediaStoreOptions) {
         if (audio === null) throw wrongType(kind)
         seconds = audio.seconds
       }
-      await uploads.insert({ filename, kind, mime_type: type.mimeType, size, created_at: Date.now() })
+      await uploads.insert({ filename, kind, mimeType: type.mimeType, size, createdAt: Date.now() })
     } catch (err) {
       await client.send(new DeleteObjectCommand({ Bucket, Key: filename })).catch(() => {})
       throw err

@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify'
-import type { EventRecord } from '../../src/db/stores/events.js'
+import type { LoggedEvent } from '../../src/db/stores/events.js'
 import type { NewDelivery, WebhookOutbox } from '../../src/db/stores/webhooks.js'
 
 /** Logged events turned into deliveries per transaction. */
@@ -45,18 +45,18 @@ export function createLogDispatcher (deps: DispatchDeps) {
   let stopped = true
   let backstop: NodeJS.Timeout | null = null
 
-  function build (events: EventRecord[]): NewDelivery[] {
+  function build (events: LoggedEvent[]): NewDelivery[] {
     const rows: NewDelivery[] = []
     for (const e of events) {
       const eventId = Number(e.id)
-      const at = Number(e.created_at)
-      const targets = deps.targets(e.type, e.session_id, at)
+      const at = Number(e.createdAt)
+      const targets = deps.targets(e.type, e.sessionId, at)
       if (targets.length === 0) continue
       const payload = JSON.parse(e.data) as Record<string, unknown>
       const body = JSON.stringify({ type: e.type, timestamp: new Date(at).toISOString(), eventId, data: { ...payload, eventId } })
       const messageId = messageIdOf(eventId)
       const orderKey = orderKeyOf(payload)
-      for (const webhookId of targets) rows.push({ webhookId, messageId, eventType: e.type, sessionId: e.session_id, orderKey, body, at })
+      for (const webhookId of targets) rows.push({ webhookId, messageId, eventType: e.type, sessionId: e.sessionId, orderKey, body, at })
     }
     return rows
   }

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { isIP } from 'node:net'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../../src/config.js'
-import type { DeliveryStatus, WebhookRecord } from '../../src/db/stores/webhooks.js'
+import type { DeliveryStatus, Webhook } from '../../src/db/stores/webhooks.js'
 import type { NewDelivery, WebhookStore } from '../../src/db/stores/webhooks.js'
 import { BadRequest, DeliveryInFlight, DeliveryNotFound, SessionNotFound, WebhookNotFound } from '../../src/errors.js'
 import { ADMIN, canSee, type Principal } from '../keys/store.js'
@@ -58,9 +58,9 @@ export function createWebhookService (deps: WebhookDeps) {
       subscribers = (await outbox.subscribers()).map((s) => ({
         id: s.id,
         events: s.events === null ? null : new Set(JSON.parse(s.events) as string[]),
-        sessionId: s.session_id,
-        keyId: s.key_id,
-        disabledAt: Number(s.enabled) === 1 ? null : Number(s.updated_at)
+        sessionId: s.sessionId,
+        keyId: s.keyId,
+        disabledAt: s.enabled ? null : s.updatedAt
       }))
     } catch (err) {
       log.error({ err }, 'reading webhook endpoints failed')
@@ -133,9 +133,9 @@ export function createWebhookService (deps: WebhookDeps) {
   }
 
   /** the endpoint, if `owner` may see it: the admin key every one, a scoped key those it created */
-  async function require (id: string, owner: Principal = ADMIN): Promise<WebhookRecord> {
+  async function require (id: string, owner: Principal = ADMIN): Promise<Webhook> {
     const row = await store.find(id)
-    if (row === undefined || (!owner.admin && row.key_id !== owner.id)) throw new WebhookNotFound()
+    if (row === undefined || (!owner.admin && row.keyId !== owner.id)) throw new WebhookNotFound()
     return row
   }
 
@@ -144,18 +144,18 @@ export function createWebhookService (deps: WebhookDeps) {
     if (typeof input.sessionId === 'string' && !canSee(owner, input.sessionId)) throw new SessionNotFound()
     const url = await checkTarget(input.url)
     const now = Date.now()
-    const row: WebhookRecord = {
+    const row: Webhook = {
       id: `wh_${randomBytes(12).toString('base64url')}`,
       url,
       events: input.events === undefined || input.events === null ? null : JSON.stringify(input.events),
-      session_id: input.sessionId ?? null,
+      sessionId: input.sessionId ?? null,
       description: input.description ?? null,
       secret: newSecret(),
-      enabled: 1,
-      disabled_reason: null,
-      created_at: now,
-      updated_at: now,
-      key_id: owner.id
+      enabled: true,
+      disabledReason: null,
+      createdAt: now,
+      updatedAt: now,
+      keyId: owner.id
     }
     await store.insert(row)
     await reload()
@@ -166,11 +166,11 @@ export function createWebhookService (deps: WebhookDeps) {
     await require(id, owner)
     const url = patch.url === undefined ? undefined : await checkTarget(patch.url)
     const row = await store.update(id, {
-      updated_at: Date.now(),
+      updatedAt: Date.now(),
       ...(url !== undefined ? { url } : {}),
       ...(patch.events !== undefined ? { events: patch.events === null ? null : JSON.stringify(patch.events) } : {}),
       ...(patch.description !== undefined ? { description: patch.description } : {}),
-      ...(patch.enabled !== undefined ? { enabled: patch.enabled ? 1 : 0, disabled_reason: null } : {})
+      ...(patch.enabled !== undefined ? { enabled: patch.enabled, disabledReason: null } : {})
     })
     if (row === undefined) throw new WebhookNotFound()
     await reload()
@@ -189,7 +189,7 @@ export function createWebhookService (deps: WebhookDeps) {
   async function rotateSecret (id: string, owner: Principal = ADMIN): Promise<WebhookWithSecret> {
     await require(id, owner)
     const secret = newSecret()
-    const row = await store.update(id, { secret, updated_at: Date.now() })
+    const row = await store.update(id, { secret, updatedAt: Date.now() })
     if (row === undefined) throw new WebhookNotFound()
     return { ...toView(row), secret }
   }
@@ -229,7 +229,7 @@ export function createWebhookService (deps: WebhookDeps) {
   return {
     enqueue,
     create,
-    list: async (owner: Principal = ADMIN): Promise<WebhookView[]> => (await store.list()).filter((r) => owner.admin || r.key_id === owner.id).map(toView),
+    list: async (owner: Principal = ADMIN): Promise<WebhookView[]> => (await store.list()).filter((r) => owner.admin || r.keyId === owner.id).map(toView),
     get: async (id: string, owner: Principal = ADMIN): Promise<WebhookView> => toView(await require(id, owner)),
     update,
     remove,

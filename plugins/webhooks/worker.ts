@@ -129,7 +129,7 @@ export function createDeliveryWorker (deps: WorkerDeps) {
     const result = await send({
       url: row.url,
       secret: row.secret,
-      messageId: row.message_id,
+      messageId: row.messageId,
       body: row.body,
       allowPrivate: config.allowPrivate,
       connectTimeoutMs: Math.min(CONNECT_TIMEOUT_MS, config.timeoutMs),
@@ -154,19 +154,19 @@ export function createDeliveryWorker (deps: WorkerDeps) {
       const reason = `The receiver answered 410 Gone at ${new Date(at).toISOString()}`
       // disabled first: another tick may look in between, and must not find the next delivery for this
       // endpoint due
-      await outbox.disable(row.webhook_id, reason, at)
+      await outbox.disable(row.webhookId, reason, at)
       await outbox.failed({ ...outcome, error: `${result.error} (endpoint disabled)` })
       counters.gone++
-      log.warn({ webhookId: row.webhook_id, url: row.url }, 'webhook receiver answered 410 Gone; endpoint disabled')
-      deps.onDisabled(row.webhook_id)
+      log.warn({ webhookId: row.webhookId, url: row.url }, 'webhook receiver answered 410 Gone; endpoint disabled')
+      deps.onDisabled(row.webhookId)
     } else if (attempts >= config.maxAttempts) {
       await outbox.failed(outcome)
       counters.failed++
-      log.warn({ webhookId: row.webhook_id, deliveryId: row.id, attempts, error: result.error }, 'webhook delivery failed for good')
+      log.warn({ webhookId: row.webhookId, deliveryId: row.id, attempts, error: result.error }, 'webhook delivery failed for good')
     } else {
       await outbox.retry(outcome, at + retryDelay(attempts, config))
       counters.retried++
-      log.debug({ webhookId: row.webhook_id, deliveryId: row.id, attempts, error: result.error }, 'webhook delivery will be retried')
+      log.debug({ webhookId: row.webhookId, deliveryId: row.id, attempts, error: result.error }, 'webhook delivery will be retried')
     }
   }
 

@@ -7,7 +7,7 @@ import {
   type SignalDataTypeMap,
   type SignalKeyStore
 } from '@whiskeysockets/baileys'
-import type { AuthStateStore, KeyRow } from '../db/stores/auth-state.js'
+import type { AuthStateStore, KeyWrite } from '../db/stores/auth-state.js'
 import type { AuthStore, SessionAuth } from './auth-types.js'
 import { lidReverseKey, LID_MAPPING_TYPE } from './baileys/index.js'
 
@@ -124,7 +124,7 @@ export function createAuthStore (store: AuthStateStore, onError: (err: unknown, 
         },
         set: async (data: SignalDataSet) => {
           if (!epoch.alive) return
-          const rows: KeyRow[] = []
+          const rows: KeyWrite[] = []
           for (const type of Object.keys(data) as KeyType[]) {
             const entries = data[type]
             if (entries === undefined) continue

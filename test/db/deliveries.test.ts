@@ -15,7 +15,7 @@ dialectTest('deliveries: earliest kept, unknown statuses skipped, LID rows get t
   const writer = storesOf(handle).viewers
   const statuses = storesOf(handle).statuses
   const now = Date.now()
-  await storesOf(handle).sessions.insert({ id: 's1', name: 's1', auth_method: 'qrcode', phone_number: null, own_number: null, own_lid: null, created_at: now })
+  await storesOf(handle).sessions.insert({ id: 's1', name: 's1', authMethod: 'qrcode', phoneNumber: null, createdAt: now })
   const statusId = await statuses.insert({
     session_id: 's1', type: 'text', content: 'x', caption: '', message_id: 'S1', state: 'sent', created_at: now, contact_count: 2,
     target_numbers: '1555,1666', media_file: null, background_color: null, font: null, error: null

@@ -11,7 +11,7 @@ import { dialectTest, openTestDb } from '../support/db-matrix.js'
 const quiet: InCommit<unknown> = { needs: () => ({}), events: () => [] }
 
 async function seed (handle: DbHandle, sessionId = 's1', messageId = 'M1', createdAt = 1000): Promise<number> {
-  await storesOf(handle).sessions.insert({ id: sessionId, name: sessionId, auth_method: 'qrcode', phone_number: null, own_number: null, own_lid: null, created_at: createdAt })
+  await storesOf(handle).sessions.insert({ id: sessionId, name: sessionId, authMethod: 'qrcode', phoneNumber: null, createdAt })
   return await storesOf(handle).statuses.insert({
     session_id: sessionId, type: 'text', content: 'x', caption: '', message_id: messageId, state: 'sending', created_at: createdAt,
     contact_count: 2, target_numbers: '1555,1556', media_file: null, background_color: null, font: null, error: null
@@ -32,18 +32,18 @@ dialectTest('session store: list, get, marked linked and unlinked, insert once',
   assert.equal(await sessions.storedOne('zz'), undefined)
   await sessions.markLinked('a', '1555', '99@lid')
   assert.deepEqual((await storesOf(handle).system.sessionLinkStates()).sort((x, y) => x.id.localeCompare(y.id)), [{ id: 'a', linked: true }, { id: 'b', linked: false }])
-  assert.equal((await sessions.find('a'))?.own_lid, '99@lid')
+  assert.equal((await sessions.find('a'))?.ownLid, '99@lid')
   await sessions.markUnlinked('a')
-  assert.equal((await sessions.find('a'))?.linked, 0)
-  assert.equal(await sessions.insert({ id: 'a', name: 'x', auth_method: 'qrcode', phone_number: null, own_number: null, own_lid: null, created_at: 1 }), false)
+  assert.equal((await sessions.find('a'))?.linked, false)
+  assert.equal(await sessions.insert({ id: 'a', name: 'x', authMethod: 'qrcode', phoneNumber: null, createdAt: 1 }), false)
   // one session's link writes commit in the order they were made, each with its events
   const events = [{ type: 'connection-status', sessionId: 'a', at: 5, data: '{}' }]
   await Promise.all([sessions.markLinked('a', '1555', null, events), sessions.markUnlinked('a', events)])
-  assert.equal((await sessions.find('a'))?.linked, 0)
+  assert.equal((await sessions.find('a'))?.linked, false)
   const logged = await handle.db.selectFrom('event_log').select('session_id').where('type', '=', 'connection-status').execute()
   assert.equal(logged.length, 2)
   await sessions.setPhoneNumber('a', '1999')
-  assert.equal((await sessions.find('a'))?.phone_number, '1999')
+  assert.equal((await sessions.find('a'))?.phoneNumber, '1999')
   assert.deepEqual((await sessions.list()).map((s) => s.id), ['a', 'b'])
   await sessions.remove('a')
   assert.equal(await sessions.find('a'), undefined)
@@ -104,7 +104,7 @@ dialectTest('upload commit: the row only with its file in place; a failed rename
   const handle = await openTestDb(t, dialect)
   const uploads = storesOf(handle).uploads
   const commit = uploads.commit
-  const row = { filename: 'f1.jpg', kind: 'image' as const, mime_type: 'image/jpeg', size: 10, created_at: 5 }
+  const row = { filename: 'f1.jpg', kind: 'image' as const, mimeType: 'image/jpeg', size: 10, createdAt: 5 }
   let placed = 0
   await commit(row, () => { placed++ }, () => { placed-- })
   assert.equal(placed, 1)

@@ -9,7 +9,7 @@ dialectTest('reactions and replies: latest wins, redelivery no-op, LID rows get 
   const handle = await openTestDb(t, dialect)
   const store = storesOf(handle).viewers
   const now = Date.now()
-  await storesOf(handle).sessions.insert({ id: 's1', name: 's1', auth_method: 'qrcode', phone_number: null, own_number: null, own_lid: null, created_at: now })
+  await storesOf(handle).sessions.insert({ id: 's1', name: 's1', authMethod: 'qrcode', phoneNumber: null, createdAt: now })
   const statusId = await storesOf(handle).statuses.insert({
     session_id: 's1', type: 'text', content: 'x', caption: '', message_id: 'S1', state: 'sent', created_at: now, contact_count: 2,
     target_numbers: '', media_file: null, background_color: null, font: null, error: null

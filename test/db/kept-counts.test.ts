@@ -35,7 +35,7 @@ async function status (handle: DbHandle, sessionId: string, messageId: string, c
 }
 
 async function session (handle: DbHandle, id: string): Promise<void> {
-  await storesFor(handle).sessions.insert({ id, name: id, auth_method: 'qrcode', phone_number: null, own_number: null, own_lid: null, created_at: 1 })
+  await storesFor(handle).sessions.insert({ id, name: id, authMethod: 'qrcode', phoneNumber: null, createdAt: 1 })
 }
 
 const jidOf = (who: string): string => who.endsWith('@lid') ? who : `${who}@s.whatsapp.net`

@@ -11,8 +11,8 @@ import { dialectTest, openTestDb, postgresUrl } from '../support/db-matrix.js'
 
 async function endpoint (handle: DbHandle, id: string): Promise<void> {
   await storesOf(handle).webhooks.insert({
-    id, url: `http://127.0.0.1/${id}`, events: null, session_id: null, description: null, secret: 'whsec_x', enabled: 1,
-    disabled_reason: null, created_at: 1, updated_at: 1
+    id, url: `http://127.0.0.1/${id}`, events: null, sessionId: null, description: null, secret: 'whsec_x', enabled: true,
+    disabledReason: null, createdAt: 1, updatedAt: 1, keyId: null
   })
 }
 
@@ -23,14 +23,13 @@ dialectTest('outbox: due order, one order key at a time, attempts, release, requ
   const handle = await openTestDb(t, dialect)
   await endpoint(handle, 'wh_a')
   const outbox = storesOf(handle).webhooks.outbox({ nodeId: 'node-a', ttlMs: 60_000 })
-  assert.deepEqual((await outbox.subscribers()).map((r) => ({ ...r, enabled: Number(r.enabled), updated_at: Number(r.updated_at) })),
-    [{ id: 'wh_a', events: null, session_id: null, key_id: null, enabled: 1, updated_at: 1 }])
+  assert.deepEqual(await outbox.subscribers(), [{ id: 'wh_a', events: null, sessionId: null, keyId: null, enabled: true, updatedAt: 1 }])
   await outbox.insert([delivery('wh_a', 'k1', 100, 1), delivery('wh_a', 'k1', 100, 2), delivery('wh_a', 'k2', 150, 3)])
   assert.equal(await outbox.nextDueAt(), 100)
   assert.deepEqual(await outbox.claimDue(99, 10), [], 'nothing due yet')
   const first = await outbox.claimDue(200, 10)
   // k1's second waits for its first
-  assert.deepEqual(first.map((r) => [r.message_id, r.url, r.secret]), [['msg_1', 'http://127.0.0.1/wh_a', 'whsec_x'], ['msg_3', 'http://127.0.0.1/wh_a', 'whsec_x']])
+  assert.deepEqual(first.map((r) => [r.messageId, r.url, r.secret]), [['msg_1', 'http://127.0.0.1/wh_a', 'whsec_x'], ['msg_3', 'http://127.0.0.1/wh_a', 'whsec_x']])
   assert.equal(typeof first[0].id, 'number')
   assert.deepEqual(await outbox.claimDue(200, 10), [])
   await outbox.retry({ id: first[0].id, at: 210, statusCode: 500, error: 'HTTP 500' }, 1000)
@@ -38,10 +37,10 @@ dialectTest('outbox: due order, one order key at a time, attempts, release, requ
   assert.deepEqual(await outbox.claimDue(300, 10), [], 'msg_2 still waits for msg_1, which waits for its retry')
   assert.equal(await outbox.nextDueAt(), 1000)
   const [again] = await outbox.claimDue(1000, 10)
-  assert.deepEqual([again.message_id, again.attempts, again.last_status_code], ['msg_1', 1, 500])
+  assert.deepEqual([again.messageId, again.attempts, again.lastStatusCode], ['msg_1', 1, 500])
   await outbox.failed({ id: again.id, at: 1001, statusCode: 500, error: 'HTTP 500' })
   const [second] = await outbox.claimDue(1001, 10)
-  assert.equal(second.message_id, 'msg_2')
+  assert.equal(second.messageId, 'msg_2')
   assert.equal(await outbox.releaseAll(), 1, 'a crash left it sending: pending again')
   assert.equal((await outbox.claimDue(1002, 1)).length, 1)
   await outbox.release(second.id)
@@ -49,7 +48,7 @@ dialectTest('outbox: due order, one order key at a time, attempts, release, requ
   assert.equal(await outbox.requeue('wh_a', 999_999, 2000), false)
   await outbox.disable('wh_a', 'gone', 2001)
   assert.deepEqual(await outbox.claimDue(5000, 10), [], 'a disabled endpoint gets nothing')
-  assert.deepEqual((await outbox.subscribers()).map((r) => [r.id, Number(r.enabled), Number(r.updated_at)]), [['wh_a', 0, 2001]], 'a disabled endpoint, with when')
+  assert.deepEqual((await outbox.subscribers()).map((r) => [r.id, r.enabled, r.updatedAt]), [['wh_a', false, 2001]], 'a disabled endpoint, with when')
   assert.equal(await outbox.prune(10_000), 3, 'every delivery not being sent')
 })
 
@@ -70,13 +69,13 @@ test('outbox on PostgreSQL: three nodes claiming at once never claim a delivery 
       const claimed = await outbox.claimDue(10, 7)
       if (claimed.length === 0 && sent.length === rows.length) return
       for (const row of claimed) {
-        assert.equal(inFlight.has(row.order_key), false, `two deliveries of ${row.order_key} out at once`)
-        inFlight.add(row.order_key)
+        assert.equal(inFlight.has(row.orderKey), false, `two deliveries of ${row.orderKey} out at once`)
+        inFlight.add(row.orderKey)
       }
       await new Promise((resolve) => setImmediate(resolve))
       for (const row of claimed) {
-        sent.push(row.message_id)
-        inFlight.delete(row.order_key)
+        sent.push(row.messageId)
+        inFlight.delete(row.orderKey)
         await outbox.succeeded({ id: row.id, at: 11, statusCode: 200, error: null })
       }
     }
@@ -99,12 +98,18 @@ test('outbox on PostgreSQL: a starting node puts back only its own claims; a cla
   const nodeB = storesOf(b).webhooks.outbox({ nodeId: 'node-b', ttlMs: 1000 })
   await nodeA.insert([delivery('wh_a', 'k1', 10, 1), delivery('wh_a', 'k1', 10, 2), delivery('wh_a', 'k2', 10, 3)])
   const held = await nodeA.claimDue(100, 1)
-  assert.deepEqual(held.map((r) => [r.message_id, r.claimed_by, Number(r.claimed_until)]), [['msg_1', 'node-a', 1100]])
+  assert.deepEqual(held.map((r) => r.messageId), ['msg_1'])
+  // the claim (who, until when) is the table's business: read there
+  const claimOf = async (id: number): Promise<[string | null, number]> => {
+    const r = await a.db.selectFrom('webhook_deliveries').select(['claimed_by', 'claimed_until']).where('id', '=', id).executeTakeFirstOrThrow()
+    return [r.claimed_by, Number(r.claimed_until)]
+  }
+  assert.deepEqual(await claimOf(held[0].id), ['node-a', 1100])
 
   // B starts while A is sending msg_1: it leaves A's claim alone and never sends msg_1 (nor msg_2 behind it)
   assert.equal(await nodeB.releaseAll(), 0)
   const other = await nodeB.claimDue(500, 10)
-  assert.deepEqual(other.map((r) => r.message_id), ['msg_3'])
+  assert.deepEqual(other.map((r) => r.messageId), ['msg_3'])
   await nodeB.succeeded({ id: other[0].id, at: 501, statusCode: 200, error: null })
   assert.equal(await nodeB.nextDueAt(), 1100, 'B looks again when A\'s claim would run out')
   // B cannot write an outcome for a delivery A holds
@@ -114,7 +119,8 @@ test('outbox on PostgreSQL: a starting node puts back only its own claims; a cla
 
   // A dies; its claim runs out and B sends msg_1 again; A's late outcome is ignored, B's counts
   const [retaken] = await nodeB.claimDue(1100, 10)
-  assert.deepEqual([retaken.message_id, retaken.claimed_by, retaken.attempts], ['msg_1', 'node-b', 0])
+  assert.deepEqual([retaken.messageId, retaken.attempts], ['msg_1', 0])
+  assert.equal((await claimOf(retaken.id))[0], 'node-b')
   await nodeA.failed({ id: held[0].id, at: 1101, statusCode: 500, error: 'late' })
   await nodeB.succeeded({ id: retaken.id, at: 1102, statusCode: 200, error: null })
   const row = await a.db.selectFrom('webhook_deliveries').selectAll().where('id', '=', retaken.id).executeTakeFirstOrThrow()
@@ -122,8 +128,8 @@ test('outbox on PostgreSQL: a starting node puts back only its own claims; a cla
 
   // A starts again while msg_2 is its claim: it puts back its own
   const [mine] = await nodeA.claimDue(2000, 10)
-  assert.equal(mine.message_id, 'msg_2')
+  assert.equal(mine.messageId, 'msg_2')
   assert.equal(await nodeB.releaseAll(), 0)
   assert.equal(await nodeA.releaseAll(), 1)
-  assert.deepEqual((await nodeB.claimDue(2001, 10)).map((r) => r.message_id), ['msg_2'])
+  assert.deepEqual((await nodeB.claimDue(2001, 10)).map((r) => r.messageId), ['msg_2'])
 })

@@ -13,8 +13,8 @@ import { dbOf } from '../support/db.js'
 async function setUp (h: Harness, dueAt: number) {
   await h.addSession('s1')
   await h.app.stores.schedules.insert({
-    id: 'sch_test', session_id: 's1', body: JSON.stringify({ type: 'text', content: 'scheduled', targetNumbers: '15551230001' }),
-    media_file: null, first_at: dueAt, repeat: null, state: 'active', next_run_at: dueAt, deferred_until: null, created_at: dueAt, updated_at: dueAt
+    id: 'sch_test', sessionId: 's1', body: JSON.stringify({ type: 'text', content: 'scheduled', targetNumbers: '15551230001' }),
+    mediaFile: null, firstAt: dueAt, repeat: null, state: 'active', nextRunAt: dueAt, deferredUntil: null, createdAt: dueAt, updatedAt: dueAt
   })
   return createScheduler({
     schedules: h.app.stores.schedules,

@@ -14,8 +14,8 @@ test('a paced scheduled run resolves its recipients once and sends to what pacin
   await h.addSession('s1')
   const dueAt = Date.now() - 1000
   await h.app.stores.schedules.insert({
-    id: 'sch_once', session_id: 's1', body: JSON.stringify({ type: 'text', content: 'scheduled', targetNumbers: '15551230001,15551230002' }),
-    media_file: null, first_at: dueAt, repeat: null, state: 'active', next_run_at: dueAt, deferred_until: null, created_at: dueAt, updated_at: dueAt
+    id: 'sch_once', sessionId: 's1', body: JSON.stringify({ type: 'text', content: 'scheduled', targetNumbers: '15551230001,15551230002' }),
+    mediaFile: null, firstAt: dueAt, repeat: null, state: 'active', nextRunAt: dueAt, deferredUntil: null, createdAt: dueAt, updatedAt: dueAt
   })
   const resolvedAt: ResolvedRecipients[] = []
   const handed: Array<ResolvedRecipients | undefined> = []

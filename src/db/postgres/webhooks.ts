@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely'
-import type { Database } from '../database.js'
-import { affected, deliveriesFromLog, orderedInserts, outboxCounts, readSubscribers, type ClaimedDelivery, type DeliveryClaim, type WebhookOutbox } from '../stores/webhook-outbox.js'
+import type { Database, WebhookDeliveryRow } from '../database.js'
+import { affected, deliveriesFromLog, orderedInserts, outboxCounts, readSubscribers, toClaimedDelivery, type DeliveryClaim, type WebhookOutbox } from '../stores/webhook-outbox.js'
 
 // Deliveries that may go out now or later: pending ones, and `sending` ones another node claimed (they go
 // out again once their claim has run out: that node died mid-attempt), when no earlier delivery with
@@ -33,13 +33,13 @@ export function webhookOutbox (db: Kysely<Database>, claim: DeliveryClaim): Webh
     }),
     async claimDue (now, limit) {
       if (limit <= 0) return []
-      const { rows } = await sql<ClaimedDelivery>`with claimed as (
+      const { rows } = await sql<WebhookDeliveryRow & { url: string, secret: string }>`with claimed as (
           update webhook_deliveries set status = 'sending', claimed_by = ${me}, claimed_until = ${now}::bigint + ${claim.ttlMs}::bigint where id in (
             select d.id ${CANDIDATES} and ${DUE} <= ${now} order by ${DUE}, d.id limit ${limit}
             for update of d skip locked)
           returning *)
         select c.*, w.url, w.secret from claimed c join webhooks w on w.id = c.webhook_id order by c.next_attempt_at, c.id`.execute(db)
-      return rows
+      return rows.map(toClaimedDelivery)
     },
     async nextDueAt () {
       const { rows } = await sql<{ at: number | null }>`select min(${DUE}) as at ${CANDIDATES}`.execute(db)

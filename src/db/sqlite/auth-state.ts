@@ -1,7 +1,7 @@
 import type SQLiteTypes from 'better-sqlite3'
 import type { Kysely } from 'kysely'
 import type { Database } from '../database.js'
-import { authStateStore, type AuthStateStore, type KeyRow } from '../stores/auth-state.js'
+import { authStateStore, type AuthStateStore, type KeyWrite } from '../stores/auth-state.js'
 import { onSqliteConnection } from './gate.js'
 
 type Db = Kysely<Database>
@@ -22,7 +22,7 @@ export function preparedAuthState (db: Db, sqlite: SQLiteTypes.Database): Pick<A
   const getKeys = sqlite.prepare<[string], [string, string, string]>('SELECT type, key_id, value FROM auth_keys WHERE session_id = ?').raw()
   // the platform's one on-demand type (pre-keys); any other list goes through Kysely
   const getKeysBut = sqlite.prepare<[string, string], [string, string, string]>('SELECT type, key_id, value FROM auth_keys WHERE session_id = ? AND type <> ?').raw()
-  const write = sqlite.transaction((sessionId: string, rows: KeyRow[]) => {
+  const write = sqlite.transaction((sessionId: string, rows: KeyWrite[]) => {
     for (const [type, keyId, value] of rows) {
       if (value === null) deleteKey.run(sessionId, type, keyId)
       else putKey.run(sessionId, type, keyId, value)

@@ -1,7 +1,7 @@
 import type SQLite from 'better-sqlite3'
 import { sql, type Kysely } from 'kysely'
-import type { Database, EventLogRow } from '../database.js'
-import { eventsAfter, insertEvents, type EventStore, type NewEvent } from '../stores/events.js'
+import type { Database } from '../database.js'
+import { eventsAfter, insertEvents, LOGGED_EVENT_SELECT, type EventStore, type LoggedEvent, type NewEvent } from '../stores/events.js'
 import { onSqliteConnection } from './gate.js'
 
 // The event log on SQLite: one writer, so commit order is id order and an append needs no lock.
@@ -18,13 +18,13 @@ export const appendEvents = insertEvents
  */
 export function eventLog (sqlite: SQLite.Database) {
   const insert = sqlite.prepare<[string, string | null, number, string]>('insert into event_log (type, session_id, created_at, data) values (?, ?, ?, ?)')
-  const after = sqlite.prepare<[number, number], EventLogRow>('select * from event_log where id > ? order by id limit ?')
+  const after = sqlite.prepare<[number, number], LoggedEvent>(`select ${LOGGED_EVENT_SELECT} from event_log where id > ? order by id limit ?`)
   const appendAll = sqlite.transaction((events: NewEvent[]) => {
     for (const e of events) insert.run(e.type, e.sessionId, e.at, e.data)
   })
   return {
     append: (events: NewEvent[]): void => { if (events.length > 0) appendAll(events) },
-    after: (id: number, limit: number): EventLogRow[] => after.all(id, limit)
+    after: (id: number, limit: number): LoggedEvent[] => after.all(id, limit)
   }
 }
 

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely'
-import type { Database } from '../database.js'
-import { deliveriesFromLog, orderedInserts, outboxCounts, readSubscribers, type ClaimedDelivery, type WebhookOutbox } from '../stores/webhook-outbox.js'
+import type { Database, WebhookDeliveryRow } from '../database.js'
+import { deliveriesFromLog, orderedInserts, outboxCounts, readSubscribers, toClaimedDelivery, type WebhookOutbox } from '../stores/webhook-outbox.js'
 
 type Db = Kysely<Database>
 
@@ -22,10 +22,10 @@ export function webhookOutbox (db: Db): WebhookOutbox {
     async claimDue (now, limit) {
       if (limit <= 0) return []
       return await db.transaction().execute(async (trx) => {
-        const { rows } = await sql<ClaimedDelivery>`select d.*, w.url, w.secret ${ELIGIBLE} and d.next_attempt_at <= ${now} order by d.next_attempt_at, d.id limit ${limit}`.execute(trx)
+        const { rows } = await sql<WebhookDeliveryRow & { url: string, secret: string }>`select d.*, w.url, w.secret ${ELIGIBLE} and d.next_attempt_at <= ${now} order by d.next_attempt_at, d.id limit ${limit}`.execute(trx)
         if (rows.length === 0) return []
         await trx.updateTable('webhook_deliveries').set({ status: 'sending' }).where('id', 'in', rows.map((r) => r.id)).where('status', '=', 'pending').execute()
-        return rows.map((r) => ({ ...r, status: 'sending' as const }))
+        return rows.map((r) => toClaimedDelivery({ ...r, status: 'sending' }))
       })
     },
     async nextDueAt () {

@@ -4,11 +4,42 @@ import type { AudienceRow, Database } from '../database.js'
 // Saved audiences (issue 24, migration 014). The same queries on SQLite and PostgreSQL. An audience's numbers
 // are one column (comma-separated), read and written whole; lists leave it out.
 
-/** An audience without its numbers. */
-export type AudienceInfo = Omit<AudienceRow, 'numbers'>
+/** An audience without its numbers (the port's own type; plugins never see the table's row). */
+export interface AudienceInfo {
+  /** creation order (the list's cursor) */
+  seq: number
+  /** `aud_` + random */
+  id: string
+  sessionId: string
+  name: string
+  numberCount: number
+  createdAt: number
+  updatedAt: number
+}
 /** An audience with its numbers, in the order given. */
-export type SavedAudience = AudienceInfo & { numbers: string[] }
-export type NewAudience = Omit<AudienceInfo, 'seq' | 'number_count'> & { numbers: readonly string[] }
+export interface SavedAudience extends AudienceInfo { numbers: string[] }
+export interface NewAudience {
+  id: string
+  sessionId: string
+  name: string
+  /** digits, validated and de-duplicated, in the order given */
+  numbers: readonly string[]
+  createdAt: number
+  updatedAt: number
+}
+
+/** The one row → AudienceInfo mapping, for both backends. */
+export function toAudienceInfo (r: Omit<AudienceRow, 'numbers'>): AudienceInfo {
+  return {
+    seq: Number(r.seq),
+    id: r.id,
+    sessionId: r.session_id,
+    name: r.name,
+    numberCount: Number(r.number_count),
+    createdAt: Number(r.created_at),
+    updatedAt: Number(r.updated_at)
+  }
+}
 
 export interface AudienceStore {
   insert: (audience: NewAudience) => Promise<void>
@@ -24,32 +55,36 @@ export interface AudienceStore {
   remove: (sessionId: string, id: string) => Promise<boolean>
 }
 
-const INFO_COLUMNS = ['seq', 'id', 'session_id', 'name', 'number_count', 'created_at', 'updated_at'] as const satisfies ReadonlyArray<keyof AudienceInfo>
+const INFO_COLUMNS = ['seq', 'id', 'session_id', 'name', 'number_count', 'created_at', 'updated_at'] as const satisfies ReadonlyArray<keyof AudienceRow>
 
 const numbersOf = (column: string): string[] => column === '' ? [] : column.split(',')
 
 export function audienceStore (db: Kysely<Database>): AudienceStore {
   return {
     async insert (a) {
-      await db.insertInto('audiences').values({ ...a, numbers: a.numbers.join(','), number_count: a.numbers.length }).execute()
+      await db.insertInto('audiences').values({
+        id: a.id, session_id: a.sessionId, name: a.name, numbers: a.numbers.join(','), number_count: a.numbers.length, created_at: a.createdAt, updated_at: a.updatedAt
+      }).execute()
     },
 
     async find (sessionId, id) {
       const row = await db.selectFrom('audiences').selectAll().where('id', '=', id).where('session_id', '=', sessionId).executeTakeFirst()
-      return row === undefined ? undefined : { ...row, numbers: numbersOf(row.numbers) }
+      return row === undefined ? undefined : { ...toAudienceInfo(row), numbers: numbersOf(row.numbers) }
     },
 
     async findInfo (sessionId, id) {
-      return await db.selectFrom('audiences').select(INFO_COLUMNS).where('id', '=', id).where('session_id', '=', sessionId).executeTakeFirst()
+      const row = await db.selectFrom('audiences').select(INFO_COLUMNS).where('id', '=', id).where('session_id', '=', sessionId).executeTakeFirst()
+      return row === undefined ? undefined : toAudienceInfo(row)
     },
 
     async list (sessionId, q) {
-      return await db.selectFrom('audiences').select(INFO_COLUMNS)
+      const rows = await db.selectFrom('audiences').select(INFO_COLUMNS)
         .where('session_id', '=', sessionId)
         .where('seq', '>', q.after ?? 0)
         .orderBy('seq')
         .limit(q.limit)
         .execute()
+      return rows.map(toAudienceInfo)
     },
 
     async update (sessionId, id, patch, now) {

@@ -4,7 +4,7 @@ import type { Database } from '../database.js'
 type Db = Kysely<Database>
 
 /** One key write: a value to store, or null to delete the key. */
-export type KeyRow = [type: string, id: string, value: string | null]
+export type KeyWrite = [type: string, id: string, value: string | null]
 
 /** A session's stored auth state, as text (Baileys' serialisation is the platform's business). */
 export interface StoredAuth {
@@ -24,7 +24,7 @@ export interface AuthStateStore {
   readKeys: (sessionId: string, type: string, ids: readonly string[]) => Promise<Array<[id: string, value: string]>>
   writeCreds: (sessionId: string, text: string, at: number) => Promise<void>
   /** the puts and deletes of one `keys.set`, in one transaction */
-  writeKeys: (sessionId: string, rows: KeyRow[]) => Promise<void>
+  writeKeys: (sessionId: string, writes: KeyWrite[]) => Promise<void>
   /** every auth row of the session, in one transaction */
   clear: (sessionId: string) => Promise<void>
 }

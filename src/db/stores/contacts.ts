@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely'
-import type { Database, PhoneContactTable, PhoneStatusPrivacyTable } from '../database.js'
+import type { Database } from '../database.js'
 
 // What the linked phone shares with a session (issue 24, `phone_contacts` and `phone_status_privacy`), kept
 // current from the platform. The same queries on SQLite and PostgreSQL; a change of the contact list commits
@@ -16,8 +16,10 @@ export interface ContactRecord {
   name: string | null
 }
 
-export type ContactRow = Pick<PhoneContactTable, 'jid' | 'number' | 'lid' | 'name'> & { id: number }
-export type StatusPrivacyMode = PhoneStatusPrivacyTable['mode']
+/** A saved contact as stored: its id is the order the phone's sync delivered it in (the page's cursor). */
+export interface Contact extends ContactRecord { id: number }
+/** Who sees the account's statuses: its contacts, only a list of them, or all of them but a list. */
+export type StatusPrivacyMode = 'contacts' | 'allowlist' | 'denylist'
 export interface StoredStatusPrivacy { mode: StatusPrivacyMode, numbers: string[], updatedAt: number }
 
 export interface ContactStore {
@@ -29,9 +31,9 @@ export interface ContactStore {
    * One page in id order (the order the phone's sync delivered them): those after `after`, at most `limit`;
    * `search` matches the name (any case) or the number, as a substring.
    */
-  page: (sessionId: string, q: { limit: number, after?: number, search?: string }) => Promise<ContactRow[]>
+  page: (sessionId: string, q: { limit: number, after?: number, search?: string }) => Promise<Contact[]>
   /** every saved contact of the session, in id order */
-  all: (sessionId: string) => Promise<ContactRow[]>
+  all: (sessionId: string) => Promise<Contact[]>
   saveStatusPrivacy: (sessionId: string, mode: StatusPrivacyMode, numbers: readonly string[], now: number) => Promise<void>
   statusPrivacy: (sessionId: string) => Promise<StoredStatusPrivacy | undefined>
   /** forgets what the phone shared (its contacts and status privacy): the account was logged out */

@@ -1,8 +1,25 @@
 import type { Kysely, RawBuilder } from 'kysely'
-import type { Database, EventLogRow } from '../database.js'
+import type { Database } from '../database.js'
 
-/** One committed event of the log (id = eventId, payload as JSON): the port's own type, which plugins import (never the row type). */
-export type EventRecord = EventLogRow
+/** One committed event of the log: the port's own type, which plugins import (never the table's row). */
+export interface LoggedEvent {
+  /** the event's eventId */
+  id: number
+  type: string
+  sessionId: string | null
+  /** milliseconds since the epoch */
+  createdAt: number
+  /** the payload as JSON, without its eventId (stored as it goes out: feeds and webhook bodies are built from it) */
+  data: string
+}
+
+/**
+ * The columns of a LoggedEvent, aliased in SQL so the feed's reads (hot: one after each commit) map nothing
+ * (the one row → LoggedEvent mapping, for both backends and SQLite's prepared read).
+ */
+export const LOGGED_EVENT_COLUMNS = ['id', 'type', 'session_id as sessionId', 'created_at as createdAt', 'data'] as const
+/** LOGGED_EVENT_COLUMNS as raw SQL (SQLite's prepared statement) */
+export const LOGGED_EVENT_SELECT = 'id, type, session_id as sessionId, created_at as createdAt, data'
 
 // The event log (migration 008). Rows are appended in the transaction of the change they report; the id
 // is the event's eventId. Ids must become visible in id order (a reader that saw id n never later finds a
@@ -39,7 +56,7 @@ export interface EventStore {
   /** appends in a transaction of its own; committed when it resolves */
   append: (events: NewEvent[]) => Promise<void>
   /** committed events after `after`, in id order */
-  after: (after: number, limit: number, filter?: EventFilter) => Promise<EventRecord[]>
+  after: (after: number, limit: number, filter?: EventFilter) => Promise<LoggedEvent[]>
   /** the highest id in the log (0 when empty) */
   lastId: () => Promise<number>
   /** removes events older than `before`, except those the webhook cursor has not passed yet; how many went */
@@ -83,8 +100,8 @@ export async function insertEvents (trx: Db, events: NewEvent[]): Promise<void> 
     .execute()
 }
 
-export async function eventsAfter (db: Db, after: number, limit: number, f: EventFilter = {}): Promise<EventRecord[]> {
-  let q = db.selectFrom('event_log').selectAll().where('id', '>', after)
+export async function eventsAfter (db: Db, after: number, limit: number, f: EventFilter = {}): Promise<LoggedEvent[]> {
+  let q = db.selectFrom('event_log').select(LOGGED_EVENT_COLUMNS).where('id', '>', after)
   if (f.upTo !== undefined) q = q.where('id', '<=', f.upTo)
   if (f.sessionId !== undefined) q = q.where('session_id', '=', f.sessionId)
   if (f.sessionIds !== undefined && f.sessionIds !== null) {

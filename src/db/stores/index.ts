@@ -20,8 +20,8 @@ export type { OpenedStores, Stores } from './ports.js'
  *   `onSqliteConnection` (sqlite/gate.ts), so they never join another caller's open transaction.
  * - `transaction.ts`: the unit of work, `stores.transaction(async (tx) => …)`, one transactor per aggregate
  *   joined to one transaction (`tx.statuses`, `tx.viewers`, `tx.events` …): no port method takes a transaction
- *   argument. Each port declares the types it takes and returns (`StatusRecord`, `SessionRecord` …): plugins
- *   import those, never a row type of `database.ts`.
+ *   argument. Each port declares the types it takes and returns, camelCase interfaces (`Status`, `ViewerRecord` …),
+ *   mapped from and to rows inside the store: plugins import those, never a row type of `database.ts`.
  * - this file: the one place that picks the backend, from the settings (`openStores`) or for a test's
  *   connection (`storesOf`).
  */

@@ -1,25 +1,41 @@
 import type { Kysely } from 'kysely'
 import type { ApiKeyRow, Database } from '../database.js'
 
-/** A scoped API key as stored (its hash, never the key): the port's own type, which plugins import (never the table's row type). */
-export type ApiKeyRecord = ApiKeyRow
+/** A scoped API key as stored (its hash, never the key): the port's own type (plugins never see the table's row). */
+export interface ApiKey {
+  /** the `<id>` of `stk_<id>_<secret>` */
+  id: string
+  name: string
+  /** hex SHA-256 of the secret */
+  secretHash: string
+  /** '*' or a JSON array of session ids */
+  sessions: string
+  /** JSON array of scopes */
+  scopes: string
+  createdAt: number
+}
+
+/** The one row → ApiKey mapping, for both backends. */
+export function toApiKey (r: ApiKeyRow): ApiKey {
+  return { id: r.id, name: r.name, secretHash: r.secret_hash, sessions: r.sessions, scopes: r.scopes, createdAt: Number(r.created_at) }
+}
 
 /**
  * Scoped API keys and which key made an upload: rare writes, one read per key look-up (another node may
  * have revoked the key). The same Kysely queries on SQLite and PostgreSQL.
  */
 export interface KeysStore {
-  insert: (row: ApiKeyRecord) => Promise<void>
-  find: (id: string) => Promise<ApiKeyRecord | undefined>
+  insert: (key: ApiKey) => Promise<void>
+  find: (id: string) => Promise<ApiKey | undefined>
   /** every key, oldest first */
-  list: () => Promise<ApiKeyRecord[]>
+  list: () => Promise<ApiKey[]>
   /** removes the key; whether it existed */
   remove: (id: string) => Promise<boolean>
   /**
    * adds a session to a key's list (a `manage` key created it): the list is written back only if nobody
    * changed it in between, so two creations at once both land
    */
-  addSession: (id: string, sessionId: string) => Promise<ApiKeyRecord | undefined>
+  addSession: (id: string, sessionId: string) => Promise<ApiKey | undefined>
   /** takes a deleted session off every key's list (a later session of the same id is not theirs) */
   removeSession: (sessionId: string) => Promise<void>
   /** marks an upload as made with a scoped key */
@@ -29,12 +45,16 @@ export interface KeysStore {
 }
 
 export function keysStore (db: Kysely<Database>): KeysStore {
-  const find = async (id: string): Promise<ApiKeyRecord | undefined> =>
-    await db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst()
+  const find = async (id: string): Promise<ApiKey | undefined> => {
+    const row = await db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst()
+    return row === undefined ? undefined : toApiKey(row)
+  }
   return {
-    async insert (row) { await db.insertInto('api_keys').values(row).execute() },
+    async insert (k) {
+      await db.insertInto('api_keys').values({ id: k.id, name: k.name, secret_hash: k.secretHash, sessions: k.sessions, scopes: k.scopes, created_at: k.createdAt }).execute()
+    },
     find,
-    list: async () => await db.selectFrom('api_keys').selectAll().orderBy('created_at').orderBy('id').execute(),
+    list: async () => (await db.selectFrom('api_keys').selectAll().orderBy('created_at').orderBy('id').execute()).map(toApiKey),
     async remove (id) {
       const result = await db.deleteFrom('api_keys').where('id', '=', id).executeTakeFirst()
       return result.numDeletedRows > 0n

@@ -1,18 +1,103 @@
 import type { Kysely, Updateable } from 'kysely'
-import type { Database, RunState, ScheduleRow, ScheduleRunRow, ScheduleTable } from '../database.js'
+import type { Database, ScheduleRow, ScheduleRunRow, ScheduleTable } from '../database.js'
 
-/** A schedule as stored: its body, its rule and its next run: the port's own type, which plugins import (never the table's row type). */
-export type ScheduleRecord = ScheduleRow
-/** One run of a schedule and how it ended: the port's own type, which plugins import (never the table's row type). */
-export type ScheduleRunRecord = ScheduleRunRow
+/** Where a schedule stands (the table's column holds the same; toSchedule fails to compile if they part). */
+export type ScheduleState = 'active' | 'paused' | 'done'
+/** How a run ended, or `firing` while it starts. */
+export type RunState = 'firing' | 'fired' | 'failed' | 'missed'
+
+/** A schedule as stored: its body, its rule and its next run (the port's own type; plugins never see the table's row). */
+export interface Schedule {
+  /** `sch_` + random */
+  id: string
+  sessionId: string
+  /** the send-status body, JSON */
+  body: string
+  /** the upload it names, kept while the schedule exists */
+  mediaFile: string | null
+  firstAt: number
+  /** the repeat rule, JSON; null: one run */
+  repeat: string | null
+  state: ScheduleState
+  /** the next run's due time; null once no run is left */
+  nextRunAt: number | null
+  /** pacing held the due run back until then */
+  deferredUntil: number | null
+  runCount: number
+  createdAt: number
+  updatedAt: number
+}
+
+/** One run of a schedule and how it ended (recorded once per due time). */
+export interface ScheduleRun {
+  id: number
+  scheduleId: string
+  /** the due time */
+  at: number
+  firedAt: number | null
+  statusId: number | null
+  state: RunState
+  late: boolean
+  error: string | null
+  nodeId: string | null
+}
+
+/** The one row → Schedule mapping, for both backends. */
+export function toSchedule (r: ScheduleRow): Schedule {
+  return {
+    id: r.id,
+    sessionId: r.session_id,
+    body: r.body,
+    mediaFile: r.media_file,
+    firstAt: Number(r.first_at),
+    repeat: r.repeat,
+    state: r.state,
+    nextRunAt: r.next_run_at === null ? null : Number(r.next_run_at),
+    deferredUntil: r.deferred_until === null ? null : Number(r.deferred_until),
+    runCount: Number(r.run_count),
+    createdAt: Number(r.created_at),
+    updatedAt: Number(r.updated_at)
+  }
+}
+
+/** The one row → ScheduleRun mapping, for both backends. */
+export function toScheduleRun (r: ScheduleRunRow): ScheduleRun {
+  return {
+    id: Number(r.id),
+    scheduleId: r.schedule_id,
+    at: Number(r.at),
+    firedAt: r.fired_at === null ? null : Number(r.fired_at),
+    statusId: r.status_id === null ? null : Number(r.status_id),
+    state: r.state,
+    late: Number(r.late) === 1,
+    error: r.error,
+    nodeId: r.node_id
+  }
+}
 
 // Scheduled statuses and their runs (issue 24, `schedules` and `schedule_runs`). The same queries on SQLite and
 // PostgreSQL. Not a hot path: a node reads the due schedules once a second.
 
 type Db = Kysely<Database>
 
-export type NewSchedule = Omit<ScheduleTable, 'run_count'>
-export type SchedulePatch = Omit<Updateable<ScheduleTable>, 'id' | 'session_id' | 'created_at' | 'updated_at'>
+/** A schedule to store: no run yet. */
+export type NewSchedule = Omit<Schedule, 'runCount'>
+/** What an update may change (`updatedAt` is the update's `now`). */
+export type SchedulePatch = Partial<Pick<Schedule, 'body' | 'mediaFile' | 'firstAt' | 'repeat' | 'state' | 'nextRunAt' | 'deferredUntil' | 'runCount'>>
+
+function toScheduleUpdate (p: SchedulePatch, now: number): Updateable<ScheduleTable> {
+  return {
+    ...(p.body !== undefined ? { body: p.body } : {}),
+    ...(p.mediaFile !== undefined ? { media_file: p.mediaFile } : {}),
+    ...(p.firstAt !== undefined ? { first_at: p.firstAt } : {}),
+    ...(p.repeat !== undefined ? { repeat: p.repeat } : {}),
+    ...(p.state !== undefined ? { state: p.state } : {}),
+    ...(p.nextRunAt !== undefined ? { next_run_at: p.nextRunAt } : {}),
+    ...(p.deferredUntil !== undefined ? { deferred_until: p.deferredUntil } : {}),
+    ...(p.runCount !== undefined ? { run_count: p.runCount } : {}),
+    updated_at: now
+  }
+}
 
 export interface RunToRecord {
   state: RunState
@@ -36,20 +121,20 @@ export interface ScheduleStore {
    */
   takeRun: (scheduleId: string, at: number, next: number | null, run: RunToRecord, now: number) => Promise<number | null>
   finishRun: (runId: number, end: RunEnd) => Promise<void>
-  insert: (row: NewSchedule) => Promise<void>
-  find: (sessionId: string, id: string) => Promise<ScheduleRecord | undefined>
+  insert: (schedule: NewSchedule) => Promise<void>
+  find: (sessionId: string, id: string) => Promise<Schedule | undefined>
   /** the session's schedules in creation order */
-  list: (sessionId: string) => Promise<ScheduleRecord[]>
+  list: (sessionId: string) => Promise<Schedule[]>
   update: (id: string, patch: SchedulePatch, now: number) => Promise<boolean>
   remove: (id: string) => Promise<boolean>
   /** a schedule's runs, oldest first (the latest `limit`) */
-  runs: (scheduleId: string, limit?: number) => Promise<ScheduleRunRecord[]>
+  runs: (scheduleId: string, limit?: number) => Promise<ScheduleRun[]>
   /** active schedules whose next run is due at `now` (a deferred one once its deferral is over) */
-  due: (now: number, limit?: number) => Promise<ScheduleRecord[]>
+  due: (now: number, limit?: number) => Promise<Schedule[]>
   /** the run that posted this status, if a schedule's did */
-  runOfStatus: (statusId: number) => Promise<(ScheduleRunRecord & { session_id: string }) | undefined>
+  runOfStatus: (statusId: number) => Promise<(ScheduleRun & { sessionId: string }) | undefined>
   /** runs this node left `firing` without a status (it stopped between taking the run and recording the status) */
-  interruptedRuns: (nodeId: string) => Promise<ScheduleRunRecord[]>
+  interruptedRuns: (nodeId: string) => Promise<ScheduleRun[]>
 }
 
 async function takeRunIn (tx: Db, scheduleId: string, at: number, next: number | null, run: RunToRecord, now: number): Promise<number | null> {
@@ -78,20 +163,33 @@ async function takeRunIn (tx: Db, scheduleId: string, at: number, next: number |
 
 export function scheduleStore (db: Db): ScheduleStore {
   return {
-    async insert (row) {
-      await db.insertInto('schedules').values(row).execute()
+    async insert (s) {
+      await db.insertInto('schedules').values({
+        id: s.id,
+        session_id: s.sessionId,
+        body: s.body,
+        media_file: s.mediaFile,
+        first_at: s.firstAt,
+        repeat: s.repeat,
+        state: s.state,
+        next_run_at: s.nextRunAt,
+        deferred_until: s.deferredUntil,
+        created_at: s.createdAt,
+        updated_at: s.updatedAt
+      }).execute()
     },
 
     async find (sessionId, id) {
-      return await db.selectFrom('schedules').selectAll().where('id', '=', id).where('session_id', '=', sessionId).executeTakeFirst()
+      const row = await db.selectFrom('schedules').selectAll().where('id', '=', id).where('session_id', '=', sessionId).executeTakeFirst()
+      return row === undefined ? undefined : toSchedule(row)
     },
 
     async list (sessionId) {
-      return await db.selectFrom('schedules').selectAll().where('session_id', '=', sessionId).orderBy('created_at').orderBy('id').execute()
+      return (await db.selectFrom('schedules').selectAll().where('session_id', '=', sessionId).orderBy('created_at').orderBy('id').execute()).map(toSchedule)
     },
 
     async update (id, patch, now) {
-      const r = await db.updateTable('schedules').set({ ...patch, updated_at: now }).where('id', '=', id).executeTakeFirst()
+      const r = await db.updateTable('schedules').set(toScheduleUpdate(patch, now)).where('id', '=', id).executeTakeFirst()
       return Number(r.numUpdatedRows) > 0
     },
 
@@ -102,17 +200,18 @@ export function scheduleStore (db: Db): ScheduleStore {
 
     async runs (scheduleId, limit = 500) {
       const rows = await db.selectFrom('schedule_runs').selectAll().where('schedule_id', '=', scheduleId).orderBy('at', 'desc').limit(limit).execute()
-      return rows.reverse()
+      return rows.reverse().map(toScheduleRun)
     },
 
     async due (now, limit = 100) {
-      return await db.selectFrom('schedules').selectAll()
+      const rows = await db.selectFrom('schedules').selectAll()
         .where('state', '=', 'active')
         .where('next_run_at', '<=', now)
         .where((eb) => eb.or([eb('deferred_until', 'is', null), eb('deferred_until', '<=', now)]))
         .orderBy('next_run_at')
         .limit(limit)
         .execute()
+      return rows.map(toSchedule)
     },
 
     async takeRun (scheduleId, at, next, run, now) {
@@ -129,14 +228,15 @@ export function scheduleStore (db: Db): ScheduleStore {
     },
 
     async runOfStatus (statusId) {
-      return await db.selectFrom('schedule_runs as r').innerJoin('schedules as s', 's.id', 'r.schedule_id')
+      const row = await db.selectFrom('schedule_runs as r').innerJoin('schedules as s', 's.id', 'r.schedule_id')
         .selectAll('r').select('s.session_id')
         .where('r.status_id', '=', statusId)
         .executeTakeFirst()
+      return row === undefined ? undefined : { ...toScheduleRun(row), sessionId: row.session_id }
     },
 
     async interruptedRuns (nodeId) {
-      return await db.selectFrom('schedule_runs').selectAll().where('state', '=', 'firing').where('node_id', '=', nodeId).execute()
+      return (await db.selectFrom('schedule_runs').selectAll().where('state', '=', 'firing').where('node_id', '=', nodeId).execute()).map(toScheduleRun)
     }
   }
 }

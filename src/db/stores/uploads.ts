@@ -1,7 +1,25 @@
 import { sql, type Kysely } from 'kysely'
-import type { Database, NewUploadRow, UploadTable } from '../database.js'
+import type { Database, NewUploadRow } from '../database.js'
 
 type Db = Kysely<Database>
+
+/** What kind of media an upload holds. */
+export type UploadKind = 'image' | 'video' | 'audio'
+
+/** A stored media file (the port's own type; plugins never see the table's row). */
+export interface Upload {
+  filename: string
+  kind: UploadKind
+  mimeType: string
+  /** bytes */
+  size: number
+  createdAt: number
+}
+
+/** The one Upload → row mapping, for both backends. */
+function toUploadRow (u: Upload): Required<NewUploadRow> {
+  return { filename: u.filename, kind: u.kind, mime_type: u.mimeType, size: u.size, created_at: u.createdAt }
+}
 
 /** The uploads table: a stored media file's row, written together with the rename that puts the file in place. */
 export interface UploadStore {
@@ -10,11 +28,11 @@ export interface UploadStore {
    * transaction: committed only after the file is in place, rolled back when `place` throws; when the
    * commit itself fails after the rename, `unplace` takes the file away. Resolves once committed.
    */
-  commit: (row: Required<NewUploadRow>, place: () => void, unplace: () => void) => Promise<void>
+  commit: (upload: Upload, place: () => void, unplace: () => void) => Promise<void>
   /** the row alone (an upload whose file is placed elsewhere, e.g. an S3 bucket) */
-  insert: (row: Required<NewUploadRow>) => Promise<void>
+  insert: (upload: Upload) => Promise<void>
   remove: (filename: string) => Promise<void>
-  find: (filename: string) => Promise<{ kind: UploadTable['kind'], mime_type: string } | undefined>
+  find: (filename: string) => Promise<Pick<Upload, 'kind' | 'mimeType'> | undefined>
   /** every stored upload's name (reconciling the folder with the rows) */
   names: () => Promise<string[]>
   /** Uploads created before `before` that no status and no schedule refers to. */
@@ -30,7 +48,8 @@ export interface UploadStore {
 export function uploadStore (db: Db, shared: boolean): UploadStore {
   return {
     shared,
-    async commit (row, place, unplace) {
+    async commit (upload, place, unplace) {
+      const row = toUploadRow(upload)
       let placed = false
       try {
         await db.transaction().execute(async (trx) => {
@@ -43,14 +62,14 @@ export function uploadStore (db: Db, shared: boolean): UploadStore {
         throw err
       }
     },
-    async insert (row) {
-      await db.insertInto('uploads').values(row).execute()
+    async insert (upload) {
+      await db.insertInto('uploads').values(toUploadRow(upload)).execute()
     },
     async remove (filename) {
       await db.deleteFrom('uploads').where('filename', '=', filename).execute()
     },
     async find (filename) {
-      return await db.selectFrom('uploads').select(['kind', 'mime_type']).where('filename', '=', filename).executeTakeFirst()
+      return await db.selectFrom('uploads').select(['kind', 'mime_type as mimeType']).where('filename', '=', filename).executeTakeFirst()
     },
     async names () {
       return (await db.selectFrom('uploads').select('filename').execute()).map((r) => r.filename)

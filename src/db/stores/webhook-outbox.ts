@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely'
-import type { Database, EventLogRow, WebhookDeliveryRow } from '../database.js'
+import type { Database, WebhookDeliveryRow } from '../database.js'
+import { LOGGED_EVENT_COLUMNS, type LoggedEvent } from './events.js'
 
 // The webhook outbox's port and the queries both backends' outboxes share (src/db/sqlite/webhooks.ts: one
 // process; src/db/postgres/webhooks.ts: several nodes claiming).
@@ -17,19 +18,66 @@ export interface NewDelivery {
 }
 
 /** The deliveries (one per matching endpoint) of logged events, in the events' order. */
-export type DeliveriesOf = (events: EventLogRow[]) => NewDelivery[]
+export type DeliveriesOf = (events: LoggedEvent[]) => NewDelivery[]
 
 /**
  * An endpoint that takes events: the enabled ones, and the disabled ones with when they were disabled
- * (`updated_at`), since an event that happened before that is still theirs.
+ * (`updatedAt`), since an event that happened before that is still theirs.
  */
 export interface Subscriber {
   id: string
+  /** JSON array of event names; null: every event */
   events: string | null
-  session_id: string | null
-  key_id: string | null
-  enabled: number
-  updated_at: number | string
+  sessionId: string | null
+  keyId: string | null
+  enabled: boolean
+  updatedAt: number
+}
+
+/** Where a delivery stands (the table's column holds the same; toWebhookDelivery fails to compile if they part). */
+export type DeliveryStatus = 'pending' | 'sending' | 'succeeded' | 'failed'
+
+/** One delivery of an event to an endpoint, and where it stands (the port's own type; plugins never see the table's row). */
+export interface WebhookDelivery {
+  id: number
+  webhookId: string
+  /** the `webhook-id` header: the same on every attempt, so receivers can drop duplicates */
+  messageId: string
+  eventType: string
+  sessionId: string | null
+  /** deliveries with the same key (one status, or one session's other events) are sent in id order */
+  orderKey: string
+  /** the JSON body, fixed when the event happened */
+  body: string
+  status: DeliveryStatus
+  attempts: number
+  nextAttemptAt: number
+  lastAttemptAt: number | null
+  lastStatusCode: number | null
+  lastError: string | null
+  createdAt: number
+  completedAt: number | null
+}
+
+/** The one row → WebhookDelivery mapping, for both backends (the claim's rows carry the endpoint's url and secret too). */
+export function toWebhookDelivery (r: WebhookDeliveryRow): WebhookDelivery {
+  return {
+    id: Number(r.id),
+    webhookId: r.webhook_id,
+    messageId: r.message_id,
+    eventType: r.event_type,
+    sessionId: r.session_id,
+    orderKey: r.order_key,
+    body: r.body,
+    status: r.status,
+    attempts: Number(r.attempts),
+    nextAttemptAt: Number(r.next_attempt_at),
+    lastAttemptAt: r.last_attempt_at === null ? null : Number(r.last_attempt_at),
+    lastStatusCode: r.last_status_code,
+    lastError: r.last_error,
+    createdAt: Number(r.created_at),
+    completedAt: r.completed_at === null ? null : Number(r.completed_at)
+  }
 }
 
 export interface AttemptOutcome {
@@ -40,7 +88,12 @@ export interface AttemptOutcome {
 }
 
 /** A delivery claimed for sending, with its endpoint's URL and secret. */
-export type ClaimedDelivery = WebhookDeliveryRow & { url: string, secret: string }
+export interface ClaimedDelivery extends WebhookDelivery { url: string, secret: string }
+
+/** A claimed row (the delivery's columns and its endpoint's url and secret) as the port hands it out. */
+export function toClaimedDelivery (r: WebhookDeliveryRow & { url: string, secret: string }): ClaimedDelivery {
+  return { ...toWebhookDelivery(r), url: r.url, secret: r.secret }
+}
 
 /** Who claims deliveries from the outbox, and for how long a claim holds without an outcome (several nodes). */
 export interface DeliveryClaim {
@@ -107,12 +160,15 @@ export const affected = (r: { numAffectedRows?: bigint }): number => Number(r.nu
 
 /** Subscribers, both dialects. */
 export async function readSubscribers (db: Db): Promise<Subscriber[]> {
-  return await db.selectFrom('webhooks').select(['id', 'events', 'session_id', 'key_id', 'enabled', 'updated_at']).execute()
+  const rows = await db.selectFrom('webhooks').select(['id', 'events', 'session_id', 'key_id', 'enabled', 'updated_at']).execute()
+  return rows.map((r) => ({
+    id: r.id, events: r.events, sessionId: r.session_id, keyId: r.key_id, enabled: Number(r.enabled) === 1, updatedAt: Number(r.updated_at)
+  }))
 }
 
 /** The deliveries of logged events past the cursor, in the caller's transaction (the cursor read as `lastId`). */
 export async function deliveriesFromLog (trx: Db, lastId: number, limit: number, build: DeliveriesOf): Promise<number> {
-  const events = await trx.selectFrom('event_log').selectAll().where('id', '>', lastId).orderBy('id').limit(limit).execute()
+  const events = await trx.selectFrom('event_log').select(LOGGED_EVENT_COLUMNS).where('id', '>', lastId).orderBy('id').limit(limit).execute()
   if (events.length === 0) return 0
   await insertDeliveries(trx, build(events))
   await trx.updateTable('event_cursors').set({ last_id: Number(events[events.length - 1].id) }).where('name', '=', 'webhooks').execute()
