@@ -25,12 +25,7 @@ import { inDependencyOrder, pluginMeta } from '../../src/plugin-order.js'
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
 
 /** plugins not yet the index.ts of a folder named as they are, each with what removes it */
-const NOT_IN_OWN_FOLDER: Record<string, string> = {
-  'plugins/keys/auth.ts': 'moves to plugins/auth/index.ts (the keys area, issue 40 item 2 on another branch)',
-  'plugins/system/health.ts': 'moves to plugins/health/index.ts (the system area, issue 40 item 2 on another branch)',
-  'plugins/uploads/media-store.ts': 'moves to plugins/media-store/index.ts (the uploads area, issue 40 item 2 on another branch)',
-  'plugins/uploads/remote-media.ts': 'moves to plugins/remote-media/index.ts (the uploads area, issue 40 item 2 on another branch)'
-}
+const NOT_IN_OWN_FOLDER: Record<string, string> = {}
 
 /** uses still outside the graph, each with what removes it */
 const KNOWN: Record<string, string> = {}
