@@ -4,11 +4,13 @@
 #   docker run -d -p 3000:3000 -v status-tracker-data:/data -v status-tracker-uploads:/uploads \
 #     -e API_KEY="$(openssl rand -base64 24)" status-tracker
 #
-# Stages: `build` compiles src/ into dist/ (dev dependencies, install scripts skipped: tsc needs no
-# native module); `deps` installs the production dependencies only (`npm ci --omit=dev
-# --workspaces=false`: no tsx, typescript or emulator) and compiles better-sqlite3 for this Node;
-# the runtime stage copies dist/, public/ and that node_modules/ onto a clean base, without
-# compilers, and runs as a non-root user. Nothing secret is baked in: the API key comes from the
+# Stages: `build` compiles src/ into dist/ with esbuild (scripts/build.mjs; dev dependencies, install
+# scripts skipped: esbuild's binary comes in its platform package, @esbuild/linux-x64 or -arm64, an
+# optional dependency that npm installs whatever --ignore-scripts says, and esbuild finds it there);
+# `deps` installs the production dependencies only (`npm ci --omit=dev --workspaces=false`: no
+# esbuild, tsx, typescript or emulator) and compiles better-sqlite3 for this Node; the runtime stage
+# copies dist/, public/ and that node_modules/ onto a clean base, without compilers, and runs as a
+# non-root user. Nothing secret is baked in: the API key comes from the
 # environment (API_KEY) or is generated into the /data volume on first start.
 
 # Any Node >= 20.12 image on glibc with apt (Debian or Ubuntu based). Node 24 LTS is what CI tests.

@@ -112,4 +112,4 @@ await runBench('cluster', 300_000, async ({ smoke, log, emulator, service }) => 
     await redis?.stop()
     await postgres.stop()
   }
-})
+}, 180_000) // smoke mode: PostgreSQL, Redis and three nodes started one after the other, beside other test files

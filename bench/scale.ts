@@ -27,7 +27,7 @@ import { fleetFigures, runFleet } from './scale-fleet.js'
 import { runStart, startFigures } from './scale-start.js'
 import { rssOf } from './lib/procs.js'
 import { emulatorApi, linkSessions, serviceApi, type EmulatorApi, type ServiceApi } from '../test/support/clients.js'
-import { ROOT, track } from '../test/support/processes.js'
+import { nodeArgs, ROOT, track } from '../test/support/processes.js'
 
 const PARTS = ['promise', 'link', 'start', 'cluster', 'fleet'] as const
 type Part = typeof PARTS[number]
@@ -41,7 +41,7 @@ interface PromiseCost { nsPerPromise: number, rounds: number[] }
 
 /** one promise-cost measurement in a process of its own */
 async function promiseCost (variant: Variant, n: number): Promise<PromiseCost> {
-  const child = track(spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'lib', 'promise-cost.ts'), variant, String(n)], {
+  const child = track(spawn(process.execPath, [...nodeArgs(join('bench', 'lib', 'promise-cost.ts')), variant, String(n)], {
     cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit']
   }))
   let out = ''

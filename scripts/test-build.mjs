@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Compiles the TypeScript that the tests load (the tests, the test kit, the service, the emulator, the
-// client) into .test-build/, one JavaScript file per source at the same relative path, each with a
-// source map back to its .ts file. `npm test` runs the compiled files with plain `node --test` (its
-// pretest runs this script): no loader hooks in the test processes.
+// client, the benchmarks that test/bench/ runs) into .test-build/, one JavaScript file per source at the
+// same relative path, each with a source map back to its .ts file. `npm test` runs the compiled files
+// with plain `node --test` (its pretest runs this script): no loader hooks in the test processes.
 //
 // Why: on Node 20 a loader registered with `--import tsx` runs off the main thread, and every module of
 // the app's graph crosses to it and back. That costs about 1.8 CPU s per test process (3.7 CPU s to load
@@ -29,7 +29,7 @@ import { transform, version as esbuildVersion } from 'esbuild'
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const OUT = join(ROOT, '.test-build')
 /** the folders whose TypeScript the tests import (directly or through the code they test) */
-const FOLDERS = ['src', 'plugins', 'schemas', 'mcp', 'scripts', 'test', 'emulator/src', 'emulator/test', 'client/src', 'client/scripts', 'client/test']
+const FOLDERS = ['src', 'plugins', 'schemas', 'mcp', 'scripts', 'bench', 'test', 'emulator/src', 'emulator/test', 'client/src', 'client/scripts', 'client/test']
 const SKIP = new Set(['node_modules', 'dist', '.certs', '.artifacts'])
 /** workspace packages whose exports point at TypeScript: bare specifier → compiled file */
 const WORKSPACE = workspaceExports('@status-tracker/emulator', 'emulator')

@@ -1,9 +1,9 @@
 import type { ReactionRecord, ReplyRecord, ViewerRecord } from './db/stores/viewers.js'
-import type { SentStatusRow } from './db/stores/statuses.js'
+import type { SentStatus as SentStatusRecord } from './db/stores/statuses.js'
 import type { AudienceSnapshot } from '../schemas/audience.js'
 import type { Reaction, Reply, SentStatus, Viewer } from '../schemas/status.js'
 
-// The row-to-answer shapes of a sent status and its viewers, reactions and replies. They live in src/, not in a
+// The record-to-answer shapes of a sent status and its viewers, reactions and replies. They live in src/, not in a
 // plugin folder, because several plugins share them (send-status, statuses, viewer-ingest, interaction-ingest,
 // insights) and plugins/statuses itself imports send-status: a plugin's file here would make a folder cycle.
 
@@ -38,35 +38,35 @@ export function iso (ms: number): string {
 }
 
 export function toViewer (r: ViewerRecord): Viewer {
-  return { jid: r.jid, number: r.number, viewedAt: iso(r.viewed_at), isReal: r.is_real === 1 }
+  return { jid: r.jid, number: r.number, viewedAt: iso(r.viewedAt), isReal: r.isReal === 1 }
 }
 
 export function toReaction (r: ReactionRecord): Reaction {
-  return { jid: r.jid, number: r.number, emoji: r.emoji, reactedAt: iso(r.reacted_at) }
+  return { jid: r.jid, number: r.number, emoji: r.emoji, reactedAt: iso(r.reactedAt) }
 }
 
 export function toReply (r: ReplyRecord): Reply {
-  return { jid: r.jid, number: r.number, text: r.text, repliedAt: iso(r.replied_at), messageId: r.message_id }
+  return { jid: r.jid, number: r.number, text: r.text, repliedAt: iso(r.repliedAt), messageId: r.messageId }
 }
 
-export function toSentStatus (r: SentStatusRow): SentStatus {
+export function toSentStatus (r: SentStatusRecord): SentStatus {
   return {
     id: String(r.id),
     type: r.type,
     content: r.content,
     caption: r.caption,
-    timestamp: iso(r.created_at),
-    platformMessageId: r.message_id,
-    contactCount: r.contact_count,
-    targetNumbers: r.target_numbers,
+    timestamp: iso(r.createdAt),
+    platformMessageId: r.messageId,
+    contactCount: r.contactCount,
+    targetNumbers: r.targetNumbers,
     audience: r.audience === null ? null : JSON.parse(r.audience) as AudienceSnapshot,
-    viewerCount: r.viewer_count,
-    reactionCount: r.reaction_count,
-    replyCount: r.reply_count,
+    viewerCount: r.viewerCount,
+    reactionCount: r.reactionCount,
+    replyCount: r.replyCount,
     error: r.error,
     unreachable: r.unreachable === '' ? [] : r.unreachable.split(','),
     mentions: r.mentions === '' ? [] : r.mentions.split(','),
     state: r.state,
-    sentCount: r.sent_count
+    sentCount: r.sentCount
   }
 }

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Socket } from 'socket.io'
 import { SESSION_ID_PATTERN } from '../../schemas/common.js'
 import { ROOM_ALL, sessionRoom } from './rooms.js'
-import { apiKeyFrom } from '../keys/auth.js'
+import { apiKeyFrom } from '../auth/index.js'
 import { canSee, type Principal } from '../keys/store.js'
 
 // Which sessions a socket.io client hears. By default every session its key may see; or the sessions it

@@ -34,12 +34,12 @@ export function createContactStatusAnswers (deps: AnswerDeps) {
   async function sendLike (sessionId: string, statusId: string, emoji: string): Promise<ContactStatusLiked> {
     const row = await deps.requireStatus(sessionId, statusId)
     requireConnected(sessionId)
-    const { messageId } = await deps.platform.likeContactStatus(sessionId, { statusId: row.message_id, poster: row.from_jid, emoji })
+    const { messageId } = await deps.platform.likeContactStatus(sessionId, { statusId: row.messageId, poster: row.fromJid, emoji })
     const at = deps.now()
     if (emoji === '') await answers.clearLike(row.seq)
     else await answers.setLike(row.seq, { emoji, messageId, likedAt: at })
-    deps.log.info({ sessionId, statusId: row.message_id, messageId, liked: emoji !== '' }, emoji === '' ? "contact's status like taken back" : "contact's status liked")
-    return { id: row.message_id, likedAt: emoji === '' ? null : iso(at), likeEmoji: emoji === '' ? null : emoji, messageId }
+    deps.log.info({ sessionId, statusId: row.messageId, messageId, liked: emoji !== '' }, emoji === '' ? "contact's status like taken back" : "contact's status liked")
+    return { id: row.messageId, likedAt: emoji === '' ? null : iso(at), likeEmoji: emoji === '' ? null : emoji, messageId }
   }
 
   return {
@@ -58,16 +58,16 @@ export function createContactStatusAnswers (deps: AnswerDeps) {
       const row = await deps.requireStatus(sessionId, statusId)
       requireConnected(sessionId)
       const { messageId } = await deps.platform.replyToContactStatus(sessionId, {
-        statusId: row.message_id,
-        poster: row.from_jid,
-        to: row.from_lid ?? row.from_jid,
+        statusId: row.messageId,
+        poster: row.fromJid,
+        to: row.fromLid ?? row.fromJid,
         text,
-        quoted: { type: row.type, text: row.text, caption: row.caption, mediaRef: row.media_ref }
+        quoted: { type: row.type, text: row.text, caption: row.caption, mediaRef: row.mediaRef }
       })
       const at = deps.now()
       await answers.addReply(row.seq, { messageId, text, sentAt: at })
-      deps.log.info({ sessionId, statusId: row.message_id, messageId }, "replied to a contact's status")
-      return { id: row.message_id, messageId, sentAt: iso(at) }
+      deps.log.info({ sessionId, statusId: row.messageId, messageId }, "replied to a contact's status")
+      return { id: row.messageId, messageId, sentAt: iso(at) }
     },
 
     /** the views with the account's answers filled in (each view's row at the same index) */

@@ -46,7 +46,7 @@ export function createContactStatusService (deps: ContactStatusDeps) {
   async function requireStatus (sessionId: string, statusId: string): Promise<ContactStatusRecord> {
     await requireSession(sessionId)
     const row = await store.find(sessionId, statusId)
-    if (row === undefined || row.posted_at < now() - deps.statusTtlMs) throw new StatusNotFound()
+    if (row === undefined || row.postedAt < now() - deps.statusTtlMs) throw new StatusNotFound()
     return row
   }
 
@@ -76,32 +76,32 @@ export function createContactStatusService (deps: ContactStatusDeps) {
      */
     async view (sessionId: string, statusId: string): Promise<{ id: string, viewedAt: string, sent: boolean }> {
       const row = await requireStatus(sessionId, statusId)
-      if (row.viewed_at !== null) return { id: row.message_id, viewedAt: iso(row.viewed_at), sent: false }
+      if (row.viewedAt !== null) return { id: row.messageId, viewedAt: iso(row.viewedAt), sent: false }
       // a stored session that is not running here (yet) is not connected, as for a send
       if (deps.platform.snapshot(sessionId)?.connected !== true) throw new NotConnected()
-      const participant = row.from_lid ?? row.from_jid
+      const participant = row.fromLid ?? row.fromJid
       await deps.platform.viewContactStatus(sessionId, {
-        messageId: row.message_id,
+        messageId: row.messageId,
         participant,
-        participantPn: row.from_number === null ? null : pnJid(row.from_number)
+        participantPn: row.fromNumber === null ? null : pnJid(row.fromNumber)
       })
       const at = now()
-      await store.markViewed(sessionId, row.message_id, at)
-      deps.log.info({ sessionId, statusId: row.message_id }, "contact's status marked viewed")
-      return { id: row.message_id, viewedAt: iso(at), sent: true }
+      await store.markViewed(sessionId, row.messageId, at)
+      deps.log.info({ sessionId, statusId: row.messageId }, "contact's status marked viewed")
+      return { id: row.messageId, viewedAt: iso(at), sent: true }
     },
 
     /** GET …/media: the decrypted media, streamed from the platform's media server (nothing is kept). */
     async media (sessionId: string, statusId: string): Promise<{ stream: Readable, mimetype: string, size: number | null }> {
       const row = await requireStatus(sessionId, statusId)
-      if (row.media_ref === null) throw new NoStatusMedia()
-      const { url } = JSON.parse(row.media_ref) as { url: string | null }
+      if (row.mediaRef === null) throw new NoStatusMedia()
+      const { url } = JSON.parse(row.mediaRef) as { url: string | null }
       let named: string | undefined
       try { named = url === null ? undefined : new URL(url).host } catch { named = undefined }
       // the status names its media's address; only the platform's hosts are fetched unless ALLOW_PRIVATE_URLS
       const host = named !== undefined && (deps.anyMediaHost || PLATFORM_MEDIA_HOST.test(new URL(`https://${named}`).hostname)) ? named : DEFAULT_MEDIA_HOST
       try {
-        const stream = await deps.platform.contactStatusMedia(row.media_ref, host)
+        const stream = await deps.platform.contactStatusMedia(row.mediaRef, host)
         return { stream, mimetype: row.mimetype ?? 'application/octet-stream', size: row.size }
       } catch (err) {
         throw new StatusMediaFailed((err as Error).message)

@@ -9,22 +9,22 @@ const iso = (ms: number): string => new Date(ms).toISOString()
 
 export function toContactStatus (r: ContactStatusRecord): ContactStatusView {
   return {
-    id: r.message_id,
-    number: r.from_number,
-    lid: r.from_lid,
-    jid: r.from_jid,
+    id: r.messageId,
+    number: r.fromNumber,
+    lid: r.fromLid,
+    jid: r.fromJid,
     type: r.type as ContactStatusView['type'],
     text: r.text,
     caption: r.caption,
     mediaType: r.mimetype,
     mediaSize: r.size,
-    postedAt: iso(r.posted_at),
-    receivedAt: iso(r.received_at),
-    viewedAt: r.viewed_at === null ? null : iso(r.viewed_at),
+    postedAt: iso(r.postedAt),
+    receivedAt: iso(r.receivedAt),
+    viewedAt: r.viewedAt === null ? null : iso(r.viewedAt),
     error: r.error,
-    mentionsMe: r.mentions_me === 1,
-    groupJid: r.group_jid,
-    groupSubject: r.group_subject,
+    mentionsMe: r.mentionsMe,
+    groupJid: r.groupJid,
+    groupSubject: r.groupSubject,
     ...NO_ANSWERS
   }
 }

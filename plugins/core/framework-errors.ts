@@ -1,8 +1,8 @@
 import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
-import { staticSecurityHeaders } from '../external/helmet.js'
-import { REQUEST_ID_HEADER } from './request-id.js'
+import { staticSecurityHeaders } from '../helmet/index.js'
+import { REQUEST_ID_HEADER } from '../request-id/index.js'
 
 // Fastify answers some requests before any route, hook or error handler runs: the router's own errors
 // (`frameworkErrors`) and Node's HTTP parser errors (`clientErrorHandler`). Both answer in the envelope

@@ -5,7 +5,7 @@ import { EventPageSchema, EventsQuerySchema } from '../../schemas/event-log.js'
 import { SessionNotFound } from '../../src/errors.js'
 import { payloadOf } from './replay.js'
 
-/** The sessions the request's key may see (null: all): set by the key check (plugins/keys/auth.ts). */
+/** The sessions the request's key may see (null: all): set by the key check (plugins/auth/index.ts). */
 export function keySessions (req: FastifyRequest): readonly string[] | null {
   return req.keySessionIds
 }

@@ -3,7 +3,7 @@ import { contactJid } from '../../src/jid.js'
 import type { InteractionSink, StatusInteraction } from '../../src/platform/types.js'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Stores } from '../../src/db/stores/index.js'
-import type { DomainEvents } from '../broadcaster/domain-events.js'
+import type { DomainEvents } from '../domain-events/index.js'
 import { toReaction, toReply } from '../../src/api-shapes.js'
 
 /** What the interaction ingest uses of the other decorators. */
@@ -32,7 +32,7 @@ export function createInteractionIngest (deps: InteractionIngestDeps) {
       const row = await events.within(async (tx, emit) => {
         const reaction = { ...from, statusMessageId: i.statusMessageId, messageId: i.messageId, emoji: i.emoji, at: i.at }
         const r = await tx.viewers.recordReaction(sessionId, reaction)
-        if (r !== undefined) emit('status-reaction', { sessionId, statusId: String(r.status_id), reaction: toReaction(r), ...(r.emoji === '' ? { removed: true as const } : {}) })
+        if (r !== undefined) emit('status-reaction', { sessionId, statusId: String(r.statusId), reaction: toReaction(r), ...(r.emoji === '' ? { removed: true as const } : {}) })
         return r
       })
       if (row === undefined) stats.ignored++
@@ -40,7 +40,7 @@ export function createInteractionIngest (deps: InteractionIngestDeps) {
     } else {
       const row = await events.within(async (tx, emit) => {
         const r = await tx.viewers.recordReply(sessionId, { ...from, statusMessageId: i.statusMessageId, messageId: i.messageId, text: i.text, at: i.at })
-        if (r !== undefined) emit('status-reply', { sessionId, statusId: String(r.status_id), reply: toReply(r) })
+        if (r !== undefined) emit('status-reply', { sessionId, statusId: String(r.statusId), reply: toReply(r) })
         return r
       })
       if (row === undefined) stats.ignored++

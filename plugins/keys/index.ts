@@ -4,13 +4,13 @@ import routes from './routes.js'
 
 /**
  * The keys concern: who may call the API, and how often. The key store and its checks are the `auth`
- * plugin (auth.ts, which socket.io and the webhooks use too); this plugin puts every /api route behind
+ * plugin (plugins/auth/, which socket.io and the webhooks use too); this plugin puts every /api route behind
  * them, counts requests (limits.ts) and serves /api/keys.
  */
 export default fp(async (app) => {
   const limitPerKey = limitRequests(app)
   // preParsing, not onRequest: the per-address limit (onRequest, limits.ts) must count unauthenticated
-  // requests too, and no body is parsed before the key is checked. The key (admin or scoped, auth.ts) is
+  // requests too, and no body is parsed before the key is checked. The key (admin or scoped, plugins/auth/) is
   // counted too, then it must see the route's session and hold the scope the route declares (`config.scope`,
   // route-scope.ts; a route with none is public, and the start refuses one that declares neither). A request another
   // node of the cluster passed on carries that node's signed word for who the caller is instead of the

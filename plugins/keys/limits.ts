@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 
 /**
  * The 429 of every request limit, with Retry-After (the error handler sets an error's `headers` on the answer):
- * this file's counts and @fastify/rate-limit's for /metrics (plugins/external/rate-limit.ts, which imports it).
+ * this file's counts and @fastify/rate-limit's for /metrics (plugins/rate-limit/index.ts, which imports it).
  */
 export function tooMany (ttl: number): Error {
   const seconds = Math.max(1, Math.ceil(ttl / 1000))

@@ -3,7 +3,7 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import type { Config } from '../../src/config.js'
 import type { Stores } from '../../src/db/stores/index.js'
 import { BadRequest, PacingLimit } from '../../src/errors.js'
-import type { DomainEvents } from '../broadcaster/domain-events.js'
+import type { DomainEvents } from '../domain-events/index.js'
 
 // Pacing (issue 24): per session, at most SEND_MAX_STATUSES_PER_DAY posts and SEND_MAX_RECIPIENTS_PER_DAY
 // recipients in any 24 hours (counted from the stored statuses, so every node and a restart agree), and an
@@ -48,13 +48,13 @@ export function createPacing (deps: PacingDeps) {
     let freeAt = t
     if (maxPosts > 0 && posts.length + 1 > maxPosts) {
       // the oldest posts leave the window one by one: the one that makes room for this post
-      freeAt = Math.max(freeAt, posts[posts.length - maxPosts].created_at + DAY_MS)
+      freeAt = Math.max(freeAt, posts[posts.length - maxPosts].createdAt + DAY_MS)
     }
     if (maxRecipients > 0) {
-      let sum = posts.reduce((n, p) => n + p.contact_count, 0)
+      let sum = posts.reduce((n, p) => n + p.contactCount, 0)
       for (let i = 0; sum + recipients > maxRecipients && i < posts.length; i++) {
-        sum -= posts[i].contact_count
-        freeAt = Math.max(freeAt, posts[i].created_at + DAY_MS)
+        sum -= posts[i].contactCount
+        freeAt = Math.max(freeAt, posts[i].createdAt + DAY_MS)
       }
     }
     if (freeAt <= t) return { ok: true }

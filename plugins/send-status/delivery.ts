@@ -1,5 +1,5 @@
 import type { FastifyError } from 'fastify'
-import type { StatusRecord } from '../../src/db/stores/statuses.js'
+import type { Status } from '../../src/db/stores/statuses.js'
 import type { NewEvent } from '../../src/db/stores/events.js'
 import type { SendProgress, StatusContent, StatusSetting } from '../../src/platform/types.js'
 import type { SendStatusBody } from '../../schemas/status.js'
@@ -69,22 +69,22 @@ export function stoppedMessage (sentCount: number, contactCount: number, maybe: 
 }
 
 /** A row a crash left `sending` that cannot be resumed: partial with what it has, or removed when nobody has (or may have) it. */
-export async function abandon ({ events, log }: Pick<SendStatusDeps, 'events' | 'log'>, row: StatusRecord, have: number, why: string): Promise<void> {
+export async function abandon ({ events, log }: Pick<SendStatusDeps, 'events' | 'log'>, row: Status, have: number, why: string): Promise<void> {
   const id = String(row.id)
   if (have === 0) {
     const removed = await events.within(async (tx, emit) => {
       if (!await tx.statuses.remove(row.id)) return false
-      emit('statuses-updated', { sessionId: row.session_id, statusId: id, action: 'send-failed', message: `Status ${id} was not sent: ${why}` })
+      emit('statuses-updated', { sessionId: row.sessionId, statusId: id, action: 'send-failed', message: `Status ${id} was not sent: ${why}` })
       return true
     })
-    if (removed) log.warn({ sessionId: row.session_id, statusId: row.id, why }, 'interrupted send had reached nobody; removed')
+    if (removed) log.warn({ sessionId: row.sessionId, statusId: row.id, why }, 'interrupted send had reached nobody; removed')
     return
   }
-  const message = `Status sent to ${row.sent_count} of ${row.contact_count}; not resumed: ${why}`
+  const message = `Status sent to ${row.sentCount} of ${row.contactCount}; not resumed: ${why}`
   const kept = await events.within(async (tx, emit) => {
-    if (!await tx.statuses.finish(row.id, { state: 'partial', sentCount: row.sent_count, error: `Sending stopped after ${row.sent_count} of ${row.contact_count}: ${why}` })) return false
-    emit('statuses-updated', { sessionId: row.session_id, statusId: id, action: 'partial', message: `Status ${id}: ${message}` })
+    if (!await tx.statuses.finish(row.id, { state: 'partial', sentCount: row.sentCount, error: `Sending stopped after ${row.sentCount} of ${row.contactCount}: ${why}` })) return false
+    emit('statuses-updated', { sessionId: row.sessionId, statusId: id, action: 'partial', message: `Status ${id}: ${message}` })
     return true
   })
-  if (kept) log.warn({ sessionId: row.session_id, statusId: row.id, sentCount: row.sent_count, why }, 'interrupted send not resumed; kept as partial')
+  if (kept) log.warn({ sessionId: row.sessionId, statusId: row.id, sentCount: row.sentCount, why }, 'interrupted send not resumed; kept as partial')
 }

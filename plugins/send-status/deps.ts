@@ -3,7 +3,7 @@ import type { Static } from '@sinclair/typebox'
 import type { Config } from '../../src/config.js'
 import type { Stores } from '../../src/db/stores/index.js'
 import type { SendStatusAcceptedSchema, SendStatusResultSchema } from '../../schemas/status.js'
-import type { DomainEvents } from '../broadcaster/domain-events.js'
+import type { DomainEvents } from '../domain-events/index.js'
 import type { EventLog } from '../events/log.js'
 import type { AudienceResolver } from '../audiences/resolve.js'
 

@@ -1,4 +1,4 @@
-import type { StatusRecord } from '../../src/db/stores/statuses.js'
+import type { Status } from '../../src/db/stores/statuses.js'
 import type { StatusSetting } from '../../src/platform/types.js'
 import type { AudienceSnapshot } from '../../schemas/audience.js'
 import type { SendStatusBody } from '../../schemas/status.js'
@@ -33,9 +33,9 @@ export function chooseRecipients (audiences: Pick<AudienceResolver, 'resolve'>, 
   }
 }
 
-/** A stored row's recipients (the own number not yet left out) and the status_setting it was posted with. */
-export function storedRecipients (row: Pick<StatusRecord, 'target_numbers' | 'audience'>): { recipients: string[], statusSetting?: StatusSetting } {
-  if (row.audience === null) return { recipients: row.target_numbers.split(',').filter((n) => n !== '') }
+/** A stored status's recipients (the own number not yet left out) and the status_setting it was posted with. */
+export function storedRecipients (row: Pick<Status, 'targetNumbers' | 'audience'>): { recipients: string[], statusSetting?: StatusSetting } {
+  if (row.audience === null) return { recipients: row.targetNumbers.split(',').filter((n) => n !== '') }
   const snapshot = JSON.parse(row.audience) as AudienceSnapshot
   return { recipients: snapshot.recipients, statusSetting: snapshot.statusSetting }
 }

@@ -1,4 +1,4 @@
-import type { StatusRecord } from '../../src/db/stores/statuses.js'
+import type { InterruptedStatus } from '../../src/db/stores/statuses.js'
 import { fromPlatform, NotConnected, SendFailed, SessionNotFound } from '../../src/errors.js'
 import { pnJid } from '../../src/jid.js'
 import type { SendStatusResult } from '../../src/platform/types.js'
@@ -64,19 +64,19 @@ export function createSending (deps: SendStatusDeps) {
       createdAt = Date.now()
       // The row exists before the first stanza goes out, so receipts that race the send find it.
       statusId = await statuses.insert({
-        session_id: sessionId,
+        sessionId: sessionId,
         type: body.type,
         content: body.content,
         caption: prepared.caption,
-        message_id: messageId,
+        messageId: messageId,
         state: 'sending',
-        created_at: createdAt,
-        contact_count: contactCount,
-        target_numbers: chosen.requested.join(','),
+        createdAt: createdAt,
+        contactCount: contactCount,
+        targetNumbers: chosen.requested.join(','),
         audience: audience === null ? null : JSON.stringify(audience),
         mentions: mentions.join(','),
-        media_file: prepared.mediaFile,
-        background_color: prepared.backgroundColor,
+        mediaFile: prepared.mediaFile,
+        backgroundColor: prepared.backgroundColor,
         font: prepared.font,
         error: null
       })
@@ -225,33 +225,33 @@ export function createSending (deps: SendStatusDeps) {
     return { statusId: id, message, platformMessageId: d.messageId, contactCount: d.contactCount, state: 'partial', sentCount }
   }
 
-  async function resume (row: StatusRecord): Promise<void> {
+  async function resume (row: InterruptedStatus): Promise<void> {
     // the ones whose chunk went out unacknowledged are sent again (at least once for them)
     const done = await statuses.recipients(row.id, 'confirmed')
     const have = (await statuses.recipients(row.id, 'all')).length
     // the message is stored before the first chunk goes out: without it nothing went out
-    if (row.message_payload === null) { await abandon({ events, log }, row, have, 'the service stopped before it went out'); return }
-    const open = await whenOpen({ platform, waiting, closing: () => closing }, row.session_id, config.sendReconnectWaitMs)
+    if (row.messagePayload === null) { await abandon({ events, log }, row, have, 'the service stopped before it went out'); return }
+    const open = await whenOpen({ platform, waiting, closing: () => closing }, row.sessionId, config.sendReconnectWaitMs)
     if ('why' in open) { await abandon({ events, log }, row, have, open.why); return }
     // the first chunk starts with the own number: another account linked meanwhile must not continue it
     if (done.length > 0 && !done.includes(pnJid(open.own))) { await abandon({ events, log }, row, have, 'the session is linked to another account now'); return }
     const { recipients: stored, statusSetting } = storedRecipients(row)
     const mentions = storedMentions(row.mentions)
     const recipients = withMentions(stored, mentions)
-    log.info({ sessionId: row.session_id, statusId: row.id, done: done.length, contactCount: row.contact_count }, 'resuming a send interrupted by a restart')
+    log.info({ sessionId: row.sessionId, statusId: row.id, done: done.length, contactCount: row.contactCount }, 'resuming a send interrupted by a restart')
     await deliver({
       statusId: row.id,
-      sessionId: row.session_id,
-      messageId: row.message_id,
+      sessionId: row.sessionId,
+      messageId: row.messageId,
       ownNumber: open.own,
       recipients: recipients.filter((n) => n !== open.own),
       statusSetting,
       mentions,
-      contactCount: row.contact_count,
-      prepared: row.message_payload,
+      contactCount: row.contactCount,
+      prepared: row.messagePayload,
       done,
-      shown: { type: row.type, content: row.content, caption: row.caption, createdAt: row.created_at }
-    }).catch((err: unknown) => { log.warn({ err, sessionId: row.session_id, statusId: row.id }, 'resumed send failed') })
+      shown: { type: row.type, content: row.content, caption: row.caption, createdAt: row.createdAt }
+    }).catch((err: unknown) => { log.warn({ err, sessionId: row.sessionId, statusId: row.id }, 'resumed send failed') })
   }
 
   /**
@@ -260,7 +260,7 @@ export function createSending (deps: SendStatusDeps) {
    */
   async function recover (sessionIds?: string[]): Promise<number> {
     const only = sessionIds === undefined ? null : new Set(sessionIds)
-    const rows = (await statuses.interrupted()).filter((r) => (only === null || only.has(r.session_id)) && !active.has(r.id))
+    const rows = (await statuses.interrupted()).filter((r) => (only === null || only.has(r.sessionId)) && !active.has(r.id))
     if (rows.length > 0) log.warn({ count: rows.length }, 'sends interrupted by a restart found; resuming once their sessions reconnect')
     for (const row of rows) {
       void track(resume(row).catch((err: unknown) => { log.error({ err, statusId: row.id }, 'could not resume an interrupted send') }))

@@ -4,7 +4,7 @@ import type { SessionStore } from '../../src/db/stores/sessions.js'
 import { BadRequest, NotQrSession, SessionExists, SessionNotFound } from '../../src/errors.js'
 import type { AuthMethod, SessionSnapshot } from '../../src/platform/types.js'
 import type { SessionView } from '../../schemas/session.js'
-import type { DomainEvents } from '../broadcaster/domain-events.js'
+import type { DomainEvents } from '../domain-events/index.js'
 import { sessionView } from './view.js'
 import { canSee, type KeyStore, type Principal } from '../keys/store.js'
 

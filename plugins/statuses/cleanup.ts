@@ -23,7 +23,7 @@ export function createCleanup (deps: Pick<StatusDeps, 'stores' | 'config' | 'eve
       if (retention > 0) await tx.insights.keepExpired(before, now - retention)
       const gone = await tx.statuses.deleteBefore(before)
       const perSession = new Map<string, number>()
-      for (const s of gone) perSession.set(s.session_id, (perSession.get(s.session_id) ?? 0) + 1)
+      for (const s of gone) perSession.set(s.sessionId, (perSession.get(s.sessionId) ?? 0) + 1)
       for (const [sessionId, n] of perSession) {
         emit('statuses-updated', { sessionId, action: 'cleanup', message: `${n} expired status${n === 1 ? '' : 'es'} removed` })
       }
@@ -31,7 +31,7 @@ export function createCleanup (deps: Pick<StatusDeps, 'stores' | 'config' | 'eve
     })
     const pruned = await pruneInsights(now - retention)
     let uploads = 0
-    for (const file of new Set(expired.map((s) => s.media_file))) {
+    for (const file of new Set(expired.map((s) => s.mediaFile))) {
       if (await releaseMedia(file)) uploads++
     }
     for (const file of await uploadStore.unusedBefore(before)) {

@@ -3,7 +3,7 @@ import type { Static } from '@sinclair/typebox'
 import type { Config } from '../../src/config.js'
 import type { Stores } from '../../src/db/stores/index.js'
 import type { DeletedStatusSchema } from '../../schemas/status.js'
-import type { DomainEvents } from '../broadcaster/domain-events.js'
+import type { DomainEvents } from '../domain-events/index.js'
 
 // What the statuses' files share: the status service's dependencies and its answers' types. A file of its
 // own that imports none of them, so that each can import it (test/foundation/import-cycles.test.ts).

@@ -1,4 +1,4 @@
-import type { StatusInfo } from '../../src/db/stores/statuses.js'
+import type { Status } from '../../src/db/stores/statuses.js'
 import { SessionNotFound, StatusNotFound, StatusSending } from '../../src/errors.js'
 import type { Reaction, Reply, SentStatus, Viewer } from '../../schemas/status.js'
 import { toReaction, toReply, toSentStatus, toViewer } from '../../src/api-shapes.js'
@@ -19,7 +19,7 @@ export function createStatusService (deps: StatusDeps) {
     return session
   }
 
-  async function requireStatus (sessionId: string, statusId: string | number): Promise<StatusInfo> {
+  async function requireStatus (sessionId: string, statusId: string | number): Promise<Status> {
     await requireSession(sessionId)
     const status = await statuses.find(sessionId, Number(statusId))
     if (status === undefined) throw new StatusNotFound()
@@ -72,7 +72,7 @@ export function createStatusService (deps: StatusDeps) {
         try {
           // exactly the JIDs that have it: all of a sent status, the committed ones of a partial one
           // true only when the platform acked every chunk of the revoke without an error; a refusal throws with its code
-          deletedFromPlatform = await platform.revokeStatus(sessionId, status.message_id, await statuses.recipients(status.id))
+          deletedFromPlatform = await platform.revokeStatus(sessionId, status.messageId, await statuses.recipients(status.id))
           note = deletedFromPlatform
             ? 'Revoked on the platform for its recipients; the local record and any media file were removed too.'
             : `The platform did not confirm the revoke. ${PLATFORM_NOTE}`
@@ -92,7 +92,7 @@ export function createStatusService (deps: StatusDeps) {
       emit('statuses-updated', { sessionId, statusId: id, action: 'deleted', message: `Status ${id} deleted` })
       return true
     })
-    const deletedImageFile = await releaseMedia(status.media_file)
+    const deletedImageFile = await releaseMedia(status.mediaFile)
     return { statusId: id, message: 'Status deleted', deletedFromPlatform, deletedFromDatabase, deletedImageFile, note }
   }
 

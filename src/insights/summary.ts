@@ -7,33 +7,34 @@
 // status arrived (without a delivery receipt, deliveredAt is the view time); a recipient known only by its
 // LID is `<lid>@lid`.
 
-/** The status row as far as a summary needs it. */
+/** The status as far as a summary needs it (the statuses store's `Status` has these fields). */
 export interface SummarisedStatus {
   id: number
-  session_id: string
-  message_id: string
+  sessionId: string
+  messageId: string
   type: string
   content: string
   caption: string
-  created_at: number
-  contact_count: number
-  target_numbers: string
+  createdAt: number
+  contactCount: number
+  /** the requested recipients (digits), comma-separated */
+  targetNumbers: string
   /** the audience snapshot (JSON) or null */
   audience: string | null
 }
 
-/** Someone as the receipt and interaction rows name them: digits, or a LID jid while no number is known. */
+/** Someone as the receipts and interactions name them: digits, or a LID jid while no number is known. */
 interface Who { number: string | null, jid: string }
 
 export interface StatusFacts {
   status: SummarisedStatus
   /** the session's own number (left out of the lines) */
   own: string | null
-  deliveries: Array<Who & { delivered_at: number }>
-  viewers: Array<Who & { viewed_at: number, is_real: number }>
+  deliveries: Array<Who & { deliveredAt: number }>
+  viewers: Array<Who & { viewedAt: number, /** 1: a real contact's view */ isReal: number }>
   /** current reactions; '' is a reaction taken back */
   reactions: Array<Who & { emoji: string }>
-  replies: Array<Who & { replied_at: number }>
+  replies: Array<Who & { repliedAt: number }>
 }
 
 export interface SummaryLine {
@@ -82,7 +83,7 @@ export const timeToView = (postedAt: number, viewedAt: number): number => Math.m
 export function summarise (facts: StatusFacts): StatusSummary {
   const { status, own } = facts
   const snapshot = status.audience === null ? null : JSON.parse(status.audience) as Snapshot
-  const meant = snapshot === null ? status.target_numbers.split(',').filter((n) => n !== '') : snapshot.recipients ?? []
+  const meant = snapshot === null ? status.targetNumbers.split(',').filter((n) => n !== '') : snapshot.recipients ?? []
   const lines = new Map<string, SummaryLine>()
   const line = (key: string): SummaryLine => {
     let l = lines.get(key)
@@ -95,13 +96,13 @@ export function summarise (facts: StatusFacts): StatusSummary {
     const k = keyOf(d)
     if (k === null) continue
     const l = line(k)
-    if (l.deliveredAt === null || d.delivered_at < l.deliveredAt) l.deliveredAt = d.delivered_at
+    if (l.deliveredAt === null || d.deliveredAt < l.deliveredAt) l.deliveredAt = d.deliveredAt
   }
   for (const v of facts.viewers) {
-    const k = v.is_real === 1 ? keyOf(v) : null
+    const k = v.isReal === 1 ? keyOf(v) : null
     if (k === null) continue
     const l = line(k)
-    if (l.viewedAt === null || v.viewed_at < l.viewedAt) l.viewedAt = v.viewed_at
+    if (l.viewedAt === null || v.viewedAt < l.viewedAt) l.viewedAt = v.viewedAt
   }
   for (const r of facts.reactions) { const k = keyOf(r); if (k !== null && r.emoji !== '') line(k).reaction = r.emoji }
   for (const r of facts.replies) {
@@ -109,24 +110,24 @@ export function summarise (facts: StatusFacts): StatusSummary {
     if (k === null) continue
     const l = line(k)
     l.replies++
-    if (l.firstRepliedAt === null || r.replied_at < l.firstRepliedAt) l.firstRepliedAt = r.replied_at
+    if (l.firstRepliedAt === null || r.repliedAt < l.firstRepliedAt) l.firstRepliedAt = r.repliedAt
   }
   // a view implies delivery
   for (const l of lines.values()) if (l.viewedAt !== null) l.deliveredAt ??= l.viewedAt
   const all = [...lines.values()]
-  const delays = all.flatMap((l) => l.viewedAt === null ? [] : [timeToView(status.created_at, l.viewedAt)]).sort((a, b) => a - b)
+  const delays = all.flatMap((l) => l.viewedAt === null ? [] : [timeToView(status.createdAt, l.viewedAt)]).sort((a, b) => a - b)
   const text = status.type === 'text' ? status.content : status.caption
   return {
     statusId: status.id,
-    sessionId: status.session_id,
-    messageId: status.message_id,
+    sessionId: status.sessionId,
+    messageId: status.messageId,
     type: status.type,
     captionLength: [...text].length,
     audienceKind: snapshot === null ? 'numbers' : snapshot.type,
     audienceId: snapshot?.audienceId ?? null,
     audienceName: snapshot?.name ?? null,
-    audienceSize: status.contact_count,
-    postedAt: status.created_at,
+    audienceSize: status.contactCount,
+    postedAt: status.createdAt,
     recipients: all.length,
     delivered: all.filter((l) => l.deliveredAt !== null).length,
     viewed: delays.length,

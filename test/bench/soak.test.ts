@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process'
 import { resolve, join } from 'node:path'
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
+import { nodeArgs } from '../support/processes.js'
 
 // Issue 41's endurance run (bench/soak.ts) in its smoke variant: 3 linked sessions for 45 s of wall time holding
 // 3 compressed days of 15 s (statuses expire, summaries and the event log and webhook outbox are pruned), the
@@ -25,7 +26,8 @@ interface Summary {
 test('the soak in smoke mode stops by itself, loses no acked receipt, samples every series and prints its figures', { timeout: 180_000 }, async (t) => {
   const env: NodeJS.ProcessEnv = { ...process.env, BENCH_SMOKE: '1', SOAK_MINUTES: '0.75' }
   delete env.NODE_V8_COVERAGE
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'soak.ts')], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  // compiled when this test runs compiled (npm test), as the processes it starts are
+  const child = spawn(process.execPath, nodeArgs(join('bench', 'soak.ts')), { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
   t.after(() => { child.kill('SIGKILL') })
   let output = ''
   child.stdout.on('data', (c: Buffer) => { output += c.toString() })

@@ -14,9 +14,9 @@ dialectTest("the account's likes and replies: kept per status, gone with the sta
   const now = Date.now()
   await insertSession(app, SID, { createdAt: now })
   const { contactStatuses, contactStatusAnswers: answers } = app.stores
-  const base = { from_jid: '900000000011@lid', from_lid: '900000000011@lid', from_number: null, type: 'text', caption: null, mimetype: null, size: null, media_ref: null, error: null }
-  const a = (await contactStatuses.record(SID, { ...base, message_id: 'A', text: 'a', posted_at: now - 30 * 3_600_000 }, now))!
-  const b = (await contactStatuses.record(SID, { ...base, message_id: 'B', text: 'b', posted_at: now }, now))!
+  const base = { fromJid: '900000000011@lid', fromLid: '900000000011@lid', fromNumber: null, type: 'text', caption: null, mimetype: null, size: null, mediaRef: null, error: null }
+  const a = (await contactStatuses.record(SID, { ...base, messageId: 'A', text: 'a', postedAt: now - 30 * 3_600_000 }, now))!
+  const b = (await contactStatuses.record(SID, { ...base, messageId: 'B', text: 'b', postedAt: now }, now))!
 
   await answers.setLike(a.seq, { emoji: '💚', messageId: 'L1', likedAt: now })
   await answers.setLike(a.seq, { emoji: '😂', messageId: 'L2', likedAt: now + 1 })

@@ -13,8 +13,8 @@ const quiet: InCommit<unknown> = { needs: () => ({}), events: () => [] }
 async function seed (handle: DbHandle, sessionId = 's1', messageId = 'M1', createdAt = 1000): Promise<number> {
   await storesOf(handle).sessions.insert({ id: sessionId, name: sessionId, authMethod: 'qrcode', phoneNumber: null, createdAt })
   return await storesOf(handle).statuses.insert({
-    session_id: sessionId, type: 'text', content: 'x', caption: '', message_id: messageId, state: 'sending', created_at: createdAt,
-    contact_count: 2, target_numbers: '1555,1556', media_file: null, background_color: null, font: null, error: null
+    sessionId: sessionId, type: 'text', content: 'x', caption: '', messageId: messageId, state: 'sending', createdAt: createdAt,
+    contactCount: 2, targetNumbers: '1555,1556', mediaFile: null, backgroundColor: null, font: null, error: null
   })
 }
 
@@ -65,21 +65,21 @@ dialectTest('viewer store: earliest view wins, unknown statuses skipped, LID vie
   await record([view(null, 30), view('1558', 5, { isReal: false })])
   assert.deepEqual(await writer.unmappedLids('s1', 10), ['77@lid'])
   let rows = await writer.list(statusId)
-  assert.deepEqual(rows.map((r) => [r.viewer, r.number, r.viewed_at, r.is_real]), [
+  assert.deepEqual(rows.map((r) => [r.viewer, r.number, r.viewedAt, r.isReal]), [
     ['1558', '1558', 5, 0], ['1556', '1556', 10, 1], ['77@lid', null, 30, 1], ['1555', '1555', 40, 1]])
 
   // the LID turns out to be 1555, which has a later view already: merged, the earlier time wins
   const mapped = await writer.mapLids('s1', [{ lid: '77@lid', number: '1555' }], quiet)
   assert.deepEqual([...mapped], [statusId])
   rows = await writer.list(statusId)
-  assert.deepEqual(rows.map((r) => [r.viewer, r.viewed_at]), [['1558', 5], ['1556', 10], ['1555', 30]])
+  assert.deepEqual(rows.map((r) => [r.viewer, r.viewedAt]), [['1558', 5], ['1556', 10], ['1555', 30]])
   assert.deepEqual(await writer.unmappedLids('s1', 10), [])
   // what a commit's events read in its transaction: real viewers counted, the list in view order
   let read: unknown
   await writer.commitReceipts({ views: [view('1559', 1)], deliveries: [] }, { needs: () => ({ counts: [statusId], lists: [statusId] }), events: (_c, r) => { read = [r.counts.get(statusId), r.lists.get(statusId)?.map((v) => v.viewer)]; return [] } })
   assert.deepEqual(read, [3, ['1559', '1558', '1556', '1555']])
   const [sent] = await storesOf(handle).statuses.listSent('s1', 0)
-  assert.equal(sent.viewer_count, 4 - 1, 'real viewers only, as a number')
+  assert.equal(sent.viewerCount, 4 - 1, 'real viewers only, as a number')
   assert.deepEqual(await storesOf(handle).system.statusTotals(), { statuses: 1, lastCreatedAt: 1000, realViewers: 3 })
 })
 
@@ -97,7 +97,7 @@ dialectTest('send progress: payload, may-have-it rows, confirmed chunks, and a g
   assert.equal(row.sent_count, 1)
   assert.deepEqual([...(row.message_payload ?? [])], [9, 8, 7])
   const expired = await progress.deleteBefore(2000)
-  assert.deepEqual(expired, [{ id, session_id: 's1', media_file: null }])
+  assert.deepEqual(expired, [{ id, sessionId: 's1', mediaFile: null }])
   assert.equal(await progress.commitChunk(id, ['x@s'], 2), false)
   assert.equal(await progress.unconfirmed(id, ['x@s']), false)
   assert.equal(await progress.savePayload(id, new Uint8Array([1])), false)

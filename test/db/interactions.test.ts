@@ -11,8 +11,8 @@ dialectTest('reactions and replies: latest wins, redelivery no-op, LID rows get 
   const now = Date.now()
   await storesOf(handle).sessions.insert({ id: 's1', name: 's1', authMethod: 'qrcode', phoneNumber: null, createdAt: now })
   const statusId = await storesOf(handle).statuses.insert({
-    session_id: 's1', type: 'text', content: 'x', caption: '', message_id: 'S1', state: 'sent', created_at: now, contact_count: 2,
-    target_numbers: '', media_file: null, background_color: null, font: null, error: null
+    sessionId: 's1', type: 'text', content: 'x', caption: '', messageId: 'S1', state: 'sent', createdAt: now, contactCount: 2,
+    targetNumbers: '', mediaFile: null, backgroundColor: null, font: null, error: null
   })
   const A = { number: '1555', jid: '1555@s.whatsapp.net' }
   const lid = { number: null, jid: '88@lid' }
@@ -25,12 +25,12 @@ dialectTest('reactions and replies: latest wins, redelivery no-op, LID rows get 
   assert.ok(await store.recordReply('s1', { ...lid, statusMessageId: 'S1', messageId: 'P1', text: 'hi', at: now + 4000 }))
   assert.equal(await store.recordReply('s1', { ...lid, statusMessageId: 'S1', messageId: 'P1', text: 'hi', at: now + 4000 }), undefined)
   const reply = await store.recordReply('s1', { ...A, statusMessageId: 'S1', messageId: 'P2', text: 'yo', at: now + 5000 })
-  assert.equal(typeof reply?.received_at, 'number')
+  assert.equal(typeof reply?.receivedAt, 'number')
 
   assert.deepEqual(await store.unmappedInteractionLids('s1', 10), ['88@lid'])
   assert.deepEqual([...await store.mapInteractionLids('s1', [{ lid: '88@lid', number: '1555' }])], [statusId])
   assert.deepEqual(await store.unmappedInteractionLids('s1', 10), [])
-  assert.deepEqual((await store.reactions(statusId)).map((r) => [r.reactor, r.emoji, r.reacted_at]), [['1555', '😂', now + 3000]])
+  assert.deepEqual((await store.reactions(statusId)).map((r) => [r.reactor, r.emoji, r.reactedAt]), [['1555', '😂', now + 3000]])
   assert.deepEqual((await store.replies(statusId)).map((r) => [r.replier, r.number, r.text]), [['1555', '1555', 'hi'], ['1555', '1555', 'yo']])
   assert.deepEqual(await storesOf(handle).system.interactionTotals(), { reactions: 1, replies: 2 })
 })

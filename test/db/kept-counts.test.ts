@@ -29,8 +29,8 @@ const quiet: InCommit<unknown> = { needs: () => ({}), events: () => [] }
 
 async function status (handle: DbHandle, sessionId: string, messageId: string, createdAt = Date.now()): Promise<number> {
   return await storesFor(handle).statuses.insert({
-    session_id: sessionId, type: 'text', content: 'x', caption: '', message_id: messageId, state: 'sent', created_at: createdAt,
-    contact_count: 2, target_numbers: '', media_file: null, background_color: null, font: null, error: null
+    sessionId: sessionId, type: 'text', content: 'x', caption: '', messageId: messageId, state: 'sent', createdAt: createdAt,
+    contactCount: 2, targetNumbers: '', mediaFile: null, backgroundColor: null, font: null, error: null
   })
 }
 
@@ -124,7 +124,7 @@ dialectTest('kept counts: every write path keeps the columns equal to a recount'
   await receipts([view('D', '1555', 1), view('D', '1556', 2, false)])
   await react('1555', 'R10', '👍', 1, 'D')
   await reply('1555', 'P4', 'D')
-  assert.deepEqual((await statuses.listSent('s1', 0)).map((r) => [r.id, r.viewer_count, r.reaction_count, r.reply_count]), [[d, 1, 1, 1]])
+  assert.deepEqual((await statuses.listSent('s1', 0)).map((r) => [r.id, r.viewerCount, r.reactionCount, r.replyCount]), [[d, 1, 1, 1]])
 })
 
 dialectTest('kept counts: a seeded random walk of views, LIDs, reactions and replies', async (t, dialect) => {

@@ -32,8 +32,8 @@ test("a contact's status is acked only after its row is committed; a failed comm
       if (hold !== null) await hold
       if (failNext) { failNext = false; throw new Error('database unavailable') }
       await store.record(sessionId, {
-        message_id: s.messageId, from_jid: s.fromJid, from_lid: s.fromLid, from_number: s.fromNumber, type: s.type, text: s.text, caption: s.caption,
-        mimetype: s.mimetype, size: s.size, media_ref: s.mediaRef, error: s.error, posted_at: s.postedAt
+        messageId: s.messageId, fromJid: s.fromJid, fromLid: s.fromLid, fromNumber: s.fromNumber, type: s.type, text: s.text, caption: s.caption,
+        mimetype: s.mimetype, size: s.size, mediaRef: s.mediaRef, error: s.error, postedAt: s.postedAt
       }, Date.now())
     }
   }

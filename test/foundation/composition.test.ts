@@ -7,8 +7,8 @@ import Fastify from 'fastify'
 import fp from 'fastify-plugin'
 import { tsFiles } from '../support/imports.js'
 import { BEFORE_CONCERNS, CONCERNS, EXTERNAL } from '../../src/app.js'
-import configPlugin from '../../plugins/core/config.js'
-import requestIdPlugin from '../../plugins/core/request-id.js'
+import configPlugin from '../../plugins/config/index.js'
+import requestIdPlugin from '../../plugins/request-id/index.js'
 import { testConfig } from '../helper.js'
 import { ErrorEnvelopeSchema } from '../../schemas/envelope.js'
 import { inDependencyOrder, pluginMeta } from '../../src/plugin-order.js'
@@ -23,6 +23,9 @@ import { inDependencyOrder, pluginMeta } from '../../src/plugin-order.js'
 // - src/app.ts registers no routes file: each concern's index.ts registers its own
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
+
+/** plugins not yet the index.ts of a folder named as they are, each with what removes it */
+const NOT_IN_OWN_FOLDER: Record<string, string> = {}
 
 /** uses still outside the graph, each with what removes it */
 const KNOWN: Record<string, string> = {}
@@ -224,4 +227,51 @@ test('the check above fails on a plugin reading at registration a decorator it d
   }
   await assert.rejects(ready(withDependencies(late([]), [clock, late([])])), /clock is not a function/)
   await ready(withDependencies(late(['clock']), [clock, late(['clock'])]))
+})
+
+// One plugin per folder, the folder named as the plugin: `plugins/<name>/index.ts` is the plugin `<name>`, and
+// no other file of plugins/ calls fastify-plugin (a folder's other files are its routes, services and helpers).
+
+/** the files of `sources` (path → source) that break the rule, as "path: problem" */
+export function pluginFolderProblems (sources: Map<string, string>): string[] {
+  const problems: string[] = []
+  for (const [file, source] of sources) {
+    const code = source.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '')
+    const callsFp = /from 'fastify-plugin'/.test(code) || /\bfp\(/.test(code)
+    const names = pluginsIn(file, source).map((p) => p.name)
+    const parts = file.split('/')
+    const folder = parts.length === 3 && parts[0] === 'plugins' ? parts[1] : undefined
+    if (parts[parts.length - 1] !== 'index.ts' || folder === undefined) {
+      if (callsFp || names.length > 0) problems.push(`${file}: a plugin (${names.join(', ') || 'fastify-plugin'}) outside the index.ts of its own folder`)
+      continue
+    }
+    if (!callsFp && names.length === 0) continue
+    if (names.length !== 1 || names[0] !== folder) problems.push(`${file}: plugins ${JSON.stringify(names)}, expected the one plugin '${folder}'`)
+  }
+  return problems
+}
+
+test('every fastify-plugin under plugins/ is the index.ts of a folder named as the plugin', () => {
+  const problems = pluginFolderProblems(readAll())
+  const fileOf = (problem: string) => problem.slice(0, problem.indexOf(':'))
+  assert.deepEqual(problems.filter((p) => !(fileOf(p) in NOT_IN_OWN_FOLDER)), [])
+  const seen = new Set(problems.map(fileOf))
+  assert.deepEqual(Object.keys(NOT_IN_OWN_FOLDER).filter((f) => !seen.has(f)), [], 'these now keep the rule: remove them from NOT_IN_OWN_FOLDER')
+})
+
+test('the rule above can fail: two plugins in a folder, a plugin named apart from its folder, fp in a helper', () => {
+  const plugin = (name: string) => `import fp from 'fastify-plugin'\nexport default fp(async () => {}, { name: '${name}', dependencies: ['db'] })\n`
+  assert.deepEqual(pluginFolderProblems(new Map([
+    ['plugins/clock/index.ts', plugin('clock')],
+    ['plugins/clock/helper.ts', 'export const tick = () => 1\n'],
+    ['plugins/late/index.ts', plugin('late') + plugin('later').replace(/^import.*\n/, '')],
+    ['plugins/tick/index.ts', plugin('tock')],
+    ['plugins/tick/extra.ts', plugin('extra')],
+    ['plugins/tick/wrap.ts', "import fp from 'fastify-plugin'\nexport const wrap = (f) => fp(f)\n"]
+  ])), [
+    "plugins/late/index.ts: plugins [\"late\",\"later\"], expected the one plugin 'late'",
+    "plugins/tick/index.ts: plugins [\"tock\"], expected the one plugin 'tick'",
+    'plugins/tick/extra.ts: a plugin (extra) outside the index.ts of its own folder',
+    'plugins/tick/wrap.ts: a plugin (fastify-plugin) outside the index.ts of its own folder'
+  ])
 })

@@ -362,9 +362,9 @@ test('every error of src/errors.ts is in docs/api.md\'s status-code table, in th
 })
 
 test('every metric the service registers has a row in docs/operations.md', () => {
-  const names = [...read('plugins/metrics/registry.ts').matchAll(/name: '(status_tracker_[a-z_]+)'/g)].map((m) => m[1])
+  const names = [...read('plugins/metrics/index.ts').matchAll(/name: '(status_tracker_[a-z_]+)'/g)].map((m) => m[1])
   assert.ok(names.length >= 10, `the metrics are read (${names.length})`)
   const rows = read('docs/operations.md').split('\n').filter((l) => l.startsWith('| `status_tracker_'))
   const missing = names.filter((n) => !rows.some((r) => r.startsWith(`| \`${n}\` |`)))
-  assert.deepEqual(missing, [], 'metrics of plugins/metrics/registry.ts without a row in docs/operations.md#metrics')
+  assert.deepEqual(missing, [], 'metrics of plugins/metrics/index.ts without a row in docs/operations.md#metrics')
 })

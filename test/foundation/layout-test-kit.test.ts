@@ -7,7 +7,7 @@ import { importsOf, type Import } from '../support/imports.js'
 
 // The test kit's direction (issue 34): bench/ imports the kit in test/support/, and nothing under test/
 // imports bench/ (what a test needs from a benchmark belongs in the kit). A test may still run a benchmark
-// as a process (test/bench/smoke.test.ts): that is not an import.
+// as a process (test/bench/smoke-run.ts): that is not an import.
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
 

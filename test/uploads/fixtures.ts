@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { readdirSync, readFileSync } from 'node:fs'
 import type { FastifyInstance } from 'fastify'
 import { PNG } from 'pngjs'
-import type { LocalMediaStore } from '../../plugins/uploads/media-store.js'
+import type { LocalMediaStore } from '../../plugins/media-store/index.js'
 import { dbOf } from '../support/db.js'
 
 /** A real 2×2 PNG, encoded by pngjs. */

@@ -1,8 +1,8 @@
 import { CompiledQuery, sql, type Kysely } from 'kysely'
 import type pg from 'pg'
-import type { Database, ViewerRow } from '../database.js'
+import type { Database } from '../database.js'
 import { recentlyViewed, type NewEvent } from '../stores/events.js'
-import { listViewers, type CommitReads, type DeliveryToRecord, type InCommit, type ReceiptPart, type StatusChange, type ViewToRecord } from '../stores/viewers.js'
+import { listViewers, VIEWER_FIELDS_SQL, type CommitReads, type DeliveryToRecord, type InCommit, type ReceiptPart, type StatusChange, type ViewerRecord, type ViewToRecord } from '../stores/viewers.js'
 import { EVENT_LOG_LOCK, STATUS_ID_OF_DATA } from './events.js'
 import { pnJid } from '../../jid.js'
 
@@ -40,7 +40,7 @@ const RECORD_DELIVERIES = `insert into status_deliveries (status_id, recipient, 
   on conflict (status_id, recipient) do update set delivered_at = excluded.delivered_at where excluded.delivered_at < status_deliveries.delivered_at`
 // kept on the status row in this same transaction (migration 019's triggers)
 const REAL_COUNTS = 'select id as status_id, viewer_count as n from statuses where id = any($1::bigint[])'
-const LISTS = 'select * from viewers where status_id = any($1::bigint[]) order by status_id, viewed_at, viewer'
+const LISTS = `select ${VIEWER_FIELDS_SQL} from viewers where status_id = any($1::bigint[]) order by status_id, viewed_at, viewer`
 // Appends inside the transaction: the log's lock, then the rows, in one round trip (no joined row, so no
 // id, exists before the lock's row). Last in the transaction: the lock is held to the commit.
 const APPEND = `insert into event_log (type, session_id, created_at, data)
@@ -67,10 +67,10 @@ export function receipts (db: Db, pool: pg.Pool): ReceiptPart {
   }
 
   /** The lists of several statuses in one query: by status, first view first. */
-  async function lists (run: Run, statusIds: number[]): Promise<Map<number, ViewerRow[]>> {
-    const out = new Map<number, ViewerRow[]>(statusIds.map((id) => [id, []]))
+  async function lists (run: Run, statusIds: number[]): Promise<Map<number, ViewerRecord[]>> {
+    const out = new Map<number, ViewerRecord[]>(statusIds.map((id) => [id, []]))
     if (statusIds.length === 0) return out
-    for (const row of await run<ViewerRow>('receipts-lists', LISTS, [statusIds])) out.get(Number(row.status_id))?.push(row)
+    for (const row of await run<ViewerRecord>('receipts-lists', LISTS, [statusIds])) out.get(Number(row.statusId))?.push(row)
     return out
   }
 

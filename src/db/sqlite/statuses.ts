@@ -2,7 +2,7 @@ import type SQLite from 'better-sqlite3'
 import type { Kysely } from 'kysely'
 import type { Database } from '../database.js'
 import type { NewEvent } from '../stores/events.js'
-import { asBuffer, type SentStatusRow, type StatusProgress, type StatusStore } from '../stores/statuses.js'
+import { asBuffer, type SentStatus, type StatusProgress, type StatusStore } from '../stores/statuses.js'
 import { eventLog } from './events.js'
 import { onSqliteConnection } from './gate.js'
 
@@ -51,18 +51,20 @@ export function statusProgress (db: Db, sqlite: SQLite.Database): StatusProgress
  * is the shared Kysely query (src/db/stores/statuses.ts).
  */
 export function listSent (db: Db, sqlite: SQLite.Database): StatusStore['listSent'] {
-  // the columns in the order `row` reads them (a column the row type gains and `row` lacks fails the typecheck);
+  // the columns in the order `row` reads them (a field the record gains and `row` lacks fails the typecheck);
   // prepared on first use (a store made over an older schema, as a migration test does, does not fail)
   let select: SQLite.Statement<[string, number], unknown[]> | undefined
-  const prepare = (): SQLite.Statement<[string, number], unknown[]> => sqlite.prepare<[string, number], unknown[]>(`select id, type, content, caption, message_id, state, created_at,
-    contact_count, target_numbers, sent_count, error, unreachable, audience, mentions, viewer_count, reaction_count, reply_count
+  const prepare = (): SQLite.Statement<[string, number], unknown[]> => sqlite.prepare<[string, number], unknown[]>(`select id, session_id, type, content, caption, message_id, state, created_at,
+    contact_count, target_numbers, sent_count, media_file, background_color, font, error, unreachable, audience, mentions,
+    viewer_count, reaction_count, reply_count
     from statuses where session_id = ? and created_at >= ? order by created_at desc, id desc`).raw()
-  const row = (r: unknown[]): SentStatusRow => {
+  // the row made the record in one step (the record's fields, src/db/stores/statuses.ts: no second mapping pass)
+  const row = (r: unknown[]): SentStatus => {
     const v = r as any[] // eslint-disable-line @typescript-eslint/no-explicit-any -- the select's columns, in its order
     return {
-      id: v[0], type: v[1], content: v[2], caption: v[3], message_id: v[4], state: v[5], created_at: v[6], contact_count: v[7],
-      target_numbers: v[8], sent_count: v[9], error: v[10], unreachable: v[11], audience: v[12], mentions: v[13],
-      viewer_count: v[14], reaction_count: v[15], reply_count: v[16]
+      id: v[0], sessionId: v[1], type: v[2], content: v[3], caption: v[4], messageId: v[5], state: v[6], createdAt: v[7],
+      contactCount: v[8], targetNumbers: v[9], sentCount: v[10], mediaFile: v[11], backgroundColor: v[12], font: v[13],
+      error: v[14], unreachable: v[15], audience: v[16], mentions: v[17], viewerCount: v[18], reactionCount: v[19], replyCount: v[20]
     }
   }
   return async (sessionId, since) => await onSqliteConnection(db, sqlite, () => (select ??= prepare()).all(sessionId, since).map(row))

@@ -1,8 +1,8 @@
 import type SQLite from 'better-sqlite3'
 import type { Kysely } from 'kysely'
-import type { Database, ViewerRow } from '../database.js'
+import type { Database } from '../database.js'
 import { recentlyViewed, type NewEvent } from '../stores/events.js'
-import { listViewers, type CommitReads, type DeliveryToRecord, type InCommit, type LidMapping, type ReceiptPart, type ReceiptTurn, type StatusChange, type ViewToRecord } from '../stores/viewers.js'
+import { listViewers, VIEWER_FIELDS_SQL, type CommitReads, type DeliveryToRecord, type InCommit, type LidMapping, type ReceiptPart, type ReceiptTurn, type StatusChange, type ViewerRecord, type ViewToRecord } from '../stores/viewers.js'
 import { pnJid } from '../../jid.js'
 import { eventLog, STATUS_ID_OF_DATA } from './events.js'
 import { onSqliteConnection } from './gate.js'
@@ -42,7 +42,7 @@ export function receipts (db: Db, sqlite: SQLite.Database): ReceiptPart {
   // kept on the status row in this same transaction (migration 019's triggers)
   const realViewers = sqlite.prepare<[number], number>('select viewer_count from statuses where id = ?').pluck()
   // the full list of a busy status is read for its status-viewers-update (at most every 200 ms)
-  const allViewers = sqlite.prepare<[number], ViewerRow>('select * from viewers where status_id = ? order by viewed_at, viewer')
+  const allViewers = sqlite.prepare<[number], ViewerRecord>(`select ${VIEWER_FIELDS_SQL} from viewers where status_id = ? order by viewed_at, viewer`)
 
   // deliveries (issue 24): one insert-select per receipt; a redelivery or another device only moves the time earlier
   const insertDelivery = sqlite.prepare<[string, string | null, string, number, string, string]>(
@@ -102,7 +102,7 @@ export function receipts (db: Db, sqlite: SQLite.Database): ReceiptPart {
     if (changed.size > 0) appendFor(changed, inCommit)
     return changed
   })
-  const listEvents = sqlite.transaction((statusIds: number[], events: (lists: Map<number, ViewerRow[]>) => NewEvent[]): void => {
+  const listEvents = sqlite.transaction((statusIds: number[], events: (lists: Map<number, ViewerRecord[]>) => NewEvent[]): void => {
     log.append(events(reads({ lists: statusIds }).lists))
   })
   const run = async <T>(work: () => T): Promise<T> => await onSqliteConnection(db, sqlite, work)

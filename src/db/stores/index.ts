@@ -7,7 +7,7 @@ export type { OpenedStores, Stores } from './ports.js'
 
 /**
  * The stores: one port per aggregate (issue 34), every method `Promise<T>`, decorated as `app.stores`
- * (plugins/core/db.ts). Nothing outside `src/db` sees a dialect, a driver, the raw connection or a
+ * (plugins/db/index.ts). Nothing outside `src/db` sees a dialect, a driver, the raw connection or a
  * transaction flag (test/foundation/layout-stores.test.ts).
  *
  * The room (issue 40, docs/architecture.md):

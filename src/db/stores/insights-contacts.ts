@@ -16,7 +16,7 @@ export interface ContactQuery {
   offset: number
 }
 
-export interface ContactRow {
+export interface ContactFigures {
   recipient: string
   name: string | null
   received: number
@@ -52,7 +52,7 @@ interface Raw {
 }
 
 /** `scope` is the store's `with s (…), r (…)` prefix. */
-export async function contactRows (db: Kysely<Database>, scope: RawBuilder<unknown>, sessionId: string, q: ContactQuery): Promise<ContactRow[]> {
+export async function contactRows (db: Kysely<Database>, scope: RawBuilder<unknown>, sessionId: string, q: ContactQuery): Promise<ContactFigures[]> {
   const order = sql.raw(`${SORTS[q.sort]} ${q.order === 'asc' ? 'asc' : 'desc'} nulls last, a.recipient asc`)
   const page = q.limit === undefined ? sql`` : sql`limit ${q.limit} offset ${q.offset}`
   // a page not sorted by median: the page first, then the medians of its contacts only (no sort of every view)

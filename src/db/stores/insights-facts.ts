@@ -9,9 +9,11 @@ import { summarise, type StatusFacts, type StatusSummary, type SummarisedStatus 
 
 type Db = Kysely<Database>
 
+/** the columns a summary reads, as its fields */
 const STATUS_COLUMNS = [
-  'id', 'session_id', 'message_id', 'type', 'content', 'caption', 'created_at', 'contact_count', 'target_numbers', 'audience'
-] as const satisfies ReadonlyArray<keyof SummarisedStatus>
+  'id', 'session_id as sessionId', 'message_id as messageId', 'type', 'content', 'caption', 'created_at as createdAt',
+  'contact_count as contactCount', 'target_numbers as targetNumbers', 'audience'
+] as const
 
 /** statuses per batch of fact reads (one `in (…)` list each) */
 const BATCH = 200
@@ -46,7 +48,7 @@ async function eachBatch (db: Db, pick: StatusPick, use: (summaries: StatusSumma
 async function summariesOfRows (db: Db, rows: SummarisedStatus[]): Promise<StatusSummary[]> {
   if (rows.length === 0) return []
   const ids = rows.map((r) => r.id)
-  const sessionIds = [...new Set(rows.map((r) => r.session_id))]
+  const sessionIds = [...new Set(rows.map((r) => r.sessionId))]
   // one after another: on SQLite a transaction is one connection, on PostgreSQL one client
   const owners = await db.selectFrom('sessions').select(['id', 'own_number']).where('id', 'in', sessionIds).execute()
   const deliveries = await db.selectFrom('status_deliveries').select(['status_id', 'number', 'jid', 'delivered_at']).where('status_id', 'in', ids).execute()
@@ -55,17 +57,17 @@ async function summariesOfRows (db: Db, rows: SummarisedStatus[]): Promise<Statu
   const replies = await db.selectFrom('status_replies').select(['status_id', 'number', 'jid', 'replied_at']).where('status_id', 'in', ids).execute()
   const own = new Map(owners.map((o) => [o.id, o.own_number]))
   const facts = new Map<number, StatusFacts>(rows.map((status) => [status.id, {
-    status: { ...status, created_at: Number(status.created_at), contact_count: Number(status.contact_count) },
-    own: own.get(status.session_id) ?? null,
+    status: { ...status, createdAt: Number(status.createdAt), contactCount: Number(status.contactCount) },
+    own: own.get(status.sessionId) ?? null,
     deliveries: [],
     viewers: [],
     reactions: [],
     replies: []
   }]))
-  for (const d of deliveries) facts.get(d.status_id)?.deliveries.push({ ...d, delivered_at: Number(d.delivered_at) })
-  for (const v of viewers) facts.get(v.status_id)?.viewers.push({ ...v, viewed_at: Number(v.viewed_at), is_real: Number(v.is_real) })
-  for (const r of reactions) facts.get(r.status_id)?.reactions.push(r)
-  for (const r of replies) facts.get(r.status_id)?.replies.push({ ...r, replied_at: Number(r.replied_at) })
+  for (const d of deliveries) facts.get(d.status_id)?.deliveries.push({ number: d.number, jid: d.jid, deliveredAt: Number(d.delivered_at) })
+  for (const v of viewers) facts.get(v.status_id)?.viewers.push({ number: v.number, jid: v.jid, viewedAt: Number(v.viewed_at), isReal: Number(v.is_real) })
+  for (const r of reactions) facts.get(r.status_id)?.reactions.push({ number: r.number, jid: r.jid, emoji: r.emoji })
+  for (const r of replies) facts.get(r.status_id)?.replies.push({ number: r.number, jid: r.jid, repliedAt: Number(r.replied_at) })
   return [...facts.values()].map(summarise)
 }
 

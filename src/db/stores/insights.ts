@@ -2,9 +2,9 @@ import { sql, type Kysely, type RawBuilder } from 'kysely'
 import type { Database } from '../database.js'
 import type { StatusSummary } from '../../insights/summary.js'
 import { keepSummaries, lineColumns, summariesOf, summaryColumns } from './insights-facts.js'
-import { contactRows, type ContactQuery, type ContactRow } from './insights-contacts.js'
+import { contactRows, type ContactQuery, type ContactFigures } from './insights-contacts.js'
 
-export type { ContactQuery, ContactRow, ContactSort } from './insights-contacts.js'
+export type { ContactQuery, ContactFigures, ContactSort } from './insights-contacts.js'
 
 // Insights (issue 32): summaries of statuses that expired or were deleted (migration 017), and the figures
 // read over them and over the statuses still live. A live status is summarised by the same function as at
@@ -60,7 +60,7 @@ export interface InsightStore {
   /** The figures of `filter`, with a page of statuses (`limit` + 1 read, ids below `beforeId`). */
   overview: (filter: InsightFilter, page: { limit: number, beforeId?: number }) => Promise<InsightOverview>
   /** Per contact figures of `filter`, sorted; `limit` undefined: every row. */
-  contacts: (filter: InsightFilter, query: ContactQuery) => Promise<ContactRow[]>
+  contacts: (filter: InsightFilter, query: ContactQuery) => Promise<ContactFigures[]>
 }
 
 /** Live rows handed to SQL as one JSON parameter, as a table (the only words the backends differ in). */

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { Database } from '../database.js'
-import type { ReceiptPart, ViewerStore } from './viewers.js'
+import { REACTION_FIELDS, REPLY_FIELDS, type ReceiptPart, type ViewerStore } from './viewers.js'
 import { pnJid } from '../../jid.js'
 
 type Db = Kysely<Database>
@@ -36,7 +36,7 @@ export function interactions (db: Db): Omit<ViewerStore, keyof ReceiptPart> {
             eb('status_reactions.message_id', '<>', eb.ref('excluded.message_id')),
             eb('status_reactions.reacted_at', '<=', eb.ref('excluded.reacted_at'))
           ])))
-        .returningAll()
+        .returning(REACTION_FIELDS)
         .executeTakeFirst()
     },
     async recordReply (sessionId, r) {
@@ -48,17 +48,17 @@ export function interactions (db: Db): Omit<ViewerStore, keyof ReceiptPart> {
           replied_at: r.at, received_at: Date.now()
         })
         .onConflict((oc) => oc.columns(['status_id', 'message_id']).doNothing())
-        .returningAll()
+        .returning(REPLY_FIELDS)
         .executeTakeFirst()
     },
     async reactions (statusId) {
-      return await db.selectFrom('status_reactions').selectAll()
+      return await db.selectFrom('status_reactions').select(REACTION_FIELDS)
         .where('status_id', '=', statusId).where('emoji', '<>', '')
         .orderBy('reacted_at').orderBy('reactor')
         .execute()
     },
     async replies (statusId) {
-      return await db.selectFrom('status_replies').selectAll()
+      return await db.selectFrom('status_replies').select(REPLY_FIELDS)
         .where('status_id', '=', statusId)
         .orderBy('replied_at').orderBy('received_at').orderBy('message_id')
         .execute()

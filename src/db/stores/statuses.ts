@@ -1,42 +1,101 @@
 import type { Kysely } from 'kysely'
-import type { Database, NewStatusRow, StatusRow } from '../database.js'
+import type { Database, NewStatusRow } from '../database.js'
 import type { NewEvent } from './events.js'
-
-/** A status as the service keeps it (today the shape of its row): the port's own type, which plugins import (never the table's row type). */
-export type StatusRecord = StatusRow
 
 type Db = Kysely<Database>
 
-/** The counts the statuses row keeps (migration 019's triggers): real viewers, standing reactions, replies. */
-type KeptCounts = 'viewer_count' | 'reaction_count' | 'reply_count'
+/** what a status posts */
+export type StatusType = 'text' | 'image' | 'video' | 'audio' | 'url'
+/** `sending` while chunks go out (or until an interrupted send resumes), `sent` once every recipient has it, `partial` when it stopped with some of them */
+export type StatusState = 'sending' | 'sent' | 'partial'
 
-/** A status row without its stored message (which only a resumed send reads) and its kept counts. */
-export type StatusInfo = Omit<StatusRecord, 'message_payload' | KeptCounts>
-
-/** What the sent-statuses list shows of a status: its row less the session, the media file and the text style (issue 41: each column read costs). */
-export type SentStatusRow = Omit<StatusInfo, 'session_id' | 'media_file' | 'background_color' | 'font'> & Pick<StatusRecord, KeptCounts>
-
-export interface ExpiredStatus {
+/** A status as the service keeps it (without the stored message only a resumed send reads, and without its counts). */
+export interface Status {
   id: number
-  session_id: string
-  media_file: string | null
+  sessionId: string
+  type: StatusType
+  content: string
+  caption: string
+  /** the platform's message id (set before sending, so receipts that race the insert still match) */
+  messageId: string
+  state: StatusState
+  createdAt: number
+  contactCount: number
+  /** the requested recipients (digits), comma-separated, as stored */
+  targetNumbers: string
+  /** recipients the platform acknowledged */
+  sentCount: number
+  /** the upload's file name (image, video, audio), null otherwise */
+  mediaFile: string | null
+  backgroundColor: string | null
+  font: number | null
+  /** the platform's late rejection, or why a partial send stopped; null when fine */
+  error: string | null
+  /** recipients (digits) not sent to, comma-separated; '' when none */
+  unreachable: string
+  /** the audience snapshot (JSON: schemas/audience.ts AudienceSnapshot); null: targetNumbers chose the recipients */
+  audience: string | null
+  /** the numbers (digits) the status mentions, comma-separated; '' when none */
+  mentions: string
 }
 
-export interface DeliveryRow { recipient: string, number: string | null, jid: string, delivered_at: number }
+/** A status a crash left `sending`, with the message as built (null: it was not built yet). */
+export interface InterruptedStatus extends Status {
+  messagePayload: Uint8Array | null
+}
+
+/** A posted status with the counts kept with it (migration 019): real viewers, standing reactions, replies. */
+export interface SentStatus extends Status {
+  viewerCount: number
+  reactionCount: number
+  replyCount: number
+}
+
+/** A status to record (the row exists before the first stanza goes out). */
+export interface NewStatus {
+  sessionId: string
+  type: StatusType
+  content: string
+  caption: string
+  messageId: string
+  state: StatusState
+  createdAt: number
+  contactCount: number
+  targetNumbers: string
+  mediaFile: string | null
+  backgroundColor: string | null
+  font: number | null
+  error: string | null
+  audience?: string | null
+  mentions?: string
+}
+
+/** A status removed by expiry. */
+export interface ExpiredStatus {
+  id: number
+  sessionId: string
+  mediaFile: string | null
+}
+
+/** A status's first delivery receipt from one recipient. */
+export interface Delivery { recipient: string, number: string | null, jid: string, deliveredAt: number }
+
+/** A post pacing counts: when it was made, how many recipients it had. */
+export interface Post { createdAt: number, contactCount: number }
 
 /** Statuses, a send's progress (its recipients chunk by chunk), their delivery receipts and the posts pacing counts. */
 export interface StatusStore {
-  insert: (row: NewStatusRow) => Promise<number>
-  find: (sessionId: string, id: number) => Promise<StatusInfo | undefined>
+  insert: (status: NewStatus) => Promise<number>
+  find: (sessionId: string, id: number) => Promise<Status | undefined>
   /** Statuses (sending, sent or partial) created at or after `since`, newest first, with their counts of real viewers, reactions and replies. */
-  listSent: (sessionId: string, since: number) => Promise<SentStatusRow[]>
+  listSent: (sessionId: string, since: number) => Promise<SentStatus[]>
   /**
    * The JIDs that have the status (committed chunk by chunk), own number included: `confirmed` only those
    * the platform acknowledged, `all` also those whose chunk went out unacknowledged (what a revoke reaches).
    */
   recipients: (id: number, which?: 'all' | 'confirmed') => Promise<string[]>
   /** Rows a crash left `sending`, oldest first, with their stored message. */
-  interrupted: () => Promise<StatusRecord[]>
+  interrupted: () => Promise<InterruptedStatus[]>
   /** Records the recipients a send could not reach (no LID known for them); false when the row is gone. */
   setUnreachable: (id: number, numbers: string[]) => Promise<boolean>
   /** Ends a send: `sent`, or `partial` with why it stopped; false when the row is gone. */
@@ -51,15 +110,15 @@ export interface StatusStore {
   /** Deletes every status created before `before` (viewers go with them by cascade); what was deleted. */
   deleteBefore: (before: number) => Promise<ExpiredStatus[]>
   /** A status's delivery receipts, first delivery per recipient (the viewer store writes them with the receipts). */
-  deliveries: (statusId: number) => Promise<DeliveryRow[]>
+  deliveries: (statusId: number) => Promise<Delivery[]>
   /** A session's posts since `since` (ms), oldest first: when each was made and how many recipients it had (pacing). */
-  postsSince: (sessionId: string, since: number) => Promise<Array<{ created_at: number, contact_count: number }>>
+  postsSince: (sessionId: string, since: number) => Promise<Post[]>
 
   // A send's progress, written between two chunks: each resolves once committed, and answers false when
   // the status row is gone (deleted with its session meanwhile); nothing is written then.
   /** the built message, before the first chunk */
   savePayload: (id: number, bytes: Uint8Array) => Promise<boolean>
-  /** a chunk the platform acknowledged, with the new sent_count and the events reporting it, in one transaction */
+  /** a chunk the platform acknowledged, with the new sent count and the events reporting it, in one transaction */
   commitChunk: (id: number, jids: string[], sentCount: number, events?: NewEvent[]) => Promise<boolean>
   /** a chunk about to go out, or written but not acknowledged before the link closed: they may have it */
   unconfirmed: (id: number, jids: string[]) => Promise<boolean>
@@ -67,15 +126,38 @@ export interface StatusStore {
   notSent: (id: number, jids: string[]) => Promise<void>
 }
 
-const INFO_COLUMNS = [
-  'id', 'session_id', 'type', 'content', 'caption', 'message_id', 'state', 'created_at', 'contact_count', 'target_numbers',
-  'sent_count', 'media_file', 'background_color', 'font', 'error', 'unreachable', 'audience', 'mentions'
-] as const satisfies ReadonlyArray<keyof StatusInfo>
+// Row ↔ record, once for both backends: the reads name each column as the record's field (`session_id as
+// sessionId`), so rows come out as records with no mapping pass; the one write maps in toStatusRow.
 
-const LIST_COLUMNS = [
-  'id', 'type', 'content', 'caption', 'message_id', 'state', 'created_at', 'contact_count', 'target_numbers',
-  'sent_count', 'error', 'unreachable', 'audience', 'mentions', 'viewer_count', 'reaction_count', 'reply_count'
-] as const satisfies ReadonlyArray<keyof SentStatusRow>
+/** the status's columns as its record's fields */
+const STATUS_FIELDS = [
+  'id', 'session_id as sessionId', 'type', 'content', 'caption', 'message_id as messageId', 'state', 'created_at as createdAt',
+  'contact_count as contactCount', 'target_numbers as targetNumbers', 'sent_count as sentCount', 'media_file as mediaFile',
+  'background_color as backgroundColor', 'font', 'error', 'unreachable', 'audience', 'mentions'
+] as const
+
+const SENT_FIELDS = [...STATUS_FIELDS, 'viewer_count as viewerCount', 'reaction_count as reactionCount', 'reply_count as replyCount'] as const
+
+/** a new status as its row */
+export function toStatusRow (s: NewStatus): NewStatusRow {
+  return {
+    session_id: s.sessionId,
+    type: s.type,
+    content: s.content,
+    caption: s.caption,
+    message_id: s.messageId,
+    state: s.state,
+    created_at: s.createdAt,
+    contact_count: s.contactCount,
+    target_numbers: s.targetNumbers,
+    media_file: s.mediaFile,
+    background_color: s.backgroundColor,
+    font: s.font,
+    error: s.error,
+    ...(s.audience !== undefined ? { audience: s.audience } : {}),
+    ...(s.mentions !== undefined ? { mentions: s.mentions } : {})
+  }
+}
 
 export const asBuffer = (bytes: Uint8Array): Buffer => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
 
@@ -89,17 +171,17 @@ export function statusStore (db: Db, progress: StatusProgress): StatusStore {
 
 export function statusQueries (db: Db): Omit<StatusStore, keyof StatusProgress> {
   return {
-    async insert (row) {
-      const { id } = await db.insertInto('statuses').values(row).returning('id').executeTakeFirstOrThrow()
+    async insert (status) {
+      const { id } = await db.insertInto('statuses').values(toStatusRow(status)).returning('id').executeTakeFirstOrThrow()
       return id
     },
     async find (sessionId, id) {
-      return await db.selectFrom('statuses').select(INFO_COLUMNS).where('id', '=', id).where('session_id', '=', sessionId).executeTakeFirst()
+      return await db.selectFrom('statuses').select(STATUS_FIELDS).where('id', '=', id).where('session_id', '=', sessionId).executeTakeFirst()
     },
     async listSent (sessionId, since) {
       // the counts are columns kept where the rows are written (migration 019): the list's cost does not grow with reach
       return await db.selectFrom('statuses')
-        .select(LIST_COLUMNS)
+        .select(SENT_FIELDS)
         .where('session_id', '=', sessionId)
         .where('created_at', '>=', since)
         .orderBy('created_at', 'desc')
@@ -112,7 +194,7 @@ export function statusQueries (db: Db): Omit<StatusStore, keyof StatusProgress> 
       return (await query.execute()).map((r) => r.jid)
     },
     async interrupted () {
-      return await db.selectFrom('statuses').selectAll().where('state', '=', 'sending').orderBy('id').execute()
+      return await db.selectFrom('statuses').select([...STATUS_FIELDS, 'message_payload as messagePayload']).where('state', '=', 'sending').orderBy('id').execute()
     },
     async setUnreachable (id, numbers) {
       const result = await db.updateTable('statuses').set({ unreachable: numbers.join(',') }).where('id', '=', id).executeTakeFirst()
@@ -147,13 +229,13 @@ export function statusQueries (db: Db): Omit<StatusStore, keyof StatusProgress> 
       return scheduled !== undefined
     },
     async deleteBefore (before) {
-      return await db.deleteFrom('statuses').where('created_at', '<', before).returning(['id', 'session_id', 'media_file']).execute()
+      return await db.deleteFrom('statuses').where('created_at', '<', before).returning(['id', 'session_id as sessionId', 'media_file as mediaFile']).execute()
     },
     async deliveries (statusId) {
-      return await db.selectFrom('status_deliveries').select(['recipient', 'number', 'jid', 'delivered_at']).where('status_id', '=', statusId).orderBy('delivered_at').execute()
+      return await db.selectFrom('status_deliveries').select(['recipient', 'number', 'jid', 'delivered_at as deliveredAt']).where('status_id', '=', statusId).orderBy('delivered_at').execute()
     },
     async postsSince (sessionId, since) {
-      return await db.selectFrom('statuses').select(['created_at', 'contact_count'])
+      return await db.selectFrom('statuses').select(['created_at as createdAt', 'contact_count as contactCount'])
         .where('session_id', '=', sessionId).where('created_at', '>', since).orderBy('created_at').execute()
     }
   }

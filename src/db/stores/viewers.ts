@@ -1,13 +1,66 @@
 import type { Kysely } from 'kysely'
-import type { Database, StatusReactionRow, StatusReplyRow, ViewerRow } from '../database.js'
+import type { Database } from '../database.js'
 import type { NewEvent } from './events.js'
 
-/** A viewer of a status: who, when, and whether a real contact: the port's own type, which plugins import (never the table's row type). */
-export type ViewerRecord = ViewerRow
-/** A contact's standing reaction to a status: the port's own type, which plugins import (never the table's row type). */
-export type ReactionRecord = StatusReactionRow
-/** A contact's reply to a status: the port's own type, which plugins import (never the table's row type). */
-export type ReplyRecord = StatusReplyRow
+/** A viewer of a status: who, when, and whether a real contact. */
+export interface ViewerRecord {
+  statusId: number
+  /** the key: `number` when known, else the LID (`<lid>@lid`) */
+  viewer: string
+  /** digits; null while the viewer is a LID without a known number */
+  number: string | null
+  /** `<number>@s.whatsapp.net`, or the LID while `number` is null */
+  jid: string
+  viewedAt: number
+  /** 1: a real contact's view (as stored; 0: the own account's devices and the like) */
+  isReal: number
+}
+
+/** A contact's standing reaction to a status (the latest wins). */
+export interface ReactionRecord {
+  statusId: number
+  /** the key: `number` when known, else the LID */
+  reactor: string
+  number: string | null
+  jid: string
+  /** empty: taken back */
+  emoji: string
+  reactedAt: number
+  /** the platform's message id of the reaction */
+  messageId: string
+}
+
+/** A contact's reply to a status. */
+export interface ReplyRecord {
+  statusId: number
+  /** the platform's message id of the reply */
+  messageId: string
+  /** the key: `number` when known, else the LID */
+  replier: string
+  number: string | null
+  jid: string
+  text: string
+  /** the message's time (the platform gives seconds) */
+  repliedAt: number
+  /** when the service committed it: the order within one second */
+  receivedAt: number
+}
+
+// Row ↔ record, once for both backends: each read names the columns as the record's fields, so rows come out
+// as records with no mapping pass (the receipt commit reads viewer lists inside its transaction).
+
+/** a viewer's columns as its record's fields, for SQL text (the same words on SQLite and PostgreSQL) */
+export const VIEWER_FIELDS_SQL = 'status_id as "statusId", viewer, number, jid, viewed_at as "viewedAt", is_real as "isReal"'
+/** the same, for Kysely */
+export const VIEWER_FIELDS = ['status_id as statusId', 'viewer', 'number', 'jid', 'viewed_at as viewedAt', 'is_real as isReal'] as const
+/** a reaction's columns as its record's fields */
+export const REACTION_FIELDS = [
+  'status_id as statusId', 'reactor', 'number', 'jid', 'emoji', 'reacted_at as reactedAt', 'message_id as messageId'
+] as const
+/** a reply's columns as its record's fields */
+export const REPLY_FIELDS = [
+  'status_id as statusId', 'message_id as messageId', 'replier', 'number', 'jid', 'text', 'replied_at as repliedAt', 'received_at as receivedAt'
+] as const
 
 type Db = Kysely<Database>
 
@@ -124,5 +177,5 @@ export interface ViewerStore {
 export type ReceiptPart = Pick<ViewerStore, 'commitReceipts' | 'mapLids' | 'unmappedLids' | 'commitListEvents' | 'list' | 'recentlyViewed'>
 
 export async function listViewers (db: Db, statusId: number): Promise<ViewerRecord[]> {
-  return await db.selectFrom('viewers').selectAll().where('status_id', '=', statusId).orderBy('viewed_at').orderBy('viewer').execute()
+  return await db.selectFrom('viewers').select(VIEWER_FIELDS).where('status_id', '=', statusId).orderBy('viewed_at').orderBy('viewer').execute()
 }

@@ -12,7 +12,7 @@ export type { Loaded }
 // The start-up compatibility check (docs/architecture.md, habit 8): every internal of Baileys (and of what it loads:
 // ws, libsignal) the service relies on is listed in assumptions.ts and verified here against the copies
 // actually installed. When one does not hold, no session starts (platform.ts), the log names it and
-// /api/health shows it (plugins/system/health.ts). UPGRADING.md lists them with the tests guarding them.
+// /api/health shows it (plugins/health/index.ts). UPGRADING.md lists them with the tests guarding them.
 
 export interface BrokenAssumption { name: string, expects: string, source: string }
 

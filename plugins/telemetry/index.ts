@@ -43,7 +43,7 @@ export default fp(async (app) => {
     for (const [state, n] of Object.entries(counts)) metrics.sessions.set({ state }, n)
   })
   metrics.onScrape(() => { metrics.socketClients.set(app.io.of('/').sockets.size) })
-  // the announced end of this client build (plugins/system/client-expiry.ts)
+  // the announced end of this client build (plugins/health/client-expiry.ts)
   metrics.onScrape(() => { metrics.clientExpiry.set((platform.clientExpiration()?.expiresAt.getTime() ?? 0) / 1000) })
 
   // Webhooks: the worker counts attempts by result; the counter takes what was added since the last scrape.

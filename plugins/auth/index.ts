@@ -3,8 +3,8 @@ import fp from 'fastify-plugin'
 import bearerAuth from '@fastify/bearer-auth'
 import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import { Forbidden, SessionNotFound, Unauthorized } from '../../src/errors.js'
-import { ADMIN, canSee, createKeyStore, hasScope, type KeyStore, type Principal } from './store.js'
-import { undeclaredPolicy } from './route-scope.js'
+import { ADMIN, canSee, createKeyStore, hasScope, type KeyStore, type Principal } from '../keys/store.js'
+import { undeclaredPolicy } from '../keys/route-scope.js'
 
 declare module 'fastify' {
   interface FastifyInstance {

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import fp from 'fastify-plugin'
 import helmet, { type HelmetOptions } from 'helmet'
-import { CONTENT_SECURITY_POLICY } from './static.js'
+import { CONTENT_SECURITY_POLICY } from '../static/index.js'
 
 // Security headers on every response. Every response gets the dashboard's own strict policy (its pages
 // load only their own files, no inline code); swagger-ui at /docs replaces it on its pages with the same

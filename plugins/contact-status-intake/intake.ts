@@ -1,6 +1,6 @@
 import type { ContactStatus, ContactStatusSink } from '../../src/platform/platform.js'
-import type { DomainEvents } from '../broadcaster/domain-events.js'
-import { toContactStatus } from './view.js'
+import type { DomainEvents } from '../domain-events/index.js'
+import { toContactStatus } from '../contact-statuses/view.js'
 
 // Contacts' statuses as they arrive (issue 30): the platform hands each one over through this sink before it
 // acks its `<status>` stanza; it is committed here with its `contact-status` event (one transaction: the event
@@ -21,21 +21,21 @@ export function createContactStatusIntake (deps: ContactStatusIntakeDeps) {
     if (closed) throw new Error('contact statuses are closed')
     const row = await deps.events.within(async (tx, emit) => {
       const r = await tx.contactStatuses.record(sessionId, {
-        message_id: s.messageId,
-        from_jid: s.fromJid,
-        from_lid: s.fromLid,
-        from_number: s.fromNumber,
+        messageId: s.messageId,
+        fromJid: s.fromJid,
+        fromLid: s.fromLid,
+        fromNumber: s.fromNumber,
         type: s.type,
         text: s.text,
         caption: s.caption,
         mimetype: s.mimetype,
         size: s.size,
-        media_ref: s.mediaRef,
+        mediaRef: s.mediaRef,
         error: s.error,
-        posted_at: s.postedAt,
-        mentions_me: s.mentionsMe ? 1 : 0,
-        group_jid: s.groupJid,
-        group_subject: s.groupSubject
+        postedAt: s.postedAt,
+        mentionsMe: s.mentionsMe,
+        groupJid: s.groupJid,
+        groupSubject: s.groupSubject
       }, now())
       if (r !== undefined) {
         const status = toContactStatus(r)

@@ -4,7 +4,7 @@ import swaggerUi from '@fastify/swagger-ui'
 import { EventSchemas } from '../../schemas/events.js'
 import { WebhookBodySchema } from '../../schemas/webhook.js'
 import { APP_VERSION } from '../../src/version.js'
-import { CONTENT_SECURITY_POLICY, markPublic } from './static.js'
+import { CONTENT_SECURITY_POLICY, markPublic } from '../static/index.js'
 import { scopeLine } from '../keys/route-scope.js'
 
 export default fp(async (app) => {
