@@ -67,7 +67,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     schema: {
       tags,
       operationId: 'listWebhookDeliveries',
-      summary: 'Deliveries of an endpoint, newest first, with their attempts, last answer and next attempt (kept 7 days)',
+      summary: 'Deliveries of an endpoint, newest first, with their attempts, last answer and next attempt (kept WEBHOOK_RETENTION_HOURS, 7 days by default)',
       params: WebhookParamsSchema,
       querystring: DeliveriesQuerySchema,
       response: { 200: Ok(DeliveryPageSchema), ...failures(400, 404) }

@@ -995,7 +995,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Deliveries of an endpoint, newest first, with their attempts, last answer and next attempt (kept 7 days)
+         * Deliveries of an endpoint, newest first, with their attempts, last answer and next attempt (kept WEBHOOK_RETENTION_HOURS, 7 days by default)
          * @description Needs scope `read` (or the admin key); a scoped key sees only its sessions: another session answers 404.
          */
         get: operations["listWebhookDeliveries"];
