@@ -21,7 +21,7 @@ WORKDIR /build
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
-COPY scripts/build.mjs scripts/
+COPY scripts/build.mjs scripts/ts-files.mjs scripts/
 COPY src src
 COPY plugins plugins
 COPY schemas schemas
@@ -64,7 +64,7 @@ COPY --from=deps /app/node_modules node_modules
 COPY --from=build /build/dist dist
 COPY package.json ./
 COPY public public
-COPY scripts/build.mjs scripts/healthcheck.mjs scripts/
+COPY scripts/build.mjs scripts/ts-files.mjs scripts/healthcheck.mjs scripts/
 USER 10001:10001
 VOLUME ["/data", "/uploads"]
 EXPOSE 3000

@@ -22,6 +22,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, wri
 import { createRequire } from 'node:module'
 import { dirname, join, relative, resolve, sep } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
+import { tsFiles } from './ts-files.mjs'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const OUT = join(ROOT, 'dist')
@@ -55,18 +56,6 @@ function staleReason () {
   return source > built ? 'sources changed since the last build' : null
 }
 
-/** the .ts files (declaration files aside) under a folder, relative to the repository */
-function tsFiles (folder) {
-  const out = []
-  let entries
-  try { entries = readdirSync(join(ROOT, folder), { withFileTypes: true }) } catch { return out }
-  for (const entry of entries) {
-    const rel = `${folder}/${entry.name}`
-    if (entry.isDirectory()) { if (entry.name !== 'node_modules') out.push(...tsFiles(rel)) } else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts')) out.push(rel)
-  }
-  return out
-}
-
 async function build (reason) {
   let esbuild
   try {
@@ -79,7 +68,7 @@ async function build (reason) {
   const config = JSON.parse(readFileSync(join(ROOT, 'tsconfig.build.json'), 'utf8'))
   const { target, useDefineForClassFields, verbatimModuleSyntax } = config.compilerOptions
   rmSync(OUT, { recursive: true, force: true }) // clean: no compiled leftovers of moved or deleted sources
-  const sources = config.include.flatMap((folder) => tsFiles(folder))
+  const sources = config.include.flatMap((folder) => tsFiles(ROOT, folder))
   const failed = []
   await Promise.all(sources.map(async (rel) => {
     const src = join(ROOT, rel)

@@ -24,6 +24,7 @@ import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { dirname, join, relative, resolve, sep } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
+import { tsFiles } from './ts-files.mjs'
 import { transform, version as esbuildVersion } from 'esbuild'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
@@ -41,7 +42,7 @@ const STAMP = join(OUT, '.stamp')
 const stamp = `${ROOT}\n${esbuildVersion}\n${createHash('sha256').update(readFileSync(fileURLToPath(import.meta.url))).digest('hex')}\n`
 if (process.argv.includes('--clean') || !existsSync(STAMP) || readFileSync(STAMP, 'utf8') !== stamp) rmSync(OUT, { recursive: true, force: true })
 
-const sources = FOLDERS.flatMap((folder) => tsFiles(folder))
+const sources = FOLDERS.flatMap((folder) => tsFiles(ROOT, folder, SKIP))
 const expected = new Set()
 let compiled = 0
 await Promise.all(sources.map(async (rel) => {
@@ -87,18 +88,6 @@ if (missing.length > 0) {
 }
 writeFileSync(STAMP, stamp)
 console.error(`[test-build] ${compiled} of ${sources.length} files compiled${removed > 0 ? `, ${removed} stale removed` : ''} in ${((performance.now() - started) / 1000).toFixed(1)} s`)
-
-/** the .ts files under a folder (relative to the repository), declaration files aside */
-function tsFiles (folder) {
-  const out = []
-  let entries
-  try { entries = readdirSync(join(ROOT, folder), { withFileTypes: true }) } catch { return out }
-  for (const entry of entries) {
-    const rel = `${folder}/${entry.name}`
-    if (entry.isDirectory()) { if (!SKIP.has(entry.name)) out.push(...tsFiles(rel)) } else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts')) out.push(rel)
-  }
-  return out
-}
 
 /** removes outputs whose source is gone (and folders left empty); returns how many files */
 function prune (dir) {
