@@ -52,23 +52,7 @@ export interface SentStatus extends Status {
 }
 
 /** A status to record (the row exists before the first stanza goes out). */
-export interface NewStatus {
-  sessionId: string
-  type: StatusType
-  content: string
-  caption: string
-  messageId: string
-  state: StatusState
-  createdAt: number
-  contactCount: number
-  targetNumbers: string
-  mediaFile: string | null
-  backgroundColor: string | null
-  font: number | null
-  error: string | null
-  audience?: string | null
-  mentions?: string
-}
+export type NewStatus = Omit<Status, 'id' | 'sentCount' | 'unreachable' | 'audience' | 'mentions'> & Partial<Pick<Status, 'audience' | 'mentions'>>
 
 /** A status removed by expiry. */
 export interface ExpiredStatus {
