@@ -1,11 +1,6 @@
-import { createRequire } from 'node:module'
-import type { SerializerSelector as SerializerSelectorType } from '@fastify/fast-json-stringify-compiler'
 import { Type, type TArray, type TObject, type TSchema } from '@sinclair/typebox'
 import type { FastifyReply } from 'fastify'
-
-const require = createRequire(import.meta.url)
-const serializerSelector = (): typeof SerializerSelectorType =>
-  (require('@fastify/fast-json-stringify-compiler') as { SerializerSelector: typeof SerializerSelectorType }).SerializerSelector
+import { serializerSelector } from './validation.js'
 
 /**
  * Characters per piece, far under V8's large-object size: a string of more than 128 KiB

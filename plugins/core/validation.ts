@@ -7,7 +7,8 @@ import type { SerializerSelector as SerializerSelectorType } from '@fastify/fast
 // deferred compiles below is after the server listens: their modules are a good part of the start.
 const require = createRequire(import.meta.url)
 const ajvCompiler = (): typeof AjvCompilerType => (require('@fastify/ajv-compiler') as { AjvCompiler: typeof AjvCompilerType }).AjvCompiler
-const serializerSelector = (): typeof SerializerSelectorType =>
+/** fast-json-stringify's compiler, loaded on first use (also by the pieced-json answers, pieced-json.ts) */
+export const serializerSelector = (): typeof SerializerSelectorType =>
   (require('@fastify/fast-json-stringify-compiler') as { SerializerSelector: typeof SerializerSelectorType }).SerializerSelector
 
 type BuildValidator = NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildValidator']
