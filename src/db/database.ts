@@ -285,15 +285,10 @@ export interface Database {
 
 export type SessionRow = Selectable<SessionTable>
 export type NewSessionRow = Insertable<SessionTable>
-export type StatusRow = Selectable<StatusTable>
 export type NewStatusRow = Insertable<StatusTable>
-export type ViewerRow = Selectable<ViewerTable>
-export type StatusReactionRow = Selectable<StatusReactionTable>
-export type StatusReplyRow = Selectable<StatusReplyTable>
 export type NewUploadRow = Insertable<UploadTable>
 export type WebhookRow = Selectable<WebhookTable>
 export type WebhookDeliveryRow = Selectable<WebhookDeliveryTable>
 export type ApiKeyRow = Selectable<ApiKeyTable>
-export type EventLogRow = Selectable<EventLogTable>
 export type ScheduleRow = Selectable<ScheduleTable>
 export type ScheduleRunRow = Selectable<ScheduleRunTable>
