@@ -16,8 +16,8 @@
 //   node scripts/test-files.mjs --separate <folder> [folder …]   SEPARATE's files (not in npm test)
 //
 // `node --test` starts the entries in the order given, `--test-concurrency` at a time, so a long one
-// started last makes a tail in which one core runs it alone: LONGEST's files start first, in its order;
-// the groups follow. LONGEST comes from session 18's measurement at a89ac4c (each file alone in its
+// started last makes a tail in which one core runs it alone: LONGEST's five longest files start first,
+// then the groups, then the rest of LONGEST in its order. LONGEST comes from session 18's measurement at a89ac4c (each file alone in its
 // process, two at a time, nothing else running): the files over 18 s of wall, the longest first. Its order
 // need not be exact: a file missing from it only runs in a group; a file named here and gone is skipped,
 // and test/foundation/test-build.test.ts fails on it, so the list follows renames.
@@ -88,6 +88,12 @@ export function ordered (folders) {
 
 const isSeparate = (file) => SEPARATE.some((name) => file.endsWith(`/${name}`) || file === name)
 
+/**
+ * The groups start after LONGEST's first files, those over 40 s: a group takes 30-60 s, longer than the
+ * files after them in LONGEST (18-35 s), which then fill the end of the run instead of a group running alone.
+ */
+export const GROUPS_AFTER = 5
+
 /** at most this many files a group: about 30-50 s of work each, so the last group makes no long tail */
 export const GROUP_SIZE = 12
 
@@ -138,7 +144,8 @@ export function writeEntries (folders) {
     writeFileSync(entry, groupEntry(paths))
     return relative(process.cwd(), entry)
   })
-  return [...alone, ...entries]
+  const before = alone.filter((f) => LONGEST.slice(0, GROUPS_AFTER).some((long) => f.endsWith(`/${long}`) || f === long))
+  return [...before, ...entries, ...alone.filter((f) => !before.includes(f))]
 }
 
 /**

@@ -8,8 +8,9 @@ import { nodeArgs } from '../support/processes.js'
 
 // `npm run bench -- <scripts>` in smoke mode (BENCH_SMOKE=1): the named scripts with tiny sizes, each
 // against its own service and emulator processes, checked to complete and to report exactly the figures
-// given. The suite's smoke is split over test/bench/smoke*.test.ts so that its parts run beside other test
-// files rather than as one long file (docs/development.md#suite-time); together they run every script.
+// given. The smoke is split over test/bench/smoke*.test.ts so that its parts run beside each other rather
+// than as one long file; together they run every script. `npm run test:bench-smoke` runs them, not `npm test`
+// (docs/development.md#suite-time).
 
 const ROOT = resolve(import.meta.dirname, '..', '..')
 

@@ -61,7 +61,7 @@ interface TestFiles {
 }
 const testFilesModule = async (): Promise<TestFiles> => await import(pathToFileURL(join(ROOT, 'scripts', 'test-files.mjs')).href) as TestFiles
 
-test('scripts/test-files.mjs runs every compiled test file once: LONGEST\'s alone and first, the others in groups', async (t) => {
+test('scripts/test-files.mjs runs every compiled test file once: LONGEST\'s alone, the others in groups', async (t) => {
   const { LONGEST, SEPARATE, GROUP_SIZE, plan } = await testFilesModule()
   for (const long of LONGEST) assert.ok(existsSync(join(ROOT, long.replace(/\.js$/, '.ts'))), `${long} in LONGEST names an existing test (rename or remove it there)`)
   if (!existsSync(BUILD)) { t.skip('no .test-build/ (npm run pretest makes it)'); return }
@@ -69,7 +69,7 @@ test('scripts/test-files.mjs runs every compiled test file once: LONGEST\'s alon
   const rel = (f: string): string => relative(BUILD, f).split(sep).join('/')
   const compiledFiles = TEST_FOLDERS.flatMap((folder) => testFiles(BUILD, folder, '.test.js'))
   assert.deepEqual([...alone, ...groups.flatMap((g) => g.files)].map(rel).concat(SEPARATE).sort(), compiledFiles.sort(), 'each file once, or in SEPARATE')
-  assert.deepEqual(alone.map(rel).slice(0, LONGEST.length), LONGEST, 'the files of LONGEST first, in its order')
+  assert.deepEqual(alone.map(rel).slice(0, LONGEST.length), LONGEST, 'the files of LONGEST, in its order')
   for (const g of groups) assert.ok(g.files.length >= 1 && g.files.length <= GROUP_SIZE, `${g.name}: ${g.files.length} files`)
   // a file with root-level hooks (they would run at its group's start and end) has a process of its own
   const hooked = compiledFiles.filter((f) => /^(before|after|beforeEach|afterEach)\(/m.test(readFileSync(join(ROOT, f.replace(/\.js$/, '.ts')), 'utf8')))
