@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Prints what `npm test` hands `node --test`: the longest test files each in its own process, the longest
 // first, then the other test files in groups, each group one process that imports its files one after
-// the other (the group's entry file is written here, under .test-build/test-groups/).
+// the other (each process's entry file is written here, under .test-build/test-runs/).
 //
 // Why groups: a test process pays about 2 CPU s before its first test (loading the app's module graph and
 // warming it up: 2.2 CPU s for a file that builds the app once, 0.15 CPU s for each further build in the
@@ -114,38 +114,49 @@ export function plan (folders) {
   for (let i = 0; i < count; i++) {
     // as even as the count allows: 17 files make groups of 6, 6 and 5, not 8, 8 and 1
     const members = rest.slice(Math.round(i * rest.length / count), Math.round((i + 1) * rest.length / count))
-    groups.push({ name: `${String(i + 1).padStart(2, '0')}-${area(members[0])}`, files: members })
+    groups.push({ name: area(members[0]), files: members })
   }
   return { alone, groups }
 }
 
-/** a group's name: the folder of its first file (`test-statuses` for a file of test/statuses/) */
-function area (file) {
+/**
+ * A run's name: the folder of a group's first file (`test-statuses` for a file of test/statuses/), or a lone
+ * file's folder and name (`test-uploads-s3`)
+ */
+function area (file, withName = false) {
   const parts = file.split(sep)
   const at = parts.lastIndexOf('.test-build')
-  return parts.slice(at + 1, -1).slice(0, 2).join('-') || basename(file, '.test.js')
+  const folder = parts.slice(at + 1, -1).slice(0, 2)
+  return [...folder, ...(withName ? [basename(file, '.test.js')] : [])].join('-') || basename(file, '.test.js')
 }
 
 /**
- * Writes each group's entry file into `<build>/test-groups/` (the folder emptied first) and returns every
- * entry: the lone files, then the groups' entries. The entry imports its files in order; a file's path in
- * a failure's stack still names the file (and, through its source map, the .ts line).
+ * Writes an entry file for each process into `<build>/test-runs/` (the folder emptied first) and returns
+ * them in the order they should start. `node --test` sorts the files it is given by path (Node 20's
+ * createTestFileList) and starts them in that order, so the order is in the names: `NN-…`. A file that runs
+ * alone gets an entry that only imports it (its process is the same as the file run directly); a group's
+ * entry imports its files in order (groupEntry). A failure's stack still names the test file (and, through
+ * its source map, the .ts line).
  */
 export function writeEntries (folders) {
   const { alone, groups } = plan(folders)
-  if (groups.length === 0) return alone
-  const build = buildRoot(groups[0].files[0])
-  const dir = join(build, 'test-groups')
+  const all = [...alone, ...groups.flatMap((g) => g.files)]
+  if (all.length === 0) return []
+  const dir = join(buildRoot(all[0]), 'test-runs')
   rmSync(dir, { recursive: true, force: true })
   mkdirSync(dir, { recursive: true })
-  const entries = groups.map(({ name, files }) => {
-    const entry = join(dir, `${name}.test.js`)
+  const isFirst = (f) => LONGEST.slice(0, GROUPS_AFTER).some((long) => f.endsWith(`/${long}`) || f === long)
+  const lone = (f) => ({ name: area(f, true), files: [f], lone: true })
+  const runs = [...alone.filter(isFirst).map(lone), ...groups, ...alone.filter((f) => !isFirst(f)).map(lone)]
+  const digits = String(runs.length).length
+  return runs.map(({ name, files, lone }, i) => {
+    const entry = join(dir, `${String(i + 1).padStart(digits, '0')}-${name}.test.js`)
     const paths = files.map((f) => relative(dir, f).split(sep).join('/'))
-    writeFileSync(entry, groupEntry(paths))
+    writeFileSync(entry, lone === true
+      ? `// written by scripts/test-files.mjs: this test file in a process of its own\nawait import(${JSON.stringify(paths[0])})\n`
+      : groupEntry(paths))
     return relative(process.cwd(), entry)
   })
-  const before = alone.filter((f) => LONGEST.slice(0, GROUPS_AFTER).some((long) => f.endsWith(`/${long}`) || f === long))
-  return [...before, ...entries, ...alone.filter((f) => !before.includes(f))]
 }
 
 /**

@@ -105,6 +105,7 @@ test('a group runs all its files under --test-force-exit, even when the next one
   }
   const entries = writeEntries([join(dir, '.test-build', 'test')])
   assert.equal(entries.length, 1, 'three small files make one group')
+  assert.match(entries[0], /\.test-build\/test-runs\/1-test-area\.test\.js$/, 'named by its place in the run (node --test sorts the files it is given) and its folder')
   const grouped = run(entries[0])
   for (const name of ['first', 'second', 'third']) assert.match(grouped, new RegExp(`^ok \\d+ - ${name}$`, 'm'), grouped)
   assert.match(grouped, /^# pass 4$/m, 'the three tests and the group\'s own, that every file loaded')
