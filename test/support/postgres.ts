@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
-import { cpSync, existsSync, mkdirSync, realpathSync, renameSync, rmSync } from 'node:fs'
+import { cpSync, existsSync, mkdirSync, realpathSync, renameSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import pg from 'pg'
@@ -138,7 +138,11 @@ function reachableBin (bin: string, runAs: RunAs | undefined): string {
   const reachable = (dir: string): boolean => spawnSync('test', ['-x', join(dir, 'initdb')], { ...runAs }).status === 0
   if (reachable(bin)) return bin
   const install = dirname(bin)
-  const copy = join(tmpdir(), `status-tracker-pg-${createHash('sha256').update(realpathSync(install)).digest('hex').slice(0, 12)}`)
+  // named by what the binaries are (version and the server's size), not where they sit: a copy of the tree in
+  // a new folder (CI's, test/db/servers.test.ts's) reuses the copy instead of adding one on every run
+  const version = spawnSync(join(bin, 'initdb'), ['--version'], { encoding: 'utf8' }).stdout.trim()
+  const id = version === '' ? realpathSync(install) : `${version}\0${statSync(join(bin, 'postgres')).size}`
+  const copy = join(tmpdir(), `status-tracker-pg-${createHash('sha256').update(id).digest('hex').slice(0, 12)}`)
   if (!existsSync(join(copy, 'bin', 'initdb'))) {
     // copied aside and renamed into place, so test files starting servers at once never see half a copy
     const partial = `${copy}.${process.pid}.${randomBytes(4).toString('hex')}`
