@@ -15,9 +15,10 @@
 //   node scripts/test-files.mjs <folder> [folder …]              the entries, one a line
 //   node scripts/test-files.mjs --separate <folder> [folder …]   SEPARATE's files (not in npm test)
 //
-// `node --test` starts the entries in the order given, `--test-concurrency` at a time, so a long one
-// started last makes a tail in which one core runs it alone: LONGEST's five longest files start first,
-// then the groups, then the rest of LONGEST in its order. LONGEST comes from session 18's measurement at a89ac4c (each file alone in its
+// `node --test` sorts the files it is given by path and starts them in that order, `--test-concurrency` at
+// a time, so a long one started last makes a tail in which one core runs it alone. The entries' names carry
+// the order (writeEntries): LONGEST's five longest files start first, then the groups, then the rest of
+// LONGEST in its order. LONGEST comes from session 18's measurement at a89ac4c (each file alone in its
 // process, two at a time, nothing else running): the files over 18 s of wall, the longest first. Its order
 // need not be exact: a file missing from it only runs in a group; a file named here and gone is skipped,
 // and test/foundation/test-build.test.ts fails on it, so the list follows renames.
@@ -65,6 +66,9 @@ export const SEPARATE = [
   'test/bench/smoke-scale.test.js'
 ]
 
+/** the index in `list` (paths relative to .test-build/) of the name `file` ends with, or -1 */
+const rankIn = (list, file) => list.findIndex((name) => file.endsWith(`/${name}`) || file === name)
+
 /** the *.test.js files under `dir`, sorted */
 function testFiles (dir) {
   const out = []
@@ -81,12 +85,12 @@ function testFiles (dir) {
 /** the files under `folders`, those of LONGEST first in its order, then the others alphabetically */
 export function ordered (folders) {
   const all = folders.flatMap((folder) => testFiles(folder)).sort().filter((f) => !isSeparate(f))
-  const rank = (file) => LONGEST.findIndex((long) => file.endsWith(`/${long}`) || file === long)
+  const rank = (file) => rankIn(LONGEST, file)
   const first = all.filter((f) => rank(f) >= 0).sort((a, b) => rank(a) - rank(b))
   return [...first, ...all.filter((f) => rank(f) < 0)]
 }
 
-const isSeparate = (file) => SEPARATE.some((name) => file.endsWith(`/${name}`) || file === name)
+const isSeparate = (file) => rankIn(SEPARATE, file) >= 0
 
 /**
  * The groups start after LONGEST's first files, those over 40 s: a group takes 30-60 s, longer than the
@@ -106,8 +110,7 @@ const ROOT_HOOK = /^(before|after|beforeEach|afterEach)\(/m
  */
 export function plan (folders) {
   const files = ordered(folders)
-  const isLong = (file) => LONGEST.some((long) => file.endsWith(`/${long}`) || file === long)
-  const alone = files.filter((f) => isLong(f) || ROOT_HOOK.test(readFileSync(sourceOf(f), 'utf8')))
+  const alone = files.filter((f) => rankIn(LONGEST, f) >= 0 || ROOT_HOOK.test(readFileSync(sourceOf(f), 'utf8')))
   const rest = files.filter((f) => !alone.includes(f))
   const count = Math.ceil(rest.length / GROUP_SIZE)
   const groups = []
@@ -145,7 +148,7 @@ export function writeEntries (folders) {
   const dir = join(buildRoot(all[0]), 'test-runs')
   rmSync(dir, { recursive: true, force: true })
   mkdirSync(dir, { recursive: true })
-  const isFirst = (f) => LONGEST.slice(0, GROUPS_AFTER).some((long) => f.endsWith(`/${long}`) || f === long)
+  const isFirst = (f) => rankIn(LONGEST.slice(0, GROUPS_AFTER), f) >= 0
   const lone = (f) => ({ name: area(f, true), files: [f], lone: true })
   const runs = [...alone.filter(isFirst).map(lone), ...groups, ...alone.filter((f) => !isFirst(f)).map(lone)]
   const digits = String(runs.length).length

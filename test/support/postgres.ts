@@ -77,6 +77,18 @@ export async function startPostgres (opts: { port?: number, bin?: string } = {})
   }
 }
 
+const versions = new Map<string, string>()
+
+/** `initdb --version` (run as `runAs`), once a process for each binary: a group of test files starts many servers */
+function versionOf (initdb: string, runAs?: RunAs): string {
+  let version = versions.get(initdb)
+  if (version === undefined) {
+    version = spawnSync(initdb, ['--version'], { encoding: 'utf8', ...(runAs ?? {}) }).stdout.trim()
+    versions.set(initdb, version)
+  }
+  return version
+}
+
 /**
  * A data folder `initdb` made for these binaries and this user, kept under the system's temporary folder
  * and reused: each server starts on a copy of it. initdb takes about 1.5 CPU s (it bootstraps the catalog
@@ -88,7 +100,7 @@ export async function startPostgres (opts: { port?: number, bin?: string } = {})
  */
 function initializedCluster (initdb: string, runAs: RunAs | undefined): string {
   // "initdb (PostgreSQL) 15.14": a cluster serves every server binary of its version, wherever installed
-  const version = spawnSync(initdb, ['--version'], { encoding: 'utf8', ...(runAs ?? {}) }).stdout.trim()
+  const version = versionOf(initdb, runAs)
   if (version === '') throw new Error(`${initdb} --version printed nothing`)
   const key = createHash('sha256').update(`${version}\0${runAs?.uid ?? process.getuid?.() ?? ''}`).digest('hex').slice(0, 12)
   const kept = join(tmpdir(), `status-tracker-pgdata-${key}`)
@@ -140,7 +152,7 @@ function reachableBin (bin: string, runAs: RunAs | undefined): string {
   const install = dirname(bin)
   // named by what the binaries are (version and the server's size), not where they sit: a copy of the tree in
   // a new folder (CI's, test/db/servers.test.ts's) reuses the copy instead of adding one on every run
-  const version = spawnSync(join(bin, 'initdb'), ['--version'], { encoding: 'utf8' }).stdout.trim()
+  const version = versionOf(join(bin, 'initdb'))
   const id = version === '' ? realpathSync(install) : `${version}\0${statSync(join(bin, 'postgres')).size}`
   const copy = join(tmpdir(), `status-tracker-pg-${createHash('sha256').update(id).digest('hex').slice(0, 12)}`)
   if (!existsSync(join(copy, 'bin', 'initdb'))) {
