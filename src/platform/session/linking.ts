@@ -1,5 +1,4 @@
 import type { ConnectionState, WASocket } from '@whiskeysockets/baileys'
-import QRCode from 'qrcode'
 import { withTimeout } from '../async.js'
 import { onStanza } from '../baileys/index.js'
 import type { SessionAuth } from '../auth-state.js'
@@ -24,6 +23,8 @@ export const messageOf = (err: unknown): string => err instanceof Error ? err.me
 
 /** The platform's QR string as a PNG data URL, large enough for a phone camera off a screen. */
 async function qrDataUrl (qr: string): Promise<string> {
+  // loaded on the first QR, not at start: a node whose sessions are all linked never draws one
+  const { default: QRCode } = await import('qrcode')
   return await QRCode.toDataURL(qr, { errorCorrectionLevel: 'M', margin: 2, scale: 6 })
 }
 
