@@ -1,16 +1,20 @@
 #!/usr/bin/env node
-// Prints what `npm test` hands `node --test`: the longest test files each in its own process, the longest
-// first, then the other test files in groups, each group one process that imports its files one after
-// the other (each process's entry file is written here, under .test-build/test-runs/).
+// Prints what `npm test` hands `node --test`: the five longest test files each in its own process, first,
+// then the other test files in groups, each group one process that imports its files one after the other,
+// then the other long files two a process (each process's entry file is written here, under
+// .test-build/test-runs/).
 //
 // Why groups: a test process pays about 2 CPU s before its first test (loading the app's module graph and
 // warming it up: 2.2 CPU s for a file that builds the app once, 0.15 CPU s for each further build in the
 // same process), and most of the ~190 files run for a few seconds. 50 files of test/db, test/foundation
-// and test/platform took 185 CPU s as 50 processes and 83 CPU s as one (session 18, this machine's kind).
-// A group runs its files' tests in order, as each file alone does; what a file leaves behind in the
-// process (a module's state, an env setting) reaches the files after it, so a file whose tests need a
-// process of their own says so: it is in LONGEST, or it holds root-level hooks (before/after outside any
-// test: they would run at the group's start and end), which put it in a process alone here.
+// and test/platform took 185 CPU s as 50 processes and 83 CPU s as one (session 18, this machine's kind);
+// with coverage on, a process that loads the app and the emulator and builds the app once costs about
+// 4 CPU s (session 19), so 36 processes became 28 when the groups grew from 12 files to 18 and LONGEST's
+// files after its first five went two to a process. A group runs its files' tests in order, as each file
+// alone does; what a file leaves behind in the process (a module's state, an env setting) reaches the files
+// after it, so a file whose tests need a process of their own says so: it holds root-level hooks
+// (before/after outside any test: they would run at the group's start and end), which put it in a process
+// alone here.
 //
 //   node scripts/test-files.mjs <folder> [folder …]              the entries, one a line
 //   node scripts/test-files.mjs --separate <folder> [folder …]   SEPARATE's files (not in npm test)
@@ -18,7 +22,7 @@
 // `node --test` sorts the files it is given by path and starts them in that order, `--test-concurrency` at
 // a time, so a long one started last makes a tail in which one core runs it alone. The entries' names carry
 // the order (writeEntries): LONGEST's five longest files start first, then the groups, then the rest of
-// LONGEST in its order. LONGEST comes from session 18's measurement at a89ac4c (each file alone in its
+// LONGEST in pairs (plan). LONGEST comes from session 18's measurement at a89ac4c (each file alone in its
 // process, two at a time, nothing else running): the files over 18 s of wall, the longest first. Its order
 // need not be exact: a file missing from it only runs in a group; a file named here and gone is skipped,
 // and test/foundation/test-build.test.ts fails on it, so the list follows renames.
@@ -93,25 +97,40 @@ export function ordered (folders) {
 const isSeparate = (file) => rankIn(SEPARATE, file) >= 0
 
 /**
- * The groups start after LONGEST's first files, those over 40 s: a group takes 30-60 s, longer than the
- * files after them in LONGEST (18-35 s), which then fill the end of the run instead of a group running alone.
+ * LONGEST's first files, those over 40 s, run alone and start first. The groups come next: a group takes
+ * 50-80 s, longer than a pair of LONGEST's other files (30-45 s), and the pairs then fill the end of the
+ * run instead of a group running alone.
  */
 export const GROUPS_AFTER = 5
 
-/** at most this many files a group: about 30-50 s of work each, so the last group makes no long tail */
-export const GROUP_SIZE = 12
+/**
+ * at most this many files a group. A process costs about 4 CPU s before its first test (with coverage:
+ * loading the app and the emulator, building the app once; session 19), so fewer, larger groups cost less;
+ * at 18 a group is about 50-80 s of work, and the pairs after the groups keep the end of the run short.
+ */
+export const GROUP_SIZE = 18
 
 /** a root-level hook in a test's source: `before(`/`after(`/… at the start of a line, outside any test */
 const ROOT_HOOK = /^(before|after|beforeEach|afterEach)\(/m
 
 /**
- * The entries for `node --test`: LONGEST's files and those with root-level hooks alone (`alone`), the
- * others in groups of at most GROUP_SIZE in alphabetical order (`groups`: each a name and its files).
+ * The entries for `node --test`: LONGEST's first GROUPS_AFTER files and those with root-level hooks alone
+ * (`alone`), LONGEST's other files two a process (`pairs`: the longest with the shortest, so the pairs
+ * take about as long each), the others in groups of at most GROUP_SIZE in alphabetical order (`groups`).
+ * Groups and pairs are each a name and its files.
  */
 export function plan (folders) {
   const files = ordered(folders)
-  const alone = files.filter((f) => rankIn(LONGEST, f) >= 0 || ROOT_HOOK.test(readFileSync(sourceOf(f), 'utf8')))
-  const rest = files.filter((f) => !alone.includes(f))
+  const hooked = (f) => ROOT_HOOK.test(readFileSync(sourceOf(f), 'utf8'))
+  const rank = (f) => rankIn(LONGEST, f)
+  const alone = files.filter((f) => (rank(f) >= 0 && rank(f) < GROUPS_AFTER) || hooked(f))
+  const later = files.filter((f) => rank(f) >= GROUPS_AFTER && !alone.includes(f))
+  const pairs = []
+  for (let i = 0, j = later.length - 1; i <= j; i++, j--) {
+    const members = i === j ? [later[i]] : [later[i], later[j]]
+    pairs.push({ name: area(members[0], true), files: members })
+  }
+  const rest = files.filter((f) => rank(f) < 0 && !alone.includes(f))
   const count = Math.ceil(rest.length / GROUP_SIZE)
   const groups = []
   for (let i = 0; i < count; i++) {
@@ -119,7 +138,7 @@ export function plan (folders) {
     const members = rest.slice(Math.round(i * rest.length / count), Math.round((i + 1) * rest.length / count))
     groups.push({ name: area(members[0]), files: members })
   }
-  return { alone, groups }
+  return { alone, groups, pairs }
 }
 
 /**
@@ -142,15 +161,15 @@ function area (file, withName = false) {
  * its source map, the .ts line).
  */
 export function writeEntries (folders) {
-  const { alone, groups } = plan(folders)
-  const all = [...alone, ...groups.flatMap((g) => g.files)]
+  const { alone, groups, pairs } = plan(folders)
+  const all = [...alone, ...groups.flatMap((g) => g.files), ...pairs.flatMap((p) => p.files)]
   if (all.length === 0) return []
   const dir = join(buildRoot(all[0]), 'test-runs')
   rmSync(dir, { recursive: true, force: true })
   mkdirSync(dir, { recursive: true })
   const isFirst = (f) => rankIn(LONGEST.slice(0, GROUPS_AFTER), f) >= 0
   const lone = (f) => ({ name: area(f, true), files: [f], lone: true })
-  const runs = [...alone.filter(isFirst).map(lone), ...groups, ...alone.filter((f) => !isFirst(f)).map(lone)]
+  const runs = [...alone.filter(isFirst).map(lone), ...groups, ...pairs, ...alone.filter((f) => !isFirst(f)).map(lone)]
   const digits = String(runs.length).length
   return runs.map(({ name, files, lone }, i) => {
     const entry = join(dir, `${String(i + 1).padStart(digits, '0')}-${name}.test.js`)
