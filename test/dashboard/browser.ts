@@ -1,10 +1,9 @@
 // Shared by the dashboard browser test and scripts/screenshot.ts: find Debian's Chromium, start the
 // service wired to the emulator, and drive the page the way a person would.
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type { TestContext } from 'node:test'
-import { chromium, type BrowserContext, type Page } from 'playwright-core'
+import { chromium, type Browser as PwBrowser, type BrowserContext, type Page } from 'playwright-core'
 import { build, TEST_API_KEY, type TestApp } from '../helper.js'
 import { startEmulator, type Emulator } from '@status-tracker/emulator'
 import { skipWithout } from '../support/server-process.js'
@@ -58,27 +57,65 @@ export interface Browser {
   errors: string[]
 }
 
-/** Headless Chromium with a fresh profile; closed (and the profile removed) after the test. `timezoneId`: the page's zone (default UTC). */
+/**
+ * One headless Chromium per process and executable, shared by the pages of the tests that run in it: a
+ * launch costs about 1.7 CPU s with its helper processes (session 19, this machine's kind) and the
+ * dashboard's test files run one after the other in a group. It closes 2 s after its last page's context
+ * did, unless another test opens one meanwhile: a file run alone ends soon after its last test, and a
+ * process that exits first takes its Chromium with it (Chromium exits when its pipe to Playwright closes).
+ */
+const browsers = new Map<string, { launched: Promise<PwBrowser>, open: number, idle?: NodeJS.Timeout }>()
+const ARGS = ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu', '--no-first-run', '--no-default-browser-check']
+
+async function sharedBrowser (executablePath: string): Promise<{ browser: PwBrowser, release: () => void }> {
+  let entry = browsers.get(executablePath)
+  if (entry === undefined) {
+    const launched = chromium.launch({ executablePath, headless: true, args: ARGS })
+    entry = { launched, open: 0 }
+    browsers.set(executablePath, entry)
+    launched.catch(() => { browsers.delete(executablePath) }) // the next test tries again (and fails by its own name)
+  }
+  const shared = entry
+  clearTimeout(shared.idle)
+  shared.open++
+  const browser = await shared.launched
+  const release = (): void => {
+    if (--shared.open > 0) return
+    shared.idle = setTimeout(() => {
+      if (shared.open > 0) return
+      browsers.delete(executablePath)
+      browser.close().catch(() => {})
+    }, 2000)
+  }
+  return { browser, release }
+}
+
+/**
+ * A page in a fresh browser context (its own storage, viewport and zone) of the process's Chromium; the
+ * context is closed after the test. `timezoneId`: the page's zone (default UTC).
+ */
 export async function openBrowser (t: TestContext, executablePath: string, viewport = { width: 1280, height: 800 }, { timezoneId = 'UTC' } = {}): Promise<Browser> {
-  const profile = mkdtempSync(join(tmpdir(), 'status-tracker-chromium-'))
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath,
-    headless: true,
-    args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu', '--no-first-run', '--no-default-browser-check'],
-    viewport,
-    deviceScaleFactor: 1,
-    locale: 'en-GB',
-    timezoneId,
-    colorScheme: 'light',
-    reducedMotion: 'reduce'
-  })
-  // one hook, in this order: the browser must be gone before its profile is removed; bounded, so a browser
-  // that does not close fails the test by name instead of holding the file until its own timeout
+  const { browser, release } = await sharedBrowser(executablePath)
+  let context: BrowserContext
+  try {
+    context = await browser.newContext({
+      viewport,
+      deviceScaleFactor: 1,
+      locale: 'en-GB',
+      timezoneId,
+      colorScheme: 'light',
+      reducedMotion: 'reduce'
+    })
+  } catch (err) {
+    release()
+    throw err
+  }
+  // bounded, so a context that does not close fails the test by name instead of holding the file until its own timeout
   t.after(async () => {
     try {
       await context.close()
     } finally {
-      rmSync(profile, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 })
+      release()
     }
   }, { timeout: 30_000 })
   const page = context.pages()[0] ?? await context.newPage()

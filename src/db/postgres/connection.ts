@@ -56,8 +56,7 @@ export function openLeaseDb (
   url: string, opts: { nodeId: string, timeoutMs: number, onError: (err: Error) => void }
 ): { db: Kysely<Database>, close: () => Promise<void> } {
   // renewals belong to a node whose stores openPostgres opened, so the driver is loaded by now
-  if (driver === null) throw new Error('openLeaseDb needs openPostgres first (it loads the pg driver)')
-  const { pg, types } = driver
+  const { pg, types } = driver as NonNullable<typeof driver>
   const pool = new pg.Pool({ connectionString: url, max: 2, types, application_name: `status-tracker-leases-${opts.nodeId}`, query_timeout: opts.timeoutMs, connectionTimeoutMillis: opts.timeoutMs })
   pool.on('error', opts.onError)
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
