@@ -14,7 +14,7 @@
 import pg from 'pg'
 import { runBench, type Figure } from './lib/bench.js'
 import { autocannon } from './lib/cannon.js'
-import { emulatorApi, serviceApi, type EmulatorApi } from '../test/support/clients.js'
+import { emulatorApi, HttpError, serviceApi, type EmulatorApi } from '../test/support/clients.js'
 import { waitFor } from '../test/support/wait.js'
 import type { ServiceProc } from './lib/procs.js'
 import { startPostgres } from '../test/support/postgres.js'
@@ -22,14 +22,20 @@ import { skipWithoutRedis, startRedis } from '../test/support/redis.js'
 
 interface Sent { statusId: string, platformMessageId: string }
 
+/** A 503 (the session is between owners for a moment, and the answer says to ask again) is "not yet"; any other error fails. */
+function notYet (err: unknown): undefined {
+  if (err instanceof HttpError && err.status === 503) return undefined
+  throw err
+}
+
 /** Links a QR session through `node`, where it is created (the node with the fewest sessions, ties by id). */
 async function link (node: ServiceProc, emu: EmulatorApi, sessionId: string, number: string): Promise<void> {
   const api = serviceApi(node.base)
   await emu.createAccount(number)
   await api.post('/sessions', { sessionId, sessionName: sessionId, authMethod: 'qrcode' })
-  const qr = await waitFor(async () => (await api.get<{ qrCode: string | null }>(`/sessions/${sessionId}/qr-code`)).qrCode, 60_000, `QR of ${sessionId}`, 50)
+  const qr = await waitFor(async () => (await api.get<{ qrCode: string | null }>(`/sessions/${sessionId}/qr-code`).catch(notYet))?.qrCode, 60_000, `QR of ${sessionId}`, 50)
   await emu.scan(number, qr)
-  await waitFor(async () => (await api.get<{ connected: boolean }>(`/sessions/${sessionId}/connection-status`)).connected, 60_000, `${sessionId} connected`, 100)
+  await waitFor(async () => (await api.get<{ connected: boolean }>(`/sessions/${sessionId}/connection-status`).catch(notYet))?.connected, 60_000, `${sessionId} connected`, 100)
 }
 
 await runBench('cluster', 300_000, async ({ smoke, log, emulator, service }) => {
