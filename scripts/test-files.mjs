@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Prints what `npm test` hands `node --test`: the five longest test files each in its own process, first,
 // then the other test files in groups, each group one process that imports its files one after the other,
-// then the other long files two a process (each process's entry file is written here, under
+// then the other long files three a process (each process's entry file is written here, under
 // .test-build/test-runs/).
 //
 // Why groups: a test process pays about 2 CPU s before its first test (loading the app's module graph and
@@ -9,8 +9,8 @@
 // same process), and most of the ~190 files run for a few seconds. 50 files of test/db, test/foundation
 // and test/platform took 185 CPU s as 50 processes and 83 CPU s as one (session 18, this machine's kind);
 // with coverage on, a process that loads the app and the emulator and builds the app once costs about
-// 4 CPU s (session 19), so 36 processes became 28 when the groups grew from 12 files to 18 and LONGEST's
-// files after its first five went two to a process. A group runs its files' tests in order, as each file
+// 4 CPU s (session 19), so 36 processes became 20 when the groups grew from 12 files to 24 and LONGEST's
+// files after its first five went three to a process. A group runs its files' tests in order, as each file
 // alone does; what a file leaves behind in the process (a module's state, an env setting) reaches the files
 // after it, so a file whose tests need a process of their own says so: it holds root-level hooks
 // (before/after outside any test: they would run at the group's start and end), which put it in a process
@@ -22,7 +22,7 @@
 // `node --test` sorts the files it is given by path and starts them in that order, `--test-concurrency` at
 // a time, so a long one started last makes a tail in which one core runs it alone. The entries' names carry
 // the order (writeEntries): LONGEST's five longest files start first, then the groups, then the rest of
-// LONGEST in pairs (plan). LONGEST comes from session 18's measurement at a89ac4c (each file alone in its
+// LONGEST three a process (plan). LONGEST comes from session 18's measurement at a89ac4c (each file alone in its
 // process, two at a time, nothing else running): the files over 18 s of wall, the longest first. Its order
 // need not be exact: a file missing from it only runs in a group; a file named here and gone is skipped,
 // and test/foundation/test-build.test.ts fails on it, so the list follows renames.
@@ -98,26 +98,30 @@ const isSeparate = (file) => rankIn(SEPARATE, file) >= 0
 
 /**
  * LONGEST's first files, those over 40 s, run alone and start first. The groups come next: a group takes
- * 50-80 s, longer than a pair of LONGEST's other files (30-45 s), and the pairs then fill the end of the
- * run instead of a group running alone.
+ * 70-100 CPU s, more than three of LONGEST's other files together (45-65), and those then fill the end of
+ * the run instead of a group running alone.
  */
 export const GROUPS_AFTER = 5
 
 /**
  * at most this many files a group. A process costs about 4 CPU s before its first test (with coverage:
  * loading the app and the emulator, building the app once; session 19), so fewer, larger groups cost less;
- * at 18 a group is about 50-80 s of work, and the pairs after the groups keep the end of the run short.
+ * the long files run after the groups keep the end of the run short.
  */
-export const GROUP_SIZE = 18
+export const GROUP_SIZE = 24
+
+/** LONGEST's files after its first GROUPS_AFTER run this many a process */
+export const LONG_TOGETHER = 3
 
 /** a root-level hook in a test's source: `before(`/`after(`/… at the start of a line, outside any test */
 const ROOT_HOOK = /^(before|after|beforeEach|afterEach)\(/m
 
 /**
  * The entries for `node --test`: LONGEST's first GROUPS_AFTER files and those with root-level hooks alone
- * (`alone`), LONGEST's other files two a process (`pairs`: the longest with the shortest, so the pairs
- * take about as long each), the others in groups of at most GROUP_SIZE in alphabetical order (`groups`).
- * Groups and pairs are each a name and its files.
+ * (`alone`), LONGEST's other files LONG_TOGETHER a process (`long`: dealt in a snake, the longest to the
+ * first process, the next to the second … and back from the last, so each process gets about as much), the
+ * others in groups of at most GROUP_SIZE in alphabetical order (`groups`). Groups and long runs are each a
+ * name and its files.
  */
 export function plan (folders) {
   const files = ordered(folders)
@@ -125,11 +129,13 @@ export function plan (folders) {
   const rank = (f) => rankIn(LONGEST, f)
   const alone = files.filter((f) => (rank(f) >= 0 && rank(f) < GROUPS_AFTER) || hooked(f))
   const later = files.filter((f) => rank(f) >= GROUPS_AFTER && !alone.includes(f))
-  const pairs = []
-  for (let i = 0, j = later.length - 1; i <= j; i++, j--) {
-    const members = i === j ? [later[i]] : [later[i], later[j]]
-    pairs.push({ name: area(members[0], true), files: members })
-  }
+  const bins = Math.ceil(later.length / LONG_TOGETHER)
+  const dealt = Array.from({ length: bins }, () => [])
+  later.forEach((f, i) => {
+    const lap = Math.floor(i / bins)
+    dealt[lap % 2 === 0 ? i % bins : bins - 1 - (i % bins)].push(f)
+  })
+  const long = dealt.map((members) => ({ name: area(members[0], true), files: members }))
   const rest = files.filter((f) => rank(f) < 0 && !alone.includes(f))
   const count = Math.ceil(rest.length / GROUP_SIZE)
   const groups = []
@@ -138,7 +144,7 @@ export function plan (folders) {
     const members = rest.slice(Math.round(i * rest.length / count), Math.round((i + 1) * rest.length / count))
     groups.push({ name: area(members[0]), files: members })
   }
-  return { alone, groups, pairs }
+  return { alone, groups, long }
 }
 
 /**
@@ -161,15 +167,15 @@ function area (file, withName = false) {
  * its source map, the .ts line).
  */
 export function writeEntries (folders) {
-  const { alone, groups, pairs } = plan(folders)
-  const all = [...alone, ...groups.flatMap((g) => g.files), ...pairs.flatMap((p) => p.files)]
+  const { alone, groups, long } = plan(folders)
+  const all = [...alone, ...groups.flatMap((g) => g.files), ...long.flatMap((p) => p.files)]
   if (all.length === 0) return []
   const dir = join(buildRoot(all[0]), 'test-runs')
   rmSync(dir, { recursive: true, force: true })
   mkdirSync(dir, { recursive: true })
   const isFirst = (f) => rankIn(LONGEST.slice(0, GROUPS_AFTER), f) >= 0
   const lone = (f) => ({ name: area(f, true), files: [f], lone: true })
-  const runs = [...alone.filter(isFirst).map(lone), ...groups, ...pairs, ...alone.filter((f) => !isFirst(f)).map(lone)]
+  const runs = [...alone.filter(isFirst).map(lone), ...groups, ...long, ...alone.filter((f) => !isFirst(f)).map(lone)]
   const digits = String(runs.length).length
   return runs.map(({ name, files, lone }, i) => {
     const entry = join(dir, `${String(i + 1).padStart(digits, '0')}-${name}.test.js`)

@@ -51,35 +51,38 @@ test('every test file has its compiled copy, and no compiled test outlives its s
   }
 })
 
-interface Plan { alone: string[], groups: Array<{ name: string, files: string[] }>, pairs: Array<{ name: string, files: string[] }> }
+interface Plan { alone: string[], groups: Array<{ name: string, files: string[] }>, long: Array<{ name: string, files: string[] }> }
 interface TestFiles {
   LONGEST: string[]
   SEPARATE: string[]
   GROUP_SIZE: number
   GROUPS_AFTER: number
+  LONG_TOGETHER: number
   plan: (folders: string[]) => Plan
   writeEntries: (folders: string[]) => string[]
 }
 const testFilesModule = async (): Promise<TestFiles> => await import(pathToFileURL(join(ROOT, 'scripts', 'test-files.mjs')).href) as TestFiles
 
-test('scripts/test-files.mjs runs every compiled test file once: LONGEST\'s first alone, its others in pairs, the others in groups', async (t) => {
-  const { LONGEST, SEPARATE, GROUP_SIZE, GROUPS_AFTER, plan } = await testFilesModule()
+test('scripts/test-files.mjs runs every compiled test file once: LONGEST\'s first alone, its others a few a process, the others in groups', async (t) => {
+  const { LONGEST, SEPARATE, GROUP_SIZE, GROUPS_AFTER, LONG_TOGETHER, plan } = await testFilesModule()
   for (const long of LONGEST) assert.ok(existsSync(join(ROOT, long.replace(/\.js$/, '.ts'))), `${long} in LONGEST names an existing test (rename or remove it there)`)
   if (!existsSync(BUILD)) { t.skip('no .test-build/ (npm run pretest makes it)'); return }
-  const { alone, groups, pairs } = plan(TEST_FOLDERS.map((f) => join(BUILD, f)))
+  const { alone, groups, long } = plan(TEST_FOLDERS.map((f) => join(BUILD, f)))
   const rel = (f: string): string => relative(BUILD, f).split(sep).join('/')
   const compiledFiles = TEST_FOLDERS.flatMap((folder) => testFiles(BUILD, folder, '.test.js'))
-  assert.deepEqual([...alone, ...groups.flatMap((g) => g.files), ...pairs.flatMap((p) => p.files)].map(rel).concat(SEPARATE).sort(), compiledFiles.sort(), 'each file once, or in SEPARATE')
+  assert.deepEqual([...alone, ...groups.flatMap((g) => g.files), ...long.flatMap((p) => p.files)].map(rel).concat(SEPARATE).sort(), compiledFiles.sort(), 'each file once, or in SEPARATE')
   assert.deepEqual(alone.map(rel).slice(0, GROUPS_AFTER), LONGEST.slice(0, GROUPS_AFTER), 'LONGEST\'s first files alone, in its order')
   for (const g of groups) assert.ok(g.files.length >= 1 && g.files.length <= GROUP_SIZE, `${g.name}: ${g.files.length} files`)
-  // the others of LONGEST two a process, the longest left with the shortest left: ranks i and n-1-i
-  const rank = (f: string): number => LONGEST.indexOf(rel(f))
-  const paired = pairs.map((p) => p.files.map(rank))
-  assert.ok(paired.flat().every((r) => r >= GROUPS_AFTER), `only LONGEST's later files are paired: ${JSON.stringify(paired)}`)
-  for (let i = 0; i < paired.length; i++) {
-    assert.ok(paired[i].length === 2 || (paired[i].length === 1 && i === paired.length - 1), `pair ${i}: ${JSON.stringify(paired[i])}`)
-    if (i > 0) assert.ok(paired[i][0] > paired[i - 1][0] && (paired[i].length === 1 || paired[i][1] < paired[i - 1][1]), `pair ${i} pairs the next longest with the next shortest: ${JSON.stringify(paired)}`)
-  }
+  // the others of LONGEST a few a process, dealt in a snake: process k gets ranks k, 2n-1-k, 2n+k … (n processes)
+  const ranks = long.map((p) => p.files.map((f) => LONGEST.indexOf(rel(f))))
+  const n = ranks.length
+  const later = ranks.flat().sort((a, b) => a - b)
+  assert.ok(later.every((r) => r >= GROUPS_AFTER), `only LONGEST's later files run together: ${JSON.stringify(ranks)}`)
+  assert.equal(n, Math.ceil(later.length / LONG_TOGETHER), `${later.length} files, ${LONG_TOGETHER} a process`)
+  ranks.forEach((r, k) => {
+    const dealt = later.filter((_, i) => (Math.floor(i / n) % 2 === 0 ? i % n : n - 1 - (i % n)) === k)
+    assert.deepEqual(r, dealt, `process ${k} of the long files: ${JSON.stringify(ranks)}`)
+  })
   // a file with root-level hooks (they would run at its group's start and end) has a process of its own
   const hooked = compiledFiles.filter((f) => /^(before|after|beforeEach|afterEach)\(/m.test(readFileSync(join(ROOT, f.replace(/\.js$/, '.ts')), 'utf8')))
   assert.ok(hooked.length > 0, 'the suite has such files (test/statuses/mentions-e2e.test.ts)')
