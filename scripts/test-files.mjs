@@ -9,7 +9,7 @@
 // same process), and most of the ~190 files run for a few seconds. 50 files of test/db, test/foundation
 // and test/platform took 185 CPU s as 50 processes and 83 CPU s as one (session 18, this machine's kind);
 // with coverage on, a process that loads the app and the emulator and builds the app once costs about
-// 4 CPU s (session 19), so 36 processes became 20 when the groups grew from 12 files to 24 and LONGEST's
+// 4 CPU s (session 19), so 36 processes became 19 when the groups grew from 12 files to 24 and LONGEST's
 // files after its first five went three to a process. A group runs its files' tests in order, as each file
 // alone does; what a file leaves behind in the process (a module's state, an env setting) reaches the files
 // after it, so a file whose tests need a process of their own says so: it holds root-level hooks

@@ -81,8 +81,8 @@ async function sharedBrowser (executablePath: string): Promise<{ browser: PwBrow
   const browser = await shared.launched
   const release = (): void => {
     if (--shared.open > 0) return
+    // an openBrowser before it fires clears it (and counts itself in), so when it fires nobody holds the browser
     shared.idle = setTimeout(() => {
-      if (shared.open > 0) return
       browsers.delete(executablePath)
       browser.close().catch(() => {})
     }, 2000)
