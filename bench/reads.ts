@@ -301,7 +301,7 @@ await runBench('reads', 380_000, async ({ smoke, dir, log, emulator, service }) 
         unit: '×',
         note: `control ${describe(h.express)}; ${cpu(h.service, h.express, 'control')}; rounds ${h.order}`
       },
-      { id: 'reads.list.rps', name: `${listLabel}, ${span}`, value: l.service.rps, unit: 'req/s', note: `context (the list's request-rate target was retired in issue 34: a plain query per request); ${l.service.total} requests, ${l.service.mibPerS.toFixed(1)} MiB/s; service CPU ${l.service.cpuUs.toFixed(0)} µs per request; ${l.load}` },
+      { id: 'reads.list.rps', name: `${listLabel}, ${span}`, value: l.service.rps, unit: 'req/s', target: { op: '>=', value: 3000 }, note: `issue 41's target, without a response cache (bench/NOTES.md, "Issue 41": the answer is ~177 KB and this machine's floor is below it); ${l.service.total} requests, ${l.service.mibPerS.toFixed(1)} MiB/s; service CPU ${l.service.cpuUs.toFixed(0)} µs per request; ${l.load}` },
       { id: 'reads.list.p99', name: `${listLabel} p99 latency`, value: l.service.p99, unit: 'ms', note: `context; p50 ${l.service.p50} ms, max ${l.service.max} ms (worst of the runs)` },
       {
         id: 'reads.list.peer-ratio',

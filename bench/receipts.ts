@@ -30,6 +30,7 @@ import { mb, serviceMemory } from './lib/memory-stats.js'
 import { ROOT } from '../test/support/processes.js'
 import { sleep, waitFor } from '../test/support/wait.js'
 import { cpuSeconds, heapSnapshot, rssOf, settledRss } from './lib/procs.js'
+import { windowProfiler } from './lib/window-profile.js'
 
 interface Viewer { number: string | null }
 interface ViewersUpdate { sessionId: string, statusId: string, viewers: Viewer[] }
@@ -49,7 +50,9 @@ await runBench('receipts', 240_000, async ({ smoke, log, emulator, service, dir 
   const pauseMs = smoke ? 300 : 3000
   /** how long after the burst's end its RSS must be back (issue 25) */
   const settleMs = smoke ? 1000 : 5000
-  const svc = await service()
+  // BENCH_RECEIPTS_PROFILE=<dir>: a CPU profile of the service over the paced run only (bench/profile-top.ts reads it)
+  const profiler = await windowProfiler(process.env.BENCH_RECEIPTS_PROFILE, log)
+  const svc = await service({ nodeFlags: profiler.nodeFlags })
   const emuProc = await emulator()
   const emu = emulatorApi(emuProc.controlUrl)
   const api = serviceApi(svc.base)
@@ -189,19 +192,22 @@ await runBench('receipts', 240_000, async ({ smoke, log, emulator, service, dir 
     })
     const batch = pacedRate / 100
     const start = performance.now()
-    const requests: Array<Promise<unknown>> = []
-    for (let i = 0; i < viewersB.length; i += batch) {
-      const due = start + (i / batch) * 10
-      const wait = due - performance.now()
-      if (wait > 1) await sleep(wait)
-      const group = viewersB.slice(i, i + batch)
-      const now = performance.now()
-      for (const v of group) { sentAt.set(v, now); inList.set(v, now) }
-      requests.push(emu.sendViews(b.platformMessageId, group, { force: true }))
-    }
-    await Promise.all(requests)
-    const pacedFor = (performance.now() - start) / 1000
-    await waitFor(async () => { connected(); return sentAt.size === 0 && inList.size === 0 }, 30_000, 'every paced viewer in both events', 10)
+    const pacedFor = await profiler.around(svc.pid, 'service-paced', async () => {
+      const requests: Array<Promise<unknown>> = []
+      for (let i = 0; i < viewersB.length; i += batch) {
+        const due = start + (i / batch) * 10
+        const wait = due - performance.now()
+        if (wait > 1) await sleep(wait)
+        const group = viewersB.slice(i, i + batch)
+        const now = performance.now()
+        for (const v of group) { sentAt.set(v, now); inList.set(v, now) }
+        requests.push(emu.sendViews(b.platformMessageId, group, { force: true }))
+      }
+      await Promise.all(requests)
+      const took = (performance.now() - start) / 1000
+      await waitFor(async () => { connected(); return sentAt.size === 0 && inList.size === 0 }, 30_000, 'every paced viewer in both events', 10)
+      return took
+    })
     const ms = (h: RecordableHistogram, q: number): number => h.percentile(q) / 1000
     const endRss = rssOf(svc.pid)
     log(`paced: ${paced} receipts over ${pacedFor.toFixed(2)} s; → status-viewers-added p50 ${ms(toAdded, 50).toFixed(1)} ms, p99 ${ms(toAdded, 99).toFixed(1)} ms, max ${(toAdded.max / 1000).toFixed(1)} ms; → status-viewers-update p99 ${ms(toList, 99).toFixed(1)} ms`)
@@ -242,7 +248,8 @@ await runBench('receipts', 240_000, async ({ smoke, log, emulator, service, dir 
         name: `receipt → status-viewers-added p99 (paced ${pacedRate}/s, ${paced.toLocaleString('en-US')} receipts)`,
         value: ms(toAdded, 99),
         unit: 'ms',
-        target: { op: '<', value: 50 },
+        // issue 41: < 20 ms (it was < 50 ms)
+        target: { op: '<', value: 20 },
         note: `p50 ${ms(toAdded, 50).toFixed(1)} ms, p90 ${ms(toAdded, 90).toFixed(1)} ms, max ${(toAdded.max / 1000).toFixed(1)} ms; from the driver's request to the emulator until the event at a socket.io client`
       },
       { id: 'receipts.paced.p50', name: 'receipt → status-viewers-added p50 (paced)', value: ms(toAdded, 50), unit: 'ms' },
@@ -251,7 +258,7 @@ await runBench('receipts', 240_000, async ({ smoke, log, emulator, service, dir 
         name: 'receipt → status-viewers-update (full list, throttled) p99 (paced)',
         value: ms(toList, 99),
         unit: 'ms',
-        note: `context: the full list goes out at most every 200 ms per status; p50 ${ms(toList, 50).toFixed(1)} ms`
+        note: `context: the full list goes out at most every 200 ms per status, every 200 ms per 1,000 viewers begun for a longer one (1 s at 5,000); p50 ${ms(toList, 50).toFixed(1)} ms`
       },
       {
         id: 'receipts.memory.ratio',

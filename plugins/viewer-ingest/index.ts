@@ -8,7 +8,7 @@ import type { ReceiptSink, StatusDelivery, StatusView } from '../../src/platform
 import type { ViewerRecord } from '../../src/db/stores/viewers.js'
 import { iso } from '../../src/api-shapes.js'
 import type { ViewerIngestDeps } from './deps.js'
-import { createViewersUpdates, updateEvents, VIEWERS_UPDATE_MS, type Changed } from './viewers-update.js'
+import { createViewersUpdates, VIEWERS_UPDATE_MS, type Changed } from './viewers-update.js'
 
 export { VIEWERS_UPDATE_MS }
 /** statuses whose real-viewer count is kept in memory for status-viewers-added (the most recent ones) */
@@ -85,7 +85,7 @@ export function createViewerIngest (deps: ViewerIngestDeps) {
 
   /** status-viewers-update of the claimed statuses, from their lists read in the commit */
   const claimedEvents = (claimed: Changed, lists: Map<number, ViewerRecord[]>): NewEvent[] =>
-    [...claimed].flatMap(([statusId, { sessionId }]) => updateEvents(statusId, sessionId, lists.get(statusId) ?? []))
+    [...claimed].flatMap(([statusId, { sessionId }]) => updates.eventsOf(statusId, sessionId, lists.get(statusId) ?? []))
 
   /**
    * THE receipt commit, the one entry point (the sink's `commit`): a turn's views, its delivery receipts
@@ -191,7 +191,7 @@ export function createViewerIngest (deps: ViewerIngestDeps) {
 
   /** The update at a window's end: the list read and the event appended in one transaction of its own. */
   async function trailing (statusId: number, sessionId: string): Promise<void> {
-    await viewers.commitListEvents([statusId], (lists) => updateEvents(statusId, sessionId, lists.get(statusId) ?? []))
+    await viewers.commitListEvents([statusId], (lists) => updates.eventsOf(statusId, sessionId, lists.get(statusId) ?? []))
     eventLog.committed()
   }
 

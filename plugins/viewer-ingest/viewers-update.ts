@@ -6,16 +6,35 @@ import { toViewer } from '../../src/api-shapes.js'
 
 /** At most one status-viewers-update per status per this window (the last state always goes out). */
 export const VIEWERS_UPDATE_MS = 200
+/** a longer list's window is VIEWERS_UPDATE_MS per this many viewers begun (see windowMs) */
+export const VIEWERS_PER_WINDOW = 1000
+/** and at most this long */
+export const VIEWERS_UPDATE_MAX_MS = 5000
+
+/**
+ * The window after an update of `listed` viewers. Each update reads, serialises, logs and sends the whole
+ * list to every client, so its cost grows with the list: 5,000 viewers are ~0.6 MB, and that work every
+ * 200 ms held up the commits of the receipts arriving meanwhile (receipt → status-viewers-added p99 at
+ * 1,000 receipts/s: bench/NOTES.md, "the live path"). The window grows with the list instead, so a status's
+ * updates cost about as much per second at any reach; status-viewers-added still carries every new viewer
+ * as it is committed, and the last state still always goes out.
+ */
+export function windowMs (listed: number): number {
+  return Math.min(VIEWERS_UPDATE_MAX_MS, VIEWERS_UPDATE_MS * Math.max(1, Math.ceil(listed / VIEWERS_PER_WINDOW)))
+}
 
 /** statuses changed by one commit, by id, with their sessions */
 export type Changed = ReadonlyMap<number, { sessionId: string }>
 const NONE: Changed = new Map()
 
-/** A status's window: from its last update until the timer; `dirty` once a commit changed it meanwhile. */
-interface Window { sessionId: string, timer: NodeJS.Timeout | null, dirty: boolean }
+/**
+ * A status's window: from its last update until the timer; `dirty` once a commit changed it meanwhile;
+ * `listed` the length of the list its last update carried (the window's length: windowMs).
+ */
+interface Window { sessionId: string, timer: NodeJS.Timeout | null, dirty: boolean, listed: number }
 
 /** A status's update event with its full list; none for an empty list (the status is gone, its viewers with it). */
-export function updateEvents (statusId: number, sessionId: string, rows: ViewerRecord[]): NewEvent[] {
+function updateEvents (statusId: number, sessionId: string, rows: ViewerRecord[]): NewEvent[] {
   return rows.length === 0 ? [] : [toLogRow('status-viewers-update', { sessionId, statusId: String(statusId), viewers: rows.map(toViewer) })]
 }
 
@@ -40,7 +59,7 @@ export function createViewersUpdates (trailing: (statusId: number, sessionId: st
     if (closed) return NONE
     for (const [statusId, { sessionId }] of changed) {
       if (windows.has(statusId)) continue
-      windows.set(statusId, { sessionId, timer: null, dirty: false })
+      windows.set(statusId, { sessionId, timer: null, dirty: false, listed: 0 })
       mine ??= new Map()
       mine.set(statusId, { sessionId })
     }
@@ -55,7 +74,7 @@ export function createViewersUpdates (trailing: (statusId: number, sessionId: st
       const open = windows.get(statusId)
       if (open !== undefined) { open.dirty = true; continue }
       // its window ended while this commit ran (it waited for the connection), without it: an update now
-      windows.set(statusId, { sessionId, timer: null, dirty: true })
+      windows.set(statusId, { sessionId, timer: null, dirty: true, listed: 0 })
       setImmediate(() => { void end(statusId) })
     }
   }
@@ -64,7 +83,7 @@ export function createViewersUpdates (trailing: (statusId: number, sessionId: st
     const open = windows.get(statusId)
     if (open === undefined) return
     if (closed) { windows.delete(statusId); return }
-    open.timer = setTimeout(() => { void end(statusId) }, VIEWERS_UPDATE_MS)
+    open.timer = setTimeout(() => { void end(statusId) }, windowMs(open.listed))
   }
 
   async function end (statusId: number): Promise<void> {
@@ -84,9 +103,17 @@ export function createViewersUpdates (trailing: (statusId: number, sessionId: st
     arm(statusId)
   }
 
+  /** A window's update events (updateEvents), its list's length noted for the window that follows. */
+  function eventsOf (statusId: number, sessionId: string, rows: ViewerRecord[]): NewEvent[] {
+    const open = windows.get(statusId)
+    if (open !== undefined) open.listed = rows.length
+    return updateEvents(statusId, sessionId, rows)
+  }
+
   return {
     claim,
     afterCommit,
+    eventsOf,
     /** Stops the timers: the updates of windows still open are not written (a restart writes them: viewer-ingest recover). */
     stop (): void {
       closed = true

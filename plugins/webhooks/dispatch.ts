@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { LoggedEvent } from '../../src/db/stores/events.js'
-import type { NewDelivery, WebhookOutbox } from '../../src/db/stores/webhooks.js'
+import type { LoggedEventHead, NewDelivery, WebhookOutbox } from '../../src/db/stores/webhooks.js'
 
 /** Logged events turned into deliveries per transaction. */
 const PAGE = 500
@@ -45,6 +45,7 @@ export function createLogDispatcher (deps: DispatchDeps) {
   let stopped = true
   let backstop: NodeJS.Timeout | null = null
 
+  const takes = (e: LoggedEventHead): boolean => deps.targets(e.type, e.sessionId, Number(e.createdAt)).length > 0
   function build (events: LoggedEvent[]): NewDelivery[] {
     const rows: NewDelivery[] = []
     for (const e of events) {
@@ -76,7 +77,7 @@ export function createLogDispatcher (deps: DispatchDeps) {
     scheduled = false
     if (stopped) return
     if (running !== null) { again = true; return }
-    running = outbox.fromLog(PAGE, build).then((n) => {
+    running = outbox.fromLog(PAGE, { takes, build }).then((n) => {
       running = null
       if (n > 0) deps.written()
       if (n === -1) later(BUSY_RETRY_MS)

@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { test } from 'node:test'
 import { SQLite } from '../../src/db/sqlite/driver.js'
 import { VIEWERS_UPDATE_MS } from '../../plugins/viewer-ingest/index.js'
+import { windowMs } from '../../plugins/viewer-ingest/viewers-update.js'
 import { SendFailed } from '../../src/errors.js'
 import type { StatusView } from '../../src/platform/types.js'
 import { waitFor } from '../helper.js'
@@ -209,7 +210,10 @@ test('viewer ingest commits each stanza at once and coalesces updates to one per
   t.diagnostic(`ingest: ${total} single-view commits in ${elapsed.toFixed(0)} ms (${Math.round(total / (elapsed / 1000))}/s)`)
   assert.equal((await h.app.statuses.viewers('s1', s.statusId)).length, total)
   await waitFor(() => h.of('status-viewers-update').some((u) => u.viewers.length === total), 5000, 'the update after the bulk')
-  await new Promise((resolve) => setTimeout(resolve, VIEWERS_UPDATE_MS + 50))
+  // a list of 5,000 has a window of its own length (windowMs: 200 ms per 1,000 viewers begun)
+  assert.equal(windowMs(total), VIEWERS_UPDATE_MS * 5)
+  assert.equal(windowMs(1), VIEWERS_UPDATE_MS)
+  await new Promise((resolve) => setTimeout(resolve, windowMs(total) + 50))
 
   // a steady trickle for ~700 ms: leading event, then at most one per window, and the last holds everything
   const before = h.of('status-viewers-update').length
@@ -219,15 +223,19 @@ test('viewer ingest commits each stanza at once and coalesces updates to one per
     await h.app.viewerIngest.commit('s1', [receipt(mid, String(20_000_000_000 + n++))])
     await new Promise((resolve) => setTimeout(resolve, 10))
   }
-  await new Promise((resolve) => setTimeout(resolve, VIEWERS_UPDATE_MS * 2 + 100))
+  await new Promise((resolve) => setTimeout(resolve, windowMs(total + n) * 2 + 100))
   const updates = h.events.filter((e) => e.event === 'status-viewers-update').slice(before)
   // at most one per window (leading + trailing edge); a loaded machine may stall the trickle and give fewer,
   // never more. The recorder stamps an event when it reaches the listener, after its commit: one that reached it
   // a few ms late makes the next gap look short by as much (seen in CI-like runs: 195 ms for a 200 ms window), so
   // the spacing is checked against three quarters of the window. Without the coalescing the trickle's updates
-  // would come ~10 ms apart, so this still fails on a broken window.
+  // would come ~10 ms apart, so this still fails on a broken window; with 200 ms windows whatever the list's
+  // length (5,000 and more viewers here: 1,200 ms) it fails too.
   assert.ok(updates.length >= 2 && updates.length <= 6, `updates: ${updates.length} for ${n} receipts`)
-  for (let i = 1; i < updates.length; i++) assert.ok(updates[i].at - updates[i - 1].at >= VIEWERS_UPDATE_MS * 0.75, `spaced by the window: ${updates.map((u) => u.at - updates[0].at).join(', ')}`)
+  for (let i = 1; i < updates.length; i++) {
+    const listed = (updates[i - 1].payload as { viewers: unknown[] }).viewers.length
+    assert.ok(updates[i].at - updates[i - 1].at >= windowMs(listed) * 0.75, `spaced by the window of ${listed} viewers: ${updates.map((u) => u.at - updates[0].at).join(', ')}`)
+  }
   const last = updates.at(-1)?.payload as { viewers: unknown[] }
   assert.equal(last.viewers.length, total + n, 'trailing edge carries the final state')
 })

@@ -26,10 +26,10 @@ export function webhookOutbox (db: Kysely<Database>, claim: DeliveryClaim): Webh
     insert: orderedInserts(db),
     // the cursor row is locked (SKIP LOCKED: -1 when another node is at it), so one node at a time makes
     // deliveries, in event order
-    fromLog: async (limit, build) => await db.transaction().execute(async (trx) => {
+    fromLog: async (limit, of) => await db.transaction().execute(async (trx) => {
       const { rows } = await sql<{ last_id: number }>`select last_id from event_cursors where name = 'webhooks' for update skip locked`.execute(trx)
       if (rows.length === 0) return -1
-      return await deliveriesFromLog(trx, Number(rows[0].last_id), limit, build)
+      return await deliveriesFromLog(trx, Number(rows[0].last_id), limit, of)
     }),
     async claimDue (now, limit) {
       if (limit <= 0) return []

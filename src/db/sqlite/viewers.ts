@@ -41,7 +41,7 @@ export function receipts (db: Db, sqlite: SQLite.Database): ReceiptPart {
   ).pluck()
   // kept on the status row in this same transaction (migration 019's triggers)
   const realViewers = sqlite.prepare<[number], number>('select viewer_count from statuses where id = ?').pluck()
-  // the full list of a busy status is read for its status-viewers-update (at most every 200 ms)
+  // the full list of a busy status is read for its status-viewers-update (at most once a window: viewers-update.ts)
   const allViewers = sqlite.prepare<[number], ViewerRecord>(`select ${VIEWER_FIELDS_SQL} from viewers where status_id = ? order by viewed_at, viewer`)
 
   // deliveries (issue 24): one insert-select per receipt; a redelivery or another device only moves the time earlier

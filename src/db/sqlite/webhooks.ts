@@ -15,9 +15,9 @@ export function webhookOutbox (db: Db): WebhookOutbox {
   return {
     subscribers: async () => await readSubscribers(db),
     insert: orderedInserts(db),
-    fromLog: async (limit, build) => await db.transaction().execute(async (trx) => {
+    fromLog: async (limit, of) => await db.transaction().execute(async (trx) => {
       const cursor = await trx.selectFrom('event_cursors').select('last_id').where('name', '=', 'webhooks').executeTakeFirst()
-      return await deliveriesFromLog(trx, Number(cursor?.last_id ?? 0), limit, build)
+      return await deliveriesFromLog(trx, Number(cursor?.last_id ?? 0), limit, of)
     }),
     async claimDue (now, limit) {
       if (limit <= 0) return []

@@ -18,6 +18,8 @@ export interface LoggedEvent {
  * (the one row → LoggedEvent mapping, for both backends and SQLite's prepared read).
  */
 export const LOGGED_EVENT_COLUMNS = ['id', 'type', 'session_id as sessionId', 'created_at as createdAt', 'data'] as const
+/** the same without the payload (the webhook fan-out reads a payload only when an endpoint takes the event) */
+export const LOGGED_EVENT_HEAD_COLUMNS = ['id', 'type', 'session_id as sessionId', 'created_at as createdAt'] as const
 /** LOGGED_EVENT_COLUMNS as raw SQL (SQLite's prepared statement) */
 export const LOGGED_EVENT_SELECT = 'id, type, session_id as sessionId, created_at as createdAt, data'
 

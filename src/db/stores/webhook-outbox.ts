@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely'
 import type { Database, WebhookDeliveryRow } from '../database.js'
-import { LOGGED_EVENT_COLUMNS, type LoggedEvent } from './events.js'
+import { LOGGED_EVENT_HEAD_COLUMNS, type LoggedEvent } from './events.js'
 
 // The webhook outbox's port and the queries both backends' outboxes share (src/db/sqlite/webhooks.ts: one
 // process; src/db/postgres/webhooks.ts: several nodes claiming).
@@ -17,8 +17,18 @@ export interface NewDelivery {
   at: number
 }
 
+/** A logged event without its payload: enough to tell whether any endpoint takes it. */
+export type LoggedEventHead = Omit<LoggedEvent, 'data'>
+
 /** The deliveries (one per matching endpoint) of logged events, in the events' order. */
-export type DeliveriesOf = (events: LoggedEvent[]) => NewDelivery[]
+export interface DeliveriesOf {
+  /**
+   * whether any endpoint takes the event: only those events' payloads are read (a status-viewers-update
+   * carries a status's whole list, hundreds of kilobytes, and is read after every commit otherwise)
+   */
+  takes: (event: LoggedEventHead) => boolean
+  build: (events: LoggedEvent[]) => NewDelivery[]
+}
 
 /**
  * An endpoint that takes events: the enabled ones, and the disabled ones with when they were disabled
@@ -114,7 +124,7 @@ export interface WebhookOutbox {
    * The deliveries of up to `limit` logged events past the `webhooks` cursor, and the cursor moved past
    * them, in one transaction. How many events it took (0: none left; -1: another node is at it).
    */
-  fromLog: (limit: number, build: DeliveriesOf) => Promise<number>
+  fromLog: (limit: number, of: DeliveriesOf) => Promise<number>
   /** marks up to `limit` due deliveries as sending and returns them */
   claimDue: (now: number, limit: number) => Promise<ClaimedDelivery[]>
   /** the earliest time a delivery can be due (pending and not waiting for an earlier one), or null */
@@ -167,12 +177,17 @@ export async function readSubscribers (db: Db): Promise<Subscriber[]> {
 }
 
 /** The deliveries of logged events past the cursor, in the caller's transaction (the cursor read as `lastId`). */
-export async function deliveriesFromLog (trx: Db, lastId: number, limit: number, build: DeliveriesOf): Promise<number> {
-  const events = await trx.selectFrom('event_log').select(LOGGED_EVENT_COLUMNS).where('id', '>', lastId).orderBy('id').limit(limit).execute()
-  if (events.length === 0) return 0
-  await insertDeliveries(trx, build(events))
-  await trx.updateTable('event_cursors').set({ last_id: Number(events[events.length - 1].id) }).where('name', '=', 'webhooks').execute()
-  return events.length
+export async function deliveriesFromLog (trx: Db, lastId: number, limit: number, of: DeliveriesOf): Promise<number> {
+  const heads = await trx.selectFrom('event_log').select(LOGGED_EVENT_HEAD_COLUMNS).where('id', '>', lastId).orderBy('id').limit(limit).execute()
+  if (heads.length === 0) return 0
+  const taken = heads.filter((h) => of.takes(h))
+  if (taken.length > 0) {
+    const rows = await trx.selectFrom('event_log').select(['id', 'data']).where('id', 'in', taken.map((h) => h.id)).execute()
+    const data = new Map(rows.map((r) => [Number(r.id), r.data]))
+    await insertDeliveries(trx, of.build(taken.map((h) => ({ ...h, data: data.get(Number(h.id)) ?? '{}' }))))
+  }
+  await trx.updateTable('event_cursors').set({ last_id: Number(heads[heads.length - 1].id) }).where('name', '=', 'webhooks').execute()
+  return heads.length
 }
 
 /** Inserts one call after another, in the order asked. */

@@ -2,7 +2,7 @@ import type { Kysely, Updateable } from 'kysely'
 import type { Database, WebhookRow, WebhookTable } from '../database.js'
 import { toWebhookDelivery, type DeliveryClaim, type DeliveryStatus, type WebhookDelivery, type WebhookOutbox } from './webhook-outbox.js'
 
-export type { AttemptOutcome, ClaimedDelivery, DeliveriesOf, DeliveryClaim, DeliveryStatus, NewDelivery, Subscriber, WebhookDelivery, WebhookOutbox } from './webhook-outbox.js'
+export type { AttemptOutcome, ClaimedDelivery, DeliveriesOf, DeliveryClaim, LoggedEventHead, DeliveryStatus, NewDelivery, Subscriber, WebhookDelivery, WebhookOutbox } from './webhook-outbox.js'
 
 /** A webhook endpoint (the port's own type; plugins never see the table's row). */
 export interface Webhook {
