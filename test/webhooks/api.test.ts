@@ -184,6 +184,24 @@ dialectTest('a subscribed event reaches the receiver signed by Standard Webhooks
   assert.deepEqual(page.deliveries.map((d) => d.eventType), ['status-deleted', 'status-deleted', 'session-created'], 'newest first')
 })
 
+dialectTest('events no endpoint takes are passed over without their payloads; the taken ones between them keep their own', async (t, dialect) => {
+  const s = await build(t, { ...FAST, ...await dialectEnv(dialect) })
+  const rx = await startReceiver(t)
+  const only = await ok<Hook>(s, 'POST', '/api/webhooks', { url: rx.url, events: ['status-deleted'], sessionId: 'main' })
+  // one page of the fan-out: taken events (3 and 5) among events nobody takes; each body must be its own event's
+  s.app.domainEvents.emit('session-created', { sessionId: 'main', sessionName: 'Main', phoneNumber: null, authMethod: 'qrcode', createdAt: new Date().toISOString() })
+  s.app.domainEvents.emit('status-deleted', { sessionId: 'other', statusId: '7' })
+  s.app.domainEvents.emit('status-deleted', { sessionId: 'main', statusId: '8' })
+  s.app.domainEvents.emit('session-deleted', { sessionId: 'gone' })
+  s.app.domainEvents.emit('status-deleted', { sessionId: 'main', statusId: '9' })
+  await rx.waitForAccepted(2)
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  const got = rx.accepted().map((r) => new Webhook(only.secret ?? '').verify(r.body, r.headers) as { eventId: number, data: Record<string, unknown> })
+    .sort((a, b) => a.eventId - b.eventId)
+  assert.deepEqual(got.map((g) => [g.eventId, g.data]), [[3, { sessionId: 'main', statusId: '8', eventId: 3 }], [5, { sessionId: 'main', statusId: '9', eventId: 5 }]])
+  assert.equal(rx.requests.length, 2, 'nothing else was sent')
+})
+
 dialectTest('a receiver that is down, then failing, then back gets every delivery, in order per status', async (t, dialect) => {
   const s = await build(t, { ...FAST, ...await dialectEnv(dialect) })
   const rx = await startReceiver(t, 503)
