@@ -3,6 +3,7 @@
  * nodes) and the benchmarks alike: its own folder (its working directory, so no developer's .env is read)
  * holding its data and uploads, a port on 127.0.0.1, the kit's API key, and a wait until it answers.
  */
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import type { TestContext } from 'node:test'
 import { currentEnv, ensureBuilt, ROOT, spawnNode, tempDir, type Proc } from './processes.js'
@@ -83,6 +84,31 @@ export interface ServiceProc extends Proc {
   spawnedAt: number
 }
 
+/**
+ * Whether process `pid` holds the socket listening on 127.0.0.1:`port` (Linux, from /proc; null where that
+ * cannot tell). A port `freePort` gave out, or the one a restart takes again, can be taken meanwhile by
+ * another test process's service, which answers the health poll with the same key: the child then dies on
+ * EADDRINUSE a moment later, but the test would already be talking to the wrong service (seen once in a
+ * whole run: a restarted service that "lost" a committed session).
+ */
+export function listensOn (pid: number, port: number): boolean | null {
+  let table: string
+  try { table = readFileSync('/proc/net/tcp', 'utf8') } catch { return null }
+  const local = `0100007F:${port.toString(16).toUpperCase().padStart(4, '0')}`
+  const inodes = new Set<string>()
+  for (const line of table.split('\n').slice(1)) {
+    const f = line.trim().split(/\s+/)
+    // local_address, state 0A (LISTEN), inode
+    if (f[1] === local && f[3] === '0A') inodes.add(`socket:[${f[9]}]`)
+  }
+  if (inodes.size === 0) return false
+  try {
+    return readdirSync(`/proc/${pid}/fd`).some((fd) => { try { return inodes.has(readlinkSync(`/proc/${pid}/fd/${fd}`)) } catch { return false } })
+  } catch {
+    return null
+  }
+}
+
 export async function spawnService (opts: ServiceOptions): Promise<ServiceProc> {
   const from = opts.from ?? 'built'
   if (from === 'built') ensureBuilt()
@@ -140,7 +166,8 @@ export async function spawnService (opts: ServiceOptions): Promise<ServiceProc> 
   }
   for (;;) {
     if (proc.child.exitCode !== null || proc.child.signalCode !== null) throw new Error(`the service (${name}) exited (${proc.child.exitCode ?? proc.child.signalCode}) during start:\n${proc.tail()}`)
-    if (opts.readyWhen === 'listening' ? listening : await answers()) break
+    // a health answer counts only from this child (another service may hold the port: listensOn)
+    if (opts.readyWhen === 'listening' ? listening : await answers() && listensOn(proc.child.pid ?? -1, port) !== false) break
     if (Date.now() > deadline) {
       await proc.stop(1000)
       throw new Error(`the service (${name}) was not ready after ${timeoutMs} ms:\n${proc.tail()}`)
