@@ -84,7 +84,7 @@ export function connectSocket ({ refreshAll, lockOut }) {
     if (state.openStatusId === String(e.statusId)) { state.viewers = mergeViewers(state.viewers, e.viewers); renderViewers() }
     scheduleStats()
   })
-  // the full list (at most every 200 ms per status): replaces what the added events built, so LID
+  // the full list (at most every 200 ms per status, less often for a long list): replaces what the added events built, so LID
   // entries that got their number and merges are shown as stored
   socket.on('status-viewers-update', (e) => {
     if (e.sessionId !== state.selectedId) { scheduleStats(); return }
