@@ -16,6 +16,7 @@ import { join } from 'node:path'
 import { HEAP, runBench, SMOKE, type BenchContext, type Figure } from './lib/bench.js'
 import { cpuSeconds, heapSnapshot } from './lib/procs.js'
 import { connectedCount, emulatorApi, linkSessions, peakHandshakes, serviceApi } from '../test/support/clients.js'
+import { ensureBuilt } from '../test/support/processes.js'
 import { API_KEY } from '../test/support/service.js'
 import { sleep, waitFor } from '../test/support/wait.js'
 
@@ -190,6 +191,8 @@ async function hold (ctx: BenchContext, linked: Linked): Promise<StartRun> {
     rmSync(join(ctx.dir, 'again'))
     ctx.log(`start ${round}${Object.keys(env).length > 0 ? ` with ${JSON.stringify(env)}` : ''}`)
     try {
+      // the sources may have changed since the last start (ensureBuilt alone checks once per process)
+      ensureBuilt({ again: true })
       last = await measureStart(ctx, linked, { name: `service-start-${round}`, env, stop: true })
     } catch (err) {
       ctx.log(`start ${round} failed: ${err instanceof Error ? err.message : String(err)}`)
