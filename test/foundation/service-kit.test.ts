@@ -26,6 +26,13 @@ test('listensOn tells which process holds a listening port', async (t) => {
   server.close()
   await once(server, 'close')
   assert.equal(listensOn(process.pid, port), false, 'nothing listens there any more')
+  // a process that is gone (a child that died on EADDRINUSE before its exit was seen) holds nothing
+  other.kill()
+  await once(other, 'exit')
+  const again = createServer()
+  const port2 = await listen(again)
+  t.after(() => { again.close() })
+  assert.equal(listensOn(other.pid ?? -1, port2), false)
 })
 
 test('a service whose port another server holds is not taken for started, even when that server answers its health poll', async (t) => {

@@ -85,8 +85,8 @@ export interface ServiceProc extends Proc {
 }
 
 /**
- * Whether process `pid` holds the socket listening on 127.0.0.1:`port` (Linux, from /proc; null where that
- * cannot tell). A port `freePort` gave out, or the one a restart takes again, can be taken meanwhile by
+ * Whether process `pid` holds the socket listening on 127.0.0.1:`port` (Linux, from /proc; null where there is
+ * no /proc/net/tcp to tell). A port `freePort` gave out, or the one a restart takes again, can be taken meanwhile by
  * another test process's service, which answers the health poll with the same key: the child then dies on
  * EADDRINUSE a moment later, but the test would already be talking to the wrong service (seen once in a
  * whole run: a restarted service that "lost" a committed session).
@@ -105,7 +105,8 @@ export function listensOn (pid: number, port: number): boolean | null {
   try {
     return readdirSync(`/proc/${pid}/fd`).some((fd) => { try { return inodes.has(readlinkSync(`/proc/${pid}/fd/${fd}`)) } catch { return false } })
   } catch {
-    return null
+    // the process is gone (its exit not yet seen by the parent): it holds nothing
+    return false
   }
 }
 
