@@ -24,7 +24,7 @@
  * the end of the third day ÷ at the end of the first. Every series' slope is printed. It stops by itself.
  * BENCH_SMOKE=1: 3 sessions, 1 minute, 3 days of 20 s (test/bench/soak.test.ts).
  */
-import { readdirSync, readlinkSync, statSync } from 'node:fs'
+import { statSync } from 'node:fs'
 import { createServer } from 'node:http'
 import { join } from 'node:path'
 import { SQLite as Database } from '../src/db/sqlite/driver.js'
@@ -32,6 +32,7 @@ import { runBench, SMOKE, type Figure } from './lib/bench.js'
 import { rssOf } from './lib/procs.js'
 import { between, compressedDayEnv, percentile, slopePerHour, type Point } from './lib/soak-series.js'
 import { emulatorApi, linkSessions, serviceApi } from '../test/support/clients.js'
+import { descriptorLinks } from '../test/support/processes.js'
 import { API_KEY } from '../test/support/service.js'
 import { sleep, waitFor } from '../test/support/wait.js'
 
@@ -56,13 +57,8 @@ interface Sent { statusId: string, platformMessageId: string }
 interface Series { rss: Point[], heapUsed: Point[], loopP99: Point[], handles: Point[], fds: Point[], sockets: Point[], dbUsed: Point[], dbFiles: Point[] }
 
 const fds = (pid: number): { fds: number, sockets: number } => {
-  const dir = `/proc/${pid}/fd`
-  let sockets = 0
-  const all = readdirSync(dir)
-  for (const fd of all) {
-    try { if (readlinkSync(join(dir, fd)).startsWith('socket:')) sockets++ } catch { /* closed meanwhile */ }
-  }
-  return { fds: all.length, sockets }
+  const links = descriptorLinks(pid)
+  return { fds: links.length, sockets: links.filter((l) => l?.startsWith('socket:') === true).length }
 }
 
 async function metrics (base: string): Promise<{ heapUsed: number, loopP99: number, handles: number }> {

@@ -5,7 +5,7 @@
  * merely importing this module changes nothing).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, relative, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -132,6 +132,15 @@ export function currentEnv (): Record<string, string> {
  * exactly as under `npm start`. Its output
  * goes to `logFile` (appended: a restart keeps the earlier run's lines).
  */
+/**
+ * What each open descriptor of process `pid` points at (Linux: `/proc/<pid>/fd`), e.g. `socket:[123]`; null
+ * for one closed between listing and reading. Throws when the process is gone (or there is no /proc).
+ */
+export function descriptorLinks (pid: number): Array<string | null> {
+  const dir = `/proc/${pid}/fd`
+  return readdirSync(dir).map((fd) => { try { return readlinkSync(join(dir, fd)) } catch { return null } })
+}
+
 export function spawnNode (script: string, opts: SpawnOptions): Proc {
   mkdirSync(dirname(opts.logFile), { recursive: true })
   if (opts.cwd !== undefined) mkdirSync(opts.cwd, { recursive: true })

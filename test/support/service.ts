@@ -3,10 +3,10 @@
  * nodes) and the benchmarks alike: its own folder (its working directory, so no developer's .env is read)
  * holding its data and uploads, a port on 127.0.0.1, the kit's API key, and a wait until it answers.
  */
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { TestContext } from 'node:test'
-import { currentEnv, ensureBuilt, ROOT, spawnNode, tempDir, type Proc } from './processes.js'
+import { currentEnv, descriptorLinks, ensureBuilt, ROOT, spawnNode, tempDir, type Proc } from './processes.js'
 import { freePort } from './ports.js'
 import { sleep } from './wait.js'
 
@@ -103,7 +103,7 @@ export function listensOn (pid: number, port: number): boolean | null {
   }
   if (inodes.size === 0) return false
   try {
-    return readdirSync(`/proc/${pid}/fd`).some((fd) => { try { return inodes.has(readlinkSync(`/proc/${pid}/fd/${fd}`)) } catch { return false } })
+    return descriptorLinks(pid).some((link) => link !== null && inodes.has(link))
   } catch {
     // the process is gone (its exit not yet seen by the parent): it holds nothing
     return false
