@@ -231,7 +231,7 @@ export class Directory {
   }
 
   /** `count` new contacts with generated numbers (prefix + 7-digit counter, skipping taken numbers). */
-  createContacts (count: number, devices = 1, prefix = '4470', legacy = false): Contact[] {
+  createContacts (count: number, devices = 1, prefix = '4470', legacy = false, publishKeys = false): Contact[] {
     if (!Number.isInteger(count) || count < 1 || count > 100_000) {
       throw new EmulatorError(400, 'count must be an integer between 1 and 100000')
     }
@@ -242,7 +242,9 @@ export class Directory {
     for (let attempts = 0; created.length < count && attempts < count + 10_000_000; attempts++) {
       const number = `${prefix}${String(this.bulkCounter++ % 10_000_000).padStart(7, '0')}`
       if (!this.byNumber.has(number)) {
-        created.push(this.createContact(number, devices, legacy))
+        const contact = this.createContact(number, devices, legacy)
+        if (publishKeys) for (const device of contact.devices) device.publishKeys()
+        created.push(contact)
       }
     }
     if (created.length < count) {

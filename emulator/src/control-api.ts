@@ -124,7 +124,7 @@ const routes: Route[] = [
       const count = optionalNumber(body, 'count')
       if (count === undefined) throw new EmulatorError(400, 'count is required')
       const prefix = body.prefix === undefined ? undefined : requireString(body, 'prefix')
-      return [201, e.addContacts(count, { devices: optionalNumber(body, 'devices'), prefix, legacy: optionalBoolean(body, 'legacy') })]
+      return [201, e.addContacts(count, { devices: optionalNumber(body, 'devices'), prefix, legacy: optionalBoolean(body, 'legacy'), publishKeys: optionalBoolean(body, 'publishKeys') })]
     }
   },
   { method: 'GET', pattern: new RegExp(`^/contacts/${SEGMENT}$`), handler: (e, [number]) => [200, e.getContact(number)] },

@@ -52,7 +52,8 @@ export interface Emulator {
   scan(number: string, qr: string): Promise<LinkResult>
   enterCode(number: string, code: string): Promise<LinkResult>
   addContact(spec: { number: string, devices?: number, legacy?: boolean }): ContactInfo
-  addContacts(count: number, options?: { devices?: number, prefix?: string, legacy?: boolean }): ContactInfo[]
+  /** `publishKeys`: the devices' keys are made now, as at registration, not on the first bundle fetch */
+  addContacts(count: number, options?: { devices?: number, prefix?: string, legacy?: boolean, publishKeys?: boolean }): ContactInfo[]
   getContact(number: string): ContactInfo
   /** The contact links one more device; usync lists it from now on (it holds no sender key yet). */
   addContactDevice(number: string): ContactInfo

@@ -44,8 +44,8 @@ export abstract class AccountServer extends StatusServer {
     return contactInfo(this.directory.createContact(spec?.number, spec?.devices ?? 1, legacyFlag(spec?.legacy)))
   }
 
-  addContacts (count: number, options: { devices?: number, prefix?: string, legacy?: boolean } = {}): ContactInfo[] {
-    return this.directory.createContacts(count, options.devices ?? 1, options.prefix, legacyFlag(options.legacy)).map(contactInfo)
+  addContacts (count: number, options: { devices?: number, prefix?: string, legacy?: boolean, publishKeys?: boolean } = {}): ContactInfo[] {
+    return this.directory.createContacts(count, options.devices ?? 1, options.prefix, legacyFlag(options.legacy), options.publishKeys === true).map(contactInfo)
   }
 
   getContact (number: string): ContactInfo {

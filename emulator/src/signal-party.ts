@@ -54,6 +54,8 @@ interface DeviceKeys {
 export class SimulatedDevice {
   private keysCache?: DeviceKeys
   private readonly preKeys = new Map<number, KeyPair>()
+  /** one-time prekeys published ahead (`publishKeys`) and not handed out yet, lowest id first */
+  private readonly published: number[] = []
   private nextPreKeyId = 1
   private readonly sessions = new Map<string, SessionRecord>()
   /** last sender-key distribution message per (group, sender), for skmsg stanzas that carry none */
@@ -92,7 +94,7 @@ export class SimulatedDevice {
     }
   }
 
-  /** Generated on first use so that creating thousands of contacts costs nothing up front. */
+  /** Generated on first use (or by `publishKeys`) so that creating thousands of contacts costs nothing up front. */
   private get keys (): DeviceKeys {
     if (!this.keysCache) {
       const identity = generateSigningKeyPair()
@@ -104,6 +106,11 @@ export class SimulatedDevice {
       }
     }
     return this.keysCache
+  }
+
+  /** whether the device's identity and signed prekey exist yet (made on first use or by `publishKeys`) */
+  get hasKeys (): boolean {
+    return this.keysCache !== undefined
   }
 
   get identityKey (): Buffer {
@@ -131,13 +138,31 @@ export class SimulatedDevice {
   }
 
   /**
-   * The bundle the server hands out for this device. Each call mints a new one-time prekey (made on
-   * demand, so idle contacts cost nothing); its private half is kept until a pkmsg consumes it.
+   * The device publishes its keys now, as a phone does when it registers (identity, signed prekey and
+   * `preKeys` one-time prekeys uploaded ahead: Baileys' own upload is `uploadPreKeys` in
+   * lib/Socket/socket.js, an `<iq xmlns="encrypt" type="set">` of a batch). The platform then only reads
+   * them when a bundle is fetched; without this the emulator makes them on that fetch (cheap to create
+   * thousands of contacts, but the fetch then costs the emulator key generation the platform never does).
    */
-  takeBundle (): SignalBundle {
+  publishKeys (preKeys = 1): void {
+    void this.keys
+    for (let i = 0; i < preKeys; i++) this.published.push(this.mintPreKey())
+  }
+
+  private mintPreKey (): number {
     const preKeyId = this.nextPreKeyId
     this.nextPreKeyId = preKeyId >= (1 << 24) - 1 ? 1 : preKeyId + 1
     this.preKeys.set(preKeyId, generateX25519KeyPair())
+    return preKeyId
+  }
+
+  /**
+   * The bundle the server hands out for this device, with one one-time prekey: a published one while any is
+   * left, else one minted now (made on demand, so idle contacts cost nothing); its private half is kept
+   * until a pkmsg consumes it.
+   */
+  takeBundle (): SignalBundle {
+    const preKeyId = this.published.shift() ?? this.mintPreKey()
     const { registrationId, identity, signedPreKey } = this.keys
     return {
       registrationId,

@@ -126,6 +126,22 @@ describe('directory', () => {
     const bundle = contact.devices[1].takeBundle()
     assert.ok(xeddsaVerify(bundle.identityKey, withType(bundle.signedPreKey.publicKey), bundle.signedPreKey.signature))
   })
+
+  it('makes the keys of contacts created with publishKeys at creation, not on the first bundle fetch', () => {
+    const directory = new Directory()
+    const lazy = directory.createContacts(2, 2, '4471')
+    assert.ok(lazy.every((c) => c.devices.every((d) => !d.hasKeys)))
+    const published = directory.createContacts(2, 2, '4472', false, true)
+    assert.ok(published.every((c) => c.devices.every((d) => d.hasKeys)))
+    // the published one-time prekey is handed out first, then new ones are minted, each once
+    const device = published[0].devices[1]
+    const identity = device.identityKey
+    const ids = Array.from({ length: 3 }, () => device.takeBundle().preKey!.keyId)
+    assert.deepEqual(ids, [1, 2, 3])
+    const bundle = device.takeBundle()
+    assert.deepEqual(bundle.identityKey, identity)
+    assert.ok(xeddsaVerify(bundle.identityKey, withType(bundle.signedPreKey.publicKey), bundle.signedPreKey.signature))
+  })
 })
 
 describe('media', () => {

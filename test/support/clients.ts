@@ -54,8 +54,9 @@ export function emulatorApi (controlUrl: string) {
   return {
     createAccount: async (number: string) => await call<{ number: string, lid: string }>('POST', '/accounts', { number }),
     scan: async (number: string, qr: string) => await call<{ linked: true, device: number }>('POST', `/accounts/${number}/scan`, { qr }),
-    addContacts: async (count: number, prefix: string, legacy = false) =>
-      await call<Array<{ number: string }>>('POST', '/contacts/bulk', { count, prefix, ...(legacy ? { legacy } : {}) }),
+    /** `publishKeys`: the devices' keys made at creation, as at registration (emulator/README.md) */
+    addContacts: async (count: number, prefix: string, legacy = false, publishKeys = false) =>
+      await call<Array<{ number: string }>>('POST', '/contacts/bulk', { count, prefix, ...(legacy ? { legacy } : {}), ...(publishKeys ? { publishKeys } : {}) }),
     status: async (id: string) => await call<EmulatorStatus>('GET', `/statuses/${id}`),
     sendViews: async (statusId: string, viewers: string[], opts: { force?: boolean } = {}) =>
       await call<{ stanzas: number, deliveredTo: number }>('POST', `/statuses/${statusId}/views`, { viewers, type: 'read', ...opts }),
