@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { storesOf } from '../../src/db/stores/index.js'
 import type { DbHandle } from '../../src/db/connection.js'
-import type { InCommit, ViewToRecord } from '../../src/db/stores/viewers.js'
+import type { InCommit, ViewerRecord, ViewToRecord } from '../../src/db/stores/viewers.js'
 import { dialectTest, openTestDb } from '../support/db-matrix.js'
 
 // The hot paths (prepared statements on SQLite, their twins on PostgreSQL) and the Kysely queries, through
@@ -81,6 +81,18 @@ dialectTest('viewer store: earliest view wins, unknown statuses skipped, LID vie
   const [sent] = await storesOf(handle).statuses.listSent('s1', 0)
   assert.equal(sent.viewerCount, 4 - 1, 'real viewers only, as a number')
   assert.deepEqual(await storesOf(handle).system.statusTotals(), { statuses: 1, lastCreatedAt: 1000, realViewers: 3 })
+  // the list a commit reads (on SQLite sorted in JS) is in the store's list order (SQL's order by): many
+  // views at the same times, keys of digits of several lengths and LIDs mixed
+  const many = Array.from({ length: 60 }, (_, i) => i % 7 === 0
+    ? view(null, 100 + (i * 13) % 9, { jid: `${900 + i * 11}@lid` })
+    : view(String(15 + (i * 37) % 1000), 100 + (i * 13) % 9, { isReal: i % 5 !== 0 }))
+  await record(many)
+  let lists: ViewerRecord[] | undefined
+  await writer.commitReceipts({ views: [view('16', 1)], deliveries: [] }, { needs: () => ({ lists: [statusId] }), events: (_c, r) => { lists = r.lists.get(statusId); return [] } })
+  const shape = (rows: ViewerRecord[] | undefined) => (rows ?? []).map((r) => [r.viewer, r.number, r.jid, Number(r.viewedAt), Number(r.isReal)])
+  const listed = await writer.list(statusId)
+  assert.ok(listed.length > 50)
+  assert.deepEqual(shape(lists), shape(listed))
 })
 
 dialectTest('send progress: payload, may-have-it rows, confirmed chunks, and a gone status', async (t, dialect) => {

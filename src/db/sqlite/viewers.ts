@@ -2,7 +2,7 @@ import type SQLite from 'better-sqlite3'
 import type { Kysely } from 'kysely'
 import type { Database } from '../database.js'
 import { recentlyViewed, type NewEvent } from '../stores/events.js'
-import { listViewers, VIEWER_FIELDS_SQL, type CommitReads, type DeliveryToRecord, type InCommit, type LidMapping, type ReceiptPart, type ReceiptTurn, type StatusChange, type ViewerRecord, type ViewToRecord } from '../stores/viewers.js'
+import { listViewers, type CommitReads, type DeliveryToRecord, type InCommit, type LidMapping, type ReceiptPart, type ReceiptTurn, type StatusChange, type ViewerRecord, type ViewToRecord } from '../stores/viewers.js'
 import { pnJid } from '../../jid.js'
 import { eventLog, STATUS_ID_OF_DATA } from './events.js'
 import { onSqliteConnection } from './gate.js'
@@ -14,6 +14,14 @@ type Db = Kysely<Database>
  * run through onSqliteConnection (never inside another caller's open transaction, which it waits out).
  * The bench figures they hold: "receipts ÷ bare Baileys" and "receipt → event p99" (bench/NOTES.md).
  */
+/**
+ * `order by viewed_at, viewer` in JS: viewer keys are digits or ASCII jids, so comparing UTF-16 code units
+ * orders them as SQLite's binary collation does (checked against SQLite's order in test/db/viewers.test.ts).
+ */
+function byViewTime (a: ViewerRecord, b: ViewerRecord): number {
+  return a.viewedAt - b.viewedAt || (a.viewer < b.viewer ? -1 : a.viewer > b.viewer ? 1 : 0)
+}
+
 export function receipts (db: Db, sqlite: SQLite.Database): ReceiptPart {
   const log = eventLog(sqlite)
   // a new viewer: finds the status and inserts; returns the status id only when the row is new
@@ -41,8 +49,17 @@ export function receipts (db: Db, sqlite: SQLite.Database): ReceiptPart {
   ).pluck()
   // kept on the status row in this same transaction (migration 019's triggers)
   const realViewers = sqlite.prepare<[number], number>('select viewer_count from statuses where id = ?').pluck()
-  // the full list of a busy status is read for its status-viewers-update (at most once a window: viewers-update.ts)
-  const allViewers = sqlite.prepare<[number], ViewerRecord>(`select ${VIEWER_FIELDS_SQL} from viewers where status_id = ? order by viewed_at, viewer`)
+  // the full list of a busy status is read for its status-viewers-update (at most once a window: viewers-update.ts),
+  // synchronously, in the commit: the receipts arriving meanwhile wait for it. Read as arrays in the table's own
+  // order and sorted here, not by SQLite: no index holds a status's viewers by time (one more on every receipt's
+  // insert), so `order by viewed_at, viewer` sorted them in a temporary B-tree, and better-sqlite3 builds an
+  // object row field by field. 5,000 viewers: 12.5 → 6.8 ms (bench/NOTES.md, "the list read for each update").
+  const allViewerRows = sqlite.prepare<[number], [string, string | null, string, number, number]>(
+    'select viewer, number, jid, viewed_at, is_real from viewers where status_id = ?'
+  ).raw()
+  const allViewers = (statusId: number): ViewerRecord[] => allViewerRows.all(statusId)
+    .map(([viewer, number, jid, viewedAt, isReal]) => ({ statusId, viewer, number, jid, viewedAt, isReal }))
+    .sort(byViewTime)
 
   // deliveries (issue 24): one insert-select per receipt; a redelivery or another device only moves the time earlier
   const insertDelivery = sqlite.prepare<[string, string | null, string, number, string, string]>(
@@ -64,7 +81,7 @@ export function receipts (db: Db, sqlite: SQLite.Database): ReceiptPart {
 
   const reads = (need: { counts?: number[], lists?: number[] }): CommitReads => ({
     counts: new Map((need.counts ?? []).map((id) => [id, realViewers.get(id) ?? 0])),
-    lists: new Map((need.lists ?? []).map((id) => [id, allViewers.all(id)]))
+    lists: new Map((need.lists ?? []).map((id) => [id, allViewers(id)]))
   })
   const appendFor = <C>(changes: C, inCommit: InCommit<C>): void => { log.append(inCommit.events(changes, reads(inCommit.needs(changes)))) }
 
