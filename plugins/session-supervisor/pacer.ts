@@ -1,3 +1,5 @@
+import { performance, type EventLoopUtilization } from 'node:perf_hooks'
+
 /**
  * A paced start: the sessions a node takes on (all of them at start, a dead node's share in a cluster)
  * reconnect a bounded number at a time. Each reconnect is a Noise handshake and a login, CPU work on both
@@ -22,15 +24,34 @@ export interface PacerOptions {
   onError: (err: unknown, sessionId: string) => void
   /** [0, 1), for the jitter; tests pass their own */
   random?: () => number
+  /** a large start waits for the event loop between handshakes (see LoopBrake); none: no brake */
+  brake?: LoopBrake
+  /** the loop's utilisation since `from` (perf_hooks' eventLoopUtilization; tests pass their own) */
+  utilization?: (from?: EventLoopUtilization) => EventLoopUtilization
 }
+
+/**
+ * A node's own start (sessions added without a limit of their own): while at least `from` sessions wait,
+ * a session's handshake begins only once the event loop was busy at most `busiest` (0–1) of the last
+ * `windowMs`, looked at again every `windowMs`, for at most `maxMs`. A thousand reconnects kept the loop
+ * busy from end to end (each login's frames, queries and writes), so every API request waited behind the
+ * work of every session under way; with the brake each new one waits for the ones before it to quieten
+ * ("GET /api/stats while 1,000 sessions open", bench/NOTES.md). A few sessions (fewer than `from`) start
+ * without it, and so does a takeover (a failover's logins wait on the platform more than on the CPU).
+ */
+export interface LoopBrake { from: number, windowMs: number, busiest: number, maxMs: number }
 
 /** Where a paced start stands: sessions waiting for a place, and handshakes under way. */
 export interface PacerProgress { waiting: number, opening: number }
 
 export function createPacer (o: PacerOptions) {
   const random = o.random ?? Math.random
-  /** in the order they were handed over (a Map keeps it), each with the handshakes at once it may join */
-  const waiting = new Map<string, number>()
+  const utilization = o.utilization ?? performance.eventLoopUtilization
+  /**
+   * in the order they were handed over (a Map keeps it), each with the handshakes at once it may join, and
+   * whether it waits for the loop (LoopBrake)
+   */
+  const waiting = new Map<string, { limit: number, braked: boolean }>()
   /** holding a place: pausing, starting or handshaking */
   const opening = new Set<string>()
   /** starts under way, so a release can wait for the socket it must end */
@@ -49,8 +70,21 @@ export function createPacer (o: PacerOptions) {
     })
   }
 
-  async function run (sessionId: string, jitter: boolean): Promise<void> {
+  /** LoopBrake: waits while the loop is busy, if enough sessions wait behind this one */
+  async function brake (): Promise<void> {
+    const b = o.brake
+    if (b === undefined || waiting.size < b.from) return
+    const until = performance.now() + b.maxMs
+    while (!closed) {
+      const from = utilization()
+      await pause(b.windowMs)
+      if (utilization(from).utilization <= b.busiest || performance.now() >= until) return
+    }
+  }
+
+  async function run (sessionId: string, jitter: boolean, braked: boolean): Promise<void> {
     if (jitter) await pause(Math.floor(random() * o.jitterMs))
+    if (braked) await brake()
     if (closed || dropped.has(sessionId)) return
     const started = o.start(sessionId)
     starting.set(sessionId, started.catch(() => {}))
@@ -69,11 +103,11 @@ export function createPacer (o: PacerOptions) {
     // a start from idle: its first wave is spread
     const fromIdle = opening.size === 0
     while (!closed && waiting.size > 0) {
-      const [sessionId, limit] = waiting.entries().next().value as [string, number]
+      const [sessionId, { limit, braked }] = waiting.entries().next().value as [string, { limit: number, braked: boolean }]
       if (opening.size >= limit) break
       waiting.delete(sessionId)
       opening.add(sessionId)
-      void run(sessionId, fromIdle).finally(() => {
+      void run(sessionId, fromIdle, braked).finally(() => {
         opening.delete(sessionId)
         dropped.delete(sessionId)
         pump()
@@ -85,14 +119,16 @@ export function createPacer (o: PacerOptions) {
   return {
     /**
      * Queues sessions to open, after those already waiting (one waiting or opening already is not queued twice).
-     * `limit`: each starts once fewer than that many handshakes are under way (default: `concurrency`).
+     * `limit`: each starts once fewer than that many handshakes are under way (default: `concurrency`, and
+     * the brake, LoopBrake; with a limit of their own, no brake).
      */
-    add (sessionIds: readonly string[], limit = o.concurrency): void {
+    add (sessionIds: readonly string[], limit?: number): void {
       if (closed) return
+      const entry = { limit: limit ?? o.concurrency, braked: limit === undefined }
       for (const id of sessionIds) {
         // dropped while holding a place and wanted again: its start goes on (or was made) after all
         if (opening.has(id)) dropped.delete(id)
-        else if (!waiting.has(id)) waiting.set(id, limit)
+        else if (!waiting.has(id)) waiting.set(id, entry)
       }
       pump()
     },

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { createPacer, type PacerOptions } from '../../plugins/session-supervisor/pacer.js'
+import type { EventLoopUtilization } from 'node:perf_hooks'
 import { sleep, waitFor } from '../support/wait.js'
 
 // The paced start's queue (plugins/session-supervisor/pacer.ts) with stand-in handshakes: each session's
@@ -127,4 +128,52 @@ test('close ends the pauses and starts nothing more', async (t) => {
   await idle
   await sleep(20)
   assert.deepEqual(h.started, [])
+})
+
+test('a large start waits for a quiet event loop between handshakes; its last few, a takeover and a busy loop past maxMs do not', async (t) => {
+  let busy = true
+  const loop = (from?: EventLoopUtilization): EventLoopUtilization => ({ idle: 0, active: 0, utilization: from !== undefined && busy ? 1 : 0 })
+  const h = handshakes({ concurrency: 2, brake: { from: 2, windowMs: 5, busiest: 0.5, maxMs: 60_000 }, utilization: loop })
+  t.after(h.stop)
+  h.pacer.add(['b0', 'b1', 'b2', 'b3', 'b4', 'b5'])
+  await sleep(60)
+  assert.deepEqual(h.started, [], 'nothing starts while the loop is busy')
+  assert.deepEqual(h.pacer.progress(), { waiting: 4, opening: 2 }, 'the braked ones hold their places')
+  busy = false
+  await waitFor(() => h.started.length === 2, 2000, 'the braked starts once the loop is quiet')
+  busy = true
+  h.finish('b0')
+  h.finish('b1')
+  await sleep(60)
+  assert.deepEqual(h.started, ['b0', 'b1'], 'braked again while 2 or more wait')
+  busy = false
+  await waitFor(() => h.started.length === 4, 2000, 'b2 and b3')
+  busy = true
+  h.finishAll()
+  // b4 and b5 start with fewer than 2 waiting behind them: no brake
+  await waitFor(() => h.started.length === 6, 2000, 'the last two without the brake')
+  assert.deepEqual(h.started, ['b0', 'b1', 'b2', 'b3', 'b4', 'b5'])
+  // a takeover's sessions (a limit of their own) are not braked, however many wait
+  h.finishAll()
+  h.pacer.add(['t0', 't1', 't2', 't3', 't4'], 5)
+  await waitFor(() => h.started.length === 11, 2000, 'the takeover starts')
+})
+
+test('the brake gives up after maxMs, and close ends it', async (t) => {
+  const loop = (from?: EventLoopUtilization): EventLoopUtilization => ({ idle: 0, active: 0, utilization: from !== undefined ? 1 : 0 })
+  const h = handshakes({ concurrency: 1, brake: { from: 1, windowMs: 5, busiest: 0.5, maxMs: 80 }, utilization: loop })
+  t.after(h.stop)
+  const t0 = performance.now()
+  h.pacer.add(['m0', 'm1'])
+  await waitFor(() => h.started.length === 1, 2000, 'the start past maxMs')
+  assert.ok(performance.now() - t0 >= 75, `waited maxMs (${(performance.now() - t0).toFixed(0)} ms)`)
+  const slow = handshakes({ concurrency: 1, brake: { from: 1, windowMs: 5, busiest: 0.5, maxMs: 60_000 }, utilization: loop })
+  t.after(slow.stop)
+  slow.pacer.add(['c0', 'c1'])
+  const idle = slow.pacer.idle()
+  await sleep(30)
+  slow.pacer.close()
+  await idle
+  await sleep(20)
+  assert.deepEqual(slow.started, [], 'closed while braking: nothing starts')
 })
