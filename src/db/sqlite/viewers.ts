@@ -16,7 +16,7 @@ type Db = Kysely<Database>
  */
 /**
  * `order by viewed_at, viewer` in JS: viewer keys are digits or ASCII jids, so comparing UTF-16 code units
- * orders them as SQLite's binary collation does (checked against SQLite's order in test/db/viewers.test.ts).
+ * orders them as SQLite's binary collation does (checked against SQLite's order in test/db/hot-paths.test.ts).
  */
 function byViewTime (a: ViewerRecord, b: ViewerRecord): number {
   return a.viewedAt - b.viewedAt || (a.viewer < b.viewer ? -1 : a.viewer > b.viewer ? 1 : 0)
