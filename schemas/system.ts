@@ -68,7 +68,7 @@ export const StatsSchema = Type.Object({
   start: Type.Object({
     concurrency: Type.Integer({ description: 'SESSION_START_CONCURRENCY: handshakes at once' }),
     waiting: Type.Integer({ description: 'This node\'s sessions waiting for their turn to connect' }),
-    opening: Type.Integer({ description: 'Handshakes under way on this node (never more than concurrency)' })
+    opening: Type.Integer({ description: 'Sessions holding a start place on this node: handshakes under way, or about to begin (never more than concurrency)' })
   }, { description: 'The paced start on the node asked: stored sessions reconnect a bounded number at a time (docs/operations.md)' }),
   sessions: Type.Array(Type.Object({
     sessionId: Type.String(),

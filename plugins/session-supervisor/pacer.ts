@@ -46,7 +46,7 @@ export interface PacerProgress { waiting: number, opening: number }
 
 export function createPacer (o: PacerOptions) {
   const random = o.random ?? Math.random
-  const utilization = o.utilization ?? performance.eventLoopUtilization
+  const utilization = o.utilization ?? ((from?: EventLoopUtilization) => performance.eventLoopUtilization(from))
   /**
    * in the order they were handed over (a Map keeps it), each with the handshakes at once it may join, and
    * whether it waits for the loop (LoopBrake)

@@ -7323,7 +7323,7 @@ export interface operations {
                                 concurrency: number;
                                 /** @description This node's sessions waiting for their turn to connect */
                                 waiting: number;
-                                /** @description Handshakes under way on this node (never more than concurrency) */
+                                /** @description Sessions holding a start place on this node: handshakes under way, or about to begin (never more than concurrency) */
                                 opening: number;
                             };
                             sessions: {
