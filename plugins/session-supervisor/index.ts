@@ -17,8 +17,8 @@ export const START_SETTLE_MS = 30_000
 
 /**
  * A start of more than a few sessions lets the API breathe between handshakes (pacer.ts, LoopBrake). With
- * 1,000 stored sessions on two cores, `GET /api/stats` p99 during the start went from 85–107 to 40–52 ms and
- * health's from 61–67 to 24–27 ms; all open after 31–36 s instead of 20–21 (bench/NOTES.md, "The start's
+ * 1,000 stored sessions on two cores, `GET /api/stats` p99 during the start went from 85–107 to 40–58 ms and
+ * health's from 61–67 to 22–28 ms; all open after 31–39 s instead of 20–21 (bench/NOTES.md, "The start's
  * brake").
  */
 export const START_BRAKE = { from: 16, windowMs: 25, busiest: 0.4, maxMs: 500 }

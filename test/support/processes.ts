@@ -127,12 +127,6 @@ export function currentEnv (): Record<string, string> {
 }
 
 /**
- * `node [flags] <script>` with the driver's death watch preloaded; tsx's loader (`--import tsx`) only
- * when the script is TypeScript and has no compiled copy to run (`runnable`), so the built service runs
- * exactly as under `npm start`. Its output
- * goes to `logFile` (appended: a restart keeps the earlier run's lines).
- */
-/**
  * What each open descriptor of process `pid` points at (Linux: `/proc/<pid>/fd`), e.g. `socket:[123]`; null
  * for one closed between listing and reading. Throws when the process is gone (or there is no /proc).
  */
@@ -141,6 +135,12 @@ export function descriptorLinks (pid: number): Array<string | null> {
   return readdirSync(dir).map((fd) => { try { return readlinkSync(join(dir, fd)) } catch { return null } })
 }
 
+/**
+ * `node [flags] <script>` with the driver's death watch preloaded; tsx's loader (`--import tsx`) only
+ * when the script is TypeScript and has no compiled copy to run (`runnable`), so the built service runs
+ * exactly as under `npm start`. Its output
+ * goes to `logFile` (appended: a restart keeps the earlier run's lines).
+ */
 export function spawnNode (script: string, opts: SpawnOptions): Proc {
   mkdirSync(dirname(opts.logFile), { recursive: true })
   if (opts.cwd !== undefined) mkdirSync(opts.cwd, { recursive: true })

@@ -10,11 +10,6 @@ import { onSqliteConnection } from './gate.js'
 type Db = Kysely<Database>
 
 /**
- * SQLite: the receipt path in prepared statements, each commit one synchronous better-sqlite3 transaction
- * run through onSqliteConnection (never inside another caller's open transaction, which it waits out).
- * The bench figures they hold: "receipts ÷ bare Baileys" and "receipt → event p99" (bench/NOTES.md).
- */
-/**
  * `order by viewed_at, viewer` in JS: viewer keys are digits or ASCII jids, so comparing UTF-16 code units
  * orders them as SQLite's binary collation does (checked against SQLite's order in test/db/hot-paths.test.ts).
  */
@@ -22,6 +17,11 @@ function byViewTime (a: ViewerRecord, b: ViewerRecord): number {
   return a.viewedAt - b.viewedAt || (a.viewer < b.viewer ? -1 : a.viewer > b.viewer ? 1 : 0)
 }
 
+/**
+ * SQLite: the receipt path in prepared statements, each commit one synchronous better-sqlite3 transaction
+ * run through onSqliteConnection (never inside another caller's open transaction, which it waits out).
+ * The bench figures they hold: "receipts ÷ bare Baileys" and "receipt → event p99" (bench/NOTES.md).
+ */
 export function receipts (db: Db, sqlite: SQLite.Database): ReceiptPart {
   const log = eventLog(sqlite)
   // a new viewer: finds the status and inserts; returns the status id only when the row is new
@@ -53,7 +53,7 @@ export function receipts (db: Db, sqlite: SQLite.Database): ReceiptPart {
   // synchronously, in the commit: the receipts arriving meanwhile wait for it. Read as arrays in the table's own
   // order and sorted here, not by SQLite: no index holds a status's viewers by time (one more on every receipt's
   // insert), so `order by viewed_at, viewer` sorted them in a temporary B-tree, and better-sqlite3 builds an
-  // object row field by field. 5,000 viewers: 12.5 → 6.8 ms (bench/NOTES.md, "the list read for each update").
+  // object row field by field. 5,000 viewers: 12.5 → 6.8 ms (bench/NOTES.md, "The list read for each `status-viewers-update`").
   const allViewerRows = sqlite.prepare<[number], [string, string | null, string, number, number]>(
     'select viewer, number, jid, viewed_at, is_real from viewers where status_id = ?'
   ).raw()
