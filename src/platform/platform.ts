@@ -222,6 +222,11 @@ export function createPlatform (options: PlatformOptions) {
       return closed ? null : runtimes.get(sessionId)?.snapshot() ?? null
     },
 
+    /** A linked session not open at this moment that reconnects by itself (runtime.ts: comingBack): a send waits for it. */
+    reconnecting (sessionId: string): boolean {
+      return !closed && runtimes.get(sessionId)?.comingBack() === true
+    },
+
     /** A platform message id from Baileys' generator for this account (store it before sending). */
     newMessageId (sessionId: string): string {
       return runtime(sessionId).newMessageId()

@@ -33,7 +33,7 @@ async function recorded (s: Stack, statusId: string, which: 'confirmed' | 'all' 
   return (await query.execute()).map((r) => r.jid.replace(/@s\.whatsapp\.net$/, '')).sort()
 }
 
-test('send durability with real Baileys: a drop mid-send continues under the same id; a logout mid-send leaves a partial status that revokes exactly its recipients', { timeout: 150_000 }, async (t) => {
+test('send durability with real Baileys: a drop mid-send continues under the same id; a post during a reconnect waits for it; a logout mid-send leaves a partial status that revokes exactly its recipients', { timeout: 150_000 }, async (t) => {
   const s = await startStack(t, { STATUS_CHUNK_SIZE: '100' })
   await s.link(SID, OWN)
   const contacts = s.emu.addContacts(1000, { prefix: '4474' }).map((c) => c.number)
@@ -65,7 +65,23 @@ test('send durability with real Baileys: a drop mid-send continues under the sam
     assert.deepEqual(rows.map((r) => [r.state, r.sentCount]), [['sent', 1000]])
   })
 
-  await t.test('(b) a logout in the middle: 200 with state partial, listed with the recipients that have it, revoke reaches exactly them', async () => {
+  await t.test('(b) a post that arrives while the session reconnects after a drop waits for it: 200, every recipient has it', async () => {
+    await waitFor(() => s.app.platform.snapshot(SID)?.connected, 20_000, 'the session to be open again')
+    s.emu.fault(OWN, 'drop')
+    // the reconnect's first rung is 1 s away (RECONNECT base): the post below arrives in between
+    await waitFor(() => s.app.platform.reconnecting(SID), 5000, 'the session to be reconnecting')
+    const few = contacts.slice(0, 10)
+    const asked = s.app.platform.snapshot(SID)
+    const res = await s.api({ method: 'POST', url: `/api/sessions/${SID}/send-status`, payload: { type: 'text', content: 'while reconnecting', targetNumbers: few.join(',') } })
+    assert.equal(asked?.connected, false, 'the post arrived while the session was not connected')
+    assert.equal(res.statusCode, 200, res.body)
+    const sent = res.json<{ data: Answer }>().data
+    assert.deepEqual([sent.state, sent.sentCount, sent.contactCount], ['sent', 10, 10])
+    await s.emu.settled(30_000)
+    assert.deepEqual([...s.emu.status(sent.platformMessageId).recipients].sort(), [OWN, ...few].sort())
+  })
+
+  await t.test('(c) a logout in the middle: 200 with state partial, listed with the recipients that have it, revoke reaches exactly them', async () => {
     await waitFor(() => s.app.platform.snapshot(SID)?.connected, 20_000, 'the session to be open again')
     const fault = faultDuring(s, 'logout', 300, 0)
     const sent = await send('cut short by a logout')

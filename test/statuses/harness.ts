@@ -42,6 +42,11 @@ export class FakePlatform {
   /** sessions the fake reports as logged out (when not connected) */
   loggedOut = new Set<string>()
 
+  /** no session of the fake is between two sockets (test/statuses/durability-e2e.test.ts sends during a real reconnect) */
+  reconnecting (): boolean {
+    return false
+  }
+
   snapshot (sessionId: string): SessionSnapshot | null {
     const own = this.connected.get(sessionId)
     if (own === undefined) {

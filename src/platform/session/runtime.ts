@@ -148,6 +148,15 @@ export class SessionRuntime {
   /** a socket for a linked account is on its way to open (what a restore waits for) */
   connectingLinked (): boolean { return this.state.is('connecting') }
 
+  /**
+   * A linked account between two sockets: the last one closed (a stream the server ended, a dropped link)
+   * or the first after a start is not open yet, and the session will open one again by itself. A send
+   * that arrives now waits for it (the sender's `openSocket`) rather than failing.
+   */
+  comingBack (): boolean {
+    return this.auth.isLinked() && (this.state.is('connecting') || this.state.is('reconnecting'))
+  }
+
   snapshot (): SessionSnapshot {
     const status = this.state.status
     const connected = status === 'open'
@@ -168,7 +177,7 @@ export class SessionRuntime {
 
   async sendStatus (input: SendStatusInput): Promise<SendStatusResult> {
     this.assertPresent()
-    if (!this.state.is('open') || this.ownNumber === null) throw new PlatformError('NOT_CONNECTED')
+    if ((!this.state.is('open') || this.ownNumber === null) && !this.comingBack()) throw new PlatformError('NOT_CONNECTED')
     return await this.sender.send(input)
   }
 
