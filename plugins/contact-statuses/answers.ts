@@ -23,17 +23,21 @@ export interface AnswerDeps {
 
 const iso = (ms: number): string => new Date(ms).toISOString()
 
+/**
+ * A like, reply or view needs the session connected, or linked and reconnecting by itself (the platform
+ * ended its stream a moment ago): then it waits for the reconnect, as a post does. A stored session that
+ * is not running here (yet) is not connected, as for a send.
+ */
+export function requireConnected (platform: Pick<Platform, 'snapshot' | 'reconnecting'>, sessionId: string): void {
+  if (platform.snapshot(sessionId)?.connected !== true && !platform.reconnecting(sessionId)) throw new NotConnected()
+}
+
 export function createContactStatusAnswers (deps: AnswerDeps) {
   const { answers } = deps
 
-  function requireConnected (sessionId: string): void {
-    // a stored session that is not running here (yet) is not connected, as for a send
-    if (deps.platform.snapshot(sessionId)?.connected !== true) throw new NotConnected()
-  }
-
   async function sendLike (sessionId: string, statusId: string, emoji: string): Promise<ContactStatusLiked> {
     const row = await deps.requireStatus(sessionId, statusId)
-    requireConnected(sessionId)
+    requireConnected(deps.platform, sessionId)
     const { messageId } = await deps.platform.likeContactStatus(sessionId, { statusId: row.messageId, poster: row.fromJid, emoji })
     const at = deps.now()
     if (emoji === '') await answers.clearLike(row.seq)
@@ -56,7 +60,7 @@ export function createContactStatusAnswers (deps: AnswerDeps) {
     /** POST …/reply: a 1:1 message to the poster quoting the status; recorded once acknowledged */
     async reply (sessionId: string, statusId: string, text: string): Promise<ContactStatusReplySent> {
       const row = await deps.requireStatus(sessionId, statusId)
-      requireConnected(sessionId)
+      requireConnected(deps.platform, sessionId)
       const { messageId } = await deps.platform.replyToContactStatus(sessionId, {
         statusId: row.messageId,
         poster: row.fromJid,

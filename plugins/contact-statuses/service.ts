@@ -2,12 +2,12 @@ import type { Readable } from 'node:stream'
 import type { FastifyBaseLogger } from 'fastify'
 import type { ContactStatusRecord, ContactStatusStore } from '../../src/db/stores/contact-statuses.js'
 import type { ContactStatusAnswerStore } from '../../src/db/stores/contact-status-answers.js'
-import { NoStatusMedia, NotConnected, SessionNotFound, StatusMediaFailed, StatusNotFound } from '../../src/errors.js'
+import { NoStatusMedia, SessionNotFound, StatusMediaFailed, StatusNotFound } from '../../src/errors.js'
 import { pageOf, pageRead } from '../../src/paging.js'
 import { pnJid } from '../../src/jid.js'
 import type { Platform } from '../../src/platform/platform.js'
 import type { ContactStatusesQuery, ContactStatusPage, ContactStatusView } from '../../schemas/contact-statuses.js'
-import { createContactStatusAnswers } from './answers.js'
+import { createContactStatusAnswers, requireConnected } from './answers.js'
 import { toContactStatus } from './view.js'
 
 // Contacts' statuses (issue 30), once committed (intake.ts, the platform's sink): the routes read them (the last
@@ -77,8 +77,7 @@ export function createContactStatusService (deps: ContactStatusDeps) {
     async view (sessionId: string, statusId: string): Promise<{ id: string, viewedAt: string, sent: boolean }> {
       const row = await requireStatus(sessionId, statusId)
       if (row.viewedAt !== null) return { id: row.messageId, viewedAt: iso(row.viewedAt), sent: false }
-      // a stored session that is not running here (yet) is not connected, as for a send
-      if (deps.platform.snapshot(sessionId)?.connected !== true) throw new NotConnected()
+      requireConnected(deps.platform, sessionId)
       const participant = row.fromLid ?? row.fromJid
       await deps.platform.viewContactStatus(sessionId, {
         messageId: row.messageId,

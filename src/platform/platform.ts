@@ -246,19 +246,19 @@ export function createPlatform (options: PlatformOptions) {
      * when asked (`participant`: the stanza's, `participantPn`: the poster's number JID when known).
      */
     async viewContactStatus (sessionId: string, status: { messageId: string, participant: string, participantPn: string | null }): Promise<void> {
-      await sendStatusReadReceipt(runtime(sessionId).openSock(), status)
+      await sendStatusReadReceipt(await runtime(sessionId).openSock(), status)
     },
 
     /** Likes a contact's status (empty emoji: takes the like back): contact-status-answers.ts; resolves once acknowledged. */
     async likeContactStatus (sessionId: string, like: LikeInput): Promise<{ messageId: string, devices: number }> {
       const rt = runtime(sessionId)
-      return await sendStatusLike(rt.openSock(), rt.newMessageId(), like, timing.sendAckTimeoutMs)
+      return await sendStatusLike(await rt.openSock(), rt.newMessageId(), like, timing.sendAckTimeoutMs)
     },
 
     /** Replies to a contact's status, quoting it (contact-status-answers.ts); resolves once acknowledged. */
     async replyToContactStatus (sessionId: string, reply: ReplyInput): Promise<{ messageId: string }> {
       const rt = runtime(sessionId)
-      return await sendStatusReply(rt.openSock(), rt.newMessageId(), reply, timing.sendAckTimeoutMs)
+      return await sendStatusReply(await rt.openSock(), rt.newMessageId(), reply, timing.sendAckTimeoutMs)
     },
 
     /** The decrypted media of a contact's status (its stored `mediaRef`), streamed from `host` (absent: the one its URL names). */

@@ -180,6 +180,30 @@ test('the account likes and replies to its contacts\' statuses', { timeout: 240_
     assert.notEqual((await contactStatus(fresh.id)).likedAt, null)
   })
 
+  await t.test('a like, a reply and a view that arrive while the session reconnects after a drop wait for it and go out', async () => {
+    const fresh = await s.emu.postContactStatus(OWN, { from: ALICE, text: 'liked through a reconnect' })
+    await contactStatus(fresh.id)
+    s.emu.fault(OWN, 'drop')
+    // the reconnect's first rung is 1 s away: both requests below arrive in between
+    await waitFor(() => s.app.platform.reconnecting(SID), 5000, 'the session to be reconnecting')
+    const asked = s.app.platform.snapshot(SID)
+    const [like, reply, view] = await Promise.all([
+      s.api({ method: 'POST', url: `/api/sessions/${SID}/contact-statuses/${fresh.id}/like`, payload: {} }),
+      s.api({ method: 'POST', url: `/api/sessions/${SID}/contact-statuses/${fresh.id}/reply`, payload: { text: 'back again' } }),
+      s.api({ method: 'POST', url: `/api/sessions/${SID}/contact-statuses/${fresh.id}/view` })
+    ])
+    assert.equal(asked?.connected, false, 'all three arrived while the session was not connected')
+    assert.equal(like.statusCode, 200, like.body)
+    assert.equal(reply.statusCode, 200, reply.body)
+    assert.equal(view.statusCode, 200, view.body)
+    assert.equal(view.json<{ data: { sent: boolean } }>().data.sent, true)
+    await sentWith(like.json<{ data: { messageId: string } }>().data.messageId)
+    await readByAlice(reply.json<{ data: { messageId: string } }>().data.messageId)
+    const listed = await contactStatus(fresh.id)
+    assert.notEqual(listed.likedAt, null)
+    assert.notEqual(listed.viewedAt, null)
+  })
+
   await t.test('not connected: 500 WhatsApp is not connected, nothing recorded', async () => {
     await s.app.platform.releaseSession(SID)
     const res = await s.api({ method: 'POST', url: `/api/sessions/${SID}/contact-statuses/${text.id}/like`, payload: {} })

@@ -11,7 +11,7 @@ import { Connection, type Attempt, type ConnectionDeps } from './connection.js'
 import { afterClose, closeReason } from './reconnect.js'
 import { Linking, type Emit } from './linking.js'
 import { relayPolicy, StatusSender, type SenderHost } from './sender.js'
-import { openNow, openSocket, pairingReady } from './waits.js'
+import { openSocket, pairingReady } from './waits.js'
 import { SessionStateMachine, statusChange } from './state.js'
 
 export interface RuntimeDeps extends Pick<ConnectionDeps, 'receiptSink' | 'interactionSink' | 'contactStatusSink' | 'phoneSink' | 'sharedKeyTransactions' | 'expirations' | 'build'>, Pick<SenderHost, 'sentStatuses'> {
@@ -181,8 +181,15 @@ export class SessionRuntime {
     return await this.sender.send(input)
   }
 
-  /** The socket, open now (waits.ts openNow); NOT_CONNECTED otherwise. */
-  openSock (): WASocket { this.assertPresent(); return openNow(this.state, this.connection) }
+  /**
+   * An open socket for a like, a reply or a read receipt: now, or once a linked session that is coming back
+   * (comingBack) opened again, at most `sendOpenWaitMs`; NOT_CONNECTED otherwise.
+   */
+  async openSock (): Promise<WASocket> {
+    this.assertPresent()
+    if (!this.state.is('open') && !this.comingBack()) throw new PlatformError('NOT_CONNECTED')
+    return await this.openSocket()
+  }
 
   /** Revokes a status for the JIDs it went to; false when the platform could not be told. */
   async revokeStatus (messageId: string, recipientJids: string[]): Promise<boolean> {

@@ -5,7 +5,8 @@ import type { Attempt, Connection } from './connection.js'
 import type { SessionStateMachine } from './state.js'
 
 // What a session's callers wait for, outside its lifecycle queue (an expiring attempt or a reconnect must
-// be able to run meanwhile): a socket that accepts a pairing code request, an open socket for a send.
+// be able to run meanwhile): a socket that accepts a pairing code request, an open socket for a send, a like,
+// a reply or a read receipt.
 
 /** The attempt whose socket accepts a pairing code request; throws when there will be none. */
 export async function pairingReady (state: SessionStateMachine, connection: Connection, timeoutMs: number): Promise<Attempt> {
@@ -31,11 +32,4 @@ export async function openSocket (state: SessionStateMachine, connection: Connec
   }, waitMs, 'the session to be connected').catch((err: unknown) => {
     throw isPlatformError(err, 'NOT_CONNECTED') ? err : new PlatformError('NOT_CONNECTED', `WhatsApp is not connected (no reconnect within ${Math.round(waitMs / 1000)} s)`)
   })
-}
-
-/** The socket, open now (what a read receipt for a contact's status is written on); NOT_CONNECTED otherwise. */
-export function openNow (state: SessionStateMachine, connection: Connection): WASocket {
-  const attempt = connection.attempt
-  if (!state.is('open') || attempt === null || !attempt.open) throw new PlatformError('NOT_CONNECTED')
-  return attempt.sock
 }
