@@ -55,7 +55,7 @@ export const EnvSchema = Type.Object({
   SESSION_START_CONCURRENCY: Int(4, 1, 256, 'Stored sessions reconnecting at once at start: each holds its place until its handshake is over'),
   SESSION_TAKEOVER_CONCURRENCY: Int(16, 1, 256, 'Sessions reconnecting at once when this node takes sessions over in a cluster (a dead node\'s share, a hand-over): a failover is a burst of logins that waits on the platform more than on the CPU'),
   SESSION_START_JITTER_MS: Int(250, 0, 60_000, 'Longest random pause before each of a start\'s first handshakes, so nodes starting together do not connect in step'),
-  SEND_RECONNECT_WAIT_MS: Int(60_000, 100, 3_600_000, 'How long a send interrupted by a dropped link (or by a restart) waits for its session to reconnect before it ends partial'),
+  SEND_RECONNECT_WAIT_MS: Int(60_000, 100, 3_600_000, 'How long a send interrupted by a dropped link (or by a restart) waits for its session to reconnect before it ends partial; also how long a post, like, reply or view that arrives while its linked session reconnects waits before answering 500'),
   SEND_WAIT_MAX_RECIPIENTS: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000, description: 'Unset (default): every send-status request without `wait: false` waits for the end of the send (200), as the seed contract says. Set: the longest recipient list a request waits for; longer lists answer 202 at once and go out in the background' })),
   SCHEDULE_GRACE_MS: Int(900_000, 0, 604_800_000, 'A scheduled run due this long ago or less still fires after a restart or failover (flagged late); an older one is recorded missed'),
   SCHEDULE_ALLOW_SECONDS: Type.Boolean({ default: false, description: 'TESTS ONLY: accept `repeat.unit: seconds` in scheduled statuses' }),
