@@ -24,7 +24,7 @@
  * the end of the third day ÷ at the end of the first. Every series' slope is printed. It stops by itself.
  * BENCH_SMOKE=1: 3 sessions, 1 minute, 3 days of 20 s (test/bench/soak.test.ts).
  */
-import { statSync } from 'node:fs'
+import { statSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:http'
 import { join } from 'node:path'
 import { SQLite as Database } from '../src/db/sqlite/driver.js'
@@ -87,7 +87,7 @@ async function receiver (): Promise<{ url: string, counts: { ok: number, failed:
   return { url: `http://127.0.0.1:${addr.port}/hook`, counts, close: () => { server.closeAllConnections(); server.close() } }
 }
 
-await runBench('soak', RUN_MS + 20 * 60_000, async ({ log, emulator, service }) => {
+await runBench('soak', RUN_MS + 20 * 60_000, async ({ log, emulator, service, dir }) => {
   const clocks = compressedDayEnv(DAY_MS)
   log(`${SESSIONS} sessions, ${MINUTES} min holding ${DAYS} days of ${(DAY_MS / 60_000).toFixed(2)} min; settings ${JSON.stringify(clocks)}`)
   const hook = await receiver()
@@ -118,6 +118,8 @@ await runBench('soak', RUN_MS + 20 * 60_000, async ({ log, emulator, service }) 
   const latency = { health: [] as Point[], list: [] as Point[] }
   const tally = { posts: 0, receipts: 0, lost: 0, unsettled: 0, contactStatuses: 0, streamEnds: 0, errors: 0, non2xx: 0 }
   const dayEnds: Array<{ used: number, files: number }> = []
+  /** when each post began (ms since the start): what a slow probe is set beside */
+  const postsAt: number[] = []
   const fail = (what: string) => (err: unknown): void => { tally.errors++; log(`${what}: ${err instanceof Error ? err.message : String(err)}`) }
 
   const probe = async (kind: 'health' | 'list', url: string): Promise<void> => {
@@ -150,6 +152,7 @@ await runBench('soak', RUN_MS + 20 * 60_000, async ({ log, emulator, service }) 
   }
 
   const post = async (i: number): Promise<void> => {
+    postsAt.push(now())
     const sent = await api.post<Sent>(`/sessions/${poster.sessionId}/send-status`, { type: 'text', content: `soak status ${i}`, targetNumbers: contacts.slice(0, TARGETS).join(',') })
     tally.posts++
     const viewers = contacts.slice(TARGETS, TARGETS + VIEWERS)
@@ -213,6 +216,14 @@ await runBench('soak', RUN_MS + 20 * 60_000, async ({ log, emulator, service }) 
   }
   const health = ratio('health')
   const list = ratio('list')
+  // the slowest probes of each window, each with how long after a post began it came: whether the p99 is one
+  // kind of moment; every probe and post time is in probes.json (BENCH_KEEP=1 keeps it)
+  const slowest = (kind: 'health' | 'list', from: number, to: number): string => [...between(latency[kind], from, to)].sort((a, b) => b.v - a.v).slice(0, 3).map((p) => {
+    const before = postsAt.filter((t) => t <= p.t)
+    return `${p.v.toFixed(1)} ms at ${(p.t / 1000).toFixed(0)} s (${before.length === 0 ? 'before any post' : `${((p.t - before[before.length - 1]) / 1000).toFixed(1)} s after a post began`})`
+  }).join(', ')
+  for (const kind of ['health', 'list'] as const) log(`${kind}, slowest in the first ${mins(MINUTES / 6)} min: ${slowest(kind, 0, window)}; in the last: ${slowest(kind, RUN_MS - window, Infinity)}`)
+  writeFileSync(join(dir, 'probes.json'), JSON.stringify({ latency, postsAt }))
   const rssSlope = slopes.rss === null ? null : slopes.rss * 100 / SESSIONS
   const db3 = dayEnds[2]
   const db1 = dayEnds[0]
