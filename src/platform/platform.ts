@@ -10,7 +10,7 @@ import { sendStatusLike, sendStatusReply, type LikeInput, type ReplyInput } from
 import { TypedEmitter } from './emitter.js'
 import { PlatformError } from './errors.js'
 import { ClientExpirations } from './notices.js'
-import type { PlatformLogger } from './logger.js'
+import { quieter, type PlatformLogger } from './logger.js'
 import { SessionRuntime } from './session/runtime.js'
 import { applyTestTrustRoot } from './trust-root.js'
 import type { InteractionSink, PhoneSink, PlatformEventMap, PlatformTiming, ReceiptSink, SendStatusInput, SendStatusResult, SentStatusStore, SessionLinks, SessionSnapshot, SessionSpec } from './types.js'
@@ -70,14 +70,6 @@ const IGNORE_INTERACTIONS: InteractionSink = { commit: async () => {}, lidsMappe
 const IGNORE_CONTACT_STATUSES: ContactStatusSink = { commit: async () => {} }
 
 type Listener<K extends keyof PlatformEventMap> = (payload: PlatformEventMap[K]) => void
-
-const LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const
-
-/** Baileys logs a lot at info; it runs one level quieter than the service (info → warn). */
-function quieter (level: string): string {
-  const i = LEVELS.indexOf(level as typeof LEVELS[number])
-  return i === -1 ? level : LEVELS[Math.min(i + 1, LEVELS.length - 1)]
-}
 
 /**
  * The Baileys adapter: every linked account's socket, its auth state in the database, linking, reconnects,
@@ -222,10 +214,8 @@ export function createPlatform (options: PlatformOptions) {
       return closed ? null : runtimes.get(sessionId)?.snapshot() ?? null
     },
 
-    /** A linked session not open at this moment that reconnects by itself (runtime.ts: comingBack): a send waits for it. */
-    reconnecting (sessionId: string): boolean {
-      return !closed && runtimes.get(sessionId)?.comingBack() === true
-    },
+    /** A linked session between two sockets, which reconnects by itself (waits.ts comingBack): a send waits for it. */
+    reconnecting: (sessionId: string): boolean => !closed && runtimes.get(sessionId)?.comingBack() === true,
 
     /** A platform message id from Baileys' generator for this account (store it before sending). */
     newMessageId (sessionId: string): string {

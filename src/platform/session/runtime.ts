@@ -11,7 +11,7 @@ import { Connection, type Attempt, type ConnectionDeps } from './connection.js'
 import { afterClose, closeReason } from './reconnect.js'
 import { Linking, type Emit } from './linking.js'
 import { relayPolicy, StatusSender, type SenderHost } from './sender.js'
-import { openSocket, pairingReady } from './waits.js'
+import { comingBack, openSocket, openSoon, pairingReady } from './waits.js'
 import { SessionStateMachine, statusChange } from './state.js'
 
 export interface RuntimeDeps extends Pick<ConnectionDeps, 'receiptSink' | 'interactionSink' | 'contactStatusSink' | 'phoneSink' | 'sharedKeyTransactions' | 'expirations' | 'build'>, Pick<SenderHost, 'sentStatuses'> {
@@ -49,14 +49,9 @@ export class SessionRuntime {
       this.emit('connection-status', { ...statusChange(this.id, status, this.ownNumber, reason), ...(recorded ? { recorded } : {}) })
     })
     this.sender = new StatusSender({
-      id: this.id,
-      log: this.log,
+      id: this.id, log: this.log, openSocket: this.openSocket, emit: this.emit, sentStatuses: deps.sentStatuses,
       policy: () => relayPolicy(deps.wa.statusChunkSize, deps.timing, deps.wa.statusStanza),
-      openSocket: this.openSocket,
-      ownNumber: () => this.ownNumber,
-      newMessageId: () => this.newMessageId(),
-      emit: this.emit,
-      sentStatuses: deps.sentStatuses
+      ownNumber: () => this.ownNumber, newMessageId: () => this.newMessageId()
     })
     this.connection = new Connection({
       ...deps,
@@ -73,12 +68,8 @@ export class SessionRuntime {
       }
     })
     this.linking = new Linking({
-      id: this.id,
-      authMethod: () => this.authMethod,
-      phoneNumber: () => this.phoneNumber,
-      current: () => this.connection.attempt,
-      isOpen: () => this.state.is('open'),
-      emit: this.emit
+      id: this.id, authMethod: () => this.authMethod, phoneNumber: () => this.phoneNumber,
+      current: () => this.connection.attempt, isOpen: () => this.state.is('open'), emit: this.emit
     }, deps.timing.pairingReadyTimeoutMs)
   }
 
@@ -148,14 +139,8 @@ export class SessionRuntime {
   /** a socket for a linked account is on its way to open (what a restore waits for) */
   connectingLinked (): boolean { return this.state.is('connecting') }
 
-  /**
-   * A linked account between two sockets: the last one closed (a stream the server ended, a dropped link)
-   * or the first after a start is not open yet, and the session will open one again by itself. A send
-   * that arrives now waits for it (the sender's `openSocket`) rather than failing.
-   */
-  comingBack (): boolean {
-    return this.auth.isLinked() && (this.state.is('connecting') || this.state.is('reconnecting'))
-  }
+  /** a linked account between two sockets, which it opens again by itself (waits.ts): a send waits for it */
+  comingBack (): boolean { return comingBack(this.state, this.auth.isLinked()) }
 
   snapshot (): SessionSnapshot {
     const status = this.state.status
@@ -181,14 +166,10 @@ export class SessionRuntime {
     return await this.sender.send(input)
   }
 
-  /**
-   * An open socket for a like, a reply or a read receipt: now, or once a linked session that is coming back
-   * (comingBack) opened again, at most `sendOpenWaitMs`; NOT_CONNECTED otherwise.
-   */
+  /** An open socket for a like, a reply or a read receipt (waits.ts openSoon). */
   async openSock (): Promise<WASocket> {
     this.assertPresent()
-    if (!this.state.is('open') && !this.comingBack()) throw new PlatformError('NOT_CONNECTED')
-    return await this.openSocket()
+    return await openSoon(this.state, this.connection, this.auth.isLinked(), this.deps.timing.sendOpenWaitMs)
   }
 
   /** Revokes a status for the JIDs it went to; false when the platform could not be told. */

@@ -33,3 +33,17 @@ export async function openSocket (state: SessionStateMachine, connection: Connec
     throw isPlatformError(err, 'NOT_CONNECTED') ? err : new PlatformError('NOT_CONNECTED', `WhatsApp is not connected (no reconnect within ${Math.round(waitMs / 1000)} s)`)
   })
 }
+
+/**
+ * A linked account between two sockets, which the session opens again by itself: the last one closed (a
+ * stream the server ended, a dropped link), or the first after a start is not open yet.
+ */
+export function comingBack (state: SessionStateMachine, linked: boolean): boolean {
+  return linked && (state.is('connecting') || state.is('reconnecting'))
+}
+
+/** An open socket for a like, a reply or a read receipt: now, or once a session coming back opened (at most `waitMs`); NOT_CONNECTED otherwise. */
+export async function openSoon (state: SessionStateMachine, connection: Connection, linked: boolean, waitMs: number): Promise<WASocket> {
+  if (!state.is('open') && !comingBack(state, linked)) throw new PlatformError('NOT_CONNECTED')
+  return await openSocket(state, connection, waitMs)
+}
