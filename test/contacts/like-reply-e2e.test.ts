@@ -184,7 +184,7 @@ test('the account likes and replies to its contacts\' statuses', { timeout: 240_
     const fresh = await s.emu.postContactStatus(OWN, { from: ALICE, text: 'liked through a reconnect' })
     await contactStatus(fresh.id)
     s.emu.fault(OWN, 'drop')
-    // the reconnect's first rung is 1 s away: both requests below arrive in between
+    // the reconnect's first rung is 1 s away: the three requests below arrive in between
     await waitFor(() => s.app.platform.reconnecting(SID), 5000, 'the session to be reconnecting')
     const asked = s.app.platform.snapshot(SID)
     const [like, reply, view] = await Promise.all([
