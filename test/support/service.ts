@@ -111,9 +111,24 @@ export function listensOn (pid: number, port: number): boolean | null {
 }
 
 export async function spawnService (opts: ServiceOptions): Promise<ServiceProc> {
+  for (let attempt = 1; ; attempt++) {
+    const port = opts.port ?? await freePort()
+    try {
+      return await spawnOn(opts, port)
+    } catch (err) {
+      // another process took the port between freePort() and the child's listen (the suite runs files side by
+      // side): try another one, as startPostgres does; a port the caller chose is theirs to retry
+      if (opts.port === undefined && attempt < 3 && err instanceof PortTaken) continue
+      throw err
+    }
+  }
+}
+
+class PortTaken extends Error {}
+
+async function spawnOn (opts: ServiceOptions, port: number): Promise<ServiceProc> {
   const from = opts.from ?? 'built'
   if (from === 'built') ensureBuilt()
-  const port = opts.port ?? await freePort()
   const apiKey = opts.apiKey ?? API_KEY
   const name = opts.name ?? 'service'
   let temp: ReturnType<typeof tempDir> | undefined
@@ -166,7 +181,10 @@ export async function spawnService (opts: ServiceOptions): Promise<ServiceProc> 
     }
   }
   for (;;) {
-    if (proc.child.exitCode !== null || proc.child.signalCode !== null) throw new Error(`the service (${name}) exited (${proc.child.exitCode ?? proc.child.signalCode}) during start:\n${proc.tail()}`)
+    if (proc.child.exitCode !== null || proc.child.signalCode !== null) {
+      const Failure = /EADDRINUSE/.test(proc.tail()) ? PortTaken : Error
+      throw new Failure(`the service (${name}) exited (${proc.child.exitCode ?? proc.child.signalCode}) during start:\n${proc.tail()}`)
+    }
     // a health answer counts only from this child (another service may hold the port: listensOn)
     if (opts.readyWhen === 'listening' ? listening : await answers() && listensOn(proc.child.pid ?? -1, port) !== false) break
     if (Date.now() > deadline) {
