@@ -28,8 +28,8 @@ const iso = (ms: number): string => new Date(ms).toISOString()
  * ended its stream a moment ago): then it waits for the reconnect, as a post does. A stored session that
  * is not running here (yet) is not connected, as for a send.
  */
-export function requireConnected (platform: Pick<Platform, 'snapshot' | 'reconnecting'>, sessionId: string): void {
-  if (platform.snapshot(sessionId)?.connected !== true && !platform.reconnecting(sessionId)) throw new NotConnected()
+export function requireConnected (platform: Pick<Platform, 'reachable'>, sessionId: string): void {
+  if (!platform.reachable(sessionId)) throw new NotConnected()
 }
 
 export function createContactStatusAnswers (deps: AnswerDeps) {

@@ -71,7 +71,7 @@ function lazyPlatform (app: FastifyInstance): { platform: Platform, load: () => 
     updatePhoneNumber: async (sessionId, phone) => { await (await load()).updatePhoneNumber(sessionId, phone) },
     requestPairingCode: async (sessionId) => await (await load()).requestPairingCode(sessionId),
     snapshot: (sessionId) => real?.snapshot(sessionId) ?? null,
-    reconnecting: (sessionId) => real?.reconnecting(sessionId) ?? false,
+    reachable: (sessionId) => real?.reachable(sessionId) ?? false,
     // null until the platform is loaded (its start-up check runs then)
     compatibility: () => real?.compatibility() ?? null,
     clientExpiration: () => real?.clientExpiration() ?? null,

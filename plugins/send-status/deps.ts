@@ -14,7 +14,7 @@ import type { AudienceResolver } from '../audiences/resolve.js'
 export interface SendStatusDeps {
   stores: Pick<Stores, 'statuses' | 'uploads' | 'sessions'>
   config: Pick<Config, 'sendReconnectWaitMs' | 'sendWaitMaxRecipients'>
-  platform: Pick<FastifyInstance['platform'], 'snapshot' | 'reconnecting' | 'newMessageId' | 'sendStatus' | 'on' | 'off'>
+  platform: Pick<FastifyInstance['platform'], 'snapshot' | 'reachable' | 'newMessageId' | 'sendStatus' | 'on' | 'off'>
   mediaStore: Pick<FastifyInstance['mediaStore'], 'exists' | 'open'>
   remoteMedia: Pick<FastifyInstance['remoteMedia'], 'check' | 'fetch'>
   events: Pick<DomainEvents, 'emit' | 'within'>

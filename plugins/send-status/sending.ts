@@ -51,7 +51,7 @@ export function createSending (deps: SendStatusDeps) {
     const chosenNow = resolved ?? await chosen.resolve(sessionId, { number: ownNumber, lid: session.ownLid })
     // a linked session between two sockets (the server ended its stream a moment ago) is not refused: the
     // send waits for the reconnect, as one under way does when its link drops (SEND_RECONNECT_WAIT_MS)
-    if ((snap?.connected !== true && !platform.reconnecting(sessionId)) || ownNumber === null) throw new NotConnected()
+    if (!platform.reachable(sessionId) || ownNumber === null) throw new NotConnected()
     const mentions = mentionsOf(body, ownNumber)
     const recipients = withMentions(chosenNow.recipients, mentions)
     const audience = chosenNow.audience

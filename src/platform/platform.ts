@@ -214,8 +214,11 @@ export function createPlatform (options: PlatformOptions) {
       return closed ? null : runtimes.get(sessionId)?.snapshot() ?? null
     },
 
-    /** A linked session between two sockets, which reconnects by itself (waits.ts comingBack): a send waits for it. */
-    reconnecting: (sessionId: string): boolean => !closed && runtimes.get(sessionId)?.comingBack() === true,
+    /**
+     * Open, or a linked session between two sockets that reconnects by itself (waits.ts reachable): a send, like,
+     * reply or view goes ahead and waits for the socket; any other session is not connected.
+     */
+    reachable: (sessionId: string): boolean => !closed && runtimes.get(sessionId)?.reachable() === true,
 
     /** A platform message id from Baileys' generator for this account (store it before sending). */
     newMessageId (sessionId: string): string {

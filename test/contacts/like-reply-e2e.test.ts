@@ -185,7 +185,7 @@ test('the account likes and replies to its contacts\' statuses', { timeout: 240_
     await contactStatus(fresh.id)
     s.emu.fault(OWN, 'drop')
     // the reconnect's first rung is 1 s away: the three requests below arrive in between
-    await waitFor(() => s.app.platform.reconnecting(SID), 5000, 'the session to be reconnecting')
+    await waitFor(() => s.app.platform.snapshot(SID)?.connected === false && s.app.platform.reachable(SID), 5000, 'the session to be reconnecting')
     const asked = s.app.platform.snapshot(SID)
     const [like, reply, view] = await Promise.all([
       s.api({ method: 'POST', url: `/api/sessions/${SID}/contact-statuses/${fresh.id}/like`, payload: {} }),

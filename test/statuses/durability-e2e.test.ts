@@ -69,7 +69,7 @@ test('send durability with real Baileys: a drop mid-send continues under the sam
     await waitFor(() => s.app.platform.snapshot(SID)?.connected, 20_000, 'the session to be open again')
     s.emu.fault(OWN, 'drop')
     // the reconnect's first rung is 1 s away (RECONNECT base): the post below arrives in between
-    await waitFor(() => s.app.platform.reconnecting(SID), 5000, 'the session to be reconnecting')
+    await waitFor(() => s.app.platform.snapshot(SID)?.connected === false && s.app.platform.reachable(SID), 5000, 'the session to be reconnecting')
     const few = contacts.slice(0, 10)
     const asked = s.app.platform.snapshot(SID)
     const res = await s.api({ method: 'POST', url: `/api/sessions/${SID}/send-status`, payload: { type: 'text', content: 'while reconnecting', targetNumbers: few.join(',') } })

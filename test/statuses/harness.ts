@@ -42,9 +42,9 @@ export class FakePlatform {
   /** sessions the fake reports as logged out (when not connected) */
   loggedOut = new Set<string>()
 
-  /** no session of the fake is between two sockets (test/statuses/durability-e2e.test.ts sends during a real reconnect) */
-  reconnecting (): boolean {
-    return false
+  /** a connected session of the fake; none is between two sockets (test/statuses/durability-e2e.test.ts sends during a real reconnect) */
+  reachable (sessionId: string): boolean {
+    return this.snapshot(sessionId)?.connected === true
   }
 
   snapshot (sessionId: string): SessionSnapshot | null {

@@ -11,7 +11,7 @@ import { Connection, type Attempt, type ConnectionDeps } from './connection.js'
 import { afterClose, closeReason } from './reconnect.js'
 import { Linking, type Emit } from './linking.js'
 import { relayPolicy, StatusSender, type SenderHost } from './sender.js'
-import { comingBack, openSocket, openSoon, pairingReady } from './waits.js'
+import { openSocket, openSoon, pairingReady, reachable } from './waits.js'
 import { SessionStateMachine, statusChange } from './state.js'
 
 export interface RuntimeDeps extends Pick<ConnectionDeps, 'receiptSink' | 'interactionSink' | 'contactStatusSink' | 'phoneSink' | 'sharedKeyTransactions' | 'expirations' | 'build'>, Pick<SenderHost, 'sentStatuses'> {
@@ -139,8 +139,8 @@ export class SessionRuntime {
   /** a socket for a linked account is on its way to open (what a restore waits for) */
   connectingLinked (): boolean { return this.state.is('connecting') }
 
-  /** a linked account between two sockets, which it opens again by itself (waits.ts): a send waits for it */
-  comingBack (): boolean { return comingBack(this.state, this.auth.isLinked()) }
+  /** open, or a linked account between two sockets that it opens again by itself (waits.ts reachable) */
+  reachable (): boolean { return reachable(this.state, this.auth.isLinked()) }
 
   snapshot (): SessionSnapshot {
     const status = this.state.status
@@ -162,7 +162,7 @@ export class SessionRuntime {
 
   async sendStatus (input: SendStatusInput): Promise<SendStatusResult> {
     this.assertPresent()
-    if ((!this.state.is('open') || this.ownNumber === null) && !this.comingBack()) throw new PlatformError('NOT_CONNECTED')
+    if (!this.reachable()) throw new PlatformError('NOT_CONNECTED')
     return await this.sender.send(input)
   }
 

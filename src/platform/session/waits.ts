@@ -35,15 +35,16 @@ export async function openSocket (state: SessionStateMachine, connection: Connec
 }
 
 /**
- * A linked account between two sockets, which the session opens again by itself: the last one closed (a
- * stream the server ended, a dropped link), or the first after a start is not open yet.
+ * Open, or a linked account between two sockets, which the session opens again by itself: the last one
+ * closed (a stream the server ended, a dropped link), or the first after a start is not open yet. A send, a
+ * like, a reply or a view goes ahead on such a session (waiting for the socket: openSocket).
  */
-export function comingBack (state: SessionStateMachine, linked: boolean): boolean {
-  return linked && (state.is('connecting') || state.is('reconnecting'))
+export function reachable (state: SessionStateMachine, linked: boolean): boolean {
+  return state.is('open') || (linked && (state.is('connecting') || state.is('reconnecting')))
 }
 
 /** An open socket for a like, a reply or a read receipt: now, or once a session coming back opened (at most `waitMs`); NOT_CONNECTED otherwise. */
 export async function openSoon (state: SessionStateMachine, connection: Connection, linked: boolean, waitMs: number): Promise<WASocket> {
-  if (!state.is('open') && !comingBack(state, linked)) throw new PlatformError('NOT_CONNECTED')
+  if (!reachable(state, linked)) throw new PlatformError('NOT_CONNECTED')
   return await openSocket(state, connection, waitMs)
 }
