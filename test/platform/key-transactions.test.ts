@@ -2,7 +2,9 @@ import assert from 'node:assert/strict'
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { test, type TestContext } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { addTransactionCapability, type SignalDataSet, type SignalKeyStore, type SignalKeyStoreWithTransaction } from '@whiskeysockets/baileys'
+import { addTransactionCapability, initAuthCreds, type SignalDataSet, type SignalKeyStore, type SignalKeyStoreWithTransaction } from '@whiskeysockets/baileys'
+import { makeLibSignalRepository } from '@whiskeysockets/baileys/lib/Signal/libsignal.js'
+import { createRequire } from 'node:module'
 import { withSharedTransactions } from '../../src/platform/baileys/index.js'
 import { silentLogger } from '../../src/platform/baileys/check-helpers.js'
 import { startStack } from '../stack.js'
@@ -154,6 +156,66 @@ for (const [name, make] of IMPLEMENTATIONS) {
     }, 'prekeys')
     assert.deepEqual([...state.rows.keys()], [])
     assert.deepEqual(state.writes.at(-1), { 'pre-key': { 2: null } })
+  })
+}
+
+/** A contact's prekey bundle as the server hands it out (Baileys' injectE2ESession input), from libsignal's own curve. */
+function bundle (): Parameters<ReturnType<typeof makeLibSignalRepository>['injectE2ESession']>[0]['session'] {
+  const curve = createRequire(import.meta.url)('libsignal/src/curve.js') as {
+    generateKeyPair: () => { pubKey: Buffer, privKey: Buffer }
+    calculateSignature: (privKey: Buffer, msg: Buffer) => Buffer
+  }
+  const identity = curve.generateKeyPair()
+  const signed = curve.generateKeyPair()
+  return {
+    registrationId: 4242,
+    identityKey: identity.pubKey,
+    signedPreKey: { keyId: 1, publicKey: signed.pubKey, signature: curve.calculateSignature(identity.privKey, signed.pubKey) },
+    preKey: { keyId: 7, publicKey: curve.generateKeyPair().pubKey }
+  }
+}
+
+for (const [name, make] of IMPLEMENTATIONS) {
+  // patches/libsignal+6.0.0.patch, queue_job.js: libsignal runs one address's jobs one at a time for the whole
+  // process, and a job queued while another session's job for that address ran used to run in that session's
+  // async context. Two linked accounts writing to one contact at once: the second one's encrypt ran outside
+  // its own transaction, did not see the session it had just set up ("No sessions"), and Baileys left the
+  // contact out of the post.
+  test(`${name}: a session set up in a transaction is there for its encrypt while another store's job for the same contact runs`, async () => {
+    const slowState = memoryStore()
+    const slowGet = slowState.get.bind(slowState)
+    slowState.get = (async (type: string, ids: string[]) => { await sleep(40); return await slowGet(type as never, ids) }) as typeof slowState.get
+    const repo = (state: SignalKeyStore): { keys: SignalKeyStoreWithTransaction, signal: ReturnType<typeof makeLibSignalRepository> } => {
+      const keys = make(state)
+      return { keys, signal: makeLibSignalRepository({ creds: initAuthCreds(), keys }, logger) }
+    }
+    const a = repo(slowState)
+    const b = repo(memoryStore())
+    const contact = '100000000000777@lid'
+    let injected = (): void => {}
+    let otherStarted = (): void => {}
+    const bInjected = new Promise<void>((resolve) => { injected = resolve })
+    const aStarted = new Promise<void>((resolve) => { otherStarted = resolve })
+    // B sets up its session with the contact inside its transaction; then A's job for the same contact starts
+    // (its store answers each read after 40 ms, so the job holds the address a while); then B encrypts
+    const posting = b.keys.transaction(async () => {
+      await b.signal.injectE2ESession({ jid: contact, session: bundle() })
+      injected()
+      await aStarted
+      await sleep(5)
+      return await b.signal.encryptMessage({ jid: contact, data: Buffer.from('hello') })
+    }, 'b')
+    const other = (async () => {
+      await bInjected
+      await a.keys.transaction(async () => {
+        const job = a.signal.injectE2ESession({ jid: contact, session: bundle() })
+        otherStarted()
+        await job
+      }, 'a')
+    })()
+    const [sent] = await Promise.all([posting, other])
+    assert.equal(sent.type, 'pkmsg')
+    assert.ok(sent.ciphertext.length > 0)
   })
 }
 

@@ -30,6 +30,8 @@ const runs = { numRuns: 300 }
 
 test('the installed libsignal carries the patch (npm ci ran patch-package)', () => {
   assert.match(readFileSync(curvePath, 'utf8'), /nativePrivateKey/)
+  // and queue_job.js's jobs in their callers' contexts (test/platform/key-transactions.test.ts shows why)
+  assert.match(readFileSync(require.resolve('libsignal/src/queue_job.js'), 'utf8'), /AsyncResource\.bind\(awaitable\)/)
 })
 
 test('generateKeyPair: native keys with libsignal\'s shapes; the public key is curve25519-js\'s for that private key', () => {
