@@ -13,7 +13,7 @@
 //   - paths: `import.meta.url`, `import.meta.dirname` and `import.meta.filename` are replaced by the
 //     source file's own (esbuild's per-file `define`), so a test still finds the repository, its
 //     fixtures and the .ts files it reads where they are;
-//   - coverage: c8 follows the source maps to the .ts files (`excludeAfterRemap` in .c8rc.json);
+//   - coverage: c8 follows the source maps to the .ts files (.c8rc.json names the compiled copies too);
 //   - the workspace emulator package (whose exports name .ts files) is imported from its compiled copy.
 // Only changed sources are compiled again; outputs whose source is gone are removed.
 //
