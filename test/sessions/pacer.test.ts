@@ -145,14 +145,17 @@ test('a large start waits for a quiet event loop between handshakes; its last fe
   h.finish('b0')
   h.finish('b1')
   await sleep(60)
-  assert.deepEqual(h.started, ['b0', 'b1'], 'braked again while 2 or more wait')
+  // the two places of a pair each wait for the loop on their own, so either may begin first (once in a whole
+  // npm test b3 began before b2): the order is checked pair by pair
+  const pairs = (): string[][] => [h.started.slice(0, 2), h.started.slice(2, 4), h.started.slice(4, 6)].map((p) => [...p].sort())
+  assert.deepEqual(pairs(), [['b0', 'b1'], [], []], 'braked again while 2 or more wait')
   busy = false
   await waitFor(() => h.started.length === 4, 2000, 'b2 and b3')
   busy = true
   h.finishAll()
   // b4 and b5 start with fewer than 2 waiting behind them: no brake
   await waitFor(() => h.started.length === 6, 2000, 'the last two without the brake')
-  assert.deepEqual(h.started, ['b0', 'b1', 'b2', 'b3', 'b4', 'b5'])
+  assert.deepEqual(pairs(), [['b0', 'b1'], ['b2', 'b3'], ['b4', 'b5']])
   // a takeover's sessions (a limit of their own) are not braked, however many wait
   h.finishAll()
   h.pacer.add(['t0', 't1', 't2', 't3', 't4'], 5)
