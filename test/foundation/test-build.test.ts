@@ -93,7 +93,7 @@ test('the files npm test leaves out run in CI: npm run test:bench-smoke runs SEP
   const { SEPARATE } = await testFilesModule()
   for (const f of SEPARATE) assert.ok(existsSync(join(ROOT, f.replace(/\.js$/, '.ts'))), `${f} in SEPARATE names an existing test`)
   const { scripts } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
-  assert.match(scripts['test:bench-smoke'], /^npm run pretest && .*\$\(node scripts\/test-files\.mjs --separate \.test-build\/test\)$/)
+  assert.match(scripts['test:bench-smoke'], /^npm run pretest && .*\$\(node scripts\/test-files\.mjs --separate \.test-build\/test \.test-build\/emulator\/test\)$/)
   const ci = readFileSync(join(ROOT, '.ci', 'run'), 'utf8')
   assert.match(ci, /^ {2}npm test\n {2}npm run test:bench-smoke$/m, 'after npm test in the Node 20 part')
 })
