@@ -47,7 +47,11 @@ describe('scale', () => {
     started = performance.now()
     // LID-addressed with <meta status_setting>, through rc14's stanza builder (relayMessage)
     const id = await relayStatus(sock, { text: 'hello, everyone' }, { statusJidList: [ownLid, ...contacts.map((c) => c.lid)].map((lid) => `${lid}@lid`) })
-      .catch((err: Error) => { throw new Error(`${err.message}; Baileys logged: ${errors.join('').slice(0, 4000)}`) })
+      .catch((err: Error) => {
+        // which device the socket is, and which devices the account has: in a passing run it is device 1 and
+        // Baileys leaves it out, and the one failure with these lines addressed :1 too
+        throw new Error(`${err.message}; the socket is ${sock.user?.lid ?? sock.user?.id}; the account: ${JSON.stringify(emu.getAccount(OWN).linkedDevices)}; Baileys logged: ${errors.join('').slice(0, 4000)}`)
+      })
     const sendMs = performance.now() - started
     const record = await emu.waitForStatus((s) => s.id === id, 60_000)
     const recordMs = performance.now() - started
