@@ -11,7 +11,7 @@ import { Connection, type Attempt, type ConnectionDeps } from './connection.js'
 import { afterClose, closeReason } from './reconnect.js'
 import { Linking, type Emit } from './linking.js'
 import { relayPolicy, StatusSender, type SenderHost } from './sender.js'
-import { openSocket, openSoon, pairingReady, reachable } from './waits.js'
+import { openSocket, pairingReady, reachable } from './waits.js'
 import { SessionStateMachine, statusChange } from './state.js'
 
 export interface RuntimeDeps extends Pick<ConnectionDeps, 'receiptSink' | 'interactionSink' | 'contactStatusSink' | 'phoneSink' | 'sharedKeyTransactions' | 'expirations' | 'build'>, Pick<SenderHost, 'sentStatuses'> {
@@ -166,10 +166,11 @@ export class SessionRuntime {
     return await this.sender.send(input)
   }
 
-  /** An open socket for a like, a reply or a read receipt (waits.ts openSoon). */
+  /** An open socket for a like, a reply or a read receipt: now, or once a session coming back opened (waits.ts). */
   async openSock (): Promise<WASocket> {
     this.assertPresent()
-    return await openSoon(this.state, this.connection, this.auth.isLinked(), this.deps.timing.sendOpenWaitMs)
+    if (!this.reachable()) throw new PlatformError('NOT_CONNECTED')
+    return await this.openSocket()
   }
 
   /** Revokes a status for the JIDs it went to; false when the platform could not be told. */

@@ -42,9 +42,3 @@ export async function openSocket (state: SessionStateMachine, connection: Connec
 export function reachable (state: SessionStateMachine, linked: boolean): boolean {
   return state.is('open') || (linked && (state.is('connecting') || state.is('reconnecting')))
 }
-
-/** An open socket for a like, a reply or a read receipt: now, or once a session coming back opened (at most `waitMs`); NOT_CONNECTED otherwise. */
-export async function openSoon (state: SessionStateMachine, connection: Connection, linked: boolean, waitMs: number): Promise<WASocket> {
-  if (!reachable(state, linked)) throw new PlatformError('NOT_CONNECTED')
-  return await openSocket(state, connection, waitMs)
-}
