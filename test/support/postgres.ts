@@ -19,8 +19,8 @@ export interface PrivatePostgres {
   /** postgres://postgres@127.0.0.1:<port>/postgres */
   url: string
   port: number
-  /** a new empty database on this server; its URL */
-  createDatabase: (name?: string) => Promise<string>
+  /** a new database on this server, empty or a copy of `template`; its URL */
+  createDatabase: (name?: string, opts?: { template?: string }) => Promise<string>
   stop: () => Promise<void>
 }
 
@@ -56,10 +56,11 @@ export async function startPostgres (opts: { port?: number, bin?: string } = {})
       return {
         url,
         port,
-        createDatabase: async (name = `t_${randomBytes(6).toString('hex')}`) => {
+        createDatabase: async (name = `t_${randomBytes(6).toString('hex')}`, opts = {}) => {
           const client = new pg.Client({ connectionString: url })
           await client.connect()
-          try { await client.query(`create database "${name}"`) } finally { await client.end() }
+          const from = opts.template === undefined ? '' : ` template "${opts.template}"`
+          try { await client.query(`create database "${name}"${from}`) } finally { await client.end() }
           return `postgres://postgres@127.0.0.1:${port}/${name}`
         },
         // SIGINT: PostgreSQL's fast shutdown (ends sessions, no waiting for clients)
