@@ -19,6 +19,7 @@ describe('scale', () => {
   let contacts: ContactInfo[] = []
   let ownLid = ''
   const errors: string[] = []
+  const sessionLines: string[] = []
 
   before(async () => {
     unrefBaileysUploadTimer()
@@ -28,7 +29,15 @@ describe('scale', () => {
     // Baileys' errors are kept: once in a whole npm test every encryption of the post failed ("All encryptions
     // failed"), and the reason is only in what Baileys logs for each recipient
     // (and its debug lines about sessions and transactions: whether it fetched the recipients' keys, and where they went)
-    const keep = (line: string): void => { if (errors.length < 12 && /"level":(50|60)|assertSessions|fetching sessions|transaction failed|commit/.test(line)) errors.push(line.slice(0, 600)) }
+    // (errors: the first 12; the session and transaction lines: the last 30, so the link's own lines do not use them up)
+    const keep = (line: string): void => {
+      if (/"level":(50|60)/.test(line)) {
+        if (errors.length < 12) errors.push(line.slice(0, 600))
+      } else if (/assertSessions|fetching sessions|transaction failed|commit/.test(line)) {
+        sessionLines.push(line.slice(0, 300))
+        if (sessionLines.length > 30) sessionLines.shift()
+      }
+    }
     ;({ sock } = await linkWithQr(emu, OWN, { config: { logger: pino({ level: 'debug' }, { write: keep }) } }))
   })
 
@@ -50,7 +59,7 @@ describe('scale', () => {
       .catch((err: Error) => {
         // which device the socket is, and which devices the account has: in a passing run it is device 1 and
         // Baileys leaves it out, and the one failure with these lines addressed :1 too
-        throw new Error(`${err.message}; the socket is ${sock.user?.lid ?? sock.user?.id}; the account: ${JSON.stringify(emu.getAccount(OWN).linkedDevices)}; Baileys logged: ${errors.join('').slice(0, 4000)}`)
+        throw new Error(`${err.message}; the socket is ${sock.user?.lid ?? sock.user?.id}; the account: ${JSON.stringify(emu.getAccount(OWN).linkedDevices)}; Baileys' errors: ${errors.join('').slice(0, 4000)}; its last session lines: ${sessionLines.join('').slice(0, 6000)}`)
       })
     const sendMs = performance.now() - started
     const record = await emu.waitForStatus((s) => s.id === id, 60_000)
