@@ -31,7 +31,7 @@ import { join } from 'node:path'
 import { SQLite as Database } from '../src/db/sqlite/driver.js'
 import { runBench, SMOKE, type Figure } from './lib/bench.js'
 import { rssOf } from './lib/procs.js'
-import { between, compressedDayEnv, percentile, slopePerHour, type Point } from './lib/soak-series.js'
+import { between, compressedDayEnv, floors, percentile, slopePerHour, type Point } from './lib/soak-series.js'
 import { emulatorApi, linkSessions, serviceApi } from '../test/support/clients.js'
 import { descriptorLinks } from '../test/support/processes.js'
 import { API_KEY } from '../test/support/service.js'
@@ -218,6 +218,15 @@ await runBench('soak', RUN_MS + 20 * 60_000, async ({ log, emulator, service, di
     const p = series[k]
     log(`${k}: first ${p[0]?.v.toFixed(1)}, last ${p[p.length - 1]?.v.toFixed(1)} ${unitOf[k]}; slope over the last ${mins(0.75 * MINUTES)} min ${slopes[k]?.toFixed(2) ?? 'n/a'} ${unitOf[k]}/h`)
   }
+  // context beside the RSS figure (not its measure): the line through each 5-minute window's lowest sample
+  // (a twelfth of the run), which the collections' sawtooth moves far less than a line through every sample
+  const floorSlopes = {
+    rss: slopePerHour(floors(between(series.rss, tailFrom, Infinity), RUN_MS / 12)),
+    heapUsed: slopePerHour(floors(between(series.heapUsed, tailFrom, Infinity), RUN_MS / 12))
+  }
+  log(`floors (each ${mins(MINUTES / 12)} min's lowest sample) over the last ${mins(0.75 * MINUTES)} min: rss ${floorSlopes.rss?.toFixed(2) ?? 'n/a'} MB/h, heapUsed ${floorSlopes.heapUsed?.toFixed(2) ?? 'n/a'} MB/h`)
+  // every sample, kept with BENCH_KEEP=1 as probes.json is
+  writeFileSync(join(dir, 'samples.json'), JSON.stringify(series))
   const p99 = (points: Point[], from: number, to: number): number | null => percentile(between(points, from, to).map((p) => p.v), 99)
   const ratio = (kind: 'health' | 'list'): { first: number | null, last: number | null, ratio: number | null } => {
     const first = p99(latency[kind], 0, window)
@@ -237,11 +246,11 @@ await runBench('soak', RUN_MS + 20 * 60_000, async ({ log, emulator, service, di
   const rssSlope = slopes.rss === null ? null : slopes.rss * 100 / SESSIONS
   const db3 = dayEnds[2]
   const db1 = dayEnds[0]
-  console.log(`SOAK_SUMMARY ${JSON.stringify({ minutes: MINUTES, sessions: SESSIONS, days: DAYS, samples: series.rss.length, slopes, tally, webhooks: hook.counts, health, list, dayEnds })}`)
+  console.log(`SOAK_SUMMARY ${JSON.stringify({ minutes: MINUTES, sessions: SESSIONS, days: DAYS, samples: series.rss.length, slopes, floorSlopes, tally, webhooks: hook.counts, health, list, dayEnds })}`)
   const where = `${SESSIONS} sessions, ${MINUTES} min of wall time holding ${DAYS} days`
   const ms = (x: number | null): string => x === null ? 'n/a' : `${x.toFixed(1)} ms`
   const figures: Figure[] = [
-    { id: 'soak.rss.slope', name: `soak: RSS slope over the last ${mins(0.75 * MINUTES)} min, per 100 sessions`, value: rssSlope, unit: 'MB/h', target: { op: '<', value: 1 }, note: `${where}; least squares over ${between(series.rss, tailFrom, Infinity).length} samples; heap ${slopes.heapUsed?.toFixed(2) ?? 'n/a'} MB/h, fds ${slopes.fds?.toFixed(1) ?? 'n/a'}/h, handles ${slopes.handles?.toFixed(1) ?? 'n/a'}/h` },
+    { id: 'soak.rss.slope', name: `soak: RSS slope over the last ${mins(0.75 * MINUTES)} min, per 100 sessions`, value: rssSlope, unit: 'MB/h', target: { op: '<', value: 1 }, note: `${where}; least squares over ${between(series.rss, tailFrom, Infinity).length} samples (through each ${mins(MINUTES / 12)} min's lowest: ${floorSlopes.rss === null ? 'n/a' : (floorSlopes.rss * 100 / SESSIONS).toFixed(2)} MB/h); heap ${slopes.heapUsed?.toFixed(2) ?? 'n/a'} MB/h, fds ${slopes.fds?.toFixed(1) ?? 'n/a'}/h, handles ${slopes.handles?.toFixed(1) ?? 'n/a'}/h` },
     { id: 'soak.receipts.lost', name: `soak: receipts acknowledged to the platform but not stored (of ${tally.receipts})`, value: tally.lost, unit: 'receipts', target: { op: '<=', value: 0 }, note: `${tally.posts} statuses; per status, once the emulator held nothing unacked for the poster, its viewers listed by the service; ${tally.unsettled} receipts not settled within 60 s` },
     { id: 'soak.health.p99-ratio', name: `soak: GET /api/health p99, last ${mins(MINUTES / 6)} min ÷ first`, value: health.ratio, unit: '×', target: { op: '<=', value: 1.2 }, note: `${ms(health.first)} → ${ms(health.last)}; one request at a random moment of every ${PROBE_SLOT_MS / 1000} s` },
     { id: 'soak.list.p99-ratio', name: `soak: GET …/sent-statuses p99, last ${mins(MINUTES / 6)} min ÷ first`, value: list.ratio, unit: '×', target: { op: '<=', value: 1.2 }, note: `${ms(list.first)} → ${ms(list.last)}; the posting session (up to ${STATUSES_PER_DAY} statuses of ${VIEWERS} views)` },

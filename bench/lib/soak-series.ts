@@ -28,6 +28,21 @@ export function percentile (values: readonly number[], p: number): number | null
 }
 
 /** the points with `from` ≤ t < `to` */
+/**
+ * The lowest point of each `windowMs` of `points` (windows counted from the soak's start), at that point's time:
+ * the floor a collected heap comes back to. A leak raises the floor; the collections' sawtooth above it, which
+ * a line through every sample follows as noise, does not.
+ */
+export function floors (points: readonly Point[], windowMs: number): Point[] {
+  const lowest = new Map<number, Point>()
+  for (const p of points) {
+    const w = Math.floor(p.t / windowMs)
+    const low = lowest.get(w)
+    if (low === undefined || p.v < low.v) lowest.set(w, p)
+  }
+  return [...lowest.values()]
+}
+
 export const between = (points: readonly Point[], from: number, to: number): Point[] => points.filter((p) => p.t >= from && p.t < to)
 
 const HOUR = 3_600_000

@@ -18,6 +18,7 @@ interface Summary {
   samples: number
   days: number
   slopes: Record<string, number | null>
+  floorSlopes: { rss: number | null, heapUsed: number | null }
   tally: { posts: number, receipts: number, lost: number, unsettled: number, contactStatuses: number, streamEnds: number, errors: number }
   webhooks: { ok: number, failed: number }
   dayEnds: Array<{ used: number, files: number }>
@@ -46,6 +47,7 @@ test('the soak in smoke mode stops by itself, loses no acked receipt, samples ev
   assert.ok(s.samples >= 10, `${s.samples} samples`)
   assert.deepEqual(Object.keys(s.slopes).sort(), [...SERIES].sort())
   for (const [k, v] of Object.entries(s.slopes)) assert.ok(typeof v === 'number' && Number.isFinite(v), `slope of ${k}: ${String(v)}`)
+  for (const [k, v] of Object.entries(s.floorSlopes)) assert.ok(typeof v === 'number' && Number.isFinite(v), `floor slope of ${k}: ${String(v)}`)
   assert.equal(s.dayEnds.length, s.days)
   for (const d of s.dayEnds) assert.ok(d.used > 0 && d.files >= d.used, JSON.stringify(d))
 
