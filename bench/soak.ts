@@ -220,10 +220,8 @@ await runBench('soak', RUN_MS + 20 * 60_000, async ({ log, emulator, service, di
   }
   // context beside the RSS figure (not its measure): the line through each 5-minute window's lowest sample
   // (a twelfth of the run), which the collections' sawtooth moves far less than a line through every sample
-  const floorSlopes = {
-    rss: slopePerHour(floors(between(series.rss, tailFrom, Infinity), RUN_MS / 12)),
-    heapUsed: slopePerHour(floors(between(series.heapUsed, tailFrom, Infinity), RUN_MS / 12))
-  }
+  const floorSlope = (k: keyof Series): number | null => slopePerHour(floors(between(series[k], tailFrom, Infinity), RUN_MS / 12))
+  const floorSlopes = { rss: floorSlope('rss'), heapUsed: floorSlope('heapUsed') }
   log(`floors (each ${mins(MINUTES / 12)} min's lowest sample) over the last ${mins(0.75 * MINUTES)} min: rss ${floorSlopes.rss?.toFixed(2) ?? 'n/a'} MB/h, heapUsed ${floorSlopes.heapUsed?.toFixed(2) ?? 'n/a'} MB/h`)
   // every sample, kept with BENCH_KEEP=1 as probes.json is
   writeFileSync(join(dir, 'samples.json'), JSON.stringify(series))

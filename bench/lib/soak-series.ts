@@ -27,7 +27,6 @@ export function percentile (values: readonly number[], p: number): number | null
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]
 }
 
-/** the points with `from` ≤ t < `to` */
 /**
  * The lowest point of each `windowMs` of `points` (windows counted from the soak's start), at that point's time:
  * the floor a collected heap comes back to. A leak raises the floor; the collections' sawtooth above it, which
@@ -43,6 +42,7 @@ export function floors (points: readonly Point[], windowMs: number): Point[] {
   return [...lowest.values()]
 }
 
+/** the points with `from` ≤ t < `to` */
 export const between = (points: readonly Point[], from: number, to: number): Point[] => points.filter((p) => p.t >= from && p.t < to)
 
 const HOUR = 3_600_000
