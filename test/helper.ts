@@ -9,6 +9,7 @@ import type { DbHandle } from '../src/db/connection.js'
 import type { Platform } from '../src/platform/platform.js'
 import type { Database as SQLiteDatabase } from 'better-sqlite3'
 import { API_KEY, NO_PLATFORM } from './support/service.js'
+import { seedMigratedSqlite } from './support/db-matrix.js'
 
 /** the kit's one key: the app built here and a service spawned by test/support/service.ts take the same */
 export const TEST_API_KEY = API_KEY
@@ -61,6 +62,8 @@ export async function build (
     ({ config, dir } = testConfig(env))
     t.after(() => { rmSync(dir, { recursive: true, force: true }) })
   }
+  // a fresh folder on SQLite starts from a migrated copy (db-matrix.ts): the migrations are tested where they are the subject
+  if (opts.keepDir === undefined && config.databaseUrl === null) await seedMigratedSqlite(config.databaseFile)
   const logging = opts.logStream !== undefined ? { logger: { level: config.logLevel, stream: opts.logStream } } : {}
   const app = await buildApp(config, logging, opts.platform !== undefined ? { platform: opts.platform } : {})
   t.after(async () => { await app.close() })

@@ -10,6 +10,7 @@ import type { PlatformEventMap, SendStatusInput, SendStatusResult, SessionSnapsh
 import type { EventName, EventPayloads } from '../../schemas/events.js'
 import { EventRecorder, type RecordedEvent } from '../events.js'
 import { testConfig } from '../helper.js'
+import { seedMigratedSqlite } from '../support/db-matrix.js'
 import { insertSession } from '../support/sessions.js'
 import { dbOf } from '../support/db.js'
 
@@ -133,6 +134,7 @@ export interface Harness {
 
 export async function harness (t: TestContext, env: Record<string, string> = {}): Promise<Harness> {
   const { config, dir } = testConfig(env)
+  if (config.databaseUrl === null) await seedMigratedSqlite(config.databaseFile)
   const platform = new FakePlatform()
   const recorder = new EventRecorder<EventPayloads>()
   const events = recorder.seen
