@@ -7,8 +7,9 @@
 //   node scripts/build.mjs --if-stale   build only when dist/ is missing or older than a source (npm start's prestart)
 //   node scripts/build.mjs --check      build nothing; exit 0 when up to date, 3 when a build is due
 //
-// The transpile is esbuild's, one file at a time (no bundling), each .ts to a .js at the same relative
-// path with a source map, as `scripts/test-build.mjs` compiles what the tests run: about a second where
+// The transpile is esbuild's, one file at a time, each .ts to a .js at the same relative path with a
+// source map, as `scripts/test-build.mjs` compiles what the tests run; then the entry, dist/src/server.js,
+// is replaced by a bundle of the service and its dependencies (bundleEntry, below): about 3 s in all where
 // `tsc -p tsconfig.build.json` took 30-40 s on a quiet 2-core machine and 60-100 s on a busy one. Per-file
 // transpiling is exact for this code because tsconfig sets `isolatedModules` (no const enums, no
 // type-only re-exports without `type`). Type checking is `npm run typecheck` (`tsc --noEmit`), which CI
@@ -31,8 +32,9 @@ const ENTRY = join(OUT, 'src', 'server.js')
 const LOCK = join(ROOT, '.build.lock')
 /** what the build reads: a change to any of these makes dist/ stale */
 const SOURCES = [join(ROOT, 'src'), join(ROOT, 'plugins'), join(ROOT, 'schemas'), join(ROOT, 'tsconfig.build.json'),
-  // the entry bundles its dependencies (bundleEntry): an install that changes them makes dist/ stale too
-  join(ROOT, 'package-lock.json'), join(ROOT, 'node_modules', '.package-lock.json')]
+  // the entry bundles its dependencies (bundleEntry): a new lock file (an install that changed them, a pull)
+  // makes dist/ stale too; not node_modules' own record, which the image's production install writes after its build
+  join(ROOT, 'package-lock.json')]
 
 const mode = process.argv[2] ?? '--always'
 if (!['--always', '--if-stale', '--check'].includes(mode)) {
