@@ -144,6 +144,8 @@ async function bundleEntry (esbuild) {
     chunkNames: 'bundle-[name]-[hash]',
     sourcemap: true,
     external: EXTERNAL,
+    // paths as the package sees them (a node_modules that is a link stays under the package), for own-path
+    preserveSymlinks: true,
     tsconfig: join(ROOT, 'tsconfig.build.json'),
     plugins: [ownPath],
     // CommonJS dependencies call require() (Node's built-ins among them); ESM output has none of its own

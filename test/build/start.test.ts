@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process'
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, utimesSync } from 'node:fs'
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { test } from 'node:test'
@@ -88,6 +88,22 @@ test('npm start on a fresh checkout builds dist/ and serves the API, the dashboa
   assert.equal(openapi.info.version, version)
   assert.ok('/api/health' in openapi.paths)
 
+  // dist/src/server.js is a bundle (scripts/build.mjs): the packages that serve files from their own folders
+  // in node_modules still find them (socket.io its client, the Swagger UI its page's files)
+  const client = await fetch(`${base}/socket.io/socket.io.js`)
+  assert.equal(client.status, 200)
+  assert.match(await client.text(), /Socket\.IO v\d/)
+  const uiPage = await (await fetch(`${base}/docs/`)).text()
+  const css = /href="\.?\/?(?:docs\/)?(static\/[^"]+\.css)"/.exec(uiPage)?.[1]
+  assert.ok(css !== undefined, `the docs page names its stylesheet:\n${uiPage.slice(0, 2000)}`)
+  const sheet = await fetch(`${base}/docs/${css}`)
+  assert.equal(sheet.status, 200)
+  assert.ok((await sheet.text()).length > 10_000, 'the Swagger UI stylesheet is served whole')
+  assert.equal((await fetch(`${base}/docs/yaml`)).status, 200)
+  const bundle = readFileSync(join(app, 'dist', 'src', 'server.js'), 'utf8')
+  // (a boolean: a failing match would print the whole 5 MB file)
+  assert.ok(bundle.includes('// node_modules/kysely/'), 'kysely is inside the bundle, not imported from node_modules')
+
   killGroup('SIGTERM')
   const timer = setTimeout(() => { killGroup('SIGKILL') }, 15_000)
   await exited
@@ -97,6 +113,13 @@ test('npm start on a fresh checkout builds dist/ and serves the API, the dashboa
   const check = (): number | null => spawnSync(process.execPath, [join(app, 'scripts', 'build.mjs'), '--check'], { cwd: app, timeout: 30_000 }).status
   assert.equal(check(), 0)
   const later = new Date(Date.now() + 60_000)
+  // the bundle holds the dependencies: a newer lock file (an install or a pull that changed them) is a build due
+  const lock = join(app, 'package-lock.json')
+  const { atime, mtime } = statSync(lock)
+  utimesSync(lock, later, later)
+  assert.equal(check(), 3)
+  utimesSync(lock, atime, mtime)
+  assert.equal(check(), 0)
   utimesSync(join(app, 'src', 'server.ts'), later, later)
   assert.equal(check(), 3)
 })
