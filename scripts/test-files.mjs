@@ -21,10 +21,9 @@
 //
 // `node --test` sorts the files it is given by path and starts them in that order, `--test-concurrency` at
 // a time, so a long one started last makes a tail in which one core runs it alone. The entries' names carry
-// the order (writeEntries): LONGEST's five longest files start first, then the files alone for their
-// root-level hooks, then the groups, then the rest of LONGEST three a process (plan). LONGEST comes from
-// session 18's measurement at a89ac4c (each file alone in its process, two at a time, nothing else
-// running): the files over 18 s of wall, the longest first. Its order
+// the order (writeEntries): LONGEST's five longest files start first, then the groups, then the rest of
+// LONGEST three a process (plan). LONGEST comes from session 18's measurement at a89ac4c (each file alone in its
+// process, two at a time, nothing else running): the files over 18 s of wall, the longest first. Its order
 // need not be exact: a file missing from it only runs in a group; a file named here and gone is skipped,
 // and test/foundation/test-build.test.ts fails on it, so the list follows renames.
 /* global console, process */
@@ -181,9 +180,7 @@ export function writeEntries (folders) {
   mkdirSync(dir, { recursive: true })
   const isFirst = (f) => rankIn(LONGEST.slice(0, GROUPS_AFTER), f) >= 0
   const lone = (f) => ({ name: area(f, true), files: [f], lone: true })
-  // the files alone for their root-level hooks next, not last: they wait more than they compute (20 contacts'
-  // statuses 27 s apart), so beside the groups they cost nothing, and last they made an idle minute's tail
-  const runs = [...alone.filter(isFirst).map(lone), ...alone.filter((f) => !isFirst(f)).map(lone), ...groups, ...long]
+  const runs = [...alone.filter(isFirst).map(lone), ...groups, ...long, ...alone.filter((f) => !isFirst(f)).map(lone)]
   const digits = String(runs.length).length
   return runs.map(({ name, files, lone }, i) => {
     const entry = join(dir, `${String(i + 1).padStart(digits, '0')}-${name}.test.js`)
