@@ -7,7 +7,6 @@ import { startEmulator, testCertPaths, type Emulator, type EmulatorOptions, type
 import { build, TEST_API_KEY, waitFor, type TestApp } from './helper.js'
 import type { EventName, EventPayloads } from '../schemas/events.js'
 import { EventRecorder } from './events.js'
-import { insertSession } from './support/sessions.js'
 
 // The service, real Baileys and the emulator on 127.0.0.1, plus a socket.io client recording events.
 
@@ -17,8 +16,8 @@ export interface Stack extends TestApp {
   baseUrl: string
   events: Recorder
   /**
-   * creates the session row, starts it through the platform, scans its QR in the emulator, waits until
-   * open; `legacy`: the emulator's account is not LID-migrated
+   * creates the session as the API does (its row, in a cluster its lease) and starts it, scans its QR in the
+   * emulator, waits until open; `legacy`: the emulator's account is not LID-migrated
    */
   link: (sessionId: string, number: string, options?: { legacy?: boolean }) => Promise<void>
 }
@@ -66,8 +65,10 @@ export async function startStack (t: TestContext, env: Record<string, string> = 
   async function link (sessionId: string, number: string, options: { legacy?: boolean } = {}): Promise<void> {
     // an account a test made beforehand (e.g. with devices of its own) is linked as it is
     if (!accountExists(number)) emu.createAccount(number, options)
-    await insertSession(app.app, sessionId)
-    await app.app.platform.startSession({ sessionId, authMethod: 'qrcode', phoneNumber: null })
+    // as POST /api/sessions makes it: on PostgreSQL the node's lease is stored with the row. A row without one
+    // is an orphan the cluster's next round takes over and starts again: after a logout that start linked the
+    // session anew (the logout test in test/events/in-transaction.test.ts, under load)
+    await app.app.sessions.create({ sessionId, sessionName: sessionId, authMethod: 'qrcode', phoneNumber: null })
     const qr = await waitFor(() => app.app.platform.snapshot(sessionId)?.qrCode, 15_000, `QR code of ${sessionId}`)
     await emu.scan(number, qr)
     await waitFor(() => app.app.platform.snapshot(sessionId)?.connected, 30_000, `${sessionId} to connect`)
