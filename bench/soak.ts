@@ -23,14 +23,15 @@
  * ledger holds no unacked stanza for that account, every viewer must be in `GET …/status-viewers/:id`); the p99
  * of both requests in the last sixth of the run (10 minutes of 60) ÷ in the first; the database's used size at
  * the end of the third day ÷ at the end of the first. Every series' slope is printed. It stops by itself.
- * BENCH_SMOKE=1: 3 sessions, 1 minute, 3 days of 20 s (test/bench/soak.test.ts).
+ * BENCH_SMOKE=1: 3 sessions, 1 minute, 3 days of 20 s (test/bench/soak.test.ts). BENCH_HEAP=1: a heap snapshot at the
+ * end of every day (bench/lib/bench.ts; each stops the service for seconds, so not a run for the figures).
  */
 import { statSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:http'
 import { join } from 'node:path'
 import { SQLite as Database } from '../src/db/sqlite/driver.js'
-import { runBench, SMOKE, type Figure } from './lib/bench.js'
-import { rssOf } from './lib/procs.js'
+import { HEAP, runBench, SMOKE, type Figure } from './lib/bench.js'
+import { heapSnapshot, rssOf } from './lib/procs.js'
 import { between, compressedDayEnv, floors, percentile, slopePerHour, type Point } from './lib/soak-series.js'
 import { emulatorApi, linkSessions, serviceApi } from '../test/support/clients.js'
 import { descriptorLinks } from '../test/support/processes.js'
@@ -94,7 +95,7 @@ async function receiver (): Promise<{ url: string, counts: { ok: number, failed:
   return { url: `http://127.0.0.1:${addr.port}/hook`, counts, close: () => { server.closeAllConnections(); server.close() } }
 }
 
-await runBench('soak', RUN_MS + 20 * 60_000, async ({ log, emulator, service, dir }) => {
+await runBench('soak', RUN_MS + 20 * 60_000, async ({ log, emulator, service, dir, heapDir }) => {
   const clocks = compressedDayEnv(DAY_MS)
   log(`${SESSIONS} sessions, ${MINUTES} min holding ${DAYS} days of ${(DAY_MS / 60_000).toFixed(2)} min; settings ${JSON.stringify(clocks)}`)
   const hook = await receiver()
@@ -191,6 +192,8 @@ await runBench('soak', RUN_MS + 20 * 60_000, async ({ log, emulator, service, di
   const dayTimers = Array.from({ length: DAYS - 1 }, (_, k) => setTimeout(() => {
     dayEnds[k] = { used: dbUsed(), files: dbFiles() }
     log(`day ${k + 1} over: database ${(dayEnds[k].used / MB).toFixed(1)} MB in use, RSS ${(rssOf(svc.pid) / MB).toFixed(0)} MB; ${JSON.stringify(tally)}`)
+    // BENCH_HEAP=1: what the heap holds at each day's end (compare two with bench/heap-diff.ts); it stops the service for seconds
+    if (HEAP) heapSnapshot(svc.pid, heapDir).then((file) => { log(`heap snapshot at the end of day ${k + 1}: ${file}`) }, fail('heap snapshot'))
   }, (k + 1) * DAY_MS))
 
   try {
@@ -203,6 +206,7 @@ await runBench('soak', RUN_MS + 20 * 60_000, async ({ log, emulator, service, di
     ])
     dayEnds[DAYS - 1] = { used: dbUsed(), files: dbFiles() }
     await sample()
+    if (HEAP) log(`heap snapshot at the end of day ${DAYS}: ${await heapSnapshot(svc.pid, heapDir)}`)
   } finally {
     for (const t of dayTimers) clearTimeout(t)
     db.close()
