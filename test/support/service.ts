@@ -173,23 +173,35 @@ async function spawnOn (opts: ServiceOptions, port: number): Promise<ServiceProc
   const base = `http://127.0.0.1:${port}`
   const timeoutMs = opts.readyTimeoutMs ?? 60_000
   const deadline = Date.now() + timeoutMs
+  /** what the last poll saw, for the message when the service is not ready in time */
+  let lastPoll = 'no poll yet'
   const answers = async (): Promise<boolean> => {
     try {
-      return (await fetch(`${base}/api/health`, { headers: { 'x-api-key': apiKey } })).ok
-    } catch {
+      const res = await fetch(`${base}/api/health`, { headers: { 'x-api-key': apiKey }, signal: AbortSignal.timeout(5000) })
+      lastPoll = `health answered ${res.status}`
+      return res.ok
+    } catch (err) {
+      lastPoll = `health: ${err instanceof Error ? err.message : String(err)}`
       return false // not listening yet
     }
+  }
+  const ready = async (): Promise<boolean> => {
+    if (opts.readyWhen === 'listening') return listening
+    if (!await answers()) return false
+    // a health answer counts only from this child (another service may hold the port: listensOn)
+    const ours = listensOn(proc.child.pid ?? -1, port)
+    if (ours === false) lastPoll += `, but port ${port} is not this child's`
+    return ours !== false
   }
   for (;;) {
     if (proc.child.exitCode !== null || proc.child.signalCode !== null) {
       const Failure = /EADDRINUSE/.test(proc.tail()) ? PortTaken : Error
       throw new Failure(`the service (${name}) exited (${proc.child.exitCode ?? proc.child.signalCode}) during start:\n${proc.tail()}`)
     }
-    // a health answer counts only from this child (another service may hold the port: listensOn)
-    if (opts.readyWhen === 'listening' ? listening : await answers() && listensOn(proc.child.pid ?? -1, port) !== false) break
+    if (await ready()) break
     if (Date.now() > deadline) {
       await proc.stop(1000)
-      throw new Error(`the service (${name}) was not ready after ${timeoutMs} ms:\n${proc.tail()}`)
+      throw new Error(`the service (${name}) was not ready after ${timeoutMs} ms (last poll: ${lastPoll}):\n${proc.tail()}`)
     }
     await sleep(opts.readyPollMs ?? 50)
   }
