@@ -189,11 +189,12 @@ await runBench('soak', RUN_MS + 20 * 60_000, async ({ log, emulator, service, di
     await ctl(`/accounts/${s.number}/faults`, { kind: Math.floor(i / SESSIONS) % 2 === 0 ? 'restart-required' : 'drop' })
     tally.streamEnds++
   }
+  /** BENCH_HEAP=1: what the heap holds at a day's end (compare two with bench/heap-diff.ts); it stops the service for seconds */
+  const heapAtDayEnd = async (day: number): Promise<void> => { log(`heap snapshot at the end of day ${day}: ${await heapSnapshot(svc.pid, heapDir)}`) }
   const dayTimers = Array.from({ length: DAYS - 1 }, (_, k) => setTimeout(() => {
     dayEnds[k] = { used: dbUsed(), files: dbFiles() }
     log(`day ${k + 1} over: database ${(dayEnds[k].used / MB).toFixed(1)} MB in use, RSS ${(rssOf(svc.pid) / MB).toFixed(0)} MB; ${JSON.stringify(tally)}`)
-    // BENCH_HEAP=1: what the heap holds at each day's end (compare two with bench/heap-diff.ts); it stops the service for seconds
-    if (HEAP) heapSnapshot(svc.pid, heapDir).then((file) => { log(`heap snapshot at the end of day ${k + 1}: ${file}`) }, fail('heap snapshot'))
+    if (HEAP) heapAtDayEnd(k + 1).catch(fail('heap snapshot'))
   }, (k + 1) * DAY_MS))
 
   try {
@@ -206,7 +207,7 @@ await runBench('soak', RUN_MS + 20 * 60_000, async ({ log, emulator, service, di
     ])
     dayEnds[DAYS - 1] = { used: dbUsed(), files: dbFiles() }
     await sample()
-    if (HEAP) log(`heap snapshot at the end of day ${DAYS}: ${await heapSnapshot(svc.pid, heapDir)}`)
+    if (HEAP) await heapAtDayEnd(DAYS)
   } finally {
     for (const t of dayTimers) clearTimeout(t)
     db.close()
