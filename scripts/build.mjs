@@ -34,7 +34,9 @@ const LOCK = join(ROOT, '.build.lock')
 const SOURCES = [join(ROOT, 'src'), join(ROOT, 'plugins'), join(ROOT, 'schemas'), join(ROOT, 'tsconfig.build.json'),
   // the entry bundles its dependencies (bundleEntry): a new lock file (an install that changed them, a pull)
   // makes dist/ stale too; not node_modules' own record, which the image's production install writes after its build
-  join(ROOT, 'package-lock.json')]
+  join(ROOT, 'package-lock.json'),
+  // and so does a new build script (what it bundles and how: a checkout that fixed the bundle rebuilds it)
+  fileURLToPath(import.meta.url)]
 
 const mode = process.argv[2] ?? '--always'
 if (!['--always', '--if-stale', '--check'].includes(mode)) {
@@ -108,7 +110,7 @@ async function build (reason) {
  * in node_modules, the S3 client, pg, ioredis, music-metadata, qrcode).
  */
 const EXTERNAL = ['better-sqlite3', 'better-sqlite3-napi', 'sharp', '@whiskeysockets/baileys', 'libsignal', '@aws-sdk/*', 'pg', 'pg-native', 'ioredis',
-  'music-metadata', 'qrcode']
+  '@socket.io/redis-adapter', 'music-metadata', 'qrcode']
 
 /**
  * dist/src/server.js, the entry `npm start` runs, becomes one bundle of the service and its dependencies (the
@@ -132,7 +134,7 @@ async function bundleEntry (esbuild) {
       })
     }
   }
-  await esbuild.build({
+  const result = await esbuild.build({
     entryPoints: [join(ROOT, 'src', 'server.ts')],
     bundle: true,
     splitting: true,
@@ -158,8 +160,28 @@ async function bundleEntry (esbuild) {
         "const __bundleRoot = __bundleFileURLToPath(new URL('../../', import.meta.url))"
       ].join('; ') + ';'
     },
+    metafile: true,
     logLevel: 'silent'
   })
+  lazyCommonJsCheck(result.metafile)
+}
+
+/**
+ * A CommonJS package bundled as a lazily loaded chunk comes out as `export default require_x()`: its
+ * `import()` then gives `default` alone, where Node's own loader also gives the named exports it finds in the
+ * file (`const { createAdapter } = await import('@socket.io/redis-adapter')` was undefined in the bundle and the
+ * service died at its start with REDIS_URL: CI, session 26). Such a package belongs in EXTERNAL: the build fails
+ * and names it rather than leave the failure to the first start that takes that path.
+ */
+function lazyCommonJsCheck (metafile) {
+  const lazy = new Set(Object.values(metafile.outputs).flatMap((out) => out.imports.filter((i) => i.kind === 'dynamic-import' && !i.external).map((i) => i.path)))
+  const defaultOnly = [...lazy].filter((path) => {
+    const out = metafile.outputs[path]
+    return out !== undefined && out.exports.length === 1 && out.exports[0] === 'default' && /(^|\/)node_modules\//.test(out.entryPoint ?? '')
+  }).map((path) => metafile.outputs[path].entryPoint)
+  if (defaultOnly.length > 0) {
+    throw new Error(`the bundle loads CommonJS package(s) lazily, whose import() would give \`default\` alone: ${defaultOnly.join(', ')}; add them to EXTERNAL in scripts/build.mjs`)
+  }
 }
 
 function pidAlive (pid) {
