@@ -4,7 +4,6 @@ import pg from 'pg'
 import { waitFor } from '../helper.js'
 import { startStack, type Stack } from '../stack.js'
 import { postgresUrl, usePostgres } from '../support/db-matrix.js'
-import { insertSession } from '../support/sessions.js'
 
 // On PostgreSQL the creds Baileys emits on pair-success are written asynchronously, while Baileys answers
 // the platform right after emitting them. The send gate holds the answer until the write commits: the
@@ -17,8 +16,8 @@ usePostgres()
 /** Starts a session and waits for its QR code (not scanned yet). */
 async function showQr (s: Stack, sessionId: string, number: string): Promise<string> {
   s.emu.createAccount(number)
-  await insertSession(s.app, sessionId)
-  await s.app.platform.startSession({ sessionId, authMethod: 'qrcode', phoneNumber: null })
+  // as POST /api/sessions makes it: the lease with the row, so the cluster takes no orphan over and starts it again
+  await s.app.sessions.create({ sessionId, sessionName: sessionId, authMethod: 'qrcode', phoneNumber: null })
   return await waitFor(() => s.app.platform.snapshot(sessionId)?.qrCode, 15_000, `QR code of ${sessionId}`)
 }
 
