@@ -107,7 +107,8 @@ async function build (reason) {
 /**
  * Packages the bundle leaves to Node's own loader at run time: native code (better-sqlite3 and its N-API twin,
  * sharp), what the service loads only on first use and is large (Baileys with libsignal, which patches/ changes
- * in node_modules, the S3 client, pg, ioredis, music-metadata, qrcode).
+ * in node_modules, the S3 client, pg, ioredis and the socket.io Redis adapter, music-metadata, qrcode). A CommonJS
+ * package the service loads lazily must be here (lazyCommonJsCheck, below).
  */
 const EXTERNAL = ['better-sqlite3', 'better-sqlite3-napi', 'sharp', '@whiskeysockets/baileys', 'libsignal', '@aws-sdk/*', 'pg', 'pg-native', 'ioredis',
   '@socket.io/redis-adapter', 'music-metadata', 'qrcode']
@@ -175,10 +176,9 @@ async function bundleEntry (esbuild) {
  */
 function lazyCommonJsCheck (metafile) {
   const lazy = new Set(Object.values(metafile.outputs).flatMap((out) => out.imports.filter((i) => i.kind === 'dynamic-import' && !i.external).map((i) => i.path)))
-  const defaultOnly = [...lazy].filter((path) => {
-    const out = metafile.outputs[path]
-    return out !== undefined && out.exports.length === 1 && out.exports[0] === 'default' && /(^|\/)node_modules\//.test(out.entryPoint ?? '')
-  }).map((path) => metafile.outputs[path].entryPoint)
+  const defaultOnly = Object.entries(metafile.outputs)
+    .filter(([path, out]) => lazy.has(path) && out.exports.join() === 'default' && /(^|\/)node_modules\//.test(out.entryPoint ?? ''))
+    .map(([, out]) => out.entryPoint)
   if (defaultOnly.length > 0) {
     throw new Error(`the bundle loads CommonJS package(s) lazily, whose import() would give \`default\` alone: ${defaultOnly.join(', ')}; add them to EXTERNAL in scripts/build.mjs`)
   }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { io } from 'socket.io-client'
 import { build, TEST_API_KEY, waitFor } from '../helper.js'
+import { connectSocket } from '../support/clients.js'
 import { skipWithoutRedis, startRedis } from '../support/redis.js'
 import { spawnService } from '../support/service.js'
 
@@ -13,11 +13,10 @@ test('with REDIS_URL, a client connected to one node hears the events another no
   const one = await build(t, { REDIS_URL: redis.url })
   const two = await build(t, { REDIS_URL: redis.url })
   const base = await two.listen()
-  const socket = io(base, { path: '/socket.io/', auth: { apiKey: TEST_API_KEY }, transports: ['websocket'], reconnection: false })
+  const socket = await connectSocket(base, TEST_API_KEY)
   t.after(() => { socket.close() })
   const heard: unknown[] = []
   socket.on('session-deleted', (p: unknown) => { heard.push(p) })
-  await new Promise<void>((resolve, reject) => { socket.once('connect', resolve); socket.once('connect_error', reject) })
   // a domain event on instance one goes out through its broadcaster (outbox, then io.emit)
   one.app.domainEvents.emit('session-deleted', { sessionId: 'far-away' })
   await waitFor(() => heard.length > 0, 5000, 'the event on the other instance')
@@ -34,11 +33,10 @@ test('the built service with REDIS_URL starts, and a client of one node hears a 
   // WA_WEBSOCKET_URL: nothing listens there; the new session only tries to link
   const env = { REDIS_URL: redis.url, WA_WEBSOCKET_URL: 'ws://127.0.0.1:9/ws/chat' }
   const [one, two] = await Promise.all([spawnService({ t, env, name: 'one' }), spawnService({ t, env, name: 'two' })])
-  const socket = io(two.base, { path: '/socket.io/', auth: { apiKey: two.apiKey }, transports: ['websocket'], reconnection: false })
+  const socket = await connectSocket(two.base, two.apiKey)
   t.after(() => { socket.close() })
   const heard: Array<{ sessionId?: string }> = []
   socket.on('session-created', (p: { sessionId?: string }) => { heard.push(p) })
-  await new Promise<void>((resolve, reject) => { socket.once('connect', resolve); socket.once('connect_error', reject) })
   const res = await fetch(`${one.base}/api/sessions`, {
     method: 'POST',
     headers: { 'x-api-key': one.apiKey, 'content-type': 'application/json' },
